@@ -1,0 +1,17 @@
+//! `analysis`: pure functions over stored tcplab runs.
+//!
+//! Nothing here does I/O or measures anything: the functions take the
+//! records that `record` stores and return statistics.
+//!
+//! - [`stats`]: sample summaries (mean, sample standard deviation, Student's
+//!   t confidence intervals), the median, and the `--precision` stopping rule.
+//! - [`summary`]: one [`PointSummary`] per point of a run, summarizing each
+//!   metric over the point's successful trials.
+
+#![warn(missing_docs)]
+
+pub mod stats;
+pub mod summary;
+
+pub use stats::{ci_half_width, median, precision_reached, summarize, t_quantile, Summary, CI95};
+pub use summary::{summarize_points, summarize_run, PointSummary};

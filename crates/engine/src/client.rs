@@ -1,0 +1,167 @@
+//! The client side of the control protocol: one control connection to a
+//! server, over which `bench` runs its trials one after another.
+
+use crate::cancel::Canceller;
+use crate::error::EngineError;
+use crate::metrics::combine;
+use crate::proto::{read_message, write_message, FrameError, Message};
+use crate::report::SideReport;
+use crate::tests::start_client;
+use crate::watch::{poll_control, ControlEvent, Watchdog};
+use record::{TrialOutcome, TrialParams};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A greeted control connection.
+pub struct Client {
+    ctrl: TcpStream,
+    server: String,
+    broken: bool,
+}
+
+fn frame_err(e: FrameError) -> EngineError {
+    match e {
+        FrameError::Closed => EngineError::Protocol("server closed the control connection".into()),
+        other => EngineError::Protocol(other.to_string()),
+    }
+}
+
+impl Client {
+    /// Connects to `addr` and exchanges hello/welcome.
+    pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<Client, EngineError> {
+        let mut ctrl = TcpStream::connect_timeout(&addr, timeout)
+            .map_err(|e| EngineError::io(&format!("connecting to tcplab server at {addr}"), e))?;
+        let _ = ctrl.set_nodelay(true);
+        ctrl.set_read_timeout(Some(timeout))
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        let hello = Message::Hello {
+            client: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
+        };
+        write_message(&mut ctrl, &hello).map_err(|e| EngineError::io("sending hello", e))?;
+        let server = match read_message(&mut ctrl).map_err(frame_err)? {
+            Message::Welcome { server } => server,
+            Message::Error { message } => return Err(EngineError::Rejected(message)),
+            other => {
+                return Err(EngineError::Protocol(format!(
+                    "expected welcome, got {other:?}"
+                )))
+            }
+        };
+        ctrl.set_read_timeout(None)
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        Ok(Client {
+            ctrl,
+            server,
+            broken: false,
+        })
+    }
+
+    /// The server's self-description from its welcome.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// False once the control connection failed; reconnect before the next trial.
+    pub fn usable(&self) -> bool {
+        !self.broken
+    }
+
+    /// Runs one trial. `interrupt` (Ctrl-C) cancels it promptly.
+    pub fn run_trial(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
+        let r = self.trial(p, interrupt);
+        if matches!(
+            r,
+            Err(EngineError::Protocol(_)) | Err(EngineError::Io { .. })
+        ) {
+            self.broken = true;
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            self.broken = true;
+            return Err(EngineError::Interrupted);
+        }
+        r
+    }
+
+    fn trial(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
+        let ip = self
+            .ctrl
+            .peer_addr()
+            .map_err(|e| EngineError::io("reading server address", e))?
+            .ip();
+        self.send(&Message::Setup { params: p.clone() })?;
+        let ports = match self.receive()? {
+            Message::Ready { ports } => ports,
+            Message::Error { message } => return Err(EngineError::Rejected(message)),
+            other => {
+                return Err(EngineError::Protocol(format!(
+                    "expected ready, got {other:?}"
+                )))
+            }
+        };
+        let cancel = Canceller::new();
+        let deadline = p
+            .duration_s
+            .map(|d| Duration::from_secs_f64(d * 3.0 + 30.0));
+        let dog = Watchdog::arm(cancel.clone(), deadline, Some(interrupt.clone()));
+        let role = start_client(p, ip, &ports, &cancel)?;
+        let (client, server) = if role.is_active() {
+            let client = role.join();
+            self.send(&Message::ClientDone)?;
+            (client, self.await_report(interrupt)?)
+        } else {
+            let server = self.await_report(interrupt);
+            if server.is_err() {
+                cancel.cancel();
+            }
+            role.finish();
+            let client = role.join();
+            (client, server?)
+        };
+        if dog.timed_out() {
+            return Err(EngineError::Timeout(format!(
+                "trial exceeded {:.0} s",
+                deadline.unwrap_or_default().as_secs_f64()
+            )));
+        }
+        combine(p, &client, &server)
+    }
+
+    /// Waits for the server's report, giving up on Ctrl-C.
+    fn await_report(&mut self, interrupt: &AtomicBool) -> Result<SideReport, EngineError> {
+        loop {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            if poll_control(self.ctrl.as_fd(), Duration::from_millis(100)) != ControlEvent::Quiet {
+                break;
+            }
+        }
+        match self.receive()? {
+            Message::Report { report } => Ok(report),
+            Message::Error { message } => Err(EngineError::Rejected(message)),
+            other => Err(EngineError::Protocol(format!(
+                "expected report, got {other:?}"
+            ))),
+        }
+    }
+
+    fn send(&mut self, m: &Message) -> Result<(), EngineError> {
+        write_message(&mut self.ctrl, m)
+            .map_err(|e| EngineError::io("writing to control connection", e))
+    }
+
+    fn receive(&mut self) -> Result<Message, EngineError> {
+        read_message(&mut self.ctrl).map_err(frame_err)
+    }
+}

@@ -1,0 +1,31 @@
+//! `engine`: tcplab's test endpoints and the control protocol between them.
+//!
+//! A trial runs between a client (`bench`) and a server (`tcplab server`,
+//! or one embedded in `bench`). The client sends the trial's factors over
+//! its control connection; the server opens data sockets and both sides run
+//! their role of the test in blocking threads with a lean data path; each
+//! side measures itself (bytes, first/last byte times, per-thread CPU,
+//! TCP_INFO, UDP counters, latency histograms) and the client combines both
+//! reports into the trial's metrics.
+
+pub mod cancel;
+pub mod client;
+pub mod cpu;
+pub mod error;
+pub mod limits;
+pub mod load;
+pub mod metrics;
+pub mod pace;
+pub mod pattern;
+pub mod proto;
+pub mod report;
+pub mod server;
+pub mod sockopt;
+pub mod tcpinfo;
+pub mod tests;
+pub mod watch;
+
+pub use client::Client;
+pub use error::EngineError;
+pub use limits::{validate, Limits};
+pub use server::{Server, DEFAULT_PORT};

@@ -1,0 +1,180 @@
+//! What a trial may ask for: the rules every test imposes on its factors, and
+//! the per-client resource bounds a server enforces.
+
+use crate::tests::udp;
+use record::{Api, TestKind, TrialParams};
+
+/// Resource bounds a server applies to each client.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest `--parallel`.
+    pub max_parallel: u32,
+    /// Longest duration-bound trial, in seconds.
+    pub max_duration_s: f64,
+    /// Largest byte-bound trial.
+    pub max_bytes: u64,
+    /// Largest write or read size.
+    pub max_io_size: u64,
+    /// Wall-clock cap on any trial, in seconds (the server cancels after it).
+    pub max_trial_s: f64,
+    /// Concurrent control connections.
+    pub max_clients: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_parallel: 128,
+            max_duration_s: 3600.0,
+            max_bytes: 1 << 40,
+            max_io_size: 16 << 20,
+            max_trial_s: 4000.0,
+            max_clients: 32,
+        }
+    }
+}
+
+/// Largest UDP payload over IPv4.
+pub const MAX_UDP_PAYLOAD: u64 = 65_507;
+
+/// Checks one point's factors against the test's rules and the limits.
+/// The message names the offending flag.
+pub fn validate(p: &TrialParams, l: &Limits) -> Result<(), String> {
+    match (p.bytes, p.duration_s) {
+        (Some(_), Some(_)) => return Err("--bytes and --duration are mutually exclusive".into()),
+        (None, None) => return Err("one of --bytes or --duration is required".into()),
+        (Some(0), _) => return Err("--bytes must be at least 1".into()),
+        (Some(b), _) if b > l.max_bytes => {
+            return Err(format!("--bytes {b} exceeds the limit of {}", l.max_bytes))
+        }
+        (_, Some(d)) if !(d > 0.0) => return Err(format!("--duration must be positive, got {d}s")),
+        (_, Some(d)) if d > l.max_duration_s => {
+            return Err(format!(
+                "--duration {d}s exceeds the limit of {}s",
+                l.max_duration_s
+            ))
+        }
+        _ => {}
+    }
+    if p.write_size == 0 || p.write_size > l.max_io_size {
+        return Err(format!(
+            "--write-size must be 1..={}, got {}",
+            l.max_io_size, p.write_size
+        ));
+    }
+    if p.read_size == 0 || p.read_size > l.max_io_size {
+        return Err(format!(
+            "--read-size must be 1..={}, got {}",
+            l.max_io_size, p.read_size
+        ));
+    }
+    if p.parallel == 0 || p.parallel > l.max_parallel {
+        return Err(format!(
+            "--parallel must be 1..={}, got {}",
+            l.max_parallel, p.parallel
+        ));
+    }
+    for (flag, v) in [("--sndbuf", p.sndbuf), ("--rcvbuf", p.rcvbuf)] {
+        if v == Some(0) || v.is_some_and(|v| v > i32::MAX as u64 / 2) {
+            return Err(format!("{flag} must be between 1 and {}", i32::MAX / 2));
+        }
+    }
+    if let Some(m) = p.mss {
+        if !(88..=65_495).contains(&m) {
+            return Err(format!("--mss must be 88..=65495, got {m}"));
+        }
+    }
+    if let Some(cc) = &p.cc {
+        if cc.is_empty()
+            || cc.len() > 15
+            || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Err(format!("--cc {cc:?} is not a congestion control name"));
+        }
+    }
+    if p.send_rate_bps == Some(0) {
+        return Err("--send-rate must be positive".into());
+    }
+    if let Some(l) = p.load {
+        if l.workers > 64 {
+            return Err(format!(
+                "--load allows at most 64 workers, got {}",
+                l.workers
+            ));
+        }
+    }
+    test_rules(p)
+}
+
+fn test_rules(p: &TrialParams) -> Result<(), String> {
+    let t = p.test;
+    if t != TestKind::TcpStream {
+        if p.api != Api::Write {
+            return Err(format!("--api {} applies only to tcp-stream", p.api.name()));
+        }
+        if p.cork {
+            return Err("--cork applies only to tcp-stream".into());
+        }
+    }
+    if !matches!(t, TestKind::TcpStream | TestKind::UdpStream) {
+        if p.reverse {
+            return Err(format!(
+                "--reverse applies to tcp-stream and udp-stream, not {t}"
+            ));
+        }
+        if p.send_rate_bps.is_some() {
+            return Err(format!(
+                "--send-rate applies to tcp-stream and udp-stream, not {t}"
+            ));
+        }
+        if p.recv_work_ns_per_kb.is_some() {
+            return Err(format!(
+                "--recv-work applies to tcp-stream and udp-stream, not {t}"
+            ));
+        }
+    }
+    if t == TestKind::UdpStream {
+        let max = if p.ipv6 {
+            MAX_UDP_PAYLOAD - 20
+        } else {
+            MAX_UDP_PAYLOAD
+        };
+        if p.write_size < udp::HEADER as u64 || p.write_size > max {
+            return Err(format!(
+                "--write-size for udp-stream must be {}..={max} (a datagram carries an {}-byte header), got {}",
+                udp::HEADER,
+                udp::HEADER,
+                p.write_size
+            ));
+        }
+        if p.mss.is_some() || p.nodelay || p.cc.is_some() {
+            return Err("--mss, --nodelay and --cc apply only to TCP tests".into());
+        }
+    }
+    if t == TestKind::Http && p.write_size != TrialParams::defaults(t).write_size {
+        return Err(
+            "--write-size does not apply to http (its page and objects have fixed sizes)".into(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_flag() {
+        let l = Limits::default();
+        let mut p = TrialParams::defaults(TestKind::UdpStream);
+        p.write_size = 4;
+        assert!(validate(&p, &l).unwrap_err().contains("--write-size"));
+        let mut p = TrialParams::defaults(TestKind::TcpRr);
+        p.api = Api::Sendfile;
+        assert!(validate(&p, &l).unwrap_err().contains("--api"));
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.parallel = 1000;
+        assert!(validate(&p, &l).unwrap_err().contains("--parallel"));
+        assert!(validate(&TrialParams::defaults(TestKind::Http), &l).is_ok());
+    }
+}

@@ -1,0 +1,81 @@
+//! CPU-bound background load (Abrams & Chen §2.3): N threads multiplying
+//! matrices beside one endpoint for the length of a trial. Their CPU time is
+//! not counted as the transfer's, since tcplab measures per thread.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+const N: usize = 64;
+
+/// Running load workers; stopped and joined on drop.
+#[derive(Debug)]
+pub struct LoadWorkers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<u64>>,
+}
+
+impl LoadWorkers {
+    /// Starts `count` matrix-multiply workers.
+    pub fn start(count: u32) -> LoadWorkers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..count)
+            .map(|i| {
+                let stop = stop.clone();
+                std::thread::Builder::new()
+                    .name(format!("tcplab-load{i}"))
+                    .spawn(move || multiply_until(&stop))
+                    .expect("spawning load worker")
+            })
+            .collect();
+        LoadWorkers { stop, threads }
+    }
+
+    /// Stops the workers and returns how many multiplications they completed.
+    pub fn stop(mut self) -> u64 {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.threads.drain(..).filter_map(|t| t.join().ok()).sum()
+    }
+}
+
+impl Drop for LoadWorkers {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn multiply_until(stop: &AtomicBool) -> u64 {
+    let a: Vec<f64> = (0..N * N).map(|i| (i % 7) as f64 + 0.5).collect();
+    let b: Vec<f64> = (0..N * N).map(|i| (i % 5) as f64 - 1.5).collect();
+    let mut c = vec![0.0f64; N * N];
+    let mut rounds = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for i in 0..N {
+            for k in 0..N {
+                let aik = a[i * N + k];
+                for j in 0..N {
+                    c[i * N + j] += aik * b[k * N + j];
+                }
+            }
+        }
+        std::hint::black_box(&mut c);
+        rounds += 1;
+    }
+    rounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workers_run_and_stop() {
+        let w = LoadWorkers::start(2);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(w.stop() > 0);
+    }
+}

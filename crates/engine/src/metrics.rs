@@ -1,0 +1,248 @@
+//! Combining the client's and the server's side reports into one trial's
+//! metrics, and deciding whether the trial failed.
+
+use crate::error::EngineError;
+use crate::report::SideReport;
+use crate::tcpinfo::TcpInfo;
+use record::{TestKind, TrialOutcome, TrialParams};
+use std::collections::BTreeMap;
+
+/// The side that sends bulk data (or requests, for transaction tests).
+pub fn sender_is_client(p: &TrialParams) -> bool {
+    !(p.reverse && matches!(p.test, TestKind::TcpStream | TestKind::UdpStream))
+}
+
+/// Turns both sides' reports into a trial outcome, or the reason it failed.
+pub fn combine(
+    p: &TrialParams,
+    client: &SideReport,
+    server: &SideReport,
+) -> Result<TrialOutcome, EngineError> {
+    check_errors(client, server)?;
+    let (snd, rcv) = if sender_is_client(p) {
+        (client, server)
+    } else {
+        (server, client)
+    };
+    let mut m = BTreeMap::new();
+    cpu_metrics(&mut m, snd, rcv);
+    match p.test {
+        TestKind::TcpStream => stream_metrics(&mut m, snd, rcv)?,
+        TestKind::UdpStream => udp_metrics(&mut m, p, snd, rcv)?,
+        TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http => transaction_metrics(&mut m, client)?,
+    }
+    let bytes = m.get("bytes").copied().unwrap_or(0.0);
+    let cpu = snd.cpu_s() + rcv.cpu_s();
+    if cpu > 0.0 && bytes > 0.0 {
+        m.insert("bytes_per_cpu_s".into(), bytes / cpu);
+        let kb = bytes / 1024.0;
+        m.insert(
+            "service_demand_sender_us_per_kb".into(),
+            snd.cpu_s() * 1e6 / kb,
+        );
+        m.insert(
+            "service_demand_receiver_us_per_kb".into(),
+            rcv.cpu_s() * 1e6 / kb,
+        );
+    }
+    let details = serde_json::json!({ "client": client, "server": server });
+    Ok(TrialOutcome {
+        metrics: m,
+        details,
+    })
+}
+
+fn check_errors(client: &SideReport, server: &SideReport) -> Result<(), EngineError> {
+    let mut errs: Vec<String> = client
+        .errors
+        .iter()
+        .map(|e| format!("client: {e}"))
+        .collect();
+    errs.extend(server.errors.iter().map(|e| format!("server: {e}")));
+    if !errs.is_empty() {
+        errs.dedup();
+        return Err(EngineError::Endpoint(errs.join("; ")));
+    }
+    for (side, r) in [("client", client), ("server", server)] {
+        if r.integrity_errors > 0 {
+            return Err(EngineError::Integrity(format!(
+                "{side} received {} reads or datagrams that differ from what was sent",
+                r.integrity_errors
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn cpu_metrics(m: &mut BTreeMap<String, f64>, snd: &SideReport, rcv: &SideReport) {
+    m.insert("cpu_sender_s".into(), snd.cpu_s());
+    m.insert("cpu_sender_user_s".into(), snd.cpu_user_s);
+    m.insert("cpu_sender_sys_s".into(), snd.cpu_sys_s);
+    m.insert("cpu_receiver_s".into(), rcv.cpu_s());
+    m.insert("cpu_receiver_user_s".into(), rcv.cpu_user_s);
+    m.insert("cpu_receiver_sys_s".into(), rcv.cpu_sys_s);
+    m.insert("sender_wall_s".into(), snd.wall_s);
+}
+
+fn throughput(m: &mut BTreeMap<String, f64>, bytes: u64, delay: Option<f64>, fallback_s: f64) {
+    m.insert("bytes".into(), bytes as f64);
+    // A transfer that arrived in a single read has no first-to-last delay;
+    // the sender's wall time is then the only honest duration.
+    let d = delay.filter(|d| *d > 0.0).unwrap_or(fallback_s);
+    m.insert("delay_s".into(), d);
+    if d > 0.0 {
+        m.insert("throughput_bps".into(), bytes as f64 * 8.0 / d);
+    }
+}
+
+fn stream_metrics(
+    m: &mut BTreeMap<String, f64>,
+    snd: &SideReport,
+    rcv: &SideReport,
+) -> Result<(), EngineError> {
+    if rcv.bytes != snd.bytes {
+        return Err(EngineError::Integrity(format!(
+            "receiver got {} of the {} bytes sent",
+            rcv.bytes, snd.bytes
+        )));
+    }
+    if rcv.bytes == 0 {
+        return Err(EngineError::Endpoint("no data was transferred".into()));
+    }
+    throughput(m, rcv.bytes, rcv.delay_s, snd.wall_s);
+    tcp_info_metrics(m, &snd.tcp_info, &rcv.tcp_info);
+    if let Some(z) = &snd.zerocopy {
+        m.insert("zerocopy_sends".into(), z.sends as f64);
+        m.insert("zerocopy_copied".into(), z.copied as f64);
+    }
+    Ok(())
+}
+
+fn sum<F: Fn(&TcpInfo) -> Option<f64>>(infos: &[TcpInfo], f: F) -> Option<f64> {
+    let v: Vec<f64> = infos.iter().filter_map(f).collect();
+    (!v.is_empty()).then(|| v.iter().sum())
+}
+
+fn tcp_info_metrics(m: &mut BTreeMap<String, f64>, snd: &[TcpInfo], rcv: &[TcpInfo]) {
+    let mut put = |k: &str, v: Option<f64>| {
+        if let Some(v) = v {
+            m.insert(k.to_string(), v);
+        }
+    };
+    let n = snd.len().max(1) as f64;
+    put("segs_out", sum(snd, |i| i.segs_out.map(f64::from)));
+    put("segs_in", sum(snd, |i| i.segs_in.map(f64::from)));
+    put(
+        "data_segs_out",
+        sum(snd, |i| i.data_segs_out.map(f64::from)),
+    );
+    put("receiver_segs_out", sum(rcv, |i| i.segs_out.map(f64::from)));
+    put(
+        "receiver_data_segs_in",
+        sum(rcv, |i| i.data_segs_in.map(f64::from)),
+    );
+    put(
+        "retransmits",
+        sum(snd, |i| Some(f64::from(i.total_retrans))),
+    );
+    put(
+        "cwnd_segments",
+        sum(snd, |i| Some(f64::from(i.snd_cwnd))).map(|s| s / n),
+    );
+    put(
+        "snd_mss",
+        sum(snd, |i| Some(f64::from(i.snd_mss))).map(|s| s / n),
+    );
+    put(
+        "rtt_s",
+        sum(snd, |i| Some(f64::from(i.rtt_us) * 1e-6)).map(|s| s / n),
+    );
+    put(
+        "rttvar_s",
+        sum(snd, |i| Some(f64::from(i.rttvar_us) * 1e-6)).map(|s| s / n),
+    );
+    put(
+        "delivery_rate_bps",
+        sum(snd, |i| i.delivery_rate.map(|r| r as f64 * 8.0)),
+    );
+    put(
+        "busy_s",
+        sum(snd, |i| i.busy_time_us.map(|t| t as f64 * 1e-6)).map(|s| s / n),
+    );
+    put(
+        "rwnd_limited_s",
+        sum(snd, |i| i.rwnd_limited_us.map(|t| t as f64 * 1e-6)).map(|s| s / n),
+    );
+    put(
+        "sndbuf_limited_s",
+        sum(snd, |i| i.sndbuf_limited_us.map(|t| t as f64 * 1e-6)).map(|s| s / n),
+    );
+}
+
+fn udp_metrics(
+    m: &mut BTreeMap<String, f64>,
+    p: &TrialParams,
+    snd: &SideReport,
+    rcv: &SideReport,
+) -> Result<(), EngineError> {
+    let (Some(su), Some(ru)) = (&snd.udp, &rcv.udp) else {
+        return Err(EngineError::Protocol(
+            "UDP counters missing from a report".into(),
+        ));
+    };
+    if su.sent == 0 {
+        return Err(EngineError::Endpoint("no datagram was sent".into()));
+    }
+    throughput(m, rcv.bytes, rcv.delay_s, snd.wall_s);
+    let lost = su.sent.saturating_sub(ru.distinct);
+    m.insert("datagrams_sent".into(), su.sent as f64);
+    m.insert("datagrams_received".into(), ru.distinct as f64);
+    m.insert("datagrams_lost".into(), lost as f64);
+    m.insert("loss_rate".into(), lost as f64 / su.sent as f64);
+    m.insert("duplicates".into(), ru.duplicates as f64);
+    m.insert("reordered".into(), ru.reordered as f64);
+    m.insert("jitter_s".into(), ru.jitter_s);
+    m.insert("send_errors".into(), su.send_errors as f64);
+    m.insert("socket_drops".into(), ru.socket_drops as f64);
+    if let Some(k) = &rcv.kernel_udp {
+        m.insert("kernel_rcvbuf_errors".into(), k.rcvbuf_errors as f64);
+        m.insert("kernel_in_errors".into(), k.in_errors as f64);
+        m.insert("kernel_backlog_drops".into(), k.backlog_drops as f64);
+    }
+    if snd.wall_s > 0.0 {
+        m.insert("offered_bps".into(), snd.bytes as f64 * 8.0 / snd.wall_s);
+    }
+    let _ = p;
+    Ok(())
+}
+
+fn transaction_metrics(
+    m: &mut BTreeMap<String, f64>,
+    client: &SideReport,
+) -> Result<(), EngineError> {
+    if client.transactions == 0 {
+        return Err(EngineError::Endpoint("no transaction completed".into()));
+    }
+    m.insert("transactions".into(), client.transactions as f64);
+    m.insert("bytes".into(), client.bytes as f64);
+    if client.wall_s > 0.0 {
+        m.insert(
+            "transactions_per_s".into(),
+            client.transactions as f64 / client.wall_s,
+        );
+        m.insert(
+            "throughput_bps".into(),
+            client.bytes as f64 * 8.0 / client.wall_s,
+        );
+    }
+    if let Some(l) = &client.latency {
+        m.insert("latency_mean_s".into(), l.mean_s);
+        m.insert("latency_min_s".into(), l.min_s);
+        m.insert("latency_p50_s".into(), l.p50_s);
+        m.insert("latency_p90_s".into(), l.p90_s);
+        m.insert("latency_p99_s".into(), l.p99_s);
+        m.insert("latency_p999_s".into(), l.p999_s);
+        m.insert("latency_max_s".into(), l.max_s);
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! `tcplab server`: serves trials to several clients at a time, each on its
+//! own control connection, with data on separate per-trial sockets.
+
+use crate::cancel::Canceller;
+use crate::error::EngineError;
+use crate::limits::{validate, Limits};
+use crate::proto::{read_message, write_message, FrameError, Message};
+use crate::tests::start_server;
+use crate::watch::{poll_control, ControlEvent, Watchdog};
+use record::TrialParams;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The default control port.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// How long a control connection may sit idle between messages.
+const IDLE: Duration = Duration::from_secs(600);
+
+/// A bound, not yet serving, server.
+pub struct Server {
+    listener: TcpListener,
+    limits: Arc<Limits>,
+    clients: Arc<AtomicUsize>,
+    name: String,
+}
+
+impl Server {
+    /// Binds the control listener.
+    pub fn bind(addr: SocketAddr, limits: Limits) -> Result<Server, EngineError> {
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| EngineError::io(&format!("binding control port {addr}"), e))?;
+        Ok(Server {
+            listener,
+            limits: Arc::new(limits),
+            clients: Arc::new(AtomicUsize::new(0)),
+            name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
+        })
+    }
+
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, EngineError> {
+        self.listener
+            .local_addr()
+            .map_err(|e| EngineError::io("reading control address", e))
+    }
+
+    /// Serves forever, one thread per client.
+    pub fn serve(self) {
+        for conn in self.listener.incoming() {
+            let Ok(stream) = conn else { continue };
+            let n = self.clients.fetch_add(1, Ordering::SeqCst);
+            let guard = ClientSlot(self.clients.clone());
+            if n >= self.limits.max_clients {
+                let mut s = stream;
+                let _ = write_message(
+                    &mut s,
+                    &Message::Error {
+                        message: format!(
+                            "server busy: {} clients already connected",
+                            self.limits.max_clients
+                        ),
+                    },
+                );
+                continue;
+            }
+            let limits = self.limits.clone();
+            let name = self.name.clone();
+            let _ = std::thread::Builder::new()
+                .name("tcplab-ctrl".into())
+                .spawn(move || {
+                    let _guard = guard;
+                    serve_client(stream, &limits, &name);
+                });
+        }
+    }
+
+    /// Serves on a background thread (the embedded server of `bench`).
+    pub fn spawn(self) -> Result<SocketAddr, EngineError> {
+        let addr = self.local_addr()?;
+        std::thread::Builder::new()
+            .name("tcplab-server".into())
+            .spawn(move || self.serve())
+            .map_err(|e| EngineError::io("spawning server thread", e))?;
+        Ok(addr)
+    }
+}
+
+/// Releases a client slot when the client's thread ends.
+struct ClientSlot(Arc<AtomicUsize>);
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn reply_error(s: &mut TcpStream, message: String) -> bool {
+    write_message(s, &Message::Error { message }).is_ok()
+}
+
+/// One client's control loop: hello, then any number of trials.
+fn serve_client(mut s: TcpStream, limits: &Limits, name: &str) {
+    let _ = s.set_read_timeout(Some(IDLE));
+    let _ = s.set_nodelay(true);
+    let mut greeted = false;
+    loop {
+        let msg = match read_message(&mut s) {
+            Ok(m) => m,
+            Err(FrameError::Closed) => return,
+            Err(e) if e.recoverable() => {
+                if !reply_error(&mut s, e.to_string()) {
+                    return;
+                }
+                continue;
+            }
+            Err(e) => {
+                // Out of sync: say why, then drop only this client.
+                let _ = reply_error(&mut s, e.to_string());
+                return;
+            }
+        };
+        let ok = match msg {
+            Message::Hello { .. } => {
+                greeted = true;
+                write_message(
+                    &mut s,
+                    &Message::Welcome {
+                        server: name.to_string(),
+                    },
+                )
+                .is_ok()
+            }
+            Message::Setup { .. } if !greeted => {
+                reply_error(&mut s, "expected hello before setup".into())
+            }
+            Message::Setup { params } => serve_trial(&mut s, params, limits),
+            other => reply_error(
+                &mut s,
+                format!("unexpected message {:?} outside a trial", kind(&other)),
+            ),
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+/// The message's type name.
+fn kind(m: &Message) -> &'static str {
+    match m {
+        Message::Hello { .. } => "hello",
+        Message::Welcome { .. } => "welcome",
+        Message::Setup { .. } => "setup",
+        Message::Ready { .. } => "ready",
+        Message::ClientDone => "client_done",
+        Message::Report { .. } => "report",
+        Message::Error { .. } => "error",
+    }
+}
+
+/// Runs the server side of one trial. Returns false if the control
+/// connection is no longer usable.
+fn serve_trial(s: &mut TcpStream, p: TrialParams, limits: &Limits) -> bool {
+    if let Err(e) = validate(&p, limits) {
+        return reply_error(s, e);
+    }
+    let ip = match s.local_addr() {
+        Ok(a) => a.ip(),
+        Err(e) => return reply_error(s, format!("reading local address: {e}")),
+    };
+    let cancel = Canceller::new();
+    let (role, ports) = match start_server(&p, ip, &cancel) {
+        Ok(r) => r,
+        Err(e) => return reply_error(s, e.to_string()),
+    };
+    let _watchdog = Watchdog::arm(
+        cancel.clone(),
+        Some(Duration::from_secs_f64(limits.max_trial_s)),
+        None,
+    );
+    if write_message(s, &Message::Ready { ports }).is_err() {
+        cancel.cancel();
+        role.join();
+        return false;
+    }
+    if role.is_active() {
+        while !role.is_finished() {
+            if poll_control(s.as_fd(), Duration::from_millis(100)) == ControlEvent::Hangup {
+                cancel.cancel();
+                role.join();
+                return false;
+            }
+        }
+    } else {
+        let _ = s.set_read_timeout(Some(Duration::from_secs_f64(limits.max_trial_s)));
+        let msg = read_message(s);
+        let _ = s.set_read_timeout(Some(IDLE));
+        match msg {
+            Ok(Message::ClientDone) => role.finish(),
+            Ok(other) => {
+                cancel.cancel();
+                role.join();
+                return reply_error(s, format!("expected client_done, got {}", kind(&other)));
+            }
+            Err(_) => {
+                cancel.cancel();
+                role.join();
+                return false;
+            }
+        }
+    }
+    let report = role.join();
+    write_message(s, &Message::Report { report }).is_ok()
+}

@@ -1,0 +1,96 @@
+//! Applying a trial's socket factors to data sockets, before connect or
+//! listen where the kernel needs them early (buffers, MSS, congestion control).
+
+use crate::error::EngineError;
+use record::TrialParams;
+use socket2::{Domain, Protocol, Socket, Type};
+use std::net::SocketAddr;
+
+/// Creates a TCP socket for `addr`'s family with the trial's options applied.
+pub fn tcp_socket(addr: &SocketAddr, p: &TrialParams) -> Result<Socket, EngineError> {
+    let s = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )
+    .map_err(|e| EngineError::io("creating TCP socket", e))?;
+    apply_tcp(&s, p)?;
+    Ok(s)
+}
+
+/// Creates a UDP socket for `addr`'s family with the trial's buffer sizes applied.
+pub fn udp_socket(addr: &SocketAddr, p: &TrialParams) -> Result<Socket, EngineError> {
+    let s = Socket::new(Domain::for_address(*addr), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(|e| EngineError::io("creating UDP socket", e))?;
+    apply_buffers(&s, p)?;
+    Ok(s)
+}
+
+/// Sets SO_SNDBUF and SO_RCVBUF where the trial asks for them.
+pub fn apply_buffers(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
+    if let Some(n) = p.sndbuf {
+        s.set_send_buffer_size(n as usize)
+            .map_err(|e| EngineError::io("setting SO_SNDBUF", e))?;
+    }
+    if let Some(n) = p.rcvbuf {
+        s.set_recv_buffer_size(n as usize)
+            .map_err(|e| EngineError::io("setting SO_RCVBUF", e))?;
+    }
+    Ok(())
+}
+
+/// Applies buffers, TCP_NODELAY, TCP_MAXSEG and TCP_CONGESTION.
+pub fn apply_tcp(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
+    apply_buffers(s, p)?;
+    if p.nodelay {
+        s.set_tcp_nodelay(true)
+            .map_err(|e| EngineError::io("setting TCP_NODELAY", e))?;
+    }
+    if let Some(mss) = p.mss {
+        s.set_tcp_mss(mss)
+            .map_err(|e| EngineError::io("setting TCP_MAXSEG", e))?;
+    }
+    if let Some(cc) = &p.cc {
+        s.set_tcp_congestion(cc.as_bytes())
+            .map_err(|e| EngineError::io(&format!("setting congestion control {cc:?}"), e))?;
+    }
+    Ok(())
+}
+
+/// Applies the options that are per connection (not inherited from a listener).
+pub fn apply_accepted(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
+    if p.nodelay {
+        s.set_tcp_nodelay(true)
+            .map_err(|e| EngineError::io("setting TCP_NODELAY", e))?;
+    }
+    if let Some(cc) = &p.cc {
+        s.set_tcp_congestion(cc.as_bytes())
+            .map_err(|e| EngineError::io(&format!("setting congestion control {cc:?}"), e))?;
+    }
+    Ok(())
+}
+
+/// A listening TCP socket on `addr` (port 0 for ephemeral) with the options applied.
+pub fn tcp_listener(
+    addr: SocketAddr,
+    p: &TrialParams,
+    backlog: i32,
+) -> Result<Socket, EngineError> {
+    let s = tcp_socket(&addr, p)?;
+    s.set_reuse_address(true)
+        .map_err(|e| EngineError::io("setting SO_REUSEADDR", e))?;
+    s.bind(&addr.into())
+        .map_err(|e| EngineError::io(&format!("binding data listener to {addr}"), e))?;
+    s.listen(backlog)
+        .map_err(|e| EngineError::io("listening on data socket", e))?;
+    Ok(s)
+}
+
+/// The local port of a bound socket.
+pub fn local_port(s: &Socket) -> Result<u16, EngineError> {
+    s.local_addr()
+        .map_err(|e| EngineError::io("reading local address", e))?
+        .as_socket()
+        .map(|a| a.port())
+        .ok_or_else(|| EngineError::Protocol("socket has no IP address".into()))
+}

@@ -1,0 +1,377 @@
+//! The tests and the two roles each plays: what the client side and the
+//! server side of a trial do, started in threads and joined into a report.
+
+pub mod http;
+pub mod rr;
+pub mod sender;
+pub mod stream;
+pub mod udp;
+
+use crate::cancel::{Canceller, StopFlag};
+use crate::error::EngineError;
+use crate::load::LoadWorkers;
+use crate::metrics::sender_is_client;
+use crate::pattern::Pattern;
+use crate::report::{ConnResult, SideReport};
+use crate::sockopt;
+use record::{LoadSide, TestKind, TrialParams};
+use socket2::Socket;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How much one connection moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    /// This many bytes (or the transactions they make up).
+    Bytes(u64),
+    /// Until the stop flag is raised (duration-bound trials).
+    Until,
+}
+
+/// The trial's amount split over its `parallel` connections.
+pub fn amounts(p: &TrialParams) -> Vec<Amount> {
+    let n = u64::from(p.parallel.max(1));
+    match p.bytes {
+        Some(b) => (0..n)
+            .map(|i| Amount::Bytes(b / n + u64::from(i < b % n)))
+            .collect(),
+        None => vec![Amount::Until; n as usize],
+    }
+}
+
+fn duration(p: &TrialParams) -> Option<Duration> {
+    p.duration_s.map(Duration::from_secs_f64)
+}
+
+/// The pattern every endpoint of a trial uses.
+pub fn pattern_for(p: &TrialParams) -> Arc<Pattern> {
+    let max = p.write_size.max(p.read_size).max(http::PAGE_BYTES as u64) as usize;
+    Arc::new(Pattern::new(max))
+}
+
+/// True if the side that hosts the load workers is the client.
+fn load_on_client(p: &TrialParams) -> Option<(bool, u32)> {
+    p.load.map(|l| {
+        let on_sender = l.side == LoadSide::Sender;
+        (on_sender == sender_is_client(p), l.workers)
+    })
+}
+
+/// One side's running threads.
+pub struct RunningRole {
+    handle: JoinHandle<Vec<ConnResult>>,
+    finish: StopFlag,
+    listener: Option<Arc<Socket>>,
+    active: bool,
+    load: Option<LoadWorkers>,
+    kernel_udp: Option<udp::KernelUdpSnapshot>,
+    ipv6: bool,
+}
+
+impl RunningRole {
+    /// True if this side decides when the trial ends (it sends, or it is the
+    /// transaction client); a passive side waits for the other to finish.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// True once every thread of this side has ended.
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    /// Asks a passive side to wrap up: UDP receivers drain and stop,
+    /// acceptors stop accepting.
+    pub fn finish(&self) {
+        self.finish.raise();
+        if let Some(l) = &self.listener {
+            // Wakes threads blocked in accept(2) (they get EINVAL).
+            let _ = l.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Waits for the threads and aggregates what they measured.
+    pub fn join(self) -> SideReport {
+        let conns = self
+            .handle
+            .join()
+            .unwrap_or_else(|_| vec![ConnResult::failed("endpoint thread panicked".into())]);
+        if let Some(l) = self.load {
+            l.stop();
+        }
+        let mut r = SideReport::from_conns(conns);
+        if let Some(k0) = self.kernel_udp {
+            r.kernel_udp = Some(udp::KernelUdpSnapshot::take(self.ipv6).since(k0));
+        }
+        r
+    }
+}
+
+fn spawn(
+    name: &str,
+    f: impl FnOnce() -> Vec<ConnResult> + Send + 'static,
+) -> Result<JoinHandle<Vec<ConnResult>>, EngineError> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map_err(|e| EngineError::io("spawning endpoint thread", e))
+}
+
+/// Runs `work` once per item on its own thread and collects the results.
+fn fan_out<T: Send, F>(items: Vec<T>, work: F) -> Vec<ConnResult>
+where
+    F: Fn(usize, T) -> ConnResult + Sync,
+{
+    if items.len() == 1 {
+        let item = items.into_iter().next().expect("one item");
+        return vec![work(0, item)];
+    }
+    std::thread::scope(|s| {
+        let hs: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, it)| {
+                let w = &work;
+                s.spawn(move || w(i, it))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| ConnResult::failed("connection thread panicked".into()))
+            })
+            .collect()
+    })
+}
+
+/// The server side: binds its data sockets and starts its threads.
+/// Returns the running role and the ports to announce in `Ready`.
+pub fn start_server(
+    p: &TrialParams,
+    ip: IpAddr,
+    cancel: &Canceller,
+) -> Result<(RunningRole, Vec<u16>), EngineError> {
+    let p = p.clone();
+    let pattern = pattern_for(&p);
+    let finish = StopFlag::new();
+    let client_sends = sender_is_client(&p);
+    let active = !client_sends;
+    let load = load_on_client(&p)
+        .filter(|(on_client, _)| !on_client)
+        .map(|(_, n)| LoadWorkers::start(n));
+    let n = p.parallel.max(1) as usize;
+    let any = SocketAddr::new(ip, 0);
+    let mut kernel_udp = None;
+    let (handle, ports, listener) = match p.test {
+        TestKind::UdpStream => {
+            let mut socks = Vec::new();
+            for _ in 0..n {
+                let s = sockopt::udp_socket(&any, &p)?;
+                s.bind(&any.into())
+                    .map_err(|e| EngineError::io("binding UDP socket", e))?;
+                socks.push(s);
+            }
+            let ports = socks
+                .iter()
+                .map(sockopt::local_port)
+                .collect::<Result<Vec<_>, _>>()?;
+            if client_sends {
+                kernel_udp = Some(udp::KernelUdpSnapshot::take(p.ipv6));
+            }
+            let fin = finish.clone();
+            let cancel = cancel.clone();
+            let h = spawn("tcplab-srv-udp", move || {
+                let amounts = amounts(&p);
+                let stop = StopFlag::new();
+                if let (false, Some(d)) = (client_sends, duration(&p)) {
+                    stop.raise_after(d);
+                }
+                fan_out(socks.into_iter().zip(amounts).collect(), |_, (s, a)| {
+                    let _reg = cancel.register(&s);
+                    if client_sends {
+                        udp::receive(&s, &p, &pattern, &fin, false)
+                    } else {
+                        match udp::await_hello(&s) {
+                            Ok(()) => udp::send(&s, &p, &pattern, a, &stop),
+                            Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
+                        }
+                    }
+                })
+            })?;
+            (h, ports, None)
+        }
+        _ => {
+            let l = Arc::new(sockopt::tcp_listener(any, &p, 1024)?);
+            let ports = vec![sockopt::local_port(&l)?];
+            let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
+            let cancel = cancel.clone();
+            let h = spawn("tcplab-srv", move || serve_tcp(&p, &l, &pattern, &cancel))?;
+            (h, ports, keep)
+        }
+    };
+    Ok((
+        RunningRole {
+            handle,
+            finish,
+            listener,
+            active,
+            load,
+            kernel_udp,
+            ipv6: ip.is_ipv6(),
+        },
+        ports,
+    ))
+}
+
+/// Accepts `parallel` connections (or serves until shut down for crr/http).
+fn serve_tcp(
+    p: &TrialParams,
+    l: &Socket,
+    pattern: &Pattern,
+    cancel: &Canceller,
+) -> Vec<ConnResult> {
+    let n = p.parallel.max(1) as usize;
+    let _reg = cancel.register(l);
+    match p.test {
+        TestKind::TcpCrr => {
+            return fan_out(vec![(); n], |_, _| rr::crr_server(l, p, pattern, cancel))
+        }
+        TestKind::Http => {
+            let responses = http::Responses::new(pattern);
+            return fan_out(vec![(); n], |_, _| http::server(l, p, &responses, cancel));
+        }
+        _ => {}
+    }
+    let mut socks = Vec::with_capacity(n);
+    for i in 0..n {
+        match l.accept() {
+            Ok((s, _)) => {
+                let _ = sockopt::apply_accepted(&s, p);
+                socks.push(s);
+            }
+            Err(e) => {
+                return vec![ConnResult::failed(format!(
+                    "accepting data connection {i}: {e}"
+                ))]
+            }
+        }
+    }
+    let stop = StopFlag::new();
+    if let Some(d) = duration(p) {
+        stop.raise_after(d);
+    }
+    let items: Vec<_> = socks.into_iter().zip(amounts(p)).collect();
+    fan_out(items, |_, (s, a)| {
+        let _reg = cancel.register(&s);
+        match p.test {
+            TestKind::TcpStream if p.reverse => stream::send(&s, p, pattern, a, &stop),
+            TestKind::TcpStream => stream::receive(&s, p, pattern),
+            _ => rr::rr_server(&s, p, pattern),
+        }
+    })
+}
+
+/// The client side: connects to the server's data ports and starts its threads.
+pub fn start_client(
+    p: &TrialParams,
+    ip: IpAddr,
+    ports: &[u16],
+    cancel: &Canceller,
+) -> Result<RunningRole, EngineError> {
+    let p = p.clone();
+    let pattern = pattern_for(&p);
+    let finish = StopFlag::new();
+    let client_sends = sender_is_client(&p);
+    let n = p.parallel.max(1) as usize;
+    let expected = if p.test == TestKind::UdpStream { n } else { 1 };
+    if ports.len() != expected {
+        return Err(EngineError::Protocol(format!(
+            "server announced {} data ports, expected {expected}",
+            ports.len()
+        )));
+    }
+    let addrs: Vec<SocketAddr> = (0..n)
+        .map(|i| SocketAddr::new(ip, ports[i % ports.len()]))
+        .collect();
+    let load = load_on_client(&p)
+        .filter(|(on_client, _)| *on_client)
+        .map(|(_, n)| LoadWorkers::start(n));
+    let kernel_udp = (p.test == TestKind::UdpStream && !client_sends)
+        .then(|| udp::KernelUdpSnapshot::take(p.ipv6));
+    let fin = finish.clone();
+    let c = cancel.clone();
+    let handle = spawn("tcplab-client", move || {
+        let stop = StopFlag::new();
+        if let (true, Some(d)) = (client_sends, duration(&p)) {
+            stop.raise_after(d);
+        }
+        let items: Vec<_> = addrs.into_iter().zip(amounts(&p)).collect();
+        fan_out(items, |_, (addr, a)| {
+            client_conn(&p, addr, a, &pattern, &stop, &fin, &c)
+        })
+    })?;
+    Ok(RunningRole {
+        handle,
+        finish,
+        listener: None,
+        active: client_sends,
+        load,
+        kernel_udp,
+        ipv6: ip.is_ipv6(),
+    })
+}
+
+/// One client connection or flow, from connect to its result.
+fn client_conn(
+    p: &TrialParams,
+    addr: SocketAddr,
+    a: Amount,
+    pattern: &Pattern,
+    stop: &StopFlag,
+    finish: &StopFlag,
+    cancel: &Canceller,
+) -> ConnResult {
+    match p.test {
+        TestKind::TcpCrr => return rr::crr_client(addr, p, pattern, a, stop, cancel),
+        TestKind::Http => return http::client(addr, p, pattern, a, stop, cancel),
+        TestKind::UdpStream => {
+            let s = match udp_connected(p, addr) {
+                Ok(s) => s,
+                Err(e) => return ConnResult::failed(e.to_string()),
+            };
+            let _reg = cancel.register(&s);
+            return if p.reverse {
+                udp::receive(&s, p, pattern, finish, true)
+            } else {
+                udp::send(&s, p, pattern, a, stop)
+            };
+        }
+        _ => {}
+    }
+    let s = match tcp_connected(p, addr) {
+        Ok(s) => s,
+        Err(e) => return ConnResult::failed(e.to_string()),
+    };
+    let _reg = cancel.register(&s);
+    match p.test {
+        TestKind::TcpStream if p.reverse => stream::receive(&s, p, pattern),
+        TestKind::TcpStream => stream::send(&s, p, pattern, a, stop),
+        _ => rr::rr_client(&s, p, pattern, a, stop),
+    }
+}
+
+fn tcp_connected(p: &TrialParams, addr: SocketAddr) -> Result<Socket, EngineError> {
+    let s = sockopt::tcp_socket(&addr, p)?;
+    s.connect(&addr.into())
+        .map_err(|e| EngineError::io(&format!("connecting data connection to {addr}"), e))?;
+    Ok(s)
+}
+
+fn udp_connected(p: &TrialParams, addr: SocketAddr) -> Result<Socket, EngineError> {
+    let s = sockopt::udp_socket(&addr, p)?;
+    s.connect(&addr.into())
+        .map_err(|e| EngineError::io(&format!("connecting UDP socket to {addr}"), e))?;
+    Ok(s)
+}

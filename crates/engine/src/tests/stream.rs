@@ -1,0 +1,134 @@
+//! tcp-stream: bulk transfer of a "file" in writes of `write_size` bytes
+//! (Abrams & Chen §2.1). The receiver times first byte to last byte.
+
+use super::Amount;
+use crate::cancel::StopFlag;
+use crate::cpu::{CpuTime, RecvWork};
+use crate::pace::Pacer;
+use crate::pattern::Pattern;
+use crate::report::ConnResult;
+use crate::tcpinfo::TcpInfo;
+use crate::tests::sender::ChunkSender;
+use record::TrialParams;
+use socket2::Socket;
+use std::os::fd::{AsFd, AsRawFd};
+use std::time::Instant;
+
+/// Sends this connection's share of the stream, then shuts down writing and
+/// waits for the receiver to close, so TCP_INFO is read after the last ACK.
+pub fn send(
+    sock: &Socket,
+    p: &TrialParams,
+    pattern: &Pattern,
+    amount: Amount,
+    stop: &StopFlag,
+) -> ConnResult {
+    let cpu0 = CpuTime::thread_now();
+    let mut r = ConnResult::start();
+    let fd = sock.as_raw_fd();
+    let mut sender = match ChunkSender::new(fd, p.api, p.cork, pattern) {
+        Ok(s) => s,
+        Err(e) => return ConnResult::failed(format!("preparing {} sender: {e}", p.api.name())),
+    };
+    let mut pacer = p.send_rate_bps.map(Pacer::new);
+    let ws = p.write_size as usize;
+    let mut off = 0u64;
+    let limit = match amount {
+        Amount::Bytes(b) => b,
+        Amount::Until => u64::MAX,
+    };
+    while off < limit && !stop.is_raised() {
+        let len = ws.min((limit - off) as usize);
+        match sender.send(off, len) {
+            Ok(n) => {
+                off += n as u64;
+                if let Some(pc) = &mut pacer {
+                    pc.sent(n);
+                }
+            }
+            Err(e) => {
+                r.error = Some(format!("sending: {e}"));
+                break;
+            }
+        }
+    }
+    r.ended = Instant::now();
+    r.bytes = off;
+    match sender.finish() {
+        Ok(z) => r.zerocopy = z,
+        Err(e) => r.error = r.error.or(Some(format!("zero-copy completions: {e}"))),
+    }
+    if r.error.is_none() {
+        if let Err(e) = sock.shutdown(std::net::Shutdown::Write) {
+            r.error = Some(format!("shutting down: {e}"));
+        } else {
+            wait_for_eof(sock);
+        }
+    }
+    r.tcp_info = TcpInfo::read(sock.as_fd()).ok();
+    r.cpu = CpuTime::thread_now().since(cpu0);
+    r
+}
+
+/// Blocks until the peer closes (drains anything it sends).
+fn wait_for_eof(sock: &Socket) {
+    let mut buf = [0u8; 512];
+    loop {
+        // SAFETY: buf is writable.
+        let n = unsafe { libc::read(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            continue;
+        }
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return;
+    }
+}
+
+/// Reads until end of stream, checking every read against the pattern.
+pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult {
+    let cpu0 = CpuTime::thread_now();
+    let mut r = ConnResult::start();
+    let fd = sock.as_raw_fd();
+    let rs = p.read_size as usize;
+    let mut buf = vec![0u8; rs];
+    let mut work = p.recv_work_ns_per_kb.map(RecvWork::new);
+    let mut off = 0u64;
+    let mut first = None;
+    let mut last = None;
+    loop {
+        // SAFETY: buf is writable for rs bytes.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), rs) };
+        if n > 0 {
+            let now = Instant::now();
+            first.get_or_insert(now);
+            last = Some(now);
+            let n = n as usize;
+            if !pattern.matches(off, &buf[..n]) {
+                r.integrity_errors += 1;
+            }
+            off += n as u64;
+            if let Some(w) = &mut work {
+                w.consumed(n);
+            }
+            continue;
+        }
+        if n == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        r.error = Some(format!("receiving: {e}"));
+        break;
+    }
+    r.ended = Instant::now();
+    r.bytes = off;
+    r.first_data = first;
+    r.last_data = last;
+    r.tcp_info = TcpInfo::read(sock.as_fd()).ok();
+    r.cpu = CpuTime::thread_now().since(cpu0);
+    r
+}

@@ -1,0 +1,1 @@
+//! Experiment plans (being written).

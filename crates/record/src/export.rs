@@ -1,0 +1,138 @@
+//! Exports of a stored run: one CSV row per trial, or the raw run as JSON.
+
+use crate::params::TrialParams;
+use crate::run::{PointRecord, TrialRecord};
+use crate::store::{StoreError, StoredRun};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Display;
+use std::io::Write;
+
+/// The leading columns that identify a trial.
+const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
+
+/// Every [`TrialParams`] field, in declaration order.
+const PARAM_COLUMNS: [&str; 18] = [
+    "test",
+    "bytes",
+    "duration_s",
+    "write_size",
+    "read_size",
+    "sndbuf",
+    "rcvbuf",
+    "nodelay",
+    "cork",
+    "mss",
+    "cc",
+    "parallel",
+    "reverse",
+    "ipv6",
+    "api",
+    "send_rate_bps",
+    "recv_work_ns_per_kb",
+    "load",
+];
+
+/// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
+///
+/// Columns: `run_id, point, seq, repetition, status, error`, then every
+/// [`TrialParams`] field by name (empty for `None`), then one column per
+/// metric name found in any trial of the run, sorted, empty where a trial
+/// lacks it. `point` is the point's index in the plan.
+pub fn trials_csv<W: Write>(run: &StoredRun, out: W) -> Result<(), StoreError> {
+    let metrics = metric_names(run);
+    let points: HashMap<i64, &PointRecord> = run.points.iter().map(|p| (p.id, p)).collect();
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(header(&metrics))?;
+    for trial in &run.trials {
+        let point = points.get(&trial.point_id).copied();
+        writer.write_record(trial_row(run.meta.id, trial, point, &metrics))?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// The raw run (`meta`, `points`, `trials`) as JSON.
+///
+/// Non-finite metric values, which JSON cannot express, become `null`.
+pub fn run_json(run: &StoredRun) -> serde_json::Value {
+    // Serializing to a `Value` can only fail on non-string map keys, and
+    // every map in a run is keyed by strings.
+    serde_json::to_value(run)
+        .unwrap_or_else(|e| serde_json::json!({ "error": format!("cannot serialize run: {e}") }))
+}
+
+/// Every metric name in any trial of the run, sorted.
+fn metric_names(run: &StoredRun) -> Vec<&str> {
+    let names: BTreeSet<&str> = run
+        .trials
+        .iter()
+        .flat_map(|t| t.outcome.metrics.keys().map(String::as_str))
+        .collect();
+    names.into_iter().collect()
+}
+
+/// The header row.
+fn header<'a>(metrics: &[&'a str]) -> Vec<&'a str> {
+    TRIAL_COLUMNS
+        .iter()
+        .chain(PARAM_COLUMNS.iter())
+        .copied()
+        .chain(metrics.iter().copied())
+        .collect()
+}
+
+/// The row of one trial; parameter columns are empty if its point is unknown.
+fn trial_row(
+    run_id: i64,
+    trial: &TrialRecord,
+    point: Option<&PointRecord>,
+    metrics: &[&str],
+) -> Vec<String> {
+    let mut row = vec![
+        run_id.to_string(),
+        opt(point.map(|p| p.index)),
+        trial.seq.to_string(),
+        trial.repetition.to_string(),
+        trial.status.as_str().to_string(),
+        opt(trial.error.as_ref()),
+    ];
+    match point {
+        Some(p) => row.extend(param_values(&p.params)),
+        None => row.extend(PARAM_COLUMNS.iter().map(|_| String::new())),
+    }
+    row.extend(
+        metrics
+            .iter()
+            .map(|name| opt(trial.outcome.metrics.get(*name))),
+    );
+    row
+}
+
+/// The values of [`PARAM_COLUMNS`] for `p`, as text.
+fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
+    [
+        p.test.name().to_string(),
+        opt(p.bytes.as_ref()),
+        opt(p.duration_s.as_ref()),
+        p.write_size.to_string(),
+        p.read_size.to_string(),
+        opt(p.sndbuf.as_ref()),
+        opt(p.rcvbuf.as_ref()),
+        p.nodelay.to_string(),
+        p.cork.to_string(),
+        opt(p.mss.as_ref()),
+        opt(p.cc.as_ref()),
+        p.parallel.to_string(),
+        p.reverse.to_string(),
+        p.ipv6.to_string(),
+        p.api.name().to_string(),
+        opt(p.send_rate_bps.as_ref()),
+        opt(p.recv_work_ns_per_kb.as_ref()),
+        opt(p.load.as_ref()),
+    ]
+}
+
+/// The value as text, or an empty string for `None`.
+fn opt<T: Display>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}

@@ -1,0 +1,14 @@
+//! `record`: the plain data types every tcplab stage reads and writes (trial
+//! parameters, trial outcomes, runs, host facts) and the SQLite store that
+//! keeps them. It depends on no other tcplab crate.
+
+pub mod export;
+pub mod host;
+pub mod params;
+pub mod run;
+pub mod store;
+
+pub use host::HostFacts;
+pub use params::{Api, LoadSide, LoadSpec, TestKind, TrialParams};
+pub use run::{PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
+pub use store::{RunSummary, Store, StoreError, StoredRun};

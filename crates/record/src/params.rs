@@ -1,0 +1,203 @@
+//! Trial parameters: one point of a sweep, every factor by its CLI flag name.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which test an endpoint pair runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Bulk transfer over TCP.
+    TcpStream,
+    /// Datagram stream with sequence numbers and send timestamps.
+    UdpStream,
+    /// Request/response over one TCP connection.
+    TcpRr,
+    /// Connect, request, response, close, repeated.
+    TcpCrr,
+    /// One 10 KB page and 12 objects (40 KB) on one connection, like lmbench lat_http.
+    Http,
+}
+
+impl TestKind {
+    /// All tests, in CLI order.
+    pub const ALL: [TestKind; 5] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::TcpCrr,
+        TestKind::Http,
+    ];
+
+    /// The CLI name, e.g. `tcp-stream`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp-stream",
+            TestKind::UdpStream => "udp-stream",
+            TestKind::TcpRr => "tcp-rr",
+            TestKind::TcpCrr => "tcp-crr",
+            TestKind::Http => "http",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(s: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// True for the transaction tests (rr, crr, http), which report latency percentiles.
+    pub fn is_transactional(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http)
+    }
+
+    /// The metric a precision target (`--precision`) applies to.
+    pub fn primary_metric(self) -> &'static str {
+        if self.is_transactional() {
+            "transactions_per_s"
+        } else {
+            "throughput_bps"
+        }
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the sending application hands data to the kernel (Abrams & Chen §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// write(2).
+    Write,
+    /// sendmsg(2) with one iovec.
+    Sendmsg,
+    /// sendfile(2) from a memfd holding the pattern.
+    Sendfile,
+    /// send(2) with MSG_ZEROCOPY after SO_ZEROCOPY.
+    Zerocopy,
+}
+
+impl Api {
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Write => "write",
+            Api::Sendmsg => "sendmsg",
+            Api::Sendfile => "sendfile",
+            Api::Zerocopy => "zerocopy",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(s: &str) -> Option<Api> {
+        [Api::Write, Api::Sendmsg, Api::Sendfile, Api::Zerocopy]
+            .into_iter()
+            .find(|a| a.name() == s)
+    }
+}
+
+/// Which side of a trial a load or emulation applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadSide {
+    /// The side that sends the bulk data (or the client for transaction tests).
+    Sender,
+    /// The side that receives the bulk data (or the server for transaction tests).
+    Receiver,
+}
+
+/// N CPU-bound matrix-multiply workers beside one side (Abrams & Chen §2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub struct LoadSpec {
+    /// The side the workers run beside.
+    pub side: LoadSide,
+    /// Number of workers.
+    pub workers: u32,
+}
+
+impl fmt::Display for LoadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let side = match self.side {
+            LoadSide::Sender => "sender",
+            LoadSide::Receiver => "receiver",
+        };
+        write!(f, "{side}:{}", self.workers)
+    }
+}
+
+/// One point of a sweep: every factor, named as its CLI flag (with `_` for `-`).
+///
+/// Exactly one of `bytes` and `duration_s` is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialParams {
+    /// The test.
+    pub test: TestKind,
+    /// Amount as bytes: the file size for streams, request bytes for transaction tests.
+    pub bytes: Option<u64>,
+    /// Amount as a duration in seconds.
+    pub duration_s: Option<f64>,
+    /// Bytes per application write (datagram size for UDP, message size for rr/crr).
+    pub write_size: u64,
+    /// Bytes per application read.
+    pub read_size: u64,
+    /// SO_SNDBUF, if set.
+    pub sndbuf: Option<u64>,
+    /// SO_RCVBUF, if set.
+    pub rcvbuf: Option<u64>,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// MSG_MORE on every write.
+    pub cork: bool,
+    /// TCP_MAXSEG, if set.
+    pub mss: Option<u32>,
+    /// TCP_CONGESTION, if set.
+    pub cc: Option<String>,
+    /// Parallel connections (or UDP flows).
+    pub parallel: u32,
+    /// The server sends instead of the client.
+    pub reverse: bool,
+    /// Use IPv6.
+    pub ipv6: bool,
+    /// Send API.
+    pub api: Api,
+    /// Application pacing of the sender in bits per second (the slower sender λ).
+    pub send_rate_bps: Option<u64>,
+    /// CPU burnt by the receiver per KB read, in nanoseconds (the slower receiver μ).
+    pub recv_work_ns_per_kb: Option<u64>,
+    /// CPU-bound load workers beside one side.
+    pub load: Option<LoadSpec>,
+}
+
+impl TrialParams {
+    /// Defaults for a test: 1 s, 128 KiB writes (1 byte for rr/crr), 128 KiB reads.
+    pub fn defaults(test: TestKind) -> TrialParams {
+        let write_size = match test {
+            TestKind::TcpRr | TestKind::TcpCrr => 1,
+            TestKind::UdpStream => 1472,
+            _ => 128 * 1024,
+        };
+        TrialParams {
+            test,
+            bytes: None,
+            duration_s: Some(1.0),
+            write_size,
+            read_size: 128 * 1024,
+            sndbuf: None,
+            rcvbuf: None,
+            nodelay: false,
+            cork: false,
+            mss: None,
+            cc: None,
+            parallel: 1,
+            reverse: false,
+            ipv6: false,
+            api: Api::Write,
+            send_rate_bps: None,
+            recv_work_ns_per_kb: None,
+            load: None,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Runs, points and trials as they are stored.
+
+use crate::host::HostFacts;
+use crate::params::TrialParams;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A run's lifecycle state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Trials are being executed.
+    Running,
+    /// Every planned trial was attempted.
+    Completed,
+    /// Stopped by Ctrl-C (or SIGTERM); completed trials are kept.
+    Interrupted,
+    /// The runner itself failed (not a single trial).
+    Failed,
+}
+
+impl RunStatus {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored text.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        match s {
+            "running" => Some(RunStatus::Running),
+            "completed" => Some(RunStatus::Completed),
+            "interrupted" => Some(RunStatus::Interrupted),
+            "failed" => Some(RunStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// What is known about a run before its first trial.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Database id; 0 until stored.
+    pub id: i64,
+    /// The test, or a study name.
+    pub kind: String,
+    /// The command line that started the run.
+    pub command: String,
+    /// Seed of the randomized trial order.
+    pub seed: u64,
+    /// Where the trials ran (e.g. `loopback` or `remote HOST:PORT`).
+    pub place: String,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// End time, RFC 3339 UTC, once finished.
+    pub finished_at: Option<String>,
+    /// State.
+    pub status: RunStatus,
+    /// Facts about the host at the start of the run.
+    pub host: HostFacts,
+    /// The full plan settings (repeat, precision, factors), as JSON.
+    pub settings: serde_json::Value,
+    /// tcplab version.
+    pub tool_version: String,
+}
+
+/// One point of the sweep within a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointRecord {
+    /// Database id; 0 until stored.
+    pub id: i64,
+    /// Index of the point in the plan (0-based, in cartesian order).
+    pub index: u32,
+    /// The factors.
+    pub params: TrialParams,
+}
+
+/// Whether a trial produced a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrialStatus {
+    /// Measured; metrics are valid.
+    Ok,
+    /// Failed; `error` says why and metrics must not be used.
+    Failed,
+}
+
+impl TrialStatus {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialStatus::Ok => "ok",
+            TrialStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored text.
+    pub fn parse(s: &str) -> Option<TrialStatus> {
+        match s {
+            "ok" => Some(TrialStatus::Ok),
+            "failed" => Some(TrialStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// What the engine returns for one trial.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TrialOutcome {
+    /// Scalar metrics by name (e.g. `throughput_bps`, `delay_s`).
+    pub metrics: BTreeMap<String, f64>,
+    /// Structured details: TCP_INFO per side, UDP counters, integrity, etc.
+    pub details: serde_json::Value,
+}
+
+/// A stored trial.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// Database id; 0 until stored.
+    pub id: i64,
+    /// The point this trial measured.
+    pub point_id: i64,
+    /// Position in execution order within the run (0-based).
+    pub seq: u32,
+    /// Repetition number of this point (0-based).
+    pub repetition: u32,
+    /// Start time, RFC 3339 UTC.
+    pub started_at: String,
+    /// Ok or failed.
+    pub status: TrialStatus,
+    /// Failure reason for a failed trial.
+    pub error: Option<String>,
+    /// Metrics and details (empty for a failed trial).
+    pub outcome: TrialOutcome,
+}

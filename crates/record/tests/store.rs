@@ -1,0 +1,340 @@
+//! The SQLite store and exports against real database files.
+
+use record::export::{run_json, trials_csv};
+use record::{
+    HostFacts, LoadSide, LoadSpec, PointRecord, RunMeta, RunStatus, Store, StoreError, TestKind,
+    TrialOutcome, TrialParams, TrialRecord, TrialStatus,
+};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn meta(seed: u64) -> RunMeta {
+    let mut sysctls = BTreeMap::new();
+    sysctls.insert("net.ipv4.tcp_congestion_control".into(), "cubic".into());
+    RunMeta {
+        id: 0,
+        kind: "tcp-stream".into(),
+        command: "tcplab run tcp-stream --repeat 2".into(),
+        seed,
+        place: "loopback".into(),
+        started_at: "2024-05-01T12:00:00Z".into(),
+        finished_at: None,
+        status: RunStatus::Running,
+        host: HostFacts {
+            hostname: "box".into(),
+            cores: 4,
+            kernel: "6.1.0 #1 SMP".into(),
+            congestion_control: "cubic".into(),
+            sysctls,
+            ..HostFacts::default()
+        },
+        settings: serde_json::json!({ "repeat": 2, "precision": null }),
+        tool_version: "0.1.0".into(),
+    }
+}
+
+fn point(index: u32, write_size: u64) -> PointRecord {
+    let mut params = TrialParams::defaults(TestKind::TcpStream);
+    params.write_size = write_size;
+    if index == 1 {
+        params.cc = Some("bbr".into());
+        params.sndbuf = Some(65536);
+        params.load = Some(LoadSpec {
+            side: LoadSide::Receiver,
+            workers: 2,
+        });
+    }
+    PointRecord {
+        id: 0,
+        index,
+        params,
+    }
+}
+
+fn ok_trial(point_id: i64, seq: u32, repetition: u32, throughput: f64) -> TrialRecord {
+    let metrics = BTreeMap::from([
+        ("throughput_bps".to_string(), throughput),
+        ("delay_s".to_string(), 0.25),
+        ("retransmits".to_string(), f64::NAN),
+        ("loss".to_string(), f64::INFINITY),
+    ]);
+    TrialRecord {
+        id: 0,
+        point_id,
+        seq,
+        repetition,
+        started_at: format!("2024-05-01T12:00:0{seq}Z"),
+        status: TrialStatus::Ok,
+        error: None,
+        outcome: TrialOutcome {
+            metrics,
+            details: serde_json::json!({ "tcp_info": { "rtt_us": 30 } }),
+        },
+    }
+}
+
+fn failed_trial(point_id: i64, seq: u32, repetition: u32) -> TrialRecord {
+    TrialRecord {
+        status: TrialStatus::Failed,
+        error: Some("connection refused".into()),
+        outcome: TrialOutcome::default(),
+        ..ok_trial(point_id, seq, repetition, 1.0)
+    }
+}
+
+/// Stores a run with 2 points, 3 ok trials and 1 failed one; returns the run id.
+fn populate(store: &mut Store, seed: u64) -> i64 {
+    let run = store.create_run(&meta(seed)).unwrap();
+    let p0 = store.add_point(run, &point(0, 4096)).unwrap();
+    let p1 = store.add_point(run, &point(1, 131072)).unwrap();
+    store.add_trial(run, &ok_trial(p1, 0, 0, 2.0e9)).unwrap();
+    store.add_trial(run, &ok_trial(p0, 1, 0, 1.0e9)).unwrap();
+    store.add_trial(run, &failed_trial(p1, 2, 1)).unwrap();
+    store.add_trial(run, &ok_trial(p0, 3, 1, 1.5e9)).unwrap();
+    run
+}
+
+fn db_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("nested").join("dir").join("tcplab.db")
+}
+
+#[test]
+fn round_trips_a_run_through_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let run_id = {
+        let mut store = Store::open(&path).unwrap();
+        let run = populate(&mut store, u64::MAX - 5);
+        store
+            .finish_run(run, RunStatus::Interrupted, "2024-05-01T12:01:00Z")
+            .unwrap();
+        run
+    };
+
+    let store = Store::open(&path).unwrap();
+    let run = store.load_run(run_id).unwrap();
+    assert_eq!(run.meta.id, run_id);
+    assert_eq!(run.meta.seed, u64::MAX - 5);
+    assert_eq!(run.meta.status, RunStatus::Interrupted);
+    assert_eq!(
+        run.meta.finished_at.as_deref(),
+        Some("2024-05-01T12:01:00Z")
+    );
+    assert_eq!(run.meta.host, meta(0).host);
+    assert_eq!(run.meta.settings, meta(0).settings);
+    assert_eq!(run.meta.command, meta(0).command);
+
+    assert_eq!(run.points.len(), 2);
+    assert_eq!(run.points[0].index, 0);
+    assert_eq!(run.points[0].params, point(0, 4096).params);
+    assert_eq!(run.points[1].params, point(1, 131072).params);
+
+    let seqs: Vec<u32> = run.trials.iter().map(|t| t.seq).collect();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    assert_eq!(run.trials[0].point_id, run.points[1].id);
+    assert_eq!(run.trials[0].outcome.metrics["throughput_bps"], 2.0e9);
+    assert_eq!(run.trials[0].outcome.details["tcp_info"]["rtt_us"], 30);
+    assert_eq!(run.trials[3].repetition, 1);
+
+    let failed = &run.trials[2];
+    assert_eq!(failed.status, TrialStatus::Failed);
+    assert_eq!(failed.error.as_deref(), Some("connection refused"));
+    assert!(failed.outcome.metrics.is_empty());
+}
+
+#[test]
+fn non_finite_metrics_are_dropped() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = populate(&mut store, 1);
+    let loaded = store.load_run(run).unwrap();
+    for trial in loaded.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
+        let names: Vec<&str> = trial.outcome.metrics.keys().map(String::as_str).collect();
+        assert_eq!(names, ["delay_s", "throughput_bps"]);
+    }
+}
+
+#[test]
+fn a_failed_trial_stores_no_metrics() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = store.create_run(&meta(1)).unwrap();
+    let p = store.add_point(run, &point(0, 1)).unwrap();
+    let mut trial = ok_trial(p, 0, 0, 5.0);
+    trial.status = TrialStatus::Failed;
+    store.add_trial(run, &trial).unwrap();
+    let loaded = store.load_run(run).unwrap();
+    assert!(loaded.trials[0].outcome.metrics.is_empty());
+}
+
+#[test]
+fn lists_runs_newest_first_with_counts() {
+    let mut store = Store::open_in_memory().unwrap();
+    assert!(store.list_runs().unwrap().is_empty());
+    let first = populate(&mut store, 1);
+    store
+        .finish_run(first, RunStatus::Completed, "2024-05-01T13:00:00Z")
+        .unwrap();
+    let second = store.create_run(&meta(2)).unwrap();
+
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].id, second);
+    assert_eq!(runs[0].status, RunStatus::Running);
+    assert_eq!((runs[0].points, runs[0].trials_ok), (0, 0));
+    assert_eq!(runs[1].id, first);
+    assert_eq!(runs[1].status, RunStatus::Completed);
+    assert_eq!(runs[1].kind, "tcp-stream");
+    assert_eq!(runs[1].place, "loopback");
+    assert_eq!(runs[1].points, 2);
+    assert_eq!(runs[1].trials_ok, 3);
+    assert_eq!(runs[1].trials_failed, 1);
+}
+
+#[test]
+fn resolves_run_specs() {
+    let mut store = Store::open_in_memory().unwrap();
+    assert!(matches!(
+        store.resolve_run("latest"),
+        Err(StoreError::NoRuns)
+    ));
+    let a = store.create_run(&meta(1)).unwrap();
+    let b = store.create_run(&meta(2)).unwrap();
+    assert_eq!(store.latest_run_id().unwrap(), Some(b));
+    assert_eq!(store.resolve_run("latest").unwrap(), b);
+    assert_eq!(store.resolve_run(&a.to_string()).unwrap(), a);
+    assert!(matches!(
+        store.resolve_run("99"),
+        Err(StoreError::NoSuchRun(99))
+    ));
+    let err = store.resolve_run("12x").unwrap_err();
+    assert!(matches!(err, StoreError::BadRunSpec(ref s) if s == "12x"));
+    assert_eq!(
+        err.to_string(),
+        "invalid run \"12x\": expected a run id or \"latest\""
+    );
+}
+
+#[test]
+fn missing_runs_and_points_are_reported() {
+    let mut store = Store::open_in_memory().unwrap();
+    assert!(matches!(store.load_run(7), Err(StoreError::NoSuchRun(7))));
+    assert_eq!(
+        store.load_run(7).unwrap_err().to_string(),
+        "no run with id 7"
+    );
+    assert!(matches!(
+        store.finish_run(7, RunStatus::Failed, "t"),
+        Err(StoreError::NoSuchRun(7))
+    ));
+    assert!(matches!(
+        store.add_point(7, &point(0, 1)),
+        Err(StoreError::NoSuchRun(7))
+    ));
+    let a = store.create_run(&meta(1)).unwrap();
+    let b = store.create_run(&meta(2)).unwrap();
+    let pa = store.add_point(a, &point(0, 1)).unwrap();
+    assert!(matches!(
+        store.add_trial(b, &ok_trial(pa, 0, 0, 1.0)),
+        Err(StoreError::NoSuchPoint { run, point }) if run == b && point == pa
+    ));
+    assert!(store.load_run(b).unwrap().trials.is_empty());
+}
+
+#[test]
+fn delete_run_cascades() {
+    let mut store = Store::open_in_memory().unwrap();
+    let gone = populate(&mut store, 1);
+    let kept = populate(&mut store, 2);
+    store.delete_run(gone).unwrap();
+    assert!(matches!(
+        store.load_run(gone),
+        Err(StoreError::NoSuchRun(_))
+    ));
+    assert!(matches!(
+        store.delete_run(gone),
+        Err(StoreError::NoSuchRun(_))
+    ));
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].id, kept);
+    let loaded = store.load_run(kept).unwrap();
+    assert_eq!(loaded.trials.len(), 4);
+    assert_eq!(loaded.trials[0].outcome.metrics.len(), 2);
+}
+
+#[test]
+fn reopening_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let run = populate(&mut Store::open(&path).unwrap(), 1);
+    for _ in 0..3 {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.list_runs().unwrap().len(), 1);
+        assert_eq!(store.load_run(run).unwrap().trials.len(), 4);
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 1);
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn exports_trials_as_csv() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run_id = populate(&mut store, 1);
+    let run = store.load_run(run_id).unwrap();
+    let mut out = Vec::new();
+    trials_csv(&run, &mut out).unwrap();
+
+    let mut reader = csv::Reader::from_reader(out.as_slice());
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(header.len(), 6 + 18 + 2);
+    assert_eq!(
+        &header[..6],
+        ["run_id", "point", "seq", "repetition", "status", "error"]
+    );
+    assert_eq!(header[6], "test");
+    assert_eq!(header[23], "load");
+    assert_eq!(&header[24..], ["delay_s", "throughput_bps"]);
+
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let first = &rows[0];
+    assert_eq!(&first[col("run_id")], run_id.to_string());
+    assert_eq!(&first[col("point")], "1");
+    assert_eq!(&first[col("test")], "tcp-stream");
+    assert_eq!(&first[col("cc")], "bbr");
+    assert_eq!(&first[col("load")], "receiver:2");
+    assert_eq!(&first[col("mss")], "");
+    assert_eq!(&first[col("nodelay")], "false");
+    assert_eq!(&first[col("throughput_bps")], "2000000000");
+    let failed = &rows[2];
+    assert_eq!(&failed[col("status")], "failed");
+    assert_eq!(&failed[col("error")], "connection refused");
+    assert_eq!(&failed[col("throughput_bps")], "");
+}
+
+#[test]
+fn exports_the_raw_run_as_json() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run_id = populate(&mut store, 1);
+    let run = store.load_run(run_id).unwrap();
+    let json = run_json(&run);
+    assert_eq!(json["meta"]["id"], run_id);
+    assert_eq!(json["points"].as_array().unwrap().len(), 2);
+    assert_eq!(json["trials"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        json["trials"][1]["outcome"]["metrics"]["throughput_bps"],
+        1.0e9
+    );
+}
