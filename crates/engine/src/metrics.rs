@@ -29,7 +29,18 @@ pub fn combine(
     match p.test {
         TestKind::TcpStream => stream_metrics(&mut m, snd, rcv)?,
         TestKind::UdpStream => udp_metrics(&mut m, p, snd, rcv)?,
-        TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http => transaction_metrics(&mut m, client)?,
+        TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http => {
+            transaction_metrics(&mut m, client)?;
+            let t = client.transactions as f64;
+            m.insert(
+                "cpu_sender_us_per_transaction".into(),
+                snd.cpu_s() * 1e6 / t,
+            );
+            m.insert(
+                "cpu_receiver_us_per_transaction".into(),
+                rcv.cpu_s() * 1e6 / t,
+            );
+        }
     }
     let bytes = m.get("bytes").copied().unwrap_or(0.0);
     let cpu = snd.cpu_s() + rcv.cpu_s();

@@ -1,1 +1,46 @@
-fn main() {}
+//! `tcplab`: the binary. Parses the command line, runs the command, and maps
+//! errors to exit statuses: 2 for bad input, 1 for runtime failures, 130
+//! for an interrupted run.
+
+mod cli;
+mod commands;
+mod output;
+mod plan_args;
+mod runner;
+mod session;
+mod usage;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // One line naming the problem, without clap's usage block.
+            let text = e.render().to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            eprintln!("tcplab: {}", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if e.downcast_ref::<usage::UsageError>().is_some() {
+                eprintln!("tcplab: {e}");
+                return ExitCode::from(2);
+            }
+            eprintln!("tcplab: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

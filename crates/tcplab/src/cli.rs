@@ -1,0 +1,191 @@
+//! The command line.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// What limits TCP/IP throughput and latency on this host, and where each
+/// microsecond per segment goes.
+#[derive(Debug, Parser)]
+#[command(name = "tcplab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// SQLite database that keeps every run [default: ~/.local/share/tcplab/tcplab.db].
+    #[arg(long, global = true, env = "TCPLAB_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// tcplab's commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure: run a test, or a sweep over comma-separated factor levels.
+    Bench(BenchArgs),
+    /// Serve tests to `tcplab bench --to` clients.
+    Server(ServerArgs),
+    /// List stored runs, newest first.
+    Runs,
+    /// Print one stored run as a table (or JSON).
+    Show(ShowArgs),
+    /// Export one stored run as JSON or CSV.
+    Export(ExportArgs),
+}
+
+/// The test a bench runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestArg {
+    /// Bulk transfer over TCP.
+    TcpStream,
+    /// Sequenced, timestamped datagrams over UDP: loss, reordering, duplicates, jitter.
+    UdpStream,
+    /// Request/response transactions on one TCP connection.
+    TcpRr,
+    /// Connect, request, response, close, repeated.
+    TcpCrr,
+    /// A 10 KB page and 12 objects (40 KB) on one HTTP/1.1 connection, like lmbench lat_http.
+    Http,
+}
+
+/// `tcplab bench`.
+#[derive(Debug, Args)]
+#[command(after_long_help = BENCH_HELP)]
+pub struct BenchArgs {
+    /// The test to run.
+    #[arg(value_enum)]
+    pub test: TestArg,
+    /// Server to measure against, HOST[:PORT] (default port 5301). Without it,
+    /// bench starts its own server on loopback.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub to: Option<String>,
+    /// Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes).
+    #[arg(long, value_name = "SIZES", conflicts_with = "duration")]
+    pub bytes: Option<String>,
+    /// Amount per trial as a duration, e.g. 1s, 500ms [default: 1s].
+    #[arg(long, value_name = "DURATIONS")]
+    pub duration: Option<String>,
+    /// Bytes per application write (datagram size for UDP, message size for rr/crr).
+    #[arg(long, value_name = "SIZES")]
+    pub write_size: Option<String>,
+    /// Bytes per application read [default: 128K].
+    #[arg(long, value_name = "SIZES")]
+    pub read_size: Option<String>,
+    /// SO_SNDBUF on every data socket of both endpoints.
+    #[arg(long, value_name = "SIZES")]
+    pub sndbuf: Option<String>,
+    /// SO_RCVBUF on every data socket of both endpoints (set before listen/connect).
+    #[arg(long, value_name = "SIZES")]
+    pub rcvbuf: Option<String>,
+    /// TCP_NODELAY; alone means on, or give levels: on,off.
+    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
+    pub nodelay: Option<String>,
+    /// MSG_MORE on every write (TCP_CORK for sendfile); alone means on.
+    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
+    pub cork: Option<String>,
+    /// TCP_MAXSEG in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub mss: Option<String>,
+    /// Congestion control module (TCP_CONGESTION), e.g. cubic,bbr,reno.
+    #[arg(long, value_name = "NAMES")]
+    pub cc: Option<String>,
+    /// Parallel connections (or UDP flows).
+    #[arg(long, value_name = "COUNTS")]
+    pub parallel: Option<String>,
+    /// The server sends and the client receives (streams only); alone means on.
+    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
+    pub reverse: Option<String>,
+    /// Use IPv6; alone means on.
+    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
+    pub ipv6: Option<String>,
+    /// Send API: write, sendmsg, sendfile or zerocopy (MSG_ZEROCOPY) — tcp-stream only.
+    #[arg(long, value_name = "APIS")]
+    pub api: Option<String>,
+    /// The sending application paces its writes to this rate (a slower sender λ), e.g. 10mbit.
+    #[arg(long, value_name = "RATES")]
+    pub send_rate: Option<String>,
+    /// The receiver burns this much CPU per KB read (a slower receiver μ), e.g. 20us.
+    #[arg(long, value_name = "DURATION_PER_KB")]
+    pub recv_work: Option<String>,
+    /// CPU-bound matrix-multiply workers beside one side: sender:N, receiver:N or none.
+    #[arg(long, value_name = "SIDE:N")]
+    pub load: Option<String>,
+    /// Trials per sweep point.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub repeat: u32,
+    /// Repeat until the CI half-width at LEVEL% is within PCT% of the mean, e.g. 95,5.
+    #[arg(long, value_name = "LEVEL,PCT")]
+    pub precision: Option<String>,
+    /// Cap on trials per point when --precision is set.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub max_repeat: u32,
+    /// Seed of the randomized trial order (recorded with the run).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Print the run as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+const BENCH_HELP: &str = "\
+Every factor takes a comma-separated list; bench runs the cartesian product
+of all lists as a sweep, --repeat trials per point, in a random order drawn
+from a recorded seed. Sizes take K, M, G (powers of 1024); rates take kbit,
+mbit, gbit (powers of 1000).
+
+Examples:
+  tcplab bench tcp-stream --write-size 10,100,512,1024,1460,2048,8192,65536
+  tcplab bench udp-stream --write-size 1472 --send-rate 100mbit,1gbit
+  tcplab bench tcp-rr --write-size 14 --precision 95,5
+  tcplab bench tcp-stream --to 10.0.0.2 --parallel 1,4 --reverse on,off
+
+Exit status: 0 when every trial succeeded, 1 when some trial failed or
+tcplab hit a runtime error, 2 on bad input (nothing is stored), 130 when
+interrupted (completed trials are kept and the run is marked interrupted).";
+
+/// `tcplab server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
+    pub bind: String,
+    /// Control port.
+    #[arg(long, default_value_t = engine::DEFAULT_PORT, value_name = "N")]
+    pub port: u16,
+    /// Most clients served at once.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_clients: usize,
+}
+
+/// `tcplab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id, or `latest`.
+    pub run: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The run with per-point summaries and every trial.
+    Json,
+    /// One row per trial: parameters and metrics.
+    Csv,
+}
+
+/// `tcplab export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Run id, or `latest`.
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}

@@ -1,0 +1,204 @@
+//! The commands: bench, server, runs, show, export.
+
+use crate::cli::{BenchArgs, Cli, Command, ExportArgs, Format, ServerArgs, ShowArgs};
+use crate::output;
+use crate::plan_args::bench_plan;
+use crate::runner::execute;
+use crate::session::Session;
+use crate::usage::usage;
+use anyhow::Context;
+use record::{RunStatus, Store, StoreError};
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db.clone();
+    match cli.command {
+        Command::Bench(a) => bench(db, a),
+        Command::Server(a) => server(a),
+        Command::Runs => runs(db),
+        Command::Show(a) => show(db, a),
+        Command::Export(a) => export(db, a),
+    }
+}
+
+/// The database path: `--db`, `$TCPLAB_DB`, or the user's data directory.
+fn db_path(db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = db {
+        return Ok(p);
+    }
+    let base = dirs::data_dir().context("no data directory for the database; pass --db PATH")?;
+    Ok(base.join("tcplab").join("tcplab.db"))
+}
+
+fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
+    let path = db_path(db)?;
+    Store::open(&path).with_context(|| format!("opening database {}", path.display()))
+}
+
+/// Resolves RUN; an unknown or malformed run is bad input.
+fn resolve(store: &Store, spec: &str) -> anyhow::Result<i64> {
+    store.resolve_run(spec).map_err(|e| match e {
+        StoreError::BadRunSpec(_) | StoreError::NoSuchRun(_) | StoreError::NoRuns => usage(e),
+        other => other.into(),
+    })
+}
+
+/// Installs the Ctrl-C / SIGTERM handler: the first signal interrupts the run
+/// gracefully, a second one exits at once.
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    ctrlc::set_handler(move || {
+        if f.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ntcplab: interrupted; finishing the current trial's bookkeeping (Ctrl-C again to quit at once)");
+    })
+    .context("installing the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let plan = bench_plan(&a)?;
+    let needs_v6 = plan.points.iter().any(|p| p.ipv6);
+    let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
+    let mut session = Session::new(a.to.as_deref(), needs_v4, needs_v6)?;
+    let mut store = open_store(db)?;
+    let interrupt = interrupt_flag()?;
+    let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let end = execute(
+        &mut store,
+        &plan,
+        &mut session,
+        seed,
+        command,
+        &interrupt,
+        a.quiet || a.json,
+    )?;
+    let run = store.load_run(end.run_id)?;
+    let points = analysis::summarize_run(&run);
+    if a.json {
+        let doc = output::run_json(&run, &points, false);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
+        println!("{}", output::run_header(&run.meta));
+        println!("{}", output::table(plan.test, &points, &varying));
+        for l in output::failure_lines(&points, &varying) {
+            println!("{l}");
+        }
+        println!(
+            "mean ± 95% CI half-width (Student's t); stored as run {}",
+            end.run_id
+        );
+    }
+    Ok(match end.status {
+        RunStatus::Interrupted => ExitCode::from(130),
+        _ if end.failed > 0 => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
+    let ip: IpAddr = a.bind.parse().map_err(|_| {
+        usage(format!(
+            "invalid --bind {:?}: expected an IP address",
+            a.bind
+        ))
+    })?;
+    if a.max_clients == 0 {
+        return Err(usage("--max-clients must be at least 1"));
+    }
+    let limits = engine::Limits {
+        max_clients: a.max_clients,
+        ..engine::Limits::default()
+    };
+    let server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?;
+    eprintln!("tcplab server listening on {}", server.local_addr()?);
+    server.serve();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runs(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let store = open_store(db)?;
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "run",
+        "kind",
+        "started",
+        "status",
+        "place",
+        "points",
+        "trials ok",
+        "failed",
+    ]);
+    for r in store.list_runs()? {
+        t.add_row([
+            r.id.to_string(),
+            r.kind,
+            r.started_at,
+            r.status.as_str().to_string(),
+            r.place,
+            r.points.to_string(),
+            r.trials_ok.to_string(),
+            r.trials_failed.to_string(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(db)?;
+    let id = resolve(&store, &a.run)?;
+    let run = store.load_run(id)?;
+    let points = analysis::summarize_run(&run);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output::run_json(&run, &points, false))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let varying = output::varying_factors(&points);
+    let test = points
+        .first()
+        .map(|p| p.params.test)
+        .unwrap_or(record::TestKind::TcpStream);
+    println!("{}", output::run_header(&run.meta));
+    println!("{}", output::table(test, &points, &varying));
+    for l in output::failure_lines(&points, &varying) {
+        println!("{l}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(db)?;
+    let id = resolve(&store, &a.run)?;
+    let run = store.load_run(id)?;
+    let mut buf = Vec::new();
+    match a.format {
+        Format::Json => {
+            let points = analysis::summarize_run(&run);
+            serde_json::to_writer_pretty(&mut buf, &output::run_json(&run, &points, true))?;
+            buf.push(b'\n');
+        }
+        Format::Csv => record::export::trials_csv(&run, &mut buf)?,
+    }
+    match a.out {
+        Some(path) => {
+            std::fs::write(&path, &buf).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => std::io::stdout().write_all(&buf)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

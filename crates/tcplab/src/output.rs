@@ -1,0 +1,217 @@
+//! Presenting runs: the terminal table with mean ± 95% CI, and the JSON
+//! document of `--json`, `show --json` and `export --format json`.
+
+use analysis::{PointSummary, Summary};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use record::{RunMeta, StoredRun, TestKind, TrialParams};
+use serde_json::{json, Value};
+
+/// The JSON document of a run: `run_id`, run facts, and `points` with
+/// `params` and per-metric `{mean, sd, ci95, n}`.
+pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
+    let m = &run.meta;
+    let pts: Vec<Value> = points
+        .iter()
+        .map(|p| {
+            json!({
+                "index": p.index,
+                "params": p.params,
+                "trials_ok": p.trials_ok,
+                "trials_failed": p.trials_failed,
+                "failures": p.failures,
+                "metrics": p.metrics,
+            })
+        })
+        .collect();
+    let mut doc = json!({
+        "schema": 1,
+        "run_id": m.id,
+        "kind": m.kind,
+        "status": m.status,
+        "started_at": m.started_at,
+        "finished_at": m.finished_at,
+        "seed": m.seed,
+        "place": m.place,
+        "command": m.command,
+        "tool_version": m.tool_version,
+        "host": m.host,
+        "settings": m.settings,
+        "points": pts,
+    });
+    if with_trials {
+        doc["trials"] = serde_json::to_value(&run.trials).unwrap_or(Value::Null);
+    }
+    doc
+}
+
+/// A column of the results table: header, metric, scale and decimals.
+struct Col {
+    header: &'static str,
+    metric: &'static str,
+    scale: f64,
+    decimals: usize,
+}
+
+const fn col(header: &'static str, metric: &'static str, scale: f64, decimals: usize) -> Col {
+    Col {
+        header,
+        metric,
+        scale,
+        decimals,
+    }
+}
+
+fn columns(test: TestKind) -> Vec<Col> {
+    let cpu = [
+        col("snd µs/KB", "service_demand_sender_us_per_kb", 1.0, 3),
+        col("rcv µs/KB", "service_demand_receiver_us_per_kb", 1.0, 3),
+        col("MB/CPU-s", "bytes_per_cpu_s", 1e-6, 0),
+    ];
+    if test.is_transactional() {
+        return vec![
+            col("trans/s", "transactions_per_s", 1.0, 0),
+            col("p50 µs", "latency_p50_s", 1e6, 1),
+            col("p99 µs", "latency_p99_s", 1e6, 1),
+            col("client µs/trans", "cpu_sender_us_per_transaction", 1.0, 2),
+            col("server µs/trans", "cpu_receiver_us_per_transaction", 1.0, 2),
+        ];
+    }
+    let mut v = match test {
+        TestKind::TcpStream => vec![
+            col("Mbit/s", "throughput_bps", 1e-6, 1),
+            col("retrans", "retransmits", 1.0, 0),
+        ],
+        TestKind::UdpStream => vec![
+            col("Mbit/s", "throughput_bps", 1e-6, 1),
+            col("loss %", "loss_rate", 100.0, 3),
+            col("jitter µs", "jitter_s", 1e6, 1),
+        ],
+        _ => Vec::new(),
+    };
+    v.extend(cpu);
+    v
+}
+
+fn cell(s: Option<&Summary>, c: &Col) -> String {
+    match s {
+        None => "—".into(),
+        Some(s) => {
+            let mean = s.mean * c.scale;
+            if s.n >= 2 && s.ci95.is_finite() {
+                format!(
+                    "{mean:.*} ± {:.*}",
+                    c.decimals,
+                    c.decimals,
+                    s.ci95 * c.scale
+                )
+            } else {
+                format!("{mean:.*}", c.decimals)
+            }
+        }
+    }
+}
+
+/// A factor's value as text for the table.
+fn param_text(p: &TrialParams, name: &str) -> String {
+    match serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.get(name).cloned())
+    {
+        Some(Value::Null) | None => "—".into(),
+        Some(Value::String(s)) => s,
+        Some(Value::Object(o)) => o
+            .values()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(":"),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// The results table: one row per point, the varying factors first.
+pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> String {
+    let cols = columns(test);
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    let mut header: Vec<String> = varying.iter().cloned().collect();
+    header.push("n".into());
+    header.extend(cols.iter().map(|c| c.header.to_string()));
+    t.set_header(header);
+    for p in points {
+        let mut row: Vec<Cell> = varying
+            .iter()
+            .map(|k| Cell::new(param_text(&p.params, k)))
+            .collect();
+        let n = if p.trials_failed > 0 {
+            format!("{} ({} failed)", p.trials_ok, p.trials_failed)
+        } else {
+            p.trials_ok.to_string()
+        };
+        row.push(Cell::new(n));
+        for c in &cols {
+            let text = if p.trials_ok == 0 {
+                "failed".into()
+            } else {
+                cell(p.metrics.get(c.metric), c)
+            };
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    t.to_string()
+}
+
+/// Factors that vary across a stored run's points.
+pub fn varying_factors(points: &[PointSummary]) -> Vec<String> {
+    let vals: Vec<Value> = points
+        .iter()
+        .filter_map(|p| serde_json::to_value(&p.params).ok())
+        .collect();
+    let Some(first) = vals.first().and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    first
+        .keys()
+        .filter(|k| vals.iter().any(|v| v.get(*k) != first.get(*k)))
+        .cloned()
+        .collect()
+}
+
+/// A header of run facts above the table.
+pub fn run_header(m: &RunMeta) -> String {
+    format!(
+        "run {} · {} · {} · {} · seed {} · {}\nhost {} · {} · {} cores · kernel {} · cc {}",
+        m.id,
+        m.kind,
+        m.status.as_str(),
+        m.place,
+        m.seed,
+        m.started_at,
+        m.host.hostname,
+        m.host.cpu_model,
+        m.host.cores,
+        m.host.kernel.split_whitespace().next().unwrap_or(""),
+        m.host.congestion_control
+    )
+}
+
+/// Failure reasons per point, for the lines under the table.
+pub fn failure_lines(points: &[PointSummary], varying: &[String]) -> Vec<String> {
+    points
+        .iter()
+        .filter(|p| p.trials_failed > 0)
+        .map(|p| {
+            let label: Vec<String> = varying
+                .iter()
+                .map(|k| format!("{k}={}", param_text(&p.params, k)))
+                .collect();
+            format!(
+                "point {} {}: {} failed: {}",
+                p.index,
+                label.join(" "),
+                p.trials_failed,
+                p.failures.join("; ")
+            )
+        })
+        .collect()
+}

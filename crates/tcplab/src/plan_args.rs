@@ -1,0 +1,140 @@
+//! From `bench` flags to a validated plan: factor lists, sweep points, stop rule.
+
+use crate::cli::{BenchArgs, TestArg};
+use crate::usage::usage;
+use plan::parse;
+use plan::{Factors, Precision, StopRule};
+use record::{TestKind, TrialParams};
+use serde_json::json;
+
+/// A bench request turned into points and rules, before anything runs.
+#[derive(Debug)]
+pub struct BenchPlan {
+    /// The test.
+    pub test: TestKind,
+    /// Sweep points in cartesian order.
+    pub points: Vec<TrialParams>,
+    /// Factors that vary across points (table columns).
+    pub varying: Vec<&'static str>,
+    /// Repetitions and precision.
+    pub rule: StopRule,
+    /// The settings as given, for the record.
+    pub settings: serde_json::Value,
+}
+
+/// The test named on the command line.
+pub fn test_kind(t: TestArg) -> TestKind {
+    match t {
+        TestArg::TcpStream => TestKind::TcpStream,
+        TestArg::UdpStream => TestKind::UdpStream,
+        TestArg::TcpRr => TestKind::TcpRr,
+        TestArg::TcpCrr => TestKind::TcpCrr,
+        TestArg::Http => TestKind::Http,
+    }
+}
+
+fn opt<T>(
+    flag: &str,
+    v: &Option<String>,
+    item: impl Fn(&str, &str) -> Result<T, parse::PlanError>,
+) -> anyhow::Result<Vec<T>> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(s) => parse::list(flag, s, item).map_err(usage),
+    }
+}
+
+fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
+    let count = |lo, hi| move |f: &str, s: &str| parse::count(f, s, lo, hi);
+    let ns_per_kb = |f: &str, s: &str| parse::duration(f, s).map(|d| d.as_nanos() as u64);
+    Ok(Factors {
+        bytes: opt("--bytes", &a.bytes, parse::positive_size)?,
+        duration_s: opt("--duration", &a.duration, |f, s| {
+            parse::duration(f, s).map(|d| d.as_secs_f64())
+        })?,
+        write_size: opt("--write-size", &a.write_size, parse::positive_size)?,
+        read_size: opt("--read-size", &a.read_size, parse::positive_size)?,
+        sndbuf: opt("--sndbuf", &a.sndbuf, parse::positive_size)?,
+        rcvbuf: opt("--rcvbuf", &a.rcvbuf, parse::positive_size)?,
+        nodelay: opt("--nodelay", &a.nodelay, parse::boolean)?,
+        cork: opt("--cork", &a.cork, parse::boolean)?,
+        mss: opt("--mss", &a.mss, count(88, 65_495))?,
+        cc: opt("--cc", &a.cc, parse::cc_name)?,
+        parallel: opt("--parallel", &a.parallel, count(1, 128))?,
+        reverse: opt("--reverse", &a.reverse, parse::boolean)?,
+        ipv6: opt("--ipv6", &a.ipv6, parse::boolean)?,
+        api: opt("--api", &a.api, parse::api)?,
+        send_rate_bps: opt("--send-rate", &a.send_rate, parse::rate)?,
+        recv_work_ns_per_kb: opt("--recv-work", &a.recv_work, ns_per_kb)?,
+        load: opt("--load", &a.load, parse::load)?,
+    })
+}
+
+/// Parses and validates every flag; any problem is a usage error.
+pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
+    let test = test_kind(a.test);
+    let f = factors(a)?;
+    let points = f.expand(test).map_err(usage)?;
+    const MAX_POINTS: usize = 10_000;
+    if points.len() > MAX_POINTS {
+        return Err(usage(format!(
+            "the sweep has {} points; at most {MAX_POINTS} are allowed",
+            points.len()
+        )));
+    }
+    let limits = engine::Limits::default();
+    for p in &points {
+        engine::validate(p, &limits).map_err(usage)?;
+    }
+    if a.repeat == 0 || a.repeat > 1000 {
+        return Err(usage(format!(
+            "--repeat must be 1..=1000, got {}",
+            a.repeat
+        )));
+    }
+    let precision = match &a.precision {
+        None => None,
+        Some(s) => {
+            let (confidence, rel_half_width) = parse::precision("--precision", s).map_err(usage)?;
+            Some(Precision {
+                confidence,
+                rel_half_width,
+            })
+        }
+    };
+    if precision.is_some() && (a.max_repeat < 2 || a.max_repeat > 1000) {
+        return Err(usage(format!(
+            "--max-repeat must be 2..=1000, got {}",
+            a.max_repeat
+        )));
+    }
+    if precision.is_some() && a.max_repeat < a.repeat {
+        return Err(usage("--max-repeat must not be below --repeat"));
+    }
+    let rule = StopRule {
+        repeat: a.repeat,
+        precision,
+        max_repeat: a.max_repeat,
+    };
+    let settings = json!({
+        "test": test.name(),
+        "repeat": a.repeat,
+        "precision": precision,
+        "max_repeat": a.max_repeat,
+        "to": a.to,
+        "factors": {
+            "bytes": a.bytes, "duration": a.duration, "write_size": a.write_size,
+            "read_size": a.read_size, "sndbuf": a.sndbuf, "rcvbuf": a.rcvbuf,
+            "nodelay": a.nodelay, "cork": a.cork, "mss": a.mss, "cc": a.cc,
+            "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
+            "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,
+        },
+    });
+    Ok(BenchPlan {
+        test,
+        points,
+        varying: f.varying(),
+        rule,
+        settings,
+    })
+}

@@ -1,0 +1,206 @@
+//! Executes a plan: stores the run and its points, runs trials round by
+//! round in randomized order until the stop rule is met, stores each trial
+//! as it completes, and marks the run completed or interrupted.
+
+use crate::plan_args::BenchPlan;
+use crate::session::Session;
+use engine::EngineError;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use plan::Scheduler;
+use record::{
+    HostFacts, PointRecord, RunMeta, RunStatus, Store, TrialOutcome, TrialRecord, TrialStatus,
+};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunEnd {
+    /// The stored run's id.
+    pub run_id: i64,
+    /// Completed or interrupted.
+    pub status: RunStatus,
+    /// Trials that failed.
+    pub failed: u32,
+}
+
+/// The current time, RFC 3339 UTC.
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// A short label of a point's varying factors, for progress.
+fn label(p: &record::TrialParams, varying: &[&str]) -> String {
+    let v = serde_json::to_value(p).unwrap_or_default();
+    varying
+        .iter()
+        .map(|k| {
+            format!(
+                "{k}={}",
+                v.get(*k).map(|x| x.to_string()).unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn progress(total: u64, quiet: bool) -> ProgressBar {
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let pb = ProgressBar::with_draw_target(Some(total), target);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials  {msg}",
+        )
+        .expect("valid template"),
+    );
+    pb
+}
+
+/// Runs `plan` in `session`, storing everything in `store`.
+pub fn execute(
+    store: &mut Store,
+    plan: &BenchPlan,
+    session: &mut Session,
+    seed: u64,
+    command: String,
+    interrupt: &Arc<AtomicBool>,
+    quiet: bool,
+) -> anyhow::Result<RunEnd> {
+    let meta = RunMeta {
+        id: 0,
+        kind: plan.test.name().to_string(),
+        command,
+        seed,
+        place: session.place().to_string(),
+        started_at: now(),
+        finished_at: None,
+        status: RunStatus::Running,
+        host: HostFacts::collect(),
+        settings: plan.settings.clone(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let run_id = store.create_run(&meta)?;
+    let mut point_ids = Vec::with_capacity(plan.points.len());
+    for (i, p) in plan.points.iter().enumerate() {
+        let rec = PointRecord {
+            id: 0,
+            index: i as u32,
+            params: p.clone(),
+        };
+        point_ids.push(store.add_point(run_id, &rec)?);
+    }
+    let n = plan.points.len();
+    let metric = plan.test.primary_metric();
+    let mut attempts = vec![0u32; n];
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut sched = Scheduler::new(seed);
+    let pb = progress((n as u64) * u64::from(plan.rule.repeat), quiet);
+    let mut seq = 0u32;
+    let mut failed = 0u32;
+    let mut status = RunStatus::Completed;
+    'rounds: loop {
+        let pending: Vec<usize> = (0..n)
+            .filter(|&i| {
+                plan.rule
+                    .needs_more(&values[i], attempts[i], |v: &[f64], c: f64, r: f64| {
+                        analysis::precision_reached(v, c, r, 2)
+                    })
+            })
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        if pb.position() + pending.len() as u64 > pb.length().unwrap_or(0) {
+            pb.set_length(pb.position() + pending.len() as u64);
+        }
+        for i in sched.order(pending) {
+            if interrupt.load(Ordering::Relaxed) {
+                status = RunStatus::Interrupted;
+                break 'rounds;
+            }
+            pb.set_message(label(&plan.points[i], &plan.varying));
+            let started_at = now();
+            let result = session.run(&plan.points[i], interrupt);
+            if matches!(result, Err(EngineError::Interrupted)) || interrupt.load(Ordering::Relaxed)
+            {
+                store_trial(
+                    store,
+                    run_id,
+                    point_ids[i],
+                    seq,
+                    attempts[i],
+                    started_at,
+                    Err("interrupted by the user".into()),
+                )?;
+                failed += 1;
+                status = RunStatus::Interrupted;
+                break 'rounds;
+            }
+            let stored = result.map_err(|e| e.to_string());
+            if let Ok(o) = &stored {
+                if let Some(v) = o.metrics.get(metric) {
+                    values[i].push(*v);
+                }
+            } else {
+                failed += 1;
+                if let Err(e) = &stored {
+                    pb.println(format!(
+                        "trial failed ({}): {e}",
+                        label(&plan.points[i], &plan.varying)
+                    ));
+                }
+            }
+            store_trial(
+                store,
+                run_id,
+                point_ids[i],
+                seq,
+                attempts[i],
+                started_at,
+                stored,
+            )?;
+            attempts[i] += 1;
+            seq += 1;
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    store.finish_run(run_id, status, &now())?;
+    Ok(RunEnd {
+        run_id,
+        status,
+        failed,
+    })
+}
+
+fn store_trial(
+    store: &mut Store,
+    run_id: i64,
+    point_id: i64,
+    seq: u32,
+    repetition: u32,
+    started_at: String,
+    result: Result<TrialOutcome, String>,
+) -> anyhow::Result<()> {
+    let (status, error, outcome) = match result {
+        Ok(o) => (TrialStatus::Ok, None, o),
+        Err(e) => (TrialStatus::Failed, Some(e), TrialOutcome::default()),
+    };
+    let t = TrialRecord {
+        id: 0,
+        point_id,
+        seq,
+        repetition,
+        started_at,
+        status,
+        error,
+        outcome,
+    };
+    store.add_trial(run_id, &t)?;
+    Ok(())
+}
