@@ -92,3 +92,25 @@ fn transactions_complete() {
         assert!(o.metrics["latency_p99_s"] >= o.metrics["latency_p50_s"]);
     }
 }
+
+#[test]
+fn udp_loss_matches_the_kernel_socket_drop_counter() {
+    let mut c = client();
+    // A tiny receive buffer and an unpaced sender force drops at the socket.
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.duration_s = None;
+    p.bytes = Some(20 << 20);
+    p.write_size = 1400;
+    p.rcvbuf = Some(4096);
+    let o = run(&mut c, &p);
+    let m = &o.metrics;
+    let lost = m["datagrams_lost"];
+    assert!(lost > 100.0, "expected forced loss, got {lost}");
+    assert_eq!(m["datagrams_sent"], m["datagrams_received"] + lost);
+    // On loopback every lost datagram is a receive-buffer drop on our socket
+    // (or, rarely, at the per-CPU input backlog).
+    assert_eq!(lost, m["socket_drops"] + m["kernel_backlog_drops"], "{m:?}");
+    // The namespace-wide counter saw at least our drops.
+    assert!(m["kernel_rcvbuf_errors"] >= m["socket_drops"]);
+    assert!((m["loss_rate"] - lost / m["datagrams_sent"]).abs() < 1e-12);
+}

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 /// Bytes of the datagram header; the smallest datagram tcplab sends.
 pub const HEADER: usize = 8;
 const FIN: u32 = u32::MAX;
+/// FIN datagrams a sender ends with (several, since any may be dropped).
+const FINS: u64 = 3;
 const HELLO: u32 = u32::MAX - 1;
 /// Largest sequence number of a data datagram.
 const MAX_SEQ: u32 = u32::MAX - 2;
@@ -108,7 +110,7 @@ pub fn send(
     }
     r.ended = Instant::now();
     c.sent = u64::from(seq);
-    for _ in 0..3 {
+    for _ in 0..FINS {
         send_raw(fd, &header(FIN, c.sent as u32), &[]);
     }
     r.udp = Some(c);
@@ -171,6 +173,7 @@ pub fn receive(
     let mut work = p.recv_work_ns_per_kb.map(RecvWork::new);
     let mut t = SeqTracker::default();
     let mut last_rx = Instant::now();
+    let mut fins = 0u64;
     if hello {
         send_raw(fd, &header(HELLO, 0), &[]);
     }
@@ -182,6 +185,9 @@ pub fn receive(
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
+                    if fins > 0 {
+                        break; // the other FINs were dropped
+                    }
                     if hello
                         && t.counters.received == 0
                         && last_rx.elapsed() < Duration::from_secs(5)
@@ -201,8 +207,8 @@ pub fn receive(
             }
         }
         let n = n as usize;
-        if n == 0 && finish.is_raised() {
-            break; // shut down by the canceller or the end of the trial
+        if n == 0 {
+            break; // tcplab never sends empty datagrams: the socket was shut down
         }
         if n < HEADER {
             r.integrity_errors += 1;
@@ -211,7 +217,13 @@ pub fn receive(
         let seq = u32::from_le_bytes(buf[..4].try_into().expect("4"));
         let send_us = u32::from_le_bytes(buf[4..8].try_into().expect("4"));
         if seq == FIN {
-            break;
+            // Wait for the remaining FINs (or their loss) so the kernel's
+            // drop counter covers the whole flow when it is read.
+            fins += 1;
+            if fins == FINS {
+                break;
+            }
+            continue;
         }
         if seq == HELLO {
             continue;
@@ -230,7 +242,9 @@ pub fn receive(
         }
     }
     r.ended = Instant::now();
-    t.counters.socket_drops = socket_drops(sock).unwrap_or(0);
+    // Drops of data datagrams only: FINs that never arrived were dropped too.
+    let fin_drops = if fins > 0 { FINS - fins } else { 0 };
+    t.counters.socket_drops = socket_drops(sock).unwrap_or(0).saturating_sub(fin_drops);
     r.udp = Some(t.counters);
     r.cpu = CpuTime::thread_now().since(cpu0);
     r
