@@ -47,7 +47,9 @@ pub fn validate(p: &TrialParams, l: &Limits) -> Result<(), String> {
         (Some(b), _) if b > l.max_bytes => {
             return Err(format!("--bytes {b} exceeds the limit of {}", l.max_bytes))
         }
-        (_, Some(d)) if !(d > 0.0) => return Err(format!("--duration must be positive, got {d}s")),
+        (_, Some(d)) if d.is_nan() || d <= 0.0 => {
+            return Err(format!("--duration must be positive, got {d}s"))
+        }
         (_, Some(d)) if d > l.max_duration_s => {
             return Err(format!(
                 "--duration {d}s exceeds the limit of {}s",

@@ -235,7 +235,9 @@ impl SideReport {
         if let (Some(f), Some(l)) = (first, last) {
             r.delay_s = Some(l.duration_since(f).as_secs_f64());
         }
-        r.latency = hist.filter(|h| h.len() > 0).map(|h| LatencySummary::of(&h));
+        r.latency = hist
+            .filter(|h| !h.is_empty())
+            .map(|h| LatencySummary::of(&h));
         r
     }
 

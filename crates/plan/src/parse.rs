@@ -110,7 +110,7 @@ pub fn rate(flag: &str, s: &str) -> Result<u64, PlanError> {
         }
     };
     let bps = value * mult;
-    if !(bps >= 1.0 && bps < 1e15) {
+    if !(1.0..1e15).contains(&bps) {
         return Err(invalid(
             flag,
             s,

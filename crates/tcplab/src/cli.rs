@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure: run a test, or a sweep over comma-separated factor levels.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Serve tests to `tcplab bench --to` clients.
     Server(ServerArgs),
     /// List stored runs, newest first.

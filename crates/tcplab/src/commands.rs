@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db.clone();
     match cli.command {
-        Command::Bench(a) => bench(db, a),
+        Command::Bench(a) => bench(db, *a),
         Command::Server(a) => server(a),
         Command::Runs => runs(db),
         Command::Show(a) => show(db, a),

@@ -133,7 +133,7 @@ pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> Str
     let cols = columns(test);
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    let mut header: Vec<String> = varying.iter().cloned().collect();
+    let mut header: Vec<String> = varying.to_vec();
     header.push("n".into());
     header.extend(cols.iter().map(|c| c.header.to_string()));
     t.set_header(header);
