@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -84,15 +85,15 @@ def cpu_sample():
     user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
     # guest/guest_nice are already included in user/nice: not added again.
     busy = user + nice + system + irq + softirq + steal
-    return {"busy": busy, "steal": steal, "total": busy + idle + iowait,
-            "t": time.monotonic()}
+    return {"busy": busy, "steal": steal, "irq": irq + softirq,
+            "total": busy + idle + iowait, "t": time.monotonic()}
 
 
 def cpu_delta(a, b):
     busy = (b["busy"] - a["busy"]) / USER_HZ
     total = (b["total"] - a["total"]) / USER_HZ
     return {"busy_cpu_s": busy, "steal_cpu_s": (b["steal"] - a["steal"]) / USER_HZ,
-            "all_cpu_s": total, "busy_frac": busy / total if total > 0 else 0.0}
+            "irq_cpu_s": (b["irq"] - a["irq"]) / USER_HZ, "all_cpu_s": total, "busy_frac": busy / total if total > 0 else 0.0}
 
 
 def busy_fraction(seconds):
@@ -144,6 +145,15 @@ class Server:
                 return
             time.sleep(0.02)
         raise RuntimeError(f"server did not listen on port {self.port} within 10 s: {self.tail()}")
+
+    def cpu_s(self):
+        """utime+stime of the server process (all its threads), in seconds."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+            return (int(rest[11]) + int(rest[12])) / USER_HZ
+        except (OSError, IndexError, AttributeError):
+            return None
 
     def tail(self, n=400):
         try:

@@ -2,6 +2,7 @@
 //! matrices beside one endpoint for the length of a trial. Their CPU time is
 //! not counted as the transfer's, since tcplab measures per thread.
 
+use crate::cpu::CpuTime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,7 +13,7 @@ const N: usize = 64;
 #[derive(Debug)]
 pub struct LoadWorkers {
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<u64>>,
+    threads: Vec<JoinHandle<f64>>,
 }
 
 impl LoadWorkers {
@@ -31,12 +32,12 @@ impl LoadWorkers {
         LoadWorkers { stop, threads }
     }
 
-    /// Stops the workers and returns how many multiplications they completed.
-    pub fn stop(mut self) -> u64 {
+    /// Stops the workers and returns the CPU seconds they got.
+    pub fn stop(mut self) -> f64 {
         self.halt()
     }
 
-    fn halt(&mut self) -> u64 {
+    fn halt(&mut self) -> f64 {
         self.stop.store(true, Ordering::Relaxed);
         self.threads.drain(..).filter_map(|t| t.join().ok()).sum()
     }
@@ -48,7 +49,9 @@ impl Drop for LoadWorkers {
     }
 }
 
-fn multiply_until(stop: &AtomicBool) -> u64 {
+/// Multiplies matrices until stopped; returns the thread's CPU seconds.
+fn multiply_until(stop: &AtomicBool) -> f64 {
+    let cpu0 = CpuTime::thread_now();
     let a: Vec<f64> = (0..N * N).map(|i| (i % 7) as f64 + 0.5).collect();
     let b: Vec<f64> = (0..N * N).map(|i| (i % 5) as f64 - 1.5).collect();
     let mut c = vec![0.0f64; N * N];
@@ -65,7 +68,8 @@ fn multiply_until(stop: &AtomicBool) -> u64 {
         std::hint::black_box(&mut c);
         rounds += 1;
     }
-    rounds
+    std::hint::black_box(rounds);
+    CpuTime::thread_now().since(cpu0).total_s()
 }
 
 #[cfg(test)]
@@ -76,6 +80,6 @@ mod tests {
     fn workers_run_and_stop() {
         let w = LoadWorkers::start(2);
         std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(w.stop() > 0);
+        assert!(w.stop() > 0.05);
     }
 }

@@ -56,6 +56,9 @@ pub fn combine(
             rcv.cpu_s() * 1e6 / kb,
         );
     }
+    if let Some(l) = snd.load_cpu_s.or(rcv.load_cpu_s) {
+        m.insert("load_cpu_s".into(), l);
+    }
     let details = serde_json::json!({ "client": client, "server": server });
     Ok(TrialOutcome {
         metrics: m,

@@ -176,6 +176,8 @@ pub struct SideReport {
     pub latency: Option<LatencySummary>,
     /// Zero-copy completions.
     pub zerocopy: Option<ZeroCopyStats>,
+    /// CPU seconds the load workers beside this side got (`--load`).
+    pub load_cpu_s: Option<f64>,
     /// Errors of individual connections.
     pub errors: Vec<String>,
 }

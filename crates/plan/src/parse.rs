@@ -85,6 +85,17 @@ pub fn duration(flag: &str, s: &str) -> Result<Duration, PlanError> {
     }
 }
 
+/// A duration that may be zero (`0`, `0us`), for per-KB work where zero means none.
+pub fn duration_or_zero(flag: &str, s: &str) -> Result<Duration, PlanError> {
+    if s.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse::<f64>()
+        == Ok(0.0)
+    {
+        return Ok(Duration::ZERO);
+    }
+    duration(flag, s)
+}
+
 /// A rate in bits per second: `10mbit`, `1.5gbit`, `100kbit`, `10M`, `1G`,
 /// `500mbps` (decimal prefixes, as for links).
 pub fn rate(flag: &str, s: &str) -> Result<u64, PlanError> {

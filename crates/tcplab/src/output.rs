@@ -113,6 +113,9 @@ fn cell(s: Option<&Summary>, c: &Col) -> String {
 
 /// A factor's value as text for the table.
 fn param_text(p: &TrialParams, name: &str) -> String {
+    if name == "load" {
+        return p.load.map_or("none".into(), |l| l.to_string());
+    }
     match serde_json::to_value(p)
         .ok()
         .and_then(|v| v.get(name).cloned())

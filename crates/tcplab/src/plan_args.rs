@@ -46,7 +46,7 @@ fn opt<T>(
 
 fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
     let count = |lo, hi| move |f: &str, s: &str| parse::count(f, s, lo, hi);
-    let ns_per_kb = |f: &str, s: &str| parse::duration(f, s).map(|d| d.as_nanos() as u64);
+    let ns_per_kb = |f: &str, s: &str| parse::duration_or_zero(f, s).map(|d| d.as_nanos() as u64);
     Ok(Factors {
         bytes: opt("--bytes", &a.bytes, parse::positive_size)?,
         duration_s: opt("--duration", &a.duration, |f, s| {
@@ -81,6 +81,9 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
             "the sweep has {} points; at most {MAX_POINTS} are allowed",
             points.len()
         )));
+    }
+    if a.to.is_none() {
+        check_cc_available(&f.cc)?;
     }
     let limits = engine::Limits::default();
     for p in &points {
@@ -137,4 +140,47 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
         rule,
         settings,
     })
+}
+
+/// With the embedded server both ends are this host: a congestion control
+/// the kernel does not offer is bad input, not a failed trial.
+fn check_cc_available(levels: &[String]) -> anyhow::Result<()> {
+    if levels.is_empty() {
+        return Ok(());
+    }
+    let path = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let available: Vec<&str> = text.split_whitespace().collect();
+    for cc in levels {
+        // Root may load a module on demand; try the ones that are not loaded yet.
+        if !available.contains(&cc.as_str()) && !module_loads(cc) {
+            return Err(usage(format!(
+                "--cc {cc} is not available on this host (available: {})",
+                available.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True if setting TCP_CONGESTION to `cc` on a fresh socket works (the kernel
+/// autoloads tcp_<cc> for privileged users).
+fn module_loads(cc: &str) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(sock) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        return false;
+    };
+    // SAFETY: passes a valid buffer and its length for TCP_CONGESTION.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr().cast(),
+            cc.len() as libc::socklen_t,
+        )
+    };
+    rc == 0
 }

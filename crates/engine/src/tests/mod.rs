@@ -98,10 +98,9 @@ impl RunningRole {
             .handle
             .join()
             .unwrap_or_else(|_| vec![ConnResult::failed("endpoint thread panicked".into())]);
-        if let Some(l) = self.load {
-            l.stop();
-        }
+        let load_cpu_s = self.load.map(LoadWorkers::stop);
         let mut r = SideReport::from_conns(conns);
+        r.load_cpu_s = load_cpu_s;
         if let Some(k0) = self.kernel_udp {
             r.kernel_udp = Some(udp::KernelUdpSnapshot::take(self.ipv6).since(k0));
         }
