@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long a server may take to answer a setup.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A greeted control connection.
 pub struct Client {
     ctrl: TcpStream,
@@ -100,7 +103,15 @@ impl Client {
             .map_err(|e| EngineError::io("reading server address", e))?
             .ip();
         self.send(&Message::Setup { params: p.clone() })?;
-        let ports = match self.receive()? {
+        // The server answers a setup at once; a silent one is broken.
+        self.ctrl
+            .set_read_timeout(Some(SETUP_TIMEOUT))
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        let ready = self.receive();
+        self.ctrl
+            .set_read_timeout(None)
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        let ports = match ready? {
             Message::Ready { ports } => ports,
             Message::Error { message } => return Err(EngineError::Rejected(message)),
             other => {

@@ -51,7 +51,11 @@ impl Server {
     /// Serves forever, one thread per client.
     pub fn serve(self) {
         for conn in self.listener.incoming() {
-            let Ok(stream) = conn else { continue };
+            let Ok(stream) = conn else {
+                // E.g. out of descriptors: back off instead of spinning.
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            };
             let n = self.clients.fetch_add(1, Ordering::SeqCst);
             let guard = ClientSlot(self.clients.clone());
             if n >= self.limits.max_clients {
