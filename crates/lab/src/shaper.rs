@@ -1,0 +1,130 @@
+//! Imposing a link with the kernel's qdiscs: tbf or htb for rate, netem for
+//! delay, jitter, loss and reordering (where the kernel has it).
+
+use crate::cmd;
+use crate::error::LabError;
+use crate::link::{LinkSpec, Mechanism};
+
+/// True if this kernel offers the netem qdisc (tried on a dummy device in a
+/// scratch namespace, so nothing of the host is touched).
+pub fn netem_available() -> bool {
+    static CACHE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CACHE.get_or_init(|| {
+        let ns = format!("tcplab-probe{:06x}", rand::random::<u32>() & 0xff_ffff);
+        if cmd::ip(None, &["netns", "add", &ns]).is_err() {
+            return false;
+        }
+        let ok = cmd::ip(Some(&ns), &["link", "add", "tcplab-p", "type", "dummy"]).is_ok()
+            && cmd::tc(
+                &ns,
+                &[
+                    "qdisc", "add", "dev", "tcplab-p", "root", "netem", "delay", "1ms",
+                ],
+            )
+            .is_ok();
+        let _ = cmd::ip(None, &["netns", "del", &ns]);
+        ok
+    })
+}
+
+/// Bytes a token bucket may send at once: at least two frames, or 1 ms at the rate.
+fn burst_bytes(spec: &LinkSpec, rate: u64) -> u64 {
+    (2 * u64::from(spec.mtu) + 64).max(rate / 8 / 1000)
+}
+
+/// Applies `spec` with `mech` as the root qdisc on `dev`'s egress in `ns`.
+pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<(), LabError> {
+    let limit_bytes = (u64::from(spec.queue_frames) * u64::from(spec.mtu + 14)).to_string();
+    match mech {
+        Mechanism::Tbf => {
+            let rate = spec
+                .rate_bps
+                .ok_or_else(|| LabError::Spec("tbf needs a rate".into()))?;
+            let burst = burst_bytes(spec, rate).to_string();
+            cmd::tc(
+                ns,
+                &[
+                    "qdisc",
+                    "add",
+                    "dev",
+                    dev,
+                    "root",
+                    "handle",
+                    "1:",
+                    "tbf",
+                    "rate",
+                    &format!("{rate}bit"),
+                    "burst",
+                    &burst,
+                    "limit",
+                    &limit_bytes,
+                ],
+            )?;
+        }
+        Mechanism::Htb => {
+            let rate = spec
+                .rate_bps
+                .ok_or_else(|| LabError::Spec("htb needs a rate".into()))?;
+            let r = format!("{rate}bit");
+            let burst = burst_bytes(spec, rate).to_string();
+            cmd::tc(
+                ns,
+                &[
+                    "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                ],
+            )?;
+            cmd::tc(
+                ns,
+                &[
+                    "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate",
+                    &r, "ceil", &r, "burst", &burst, "cburst", &burst,
+                ],
+            )?;
+            cmd::tc(
+                ns,
+                &[
+                    "qdisc",
+                    "add",
+                    "dev",
+                    dev,
+                    "parent",
+                    "1:1",
+                    "handle",
+                    "10:",
+                    "pfifo",
+                    "limit",
+                    &spec.queue_frames.to_string(),
+                ],
+            )?;
+        }
+        Mechanism::Netem => {
+            let mut args: Vec<String> = [
+                "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem", "limit",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            args.push(spec.queue_frames.to_string());
+            args.extend([
+                "delay".into(),
+                format!("{}us", (spec.delay_s * 1e6).round()),
+            ]);
+            if spec.jitter_s > 0.0 {
+                args.push(format!("{}us", (spec.jitter_s * 1e6).round()));
+            }
+            if spec.loss > 0.0 {
+                args.extend(["loss".into(), format!("{}%", spec.loss * 100.0)]);
+            }
+            if spec.reorder > 0.0 {
+                args.extend(["reorder".into(), format!("{}%", spec.reorder * 100.0)]);
+            }
+            if let Some(rate) = spec.rate_bps {
+                args.extend(["rate".into(), format!("{rate}bit")]);
+            }
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            cmd::tc(ns, &refs)?;
+        }
+        Mechanism::Emulator | Mechanism::None | Mechanism::Auto => {}
+    }
+    Ok(())
+}

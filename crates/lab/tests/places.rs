@@ -1,0 +1,93 @@
+//! Real namespaces, veth pairs, bridges, qdiscs and the emulator: each place
+//! connects its two hosts, and nothing is left once it is dropped.
+
+use lab::{Place, PlaceSpec};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+fn leftovers(tag_names: &[String]) -> Vec<String> {
+    let existing = lab::netns::list("tcplab-");
+    tag_names
+        .iter()
+        .filter(|n| existing.contains(n))
+        .cloned()
+        .collect()
+}
+
+/// Echo server in the server namespace; returns the median round trip.
+fn round_trip(place: &Place, v6: bool) -> Duration {
+    let ip = place.server_ip(v6);
+    let listener = place
+        .in_server(move || TcpListener::bind(SocketAddr::new(ip, 0)))
+        .unwrap()
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut b = [0u8; 1];
+        while s.read_exact(&mut b).is_ok() {
+            s.write_all(&b).unwrap();
+        }
+    });
+    let mut c = place
+        .in_client(move || TcpStream::connect_timeout(&addr, Duration::from_secs(5)))
+        .unwrap()
+        .unwrap();
+    c.set_nodelay(true).unwrap();
+    let mut rtts = Vec::new();
+    let mut b = [7u8; 1];
+    for _ in 0..21 {
+        let t = Instant::now();
+        c.write_all(&b).unwrap();
+        c.read_exact(&mut b).unwrap();
+        rtts.push(t.elapsed());
+    }
+    drop(c);
+    server.join().unwrap();
+    rtts.sort();
+    rtts[10]
+}
+
+#[test]
+fn every_topology_connects_and_cleans_up() {
+    for (topo, link) in [
+        (Some("loopback"), None),
+        (Some("veth"), None),
+        (Some("veth"), Some("rate=100mbit")),
+        (Some("router"), None),
+        (Some("ether10"), None),
+        (Some("router"), Some("rate=100mbit,via=htb")),
+        (Some("router"), Some("delay=1ms,via=emulator")),
+    ] {
+        let spec = PlaceSpec::parse(topo, link).unwrap();
+        let place = Place::build(&spec).unwrap_or_else(|e| panic!("{topo:?} {link:?}: {e}"));
+        let names = place.info().namespaces.clone();
+        let rtt = round_trip(&place, false);
+        let rtt6 = round_trip(&place, true);
+        if link == Some("delay=1ms,via=emulator") {
+            assert!(
+                rtt >= Duration::from_micros(1900) && rtt < Duration::from_micros(3000),
+                "{rtt:?}"
+            );
+        }
+        assert!(rtt6 < Duration::from_millis(50));
+        drop(place);
+        assert!(
+            leftovers(&names).is_empty(),
+            "{topo:?}: left {:?}",
+            leftovers(&names)
+        );
+    }
+}
+
+#[test]
+fn bad_specs_are_refused() {
+    assert!(PlaceSpec::parse(Some("moon"), None).is_err());
+    assert!(PlaceSpec::parse(Some("loopback"), Some("rate=1mbit")).is_err());
+    let veth_delay = PlaceSpec::parse(Some("veth"), Some("delay=5ms")).unwrap();
+    if !lab::shaper::netem_available() {
+        let e = Place::build(&veth_delay).err().unwrap().to_string();
+        assert!(e.contains("router"), "{e}");
+    }
+}
