@@ -6,7 +6,7 @@ use crate::error::EngineError;
 use crate::metrics::combine;
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
-use crate::tests::start_client;
+use crate::tests::{start_client, PlaceHook};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
 use record::{TrialOutcome, TrialParams};
 use std::net::{SocketAddr, TcpStream};
@@ -23,6 +23,7 @@ pub struct Client {
     ctrl: TcpStream,
     server: String,
     broken: bool,
+    hook: Option<PlaceHook>,
 }
 
 fn frame_err(e: FrameError) -> EngineError {
@@ -59,7 +60,13 @@ impl Client {
             ctrl,
             server,
             broken: false,
+            hook: None,
         })
+    }
+
+    /// Places each trial's client-side threads with `hook`.
+    pub fn set_hook(&mut self, hook: PlaceHook) {
+        self.hook = Some(hook);
     }
 
     /// The server's self-description from its welcome.
@@ -125,7 +132,7 @@ impl Client {
             .duration_s
             .map(|d| Duration::from_secs_f64(d * 3.0 + 30.0));
         let dog = Watchdog::arm(cancel.clone(), deadline, Some(interrupt.clone()));
-        let role = start_client(p, ip, &ports, &cancel)?;
+        let role = start_client(p, ip, &ports, &cancel, self.hook.clone())?;
         let (client, server) = if role.is_active() {
             let client = role.join();
             self.send(&Message::ClientDone)?;

@@ -28,4 +28,5 @@ pub mod watch;
 pub use client::Client;
 pub use error::EngineError;
 pub use limits::{validate, Limits};
-pub use server::{Server, DEFAULT_PORT};
+pub use server::{Server, ServerHandle, DEFAULT_PORT};
+pub use tests::PlaceHook;

@@ -5,12 +5,13 @@ use crate::cancel::Canceller;
 use crate::error::EngineError;
 use crate::limits::{validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
-use crate::tests::start_server;
+use crate::tests::{start_server, PlaceHook};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
 use record::TrialParams;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +27,31 @@ pub struct Server {
     limits: Arc<Limits>,
     clients: Arc<AtomicUsize>,
     name: String,
+    hook: Option<PlaceHook>,
+    stopping: Arc<AtomicBool>,
+}
+
+/// A server serving on a background thread; stops accepting when dropped.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    listener: TcpListener,
+    stopping: Arc<AtomicBool>,
+}
+
+impl ServerHandle {
+    /// The control address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        // Wakes the accept loop, which then sees the flag and returns.
+        // SAFETY: the listener is open; shutdown only changes its state.
+        unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+    }
 }
 
 impl Server {
@@ -38,7 +64,15 @@ impl Server {
             limits: Arc::new(limits),
             clients: Arc::new(AtomicUsize::new(0)),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
+            hook: None,
+            stopping: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Places each trial's server-side threads with `hook` (embedded servers only).
+    pub fn with_hook(mut self, hook: PlaceHook) -> Server {
+        self.hook = Some(hook);
+        self
     }
 
     /// The bound address (useful with port 0).
@@ -51,6 +85,9 @@ impl Server {
     /// Serves forever, one thread per client.
     pub fn serve(self) {
         for conn in self.listener.incoming() {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
             let Ok(stream) = conn else {
                 // E.g. out of descriptors: back off instead of spinning.
                 std::thread::sleep(Duration::from_millis(50));
@@ -73,16 +110,32 @@ impl Server {
             }
             let limits = self.limits.clone();
             let name = self.name.clone();
+            let hook = self.hook.clone();
             let _ = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
                     let _guard = guard;
-                    serve_client(stream, &limits, &name);
+                    serve_client(stream, &limits, &name, &hook);
                 });
         }
     }
 
-    /// Serves on a background thread (the embedded server of `bench`).
+    /// Serves on a background thread until the returned handle is dropped.
+    pub fn start(self) -> Result<ServerHandle, EngineError> {
+        let listener = self
+            .listener
+            .try_clone()
+            .map_err(|e| EngineError::io("duplicating control listener", e))?;
+        let stopping = self.stopping.clone();
+        let addr = self.spawn()?;
+        Ok(ServerHandle {
+            addr,
+            listener,
+            stopping,
+        })
+    }
+
+    /// Serves on a background thread for the life of the process.
     pub fn spawn(self) -> Result<SocketAddr, EngineError> {
         let addr = self.local_addr()?;
         std::thread::Builder::new()
@@ -107,7 +160,7 @@ fn reply_error(s: &mut TcpStream, message: String) -> bool {
 }
 
 /// One client's control loop: hello, then any number of trials.
-fn serve_client(mut s: TcpStream, limits: &Limits, name: &str) {
+fn serve_client(mut s: TcpStream, limits: &Limits, name: &str, hook: &Option<PlaceHook>) {
     let _ = s.set_read_timeout(Some(IDLE));
     let _ = s.set_nodelay(true);
     let mut greeted = false;
@@ -141,7 +194,7 @@ fn serve_client(mut s: TcpStream, limits: &Limits, name: &str) {
             Message::Setup { .. } if !greeted => {
                 reply_error(&mut s, "expected hello before setup".into())
             }
-            Message::Setup { params } => serve_trial(&mut s, params, limits),
+            Message::Setup { params } => serve_trial(&mut s, params, limits, hook),
             other => reply_error(
                 &mut s,
                 format!("unexpected message {:?} outside a trial", kind(&other)),
@@ -168,7 +221,12 @@ fn kind(m: &Message) -> &'static str {
 
 /// Runs the server side of one trial. Returns false if the control
 /// connection is no longer usable.
-fn serve_trial(s: &mut TcpStream, p: TrialParams, limits: &Limits) -> bool {
+fn serve_trial(
+    s: &mut TcpStream,
+    p: TrialParams,
+    limits: &Limits,
+    hook: &Option<PlaceHook>,
+) -> bool {
     if let Err(e) = validate(&p, limits) {
         return reply_error(s, e);
     }
@@ -177,7 +235,7 @@ fn serve_trial(s: &mut TcpStream, p: TrialParams, limits: &Limits) -> bool {
         Err(e) => return reply_error(s, format!("reading local address: {e}")),
     };
     let cancel = Canceller::new();
-    let (role, ports) = match start_server(&p, ip, &cancel) {
+    let (role, ports) = match start_server(&p, ip, &cancel, hook.clone()) {
         Ok(r) => r,
         Err(e) => return reply_error(s, e.to_string()),
     };

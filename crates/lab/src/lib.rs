@@ -15,6 +15,7 @@ pub mod link;
 pub mod names;
 pub mod netns;
 pub mod offload;
+pub mod ring;
 pub mod shaper;
 pub mod topology;
 

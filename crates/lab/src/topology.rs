@@ -78,6 +78,27 @@ impl PlaceSpec {
     }
 }
 
+impl PlaceSpec {
+    /// The mechanism this spec will use here, or why it cannot be built.
+    pub fn check(&self) -> Result<Mechanism, LabError> {
+        if self.topology == Topology::Loopback {
+            return Ok(Mechanism::None);
+        }
+        let mech = self
+            .link
+            .clone()
+            .unwrap_or_default()
+            .resolve(shaper::netem_available())?;
+        if self.topology == Topology::Veth && mech == Mechanism::Emulator {
+            return Err(LabError::Spec(
+                "the veth topology can shape rate only (no netem here); delay, jitter, loss and reordering need --topology router"
+                    .into(),
+            ));
+        }
+        Ok(mech)
+    }
+}
+
 /// Network facts of a built place, for the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlaceInfo {
@@ -141,13 +162,7 @@ impl Place {
             return Ok(place);
         }
         let link = spec.link.clone().unwrap_or_default();
-        let mech = link.resolve(shaper::netem_available())?;
-        if spec.topology == Topology::Veth && mech == Mechanism::Emulator {
-            return Err(LabError::Spec(
-                "the veth topology can shape rate only (no netem here); delay, jitter, loss and reordering need --topology router"
-                    .into(),
-            ));
-        }
+        let mech = spec.check()?;
         place.info.mechanism = mech.name().into();
         let tag = Tag::fresh();
         tag.claim()
@@ -284,6 +299,11 @@ impl Place {
             Some(ns) => ns.run_in(f),
             None => Ok(f()),
         }
+    }
+
+    /// The emulator's counters so far (x→y is client to server), if it runs.
+    pub fn emulator_stats(&self) -> Option<Vec<DirectionStats>> {
+        self.emulator.as_ref().map(Emulator::stats)
     }
 
     /// Stops the emulator (if any) and returns its counters.

@@ -1,7 +1,7 @@
 //! The factors of a sweep, each a list of levels, and their cartesian product.
 
 use crate::parse::PlanError;
-use record::{Api, LoadSpec, TestKind, TrialParams};
+use record::{Api, HostSpeed, LoadSpec, Pin, TestKind, TrialParams};
 
 /// Levels of every factor. An empty list means "the test's default".
 #[derive(Debug, Clone, Default)]
@@ -40,6 +40,14 @@ pub struct Factors {
     pub recv_work_ns_per_kb: Vec<u64>,
     /// `--load` levels (None = no load).
     pub load: Vec<Option<LoadSpec>>,
+    /// `--topology` levels.
+    pub topology: Vec<String>,
+    /// `--link` (one level: a spec contains commas).
+    pub link: Vec<String>,
+    /// `--host-speed` levels (None = full speed).
+    pub host_speed: Vec<Option<HostSpeed>>,
+    /// `--pin` (one level).
+    pub pin: Vec<Pin>,
 }
 
 /// Replaces every point by one copy per level, with `set` applying the level.
@@ -94,6 +102,12 @@ impl Factors {
             p.recv_work_ns_per_kb = Some(v)
         });
         pts = cross(pts, &self.load, |p, v| p.load = v);
+        pts = cross(pts, &self.topology, |p, v| {
+            p.topology = (v != "loopback").then_some(v)
+        });
+        pts = cross(pts, &self.link, |p, v| p.link = Some(v));
+        pts = cross(pts, &self.host_speed, |p, v| p.host_speed = v);
+        pts = cross(pts, &self.pin, |p, v| p.pin = Some(v));
         Ok(pts)
     }
 
@@ -118,6 +132,10 @@ impl Factors {
             ("send_rate_bps", self.send_rate_bps.len()),
             ("recv_work_ns_per_kb", self.recv_work_ns_per_kb.len()),
             ("load", self.load.len()),
+            ("topology", self.topology.len()),
+            ("link", self.link.len()),
+            ("host_speed", self.host_speed.len()),
+            ("pin", self.pin.len()),
         ];
         counts
             .iter()

@@ -1,7 +1,7 @@
 //! Parsing of factor values: sizes, durations, rates, booleans, loads, and
 //! comma-separated lists of each. Every error names the flag and the value.
 
-use record::{Api, LoadSide, LoadSpec};
+use record::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin};
 use std::time::Duration;
 use thiserror::Error;
 
@@ -173,6 +173,67 @@ pub fn load(flag: &str, s: &str) -> Result<Option<LoadSpec>, PlanError> {
     };
     let workers = count(flag, n, 0, 64)?;
     Ok((workers > 0).then_some(LoadSpec { side, workers }))
+}
+
+/// A host-speed level: `sender=0.25`, `receiver=0.5`, `both=0.1`, or `none`
+/// (fractions of one CPU).
+pub fn host_speed(flag: &str, s: &str) -> Result<Option<HostSpeed>, PlanError> {
+    if s == "none" {
+        return Ok(None);
+    }
+    let (side, f) = s
+        .split_once('=')
+        .ok_or_else(|| invalid(flag, s, "expected sender=F, receiver=F, both=F or none"))?;
+    let side = match side {
+        "sender" => HostSide::Sender,
+        "receiver" => HostSide::Receiver,
+        "both" => HostSide::Both,
+        _ => {
+            return Err(invalid(
+                flag,
+                s,
+                "the side must be sender, receiver or both",
+            ))
+        }
+    };
+    let fraction: f64 = f
+        .parse()
+        .ok()
+        .filter(|x: &f64| *x > 0.0 && *x <= 64.0)
+        .ok_or_else(|| {
+            invalid(
+                flag,
+                s,
+                "the speed is a fraction of one CPU above 0, e.g. 0.25",
+            )
+        })?;
+    Ok(Some(HostSpeed { side, fraction }))
+}
+
+/// `--pin sender=0,receiver=1`: CPUs per side (one level; `cpus` is the host's count).
+pub fn pin(flag: &str, s: &str, cpus: u32) -> Result<Pin, PlanError> {
+    let mut pin = Pin {
+        sender: None,
+        receiver: None,
+    };
+    for item in s.split(',').map(str::trim) {
+        let (side, cpu) = item
+            .split_once('=')
+            .ok_or_else(|| invalid(flag, s, "expected sender=CPU,receiver=CPU"))?;
+        let cpu = count(flag, cpu, 0, cpus.saturating_sub(1))?;
+        match side {
+            "sender" if pin.sender.is_none() => pin.sender = Some(cpu),
+            "receiver" if pin.receiver.is_none() => pin.receiver = Some(cpu),
+            _ => {
+                return Err(invalid(
+                    flag,
+                    s,
+                    "name sender and receiver at most once each",
+                ))
+            }
+        }
+    }
+    Ok(pin)
 }
 
 /// A congestion control name as the kernel knows it (`cubic`, `bbr`, `reno`).

@@ -11,7 +11,7 @@ use std::io::Write;
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
 /// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 18] = [
+const PARAM_COLUMNS: [&str; 22] = [
     "test",
     "bytes",
     "duration_s",
@@ -30,6 +30,10 @@ const PARAM_COLUMNS: [&str; 18] = [
     "send_rate_bps",
     "recv_work_ns_per_kb",
     "load",
+    "topology",
+    "link",
+    "host_speed",
+    "pin",
 ];
 
 /// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
@@ -129,6 +133,10 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
         opt(p.send_rate_bps.as_ref()),
         opt(p.recv_work_ns_per_kb.as_ref()),
         opt(p.load.as_ref()),
+        opt(p.topology.as_ref()),
+        opt(p.link.as_ref()),
+        opt(p.host_speed.as_ref()),
+        opt(p.pin.as_ref()),
     ]
 }
 

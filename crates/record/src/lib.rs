@@ -9,6 +9,6 @@ pub mod run;
 pub mod store;
 
 pub use host::HostFacts;
-pub use params::{Api, LoadSide, LoadSpec, TestKind, TrialParams};
+pub use params::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
 pub use run::{PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};

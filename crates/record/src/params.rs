@@ -169,6 +169,96 @@ pub struct TrialParams {
     pub recv_work_ns_per_kb: Option<u64>,
     /// CPU-bound load workers beside one side.
     pub load: Option<LoadSpec>,
+    /// Where the trial runs: `loopback` (None), `veth`, `router`, or a link
+    /// profile such as `ether10`.
+    #[serde(default)]
+    pub topology: Option<String>,
+    /// The link as given to `--link`, e.g. `rate=10mbit,delay=2ms`.
+    #[serde(default)]
+    pub link: Option<String>,
+    /// A CPU quota on one side (`--host-speed`).
+    #[serde(default)]
+    pub host_speed: Option<HostSpeed>,
+    /// CPUs the endpoints are pinned to (`--pin`).
+    #[serde(default)]
+    pub pin: Option<Pin>,
+}
+
+/// Which endpoint a host setting applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostSide {
+    /// The sending endpoint.
+    Sender,
+    /// The receiving endpoint.
+    Receiver,
+    /// Both endpoints, each with its own quota.
+    Both,
+}
+
+impl HostSide {
+    /// True if the setting applies to `side`.
+    pub fn covers(self, side: LoadSide) -> bool {
+        matches!(
+            (self, side),
+            (HostSide::Both, _)
+                | (HostSide::Sender, LoadSide::Sender)
+                | (HostSide::Receiver, LoadSide::Receiver)
+        )
+    }
+
+    /// The name in flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostSide::Sender => "sender",
+            HostSide::Receiver => "receiver",
+            HostSide::Both => "both",
+        }
+    }
+}
+
+/// A slower host: the endpoint gets `fraction` of one CPU (cgroup quota).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HostSpeed {
+    /// Which endpoint.
+    pub side: HostSide,
+    /// Fraction of one CPU, e.g. 0.25.
+    pub fraction: f64,
+}
+
+impl fmt::Display for HostSpeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.side.name(), self.fraction)
+    }
+}
+
+/// CPU pinning of the endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    /// CPU of the sending endpoint.
+    pub sender: Option<u32>,
+    /// CPU of the receiving endpoint.
+    pub receiver: Option<u32>,
+}
+
+impl Pin {
+    /// The CPU for `side`, if pinned.
+    pub fn cpu(&self, side: LoadSide) -> Option<u32> {
+        match side {
+            LoadSide::Sender => self.sender,
+            LoadSide::Receiver => self.receiver,
+        }
+    }
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = [("sender", self.sender), ("receiver", self.receiver)]
+            .iter()
+            .filter_map(|(k, v)| v.map(|c| format!("{k}={c}")))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
 }
 
 impl TrialParams {
@@ -198,6 +288,10 @@ impl TrialParams {
             send_rate_bps: None,
             recv_work_ns_per_kb: None,
             load: None,
+            topology: None,
+            link: None,
+            host_speed: None,
+            pin: None,
         }
     }
 }

@@ -29,6 +29,28 @@ pub enum Command {
     Show(ShowArgs),
     /// Export one stored run as JSON or CSV.
     Export(ExportArgs),
+    /// The lab: what tcplab created on this host, and cleaning up after killed runs.
+    #[command(subcommand)]
+    Lab(LabCommand),
+}
+
+/// `tcplab lab …`.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// List the namespaces, links, qdiscs and cgroups tcplab created that exist now.
+    Show {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove what runs that are no longer alive left behind.
+    Clean {
+        /// Also remove what live runs are using.
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the link profiles.
+    Profiles,
 }
 
 /// The test a bench runs.
@@ -108,6 +130,21 @@ pub struct BenchArgs {
     /// CPU-bound matrix-multiply workers beside one side: sender:N, receiver:N or none.
     #[arg(long, value_name = "SIDE:N")]
     pub load: Option<String>,
+    /// Where trials run: loopback, veth, router, or a link profile (ether10,
+    /// lan100, lan1g, man, wan) — a list sweeps places.
+    #[arg(long, value_name = "NAMES")]
+    pub topology: Option<String>,
+    /// The link between the hosts, e.g. rate=10mbit,delay=2ms,jitter=200us,loss=0.1%,mtu=1500,queue=64,via=emulator
+    /// (one link; it may start with a profile name to adjust it).
+    #[arg(long, value_name = "SPEC")]
+    pub link: Option<String>,
+    /// A slower host: the side gets this fraction of one CPU (cgroup quota),
+    /// e.g. sender=0.25; a list sweeps speeds; none for full speed.
+    #[arg(long, value_name = "SIDE=F")]
+    pub host_speed: Option<String>,
+    /// Pin the endpoints to CPUs, e.g. sender=0,receiver=1.
+    #[arg(long, value_name = "SIDE=CPU,…")]
+    pub pin: Option<String>,
     /// Trials per sweep point.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repeat: u32,

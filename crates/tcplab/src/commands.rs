@@ -1,6 +1,6 @@
 //! The commands: bench, server, runs, show, export.
 
-use crate::cli::{BenchArgs, Cli, Command, ExportArgs, Format, ServerArgs, ShowArgs};
+use crate::cli::{BenchArgs, Cli, Command, ExportArgs, Format, LabCommand, ServerArgs, ShowArgs};
 use crate::output;
 use crate::plan_args::bench_plan;
 use crate::runner::execute;
@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs => runs(db),
         Command::Show(a) => show(db, a),
         Command::Export(a) => export(db, a),
+        Command::Lab(c) => lab_command(c),
     }
 }
 
@@ -68,9 +69,21 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = bench_plan(&a)?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
-    let mut session = Session::new(a.to.as_deref(), needs_v4, needs_v6)?;
     let mut store = open_store(db)?;
     let interrupt = interrupt_flag()?;
+    let quiet = a.quiet || a.json;
+    let status = |m: &str| {
+        if !quiet {
+            eprintln!("tcplab: {m}");
+        }
+    };
+    let mut session = match &a.to {
+        Some(to) => Session::remote(to, needs_v4, needs_v6)?,
+        None => Session::local(&plan.points, &interrupt, &status)?,
+    };
+    if interrupt.load(Ordering::SeqCst) {
+        return Ok(ExitCode::from(130));
+    }
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let end = execute(
@@ -199,6 +212,63 @@ fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
             std::fs::write(&path, &buf).with_context(|| format!("writing {}", path.display()))?
         }
         None => std::io::stdout().write_all(&buf)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lab_command(c: LabCommand) -> anyhow::Result<ExitCode> {
+    match c {
+        LabCommand::Show { json } => {
+            let inv = lab::clean::inventory();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&inv)?);
+            } else if inv.is_empty() {
+                println!("nothing of tcplab's exists on this host");
+            } else {
+                for r in inv {
+                    let owner = match r.owner {
+                        Some(pid) if r.owner_alive => format!("run pid {pid}, alive"),
+                        Some(pid) => format!("run pid {pid}, gone"),
+                        None => "no owner".into(),
+                    };
+                    println!("{} {} ({owner})", r.kind, r.name);
+                    for c in r.contents {
+                        println!("    {c}");
+                    }
+                }
+            }
+        }
+        LabCommand::Clean { all } => {
+            let r = lab::clean::clean(all);
+            for n in &r.removed {
+                println!("removed {n}");
+            }
+            for n in &r.kept {
+                println!("kept {n} (its run is alive; --all removes it)");
+            }
+            for n in &r.failed {
+                eprintln!("tcplab: could not remove {n}");
+            }
+            if r.removed.is_empty() && r.kept.is_empty() && r.failed.is_empty() {
+                println!("nothing to clean");
+            }
+            if !r.failed.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        LabCommand::Profiles => {
+            for p in lab::link::profiles() {
+                let l = &p.spec;
+                println!(
+                    "{:8} rate {:>5} Mbit/s  delay {:>4} ms each way  queue {:>4} frames  — {}",
+                    p.name,
+                    l.rate_bps.map_or(0.0, |r| r as f64 / 1e6),
+                    l.delay_s * 1e3,
+                    l.queue_frames,
+                    p.about
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod output;
+mod places;
 mod plan_args;
 mod runner;
 mod session;

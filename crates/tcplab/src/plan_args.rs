@@ -67,6 +67,17 @@ fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
         send_rate_bps: opt("--send-rate", &a.send_rate, parse::rate)?,
         recv_work_ns_per_kb: opt("--recv-work", &a.recv_work, ns_per_kb)?,
         load: opt("--load", &a.load, parse::load)?,
+        topology: opt("--topology", &a.topology, |_, s| Ok(s.to_string()))?,
+        link: a.link.iter().cloned().collect(),
+        host_speed: opt("--host-speed", &a.host_speed, parse::host_speed)?,
+        pin: a
+            .pin
+            .as_deref()
+            .map(|s| parse::pin("--pin", s, lab::host::online_cpus() as u32))
+            .transpose()
+            .map_err(usage)?
+            .into_iter()
+            .collect(),
     })
 }
 
@@ -84,7 +95,13 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
     }
     if a.to.is_none() {
         check_cc_available(&f.cc)?;
+    } else if a.topology.is_some() || a.link.is_some() || a.host_speed.is_some() || a.pin.is_some()
+    {
+        return Err(usage(
+            "--topology, --link, --host-speed and --pin build places on this host; they cannot be combined with --to",
+        ));
     }
+    check_places(&points)?;
     let limits = engine::Limits::default();
     for p in &points {
         engine::validate(p, &limits).map_err(usage)?;
@@ -131,6 +148,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
             "nodelay": a.nodelay, "cork": a.cork, "mss": a.mss, "cc": a.cc,
             "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
             "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,
+            "topology": a.topology, "link": a.link, "host_speed": a.host_speed, "pin": a.pin,
         },
     });
     Ok(BenchPlan {
@@ -183,4 +201,21 @@ fn module_loads(cc: &str) -> bool {
         )
     };
     rc == 0
+}
+
+/// Every place the sweep uses must be buildable here; host speeds need a
+/// cgroup CPU controller.
+fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in points {
+        if seen.insert(crate::session::place_key(p)) {
+            crate::session::place_spec(p)?.check().map_err(usage)?;
+        }
+        if p.host_speed.is_some() && lab::host::cgroup_version().is_none() {
+            return Err(usage(
+                "--host-speed needs a cgroup CPU controller (v1 cpu or v2 cpu.max), which this host does not offer",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -76,7 +76,7 @@ pub fn execute(
         kind: plan.test.name().to_string(),
         command,
         seed,
-        place: session.place().to_string(),
+        place: session.place(),
         started_at: now(),
         finished_at: None,
         status: RunStatus::Running,

@@ -2,22 +2,63 @@
 //! or against `tcplab server` on another host (`--to`). Keeps one control
 //! connection per address family and reconnects after a broken one.
 
+use crate::places::{HostPlacer, LivePlace};
 use crate::usage::usage;
-use engine::{Client, EngineError, Limits, Server, DEFAULT_PORT};
+use engine::{Client, EngineError, DEFAULT_PORT};
+use lab::PlaceSpec;
 use record::{TrialOutcome, TrialParams};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::collections::BTreeMap;
+use std::net::{Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The control addresses trials use, per address family.
-pub struct Session {
-    place: String,
-    v4: Option<SocketAddr>,
-    v6: Option<SocketAddr>,
-    clients: [Option<Client>; 2],
+/// Where a run's trials go.
+pub enum Session {
+    /// Embedded servers in places built on this host.
+    Local {
+        /// Places by key (topology and link as given).
+        places: BTreeMap<String, LivePlace>,
+        /// CPU quotas and pinning for the endpoints.
+        placer: Arc<HostPlacer>,
+    },
+    /// A `tcplab server` elsewhere.
+    Remote {
+        /// `--to` as given.
+        spec: String,
+        /// Control addresses per family.
+        v4: Option<SocketAddr>,
+        /// IPv6 control address.
+        v6: Option<SocketAddr>,
+        /// Control connections per family.
+        clients: [Option<Client>; 2],
+    },
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Session::Local { places, placer } = self {
+            // Servers and namespaces first, then the CPU quotas their threads used.
+            places.clear();
+            placer.clear();
+        }
+    }
+}
+
+/// The key of a point's place.
+pub fn place_key(p: &TrialParams) -> String {
+    format!(
+        "{}|{}",
+        p.topology.as_deref().unwrap_or("loopback"),
+        p.link.as_deref().unwrap_or("")
+    )
+}
+
+/// The place spec of a point (bad input if it does not parse).
+pub fn place_spec(p: &TrialParams) -> anyhow::Result<PlaceSpec> {
+    PlaceSpec::parse(p.topology.as_deref(), p.link.as_deref()).map_err(usage)
 }
 
 /// Splits HOST[:PORT], accepting `[v6]:port` and bare IPv6 addresses.
@@ -52,75 +93,110 @@ pub fn split_host_port(s: &str) -> anyhow::Result<(String, u16)> {
 }
 
 impl Session {
-    /// Resolves `--to` (a usage error if it does not resolve to a needed
-    /// family) or starts embedded servers for the families the plan uses.
-    pub fn new(to: Option<&str>, needs_v4: bool, needs_v6: bool) -> anyhow::Result<Session> {
-        match to {
-            None => {
-                let start = |ip: IpAddr| -> anyhow::Result<SocketAddr> {
-                    let server = Server::bind(SocketAddr::new(ip, 0), Limits::default())?;
-                    Ok(server.spawn()?)
-                };
-                let v4 = needs_v4
-                    .then(|| start(Ipv4Addr::LOCALHOST.into()))
-                    .transpose()?;
-                let v6 = needs_v6
-                    .then(|| start(Ipv6Addr::LOCALHOST.into()))
-                    .transpose()
-                    .map_err(|e| e.context("IPv6 loopback is not available on this host"))?;
-                Ok(Session {
-                    place: "loopback (embedded server)".into(),
-                    v4,
-                    v6,
-                    clients: [None, None],
-                })
+    /// Builds every place the points need (and calibrates the ones with a
+    /// link), reporting progress through `status`.
+    pub fn local(
+        points: &[TrialParams],
+        interrupt: &Arc<AtomicBool>,
+        status: &dyn Fn(&str),
+    ) -> anyhow::Result<Session> {
+        let placer = HostPlacer::new();
+        let mut places = BTreeMap::new();
+        for p in points {
+            let key = place_key(p);
+            if places.contains_key(&key) {
+                continue;
             }
-            Some(spec) => {
-                let (host, port) = split_host_port(spec)?;
-                let addrs: Vec<SocketAddr> = (host.as_str(), port)
-                    .to_socket_addrs()
-                    .map_err(|e| usage(format!("cannot resolve --to {host:?}: {e}")))?
-                    .collect();
-                let v4 = addrs.iter().copied().find(SocketAddr::is_ipv4);
-                let v6 = addrs.iter().copied().find(SocketAddr::is_ipv6);
-                if needs_v4 && v4.is_none() {
-                    return Err(usage(format!(
-                        "--to {host:?} has no IPv4 address (add --ipv6)"
-                    )));
-                }
-                if needs_v6 && v6.is_none() {
-                    return Err(usage(format!("--to {host:?} has no IPv6 address")));
-                }
-                Ok(Session {
-                    place: format!("remote {spec}"),
-                    v4,
-                    v6,
-                    clients: [None, None],
-                })
+            let spec = place_spec(p)?;
+            status(&format!("building {}", spec.label));
+            let mut live = LivePlace::build(&spec, placer.hook())
+                .map_err(|e| e.context(format!("building the {} place", spec.label)))?;
+            if spec.topology != lab::Topology::Loopback {
+                status(&format!("calibrating {}", spec.label));
+                let c = live
+                    .calibrate(interrupt)
+                    .map_err(|e| anyhow::anyhow!("calibrating the {} place: {e}", spec.label))?
+                    .clone();
+                status(&format!(
+                    "{}: {} — line rate {:.2} Mbit/s, RTT {:.3} ms",
+                    spec.label,
+                    live.place().info().mechanism,
+                    c.line_rate_bps / 1e6,
+                    c.rtt_s * 1e3
+                ));
             }
+            places.insert(key, live);
         }
+        Ok(Session::Local { places, placer })
+    }
+
+    /// Resolves `--to` (a usage error if it does not resolve to a needed family).
+    pub fn remote(spec: &str, needs_v4: bool, needs_v6: bool) -> anyhow::Result<Session> {
+        let (host, port) = split_host_port(spec)?;
+        let addrs: Vec<SocketAddr> = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| usage(format!("cannot resolve --to {host:?}: {e}")))?
+            .collect();
+        let v4 = addrs.iter().copied().find(SocketAddr::is_ipv4);
+        let v6 = addrs.iter().copied().find(SocketAddr::is_ipv6);
+        if needs_v4 && v4.is_none() {
+            return Err(usage(format!(
+                "--to {host:?} has no IPv4 address (add --ipv6)"
+            )));
+        }
+        if needs_v6 && v6.is_none() {
+            return Err(usage(format!("--to {host:?} has no IPv6 address")));
+        }
+        Ok(Session::Remote {
+            spec: spec.to_string(),
+            v4,
+            v6,
+            clients: [None, None],
+        })
     }
 
     /// A description of where trials run, for the record.
-    pub fn place(&self) -> &str {
-        &self.place
+    pub fn place(&self) -> String {
+        match self {
+            Session::Local { places, .. } => {
+                let labels: Vec<String> = places
+                    .values()
+                    .map(|p| p.place().info().label.clone())
+                    .collect();
+                format!("local: {}", labels.join(", "))
+            }
+            Session::Remote { spec, .. } => format!("remote {spec}"),
+        }
     }
 
-    /// Runs one trial, (re)connecting the control connection if needed.
+    /// Runs one trial; local trials record their place and its calibration.
     pub fn run(
         &mut self,
         p: &TrialParams,
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
-        let (slot, addr) = if p.ipv6 { (1, self.v6) } else { (0, self.v4) };
-        let addr =
-            addr.ok_or_else(|| EngineError::Protocol("no server address for this family".into()))?;
-        let client = &mut self.clients[slot];
-        if !client.as_ref().is_some_and(Client::usable) {
-            *client = None;
-            *client = Some(Client::connect(addr, CONNECT_TIMEOUT)?);
+        match self {
+            Session::Local { places, .. } => {
+                let live = places.get_mut(&place_key(p)).ok_or_else(|| {
+                    EngineError::Protocol("no place was built for this point".into())
+                })?;
+                live.run_recorded(p, interrupt)
+            }
+            Session::Remote {
+                v4, v6, clients, ..
+            } => {
+                let (slot, addr) = if p.ipv6 { (1, *v6) } else { (0, *v4) };
+                let addr = addr.ok_or_else(|| {
+                    EngineError::Protocol("no server address for this family".into())
+                })?;
+                let client = &mut clients[slot];
+                if !client.as_ref().is_some_and(Client::usable) {
+                    *client = None;
+                    *client = Some(Client::connect(addr, CONNECT_TIMEOUT)?);
+                }
+                client.as_mut().expect("connected").run_trial(p, interrupt)
+            }
         }
-        client.as_mut().expect("connected").run_trial(p, interrupt)
     }
 }
 

@@ -51,6 +51,32 @@ pub fn pattern_for(p: &TrialParams) -> Arc<Pattern> {
     Arc::new(Pattern::new(max))
 }
 
+/// Places a side's first thread before it opens any socket (the lab's CPU
+/// quota and pinning); the threads it spawns inherit the placement.
+pub type PlaceHook = Arc<dyn Fn(&TrialParams, LoadSide) -> Result<(), String> + Send + Sync>;
+
+/// The side (sender or receiver) the client or the server plays.
+pub fn side_of(p: &TrialParams, client: bool) -> LoadSide {
+    if sender_is_client(p) == client {
+        LoadSide::Sender
+    } else {
+        LoadSide::Receiver
+    }
+}
+
+/// Runs the hook for this side; an error becomes the side's only result.
+fn place_thread(
+    hook: &Option<PlaceHook>,
+    p: &TrialParams,
+    client: bool,
+) -> Result<(), Vec<ConnResult>> {
+    match hook {
+        Some(h) => h(p, side_of(p, client))
+            .map_err(|e| vec![ConnResult::failed(format!("placing the endpoint: {e}"))]),
+        None => Ok(()),
+    }
+}
+
 /// True if the side that hosts the load workers is the client.
 fn load_on_client(p: &TrialParams) -> Option<(bool, u32)> {
     p.load.map(|l| {
@@ -151,6 +177,7 @@ pub fn start_server(
     p: &TrialParams,
     ip: IpAddr,
     cancel: &Canceller,
+    hook: Option<PlaceHook>,
 ) -> Result<(RunningRole, Vec<u16>), EngineError> {
     let p = p.clone();
     let pattern = pattern_for(&p);
@@ -182,6 +209,9 @@ pub fn start_server(
             let fin = finish.clone();
             let cancel = cancel.clone();
             let h = spawn("tcplab-srv-udp", move || {
+                if let Err(failed) = place_thread(&hook, &p, false) {
+                    return failed;
+                }
                 let amounts = amounts(&p);
                 let stop = StopFlag::new();
                 if let (false, Some(d)) = (client_sends, duration(&p)) {
@@ -206,7 +236,10 @@ pub fn start_server(
             let ports = vec![sockopt::local_port(&l)?];
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
-            let h = spawn("tcplab-srv", move || serve_tcp(&p, &l, &pattern, &cancel))?;
+            let h = spawn("tcplab-srv", move || match place_thread(&hook, &p, false) {
+                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel),
+                Err(failed) => failed,
+            })?;
             (h, ports, keep)
         }
     };
@@ -278,6 +311,7 @@ pub fn start_client(
     ip: IpAddr,
     ports: &[u16],
     cancel: &Canceller,
+    hook: Option<PlaceHook>,
 ) -> Result<RunningRole, EngineError> {
     let p = p.clone();
     let pattern = pattern_for(&p);
@@ -302,6 +336,9 @@ pub fn start_client(
     let fin = finish.clone();
     let c = cancel.clone();
     let handle = spawn("tcplab-client", move || {
+        if let Err(failed) = place_thread(&hook, &p, true) {
+            return failed;
+        }
         let stop = StopFlag::new();
         if let (true, Some(d)) = (client_sends, duration(&p)) {
             stop.raise_after(d);

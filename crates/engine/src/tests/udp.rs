@@ -272,13 +272,15 @@ pub fn await_hello(sock: &Socket) -> std::io::Result<()> {
     }
 }
 
-/// The kernel's drop count for this socket, from /proc/net/udp or udp6.
+/// The kernel's drop count for this socket, from the calling thread's
+/// namespace (/proc/thread-self/net/udp or udp6: /proc/net follows the
+/// process's first thread, which may be in another namespace).
 pub fn socket_drops(sock: &Socket) -> Option<u64> {
     let addr = sock.local_addr().ok()?.as_socket()?;
     let file = if addr.is_ipv4() {
-        "/proc/net/udp"
+        "/proc/thread-self/net/udp"
     } else {
-        "/proc/net/udp6"
+        "/proc/thread-self/net/udp6"
     };
     let text = std::fs::read_to_string(file).ok()?;
     let port = format!(":{:04X}", addr.port());
@@ -330,7 +332,7 @@ impl KernelUdpSnapshot {
 }
 
 fn snmp4() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+    let text = std::fs::read_to_string("/proc/thread-self/net/snmp").unwrap_or_default();
     let mut lines = text.lines().filter(|l| l.starts_with("Udp:"));
     let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
         return (0, 0);
@@ -347,7 +349,7 @@ fn snmp4() -> (u64, u64) {
 }
 
 fn snmp6() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/net/snmp6").unwrap_or_default();
+    let text = std::fs::read_to_string("/proc/thread-self/net/snmp6").unwrap_or_default();
     let get = |key: &str| {
         text.lines()
             .find_map(|l| {
@@ -362,7 +364,7 @@ fn snmp6() -> (u64, u64) {
 }
 
 fn softnet_drops() -> u64 {
-    let text = std::fs::read_to_string("/proc/net/softnet_stat").unwrap_or_default();
+    let text = std::fs::read_to_string("/proc/thread-self/net/softnet_stat").unwrap_or_default();
     text.lines()
         .filter_map(|l| l.split_whitespace().nth(1))
         .filter_map(|h| u64::from_str_radix(h, 16).ok())

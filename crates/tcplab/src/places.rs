@@ -1,0 +1,234 @@
+//! The places a local run uses: each built once (namespaces, link, embedded
+//! servers inside them), calibrated once (the link's real rate and RTT),
+//! and torn down when the session ends — also on Ctrl-C and on panic, since
+//! teardown is in `Drop`.
+
+use engine::{Client, EngineError, Limits, PlaceHook, Server, ServerHandle};
+use lab::host::{pin_current_thread, CpuQuota};
+use lab::names::Tag;
+use lab::{Place, PlaceSpec};
+use record::{LoadSide, TestKind, TrialOutcome, TrialParams};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Applies `--host-speed` and `--pin` to endpoint threads: one CPU quota
+/// cgroup per side and speed, created on first use.
+pub struct HostPlacer {
+    tag: Tag,
+    quotas: Mutex<HashMap<(LoadSide, u64), Arc<CpuQuota>>>,
+}
+
+impl HostPlacer {
+    /// A placer whose cgroups will be named `tcplab-<tag>-…`.
+    pub fn new() -> Arc<HostPlacer> {
+        Arc::new(HostPlacer {
+            tag: Tag::fresh(),
+            quotas: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The hook endpoints call at the start of each side's first thread.
+    pub fn hook(self: &Arc<Self>) -> PlaceHook {
+        let me = self.clone();
+        Arc::new(move |p: &TrialParams, side: LoadSide| me.place(p, side))
+    }
+
+    fn place(&self, p: &TrialParams, side: LoadSide) -> Result<(), String> {
+        if let Some(hs) = p.host_speed.filter(|h| h.side.covers(side)) {
+            self.quota(side, hs.fraction)?
+                .enter_current_thread()
+                .map_err(|e| e.to_string())?;
+        }
+        if let Some(cpu) = p.pin.and_then(|pin| pin.cpu(side)) {
+            pin_current_thread(cpu as usize).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn quota(&self, side: LoadSide, fraction: f64) -> Result<Arc<CpuQuota>, String> {
+        let mut q = self
+            .quotas
+            .lock()
+            .map_err(|_| "quota lock poisoned".to_string())?;
+        if let Some(c) = q.get(&(side, fraction.to_bits())) {
+            return Ok(c.clone());
+        }
+        if q.is_empty() {
+            self.tag
+                .claim()
+                .map_err(|e| format!("writing the owner file under /run/tcplab: {e}"))?;
+        }
+        let role = match side {
+            LoadSide::Sender => format!("s{}", q.len()),
+            LoadSide::Receiver => format!("r{}", q.len()),
+        };
+        let c =
+            Arc::new(CpuQuota::create(&self.tag.name(&role), fraction).map_err(|e| e.to_string())?);
+        q.insert((side, fraction.to_bits()), c.clone());
+        Ok(c)
+    }
+}
+
+impl HostPlacer {
+    /// Removes the quota cgroups (moving any thread still in them out).
+    pub fn clear(&self) {
+        if let Ok(mut q) = self.quotas.lock() {
+            let had = !q.is_empty();
+            q.clear();
+            if had {
+                self.tag.release();
+            }
+        }
+    }
+}
+
+impl Drop for HostPlacer {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+/// The link's measured properties.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    /// TCP goodput of a short bulk transfer (bits/s).
+    pub goodput_bps: f64,
+    /// Goodput plus TCP/IP/Ethernet header overhead: the line rate (bits/s).
+    pub line_rate_bps: f64,
+    /// Median round trip of 1-byte request/response (s).
+    pub rtt_s: f64,
+    /// MSS the calibration flow used.
+    pub mss: f64,
+}
+
+/// Wire bytes per segment beyond the payload: Ethernet 14, IPv4 20, TCP 20,
+/// timestamps option 12.
+pub const HEADER_BYTES: f64 = 66.0;
+
+/// A built place with its embedded servers and control connections.
+pub struct LivePlace {
+    // Declared first so they drop before the namespaces they live in.
+    clients: [Option<Client>; 2],
+    servers: [Option<ServerHandle>; 2],
+    hook: PlaceHook,
+    calibration: Option<Calibration>,
+    place: Place,
+}
+
+impl LivePlace {
+    /// Builds the place and starts an embedded server in its server namespace.
+    pub fn build(spec: &PlaceSpec, hook: PlaceHook) -> anyhow::Result<LivePlace> {
+        let place = Place::build(spec)?;
+        Ok(LivePlace {
+            clients: [None, None],
+            servers: [None, None],
+            hook,
+            calibration: None,
+            place,
+        })
+    }
+
+    fn server_addr(&mut self, v6: bool) -> Result<SocketAddr, EngineError> {
+        let slot = usize::from(v6);
+        if self.servers[slot].is_none() {
+            let ip = self.place.server_ip(v6);
+            let hook = self.hook.clone();
+            let handle = self
+                .place
+                .in_server(move || {
+                    Server::bind(SocketAddr::new(ip, 0), Limits::default())
+                        .and_then(|s| s.with_hook(hook).start())
+                })
+                .map_err(|e| EngineError::Protocol(e.to_string()))??;
+            self.servers[slot] = Some(handle);
+        }
+        Ok(self.servers[slot].as_ref().expect("started").addr())
+    }
+
+    /// Runs one trial here: the client side runs in the client namespace.
+    pub fn run(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
+        let addr = self.server_addr(p.ipv6)?;
+        let slot = usize::from(p.ipv6);
+        let _inside = self
+            .place
+            .enter_client()
+            .map_err(|e| EngineError::Protocol(e.to_string()))?;
+        if !self.clients[slot].as_ref().is_some_and(Client::usable) {
+            self.clients[slot] = None;
+            let mut c = Client::connect(addr, CONNECT_TIMEOUT)?;
+            c.set_hook(self.hook.clone());
+            self.clients[slot] = Some(c);
+        }
+        self.clients[slot]
+            .as_mut()
+            .expect("connected")
+            .run_trial(p, interrupt)
+    }
+
+    /// Measures the link's real rate and RTT with a short bulk transfer and
+    /// a 1-byte request/response run.
+    pub fn calibrate(&mut self, interrupt: &Arc<AtomicBool>) -> Result<&Calibration, EngineError> {
+        let slow = self
+            .place
+            .info()
+            .link
+            .as_ref()
+            .is_some_and(|l| l.delay_s >= 0.01);
+        let mut bulk = TrialParams::defaults(TestKind::TcpStream);
+        bulk.duration_s = Some(if slow { 3.0 } else { 1.0 });
+        let m = self.run(&bulk, interrupt)?.metrics;
+        let goodput = m.get("throughput_bps").copied().unwrap_or(0.0);
+        let mss = m.get("snd_mss").copied().unwrap_or(1448.0);
+        let mut rr = TrialParams::defaults(TestKind::TcpRr);
+        rr.nodelay = true;
+        rr.duration_s = Some(if slow { 1.5 } else { 0.5 });
+        let r = self.run(&rr, interrupt)?.metrics;
+        self.calibration = Some(Calibration {
+            goodput_bps: goodput,
+            line_rate_bps: goodput * (mss + HEADER_BYTES) / mss,
+            rtt_s: r.get("latency_p50_s").copied().unwrap_or(f64::NAN),
+            mss,
+        });
+        Ok(self.calibration.as_ref().expect("just set"))
+    }
+
+    /// Runs one trial and records where it ran: the place, its mechanism,
+    /// its calibration and, with the emulator, what the link did to this
+    /// trial's frames in each direction.
+    pub fn run_recorded(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
+        let before = self.place.emulator_stats();
+        let mut o = self.run(p, interrupt)?;
+        let emulator = match (before, self.place.emulator_stats()) {
+            (Some(b), Some(a)) if a.len() == 2 && b.len() == 2 => Some(serde_json::json!({
+                "client_to_server": a[0].since(&b[0]),
+                "server_to_client": a[1].since(&b[1]),
+            })),
+            _ => None,
+        };
+        o.details["lab"] = serde_json::json!({
+            "place": self.place.info(),
+            "calibration": self.calibration,
+            "emulator": emulator,
+        });
+        Ok(o)
+    }
+
+    /// The built place.
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+}

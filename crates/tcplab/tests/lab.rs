@@ -1,0 +1,344 @@
+//! The lab end to end: shaped and emulated links hold their rate, delay and
+//! loss; slower hosts are slower; nothing is left behind after a normal
+//! exit, Ctrl-C, or kill -9 followed by `lab clean`. Real namespaces, veth
+//! pairs, qdiscs, cgroups and the AF_PACKET emulator; run as root.
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Lab tests measure rates and delays: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn tcplab(db: &Path, args: &[&str]) -> Output {
+    Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn json_ok(out: Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn metric(doc: &Value, point: usize, name: &str) -> f64 {
+    doc["points"][point]["metrics"][name]["mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+/// Resources (from `lab show --json`) created by process `pid`.
+fn owned_by(pid: u32) -> Vec<String> {
+    let out = Command::new(cargo_bin("tcplab"))
+        .args(["lab", "show", "--json"])
+        .output()
+        .unwrap();
+    let inv: Value = serde_json::from_slice(&out.stdout).unwrap();
+    inv.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["owner"].as_u64() == Some(u64::from(pid)))
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn shaped_rate_is_within_5_percent_for_each_mechanism() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut mechs = vec!["tbf", "htb", "emulator"];
+    if lab::shaper::netem_available() {
+        mechs.push("netem");
+    } else {
+        eprintln!("NOTE: this kernel has no netem qdisc; testing tbf, htb and the emulator");
+    }
+    for (profile, target) in [("ether10", 10e6), ("lan100", 100e6)] {
+        for mech in &mechs {
+            let link = format!("{profile},via={mech}");
+            let doc = json_ok(tcplab(
+                &db,
+                &[
+                    "bench",
+                    "tcp-stream",
+                    "--link",
+                    &link,
+                    "--duration",
+                    "2s",
+                    "--repeat",
+                    "1",
+                    "--json",
+                ],
+            ));
+            let goodput = metric(&doc, 0, "throughput_bps");
+            let mss = metric(&doc, 0, "snd_mss");
+            // Line rate: goodput plus Ethernet, IP, TCP and timestamp headers.
+            let line = goodput * (mss + 66.0) / mss;
+            let err = (line - target) / target;
+            assert!(
+                err.abs() <= 0.05,
+                "{link}: line rate {:.3} Mbit/s ({:+.1}%)",
+                line / 1e6,
+                err * 100.0
+            );
+            let run = doc["run_id"].to_string();
+            let full = json_ok(tcplab(&db, &["export", &run, "--format", "json"]));
+            let lab = &full["trials"][0]["outcome"]["details"]["lab"];
+            assert_eq!(lab["place"]["mechanism"], *mech, "{lab}");
+            let cal = lab["calibration"]["line_rate_bps"].as_f64().unwrap();
+            assert!(
+                (cal - target).abs() / target <= 0.05,
+                "{link}: calibration {cal}"
+            );
+        }
+    }
+}
+
+#[test]
+fn emulated_rtt_is_within_10_percent() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for (profile, delay_s, rate) in [("man", 0.001, 10e6), ("wan", 0.030, 6e6)] {
+        let doc = json_ok(tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-rr",
+                "--topology",
+                profile,
+                "--nodelay",
+                "--duration",
+                "2s",
+                "--repeat",
+                "1",
+                "--json",
+            ],
+        ));
+        // The round trip of a 1-byte exchange on this link: the delay each
+        // way plus serializing a 67-byte frame each way.
+        let target = 2.0 * delay_s + 2.0 * 67.0 * 8.0 / rate;
+        let rtt = metric(&doc, 0, "latency_p50_s");
+        let err = (rtt - target) / target;
+        assert!(
+            err.abs() <= 0.10,
+            "{profile}: RTT {:.3} ms vs {:.3} ms ({:+.1}%)",
+            rtt * 1e3,
+            target * 1e3,
+            err * 100.0
+        );
+    }
+}
+
+#[test]
+fn emulated_loss_is_within_statistical_tolerance() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let doc = json_ok(tcplab(
+        &db,
+        &[
+            "bench",
+            "udp-stream",
+            "--link",
+            "loss=1%,via=emulator",
+            "--write-size",
+            "1000",
+            "--bytes",
+            "100000000",
+            "--send-rate",
+            "100mbit",
+            "--rcvbuf",
+            "4M",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    let sent = metric(&doc, 0, "datagrams_sent");
+    assert!(sent >= 100_000.0);
+    assert_eq!(
+        metric(&doc, 0, "socket_drops"),
+        0.0,
+        "the receiver must not drop, or loss is not the link's"
+    );
+    let p = 0.01;
+    let sigma = (p * (1.0 - p) / sent).sqrt();
+    let rate = metric(&doc, 0, "loss_rate");
+    assert!(
+        (rate - p).abs() <= 4.0 * sigma,
+        "loss {rate} vs {p} ± {}",
+        4.0 * sigma
+    );
+}
+
+#[test]
+fn slower_hosts_are_slower() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let doc = json_ok(tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--topology",
+            "veth",
+            "--host-speed",
+            "none,sender=0.2",
+            "--pin",
+            "sender=0,receiver=1",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--json",
+            "--seed",
+            "3",
+        ],
+    ));
+    let full = metric(&doc, 0, "throughput_bps");
+    let slow = metric(&doc, 1, "throughput_bps");
+    let share = metric(&doc, 1, "cpu_sender_s") / metric(&doc, 1, "sender_wall_s");
+    assert!(
+        share <= 0.25,
+        "sender got {share:.2} of a CPU under a 0.2 quota"
+    );
+    assert!(
+        slow < 0.6 * full,
+        "quota did not slow the sender: {slow} vs {full}"
+    );
+}
+
+/// Starts a bench that builds places and a CPU quota, waits until its first
+/// trial is stored, and returns the child.
+fn start_lab_bench(db: &Path) -> std::process::Child {
+    let child = Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(db)
+        .args([
+            "bench",
+            "tcp-stream",
+            "--topology",
+            "veth,ether10,man",
+            "--host-speed",
+            "sender=0.5",
+            "--duration",
+            "1s",
+            "--repeat",
+            "10",
+            "-q",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !owned_by(child.id())
+        .iter()
+        .any(|n| n.contains("cgroup") || n.contains("/sys/fs/cgroup"))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "bench never created its places and quota"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child
+}
+
+#[test]
+fn nothing_is_left_after_exit_ctrl_c_or_kill_and_clean() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+
+    // Normal exit.
+    let child = Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "bench",
+            "tcp-rr",
+            "--topology",
+            "ether10,man",
+            "--host-speed",
+            "receiver=0.5",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "1",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert!(
+        owned_by(pid).is_empty(),
+        "left after normal exit: {:?}",
+        owned_by(pid)
+    );
+
+    // Ctrl-C.
+    let child = start_lab_bench(&db);
+    let pid = child.id();
+    assert!(owned_by(pid).len() >= 4, "{:?}", owned_by(pid));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        owned_by(pid).is_empty(),
+        "left after Ctrl-C: {:?}",
+        owned_by(pid)
+    );
+
+    // kill -9, then lab clean.
+    let mut child = start_lab_bench(&db);
+    let pid = child.id();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = owned_by(pid);
+    assert!(
+        left.iter().any(|n| n.starts_with("tcplab-")),
+        "kill -9 should leave namespaces: {left:?}"
+    );
+    let clean = Command::new(cargo_bin("tcplab"))
+        .args(["lab", "clean"])
+        .output()
+        .unwrap();
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let text = String::from_utf8_lossy(&clean.stdout);
+    for n in &left {
+        assert!(
+            text.contains(n.as_str()),
+            "clean did not report {n}: {text}"
+        );
+    }
+    assert!(
+        owned_by(pid).is_empty(),
+        "left after lab clean: {:?}",
+        owned_by(pid)
+    );
+    assert!(!Path::new(&format!("/proc/{pid}")).exists());
+}
