@@ -297,14 +297,15 @@ fn exports_trials_as_csv() {
         .iter()
         .map(str::to_string)
         .collect();
-    assert_eq!(header.len(), 6 + 18 + 2);
+    assert_eq!(header.len(), 6 + 22 + 2);
     assert_eq!(
         &header[..6],
         ["run_id", "point", "seq", "repetition", "status", "error"]
     );
     assert_eq!(header[6], "test");
     assert_eq!(header[23], "load");
-    assert_eq!(&header[24..], ["delay_s", "throughput_bps"]);
+    assert_eq!(header[27], "pin");
+    assert_eq!(&header[28..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

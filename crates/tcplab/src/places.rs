@@ -111,6 +111,14 @@ pub struct Calibration {
 /// timestamps option 12.
 pub const HEADER_BYTES: f64 = 66.0;
 
+/// `cubic` if this kernel offers it.
+fn cubic_if_available() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .ok()
+        .filter(|t| t.split_whitespace().any(|c| c == "cubic"))
+        .map(|_| "cubic".to_string())
+}
+
 /// A built place with its embedded servers and control connections.
 pub struct LivePlace {
     // Declared first so they drop before the namespaces they live in.
@@ -185,7 +193,10 @@ impl LivePlace {
             .as_ref()
             .is_some_and(|l| l.delay_s >= 0.01);
         let mut bulk = TrialParams::defaults(TestKind::TcpStream);
-        bulk.duration_s = Some(if slow { 3.0 } else { 1.0 });
+        bulk.duration_s = Some(if slow { 3.0 } else { 2.0 });
+        // Cubic fills a short queue steadily; BBR's probing overflows it and
+        // the retransmission stalls would be charged to the link.
+        bulk.cc = cubic_if_available();
         let m = self.run(&bulk, interrupt)?.metrics;
         let goodput = m.get("throughput_bps").copied().unwrap_or(0.0);
         let mss = m.get("snd_mss").copied().unwrap_or(1448.0);
