@@ -17,8 +17,8 @@ order rotated by r positions, so no tool always goes first or last.
 
 Per run we record the tool's own throughput report and byte count, and
 system-wide busy CPU seconds from /proc/stat (user+nice+system+irq+softirq
-+steal jiffies of all CPUs / USER_HZ) sampled right before the client is
-started and right after it exits.  The same method is used for every tool,
+jiffies of all CPUs / USER_HZ; idle, iowait and hypervisor steal are not
+busy) sampled right before the client is started and right after it exits.  The same method is used for every tool,
 so forked helpers, server threads and softirq work are all charged.
 Efficiency is bytes (or transactions) per busy CPU-second.
 
@@ -84,16 +84,21 @@ def cpu_sample():
     v = [int(x) for x in fields[1:]] + [0] * 10
     user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
     # guest/guest_nice are already included in user/nice: not added again.
-    busy = user + nice + system + irq + softirq + steal
+    # steal (time the hypervisor gave to other guests) is not work done here:
+    # it is kept apart, and a run with much of it is treated as disturbed.
+    busy = user + nice + system + irq + softirq
     return {"busy": busy, "steal": steal, "irq": irq + softirq,
-            "total": busy + idle + iowait, "t": time.monotonic()}
+            "total": busy + steal + idle + iowait, "t": time.monotonic()}
 
 
 def cpu_delta(a, b):
     busy = (b["busy"] - a["busy"]) / USER_HZ
     total = (b["total"] - a["total"]) / USER_HZ
     return {"busy_cpu_s": busy, "steal_cpu_s": (b["steal"] - a["steal"]) / USER_HZ,
-            "irq_cpu_s": (b["irq"] - a["irq"]) / USER_HZ, "all_cpu_s": total, "busy_frac": busy / total if total > 0 else 0.0}
+            "irq_cpu_s": (b["irq"] - a["irq"]) / USER_HZ, "all_cpu_s": total,
+            "busy_frac": busy / total if total > 0 else 0.0,
+            # busy or stolen: how much of the machine was unavailable to us
+            "load_frac": (busy + (b["steal"] - a["steal"]) / USER_HZ) / total if total > 0 else 0.0}
 
 
 def busy_fraction(seconds):
@@ -311,7 +316,7 @@ def wait_quiet(limit_s, threshold):
     t0 = time.monotonic()
     while True:
         q = busy_fraction(0.5)
-        if q["busy_frac"] < threshold or time.monotonic() - t0 >= limit_s:
+        if q["load_frac"] < threshold or time.monotonic() - t0 >= limit_s:
             q["waited_s"] = round(time.monotonic() - t0, 2)
             return q
 
@@ -327,7 +332,7 @@ def measure_once(tool, case, rnd, args):
         server.start()
         time.sleep(0.2)  # let the server settle after listen()
         pre = wait_quiet(args.wait_quiet, args.quiet_threshold)
-        rec["pre_busy_frac"] = round(pre["busy_frac"], 4)
+        rec["pre_busy_frac"] = round(pre["load_frac"], 4)
         rec["pre_waited_s"] = pre["waited_s"]
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         s0 = server.cpu_s()
@@ -346,15 +351,17 @@ def measure_once(tool, case, rnd, args):
         wall = b["t"] - a["t"]
         client_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
         server_cpu = (s1 - s0) if (s0 is not None and s1 is not None) else 0.0
-        # Busy time not explained by our two processes or by interrupt work:
-        # an estimate of other load on the machine during the run.
-        other = c["busy_cpu_s"] - client_cpu - server_cpu - c["irq_cpu_s"]
+        # Busy time not explained by our two processes (their utime+stime
+        # already include the softirq work done in their context): an
+        # estimate of other load on the machine during the run.
+        other = c["busy_cpu_s"] - client_cpu - server_cpu
         rec.update(wall_s=round(wall, 4), busy_cpu_s=c["busy_cpu_s"],
                    steal_cpu_s=c["steal_cpu_s"], irq_softirq_cpu_s=c["irq_cpu_s"],
                    client_cpu_s=round(client_cpu, 4), server_cpu_s=round(server_cpu, 4),
                    other_cpu_s=round(other, 4), rc=p.returncode)
-        rec["noisy"] = (pre["busy_frac"] >= args.quiet_threshold
-                        or other / wall > args.quiet_threshold * (os.cpu_count() or 1))
+        rec["noisy"] = (pre["load_frac"] >= args.quiet_threshold
+                        or (other + c["steal_cpu_s"]) / wall
+                        > args.quiet_threshold * (os.cpu_count() or 1))
         if p.returncode != 0:
             rec["error"] = f"client exit status {p.returncode}: {(p.stderr or p.stdout)[-400:].strip()}"
             rec["stderr_tail"] = p.stderr[-2000:]
@@ -394,7 +401,8 @@ def run_one(tool, case, rnd, args, discarded):
         rec["discarded"] = True
         discarded.append(rec)
         print(f"  round {rnd} {tool:<9} other load during the run "
-              f"({rec['other_cpu_s']:.2f} CPU-s, before {rec['pre_busy_frac']:.0%}); retrying",
+              f"({rec['other_cpu_s']:.2f} CPU-s, steal {rec['steal_cpu_s']:.2f} CPU-s, "
+              f"before {rec['pre_busy_frac']:.0%}); retrying",
               flush=True)
         time.sleep(2)
 
@@ -552,8 +560,9 @@ def main():
     idle = busy_fraction(1.0)
     print(f"idle check (1 s): system busy {idle['busy_frac']:.1%} of {ncpu} CPUs "
           f"({idle['busy_cpu_s']:.2f} CPU-s, steal {idle['steal_cpu_s']:.2f})"
-          + ("  -- WARNING: machine is not quiet" if idle["busy_frac"] >= args.quiet_threshold else ""))
-    print("CPU = system-wide busy jiffies (/proc/stat, all CPUs) from client start to client exit")
+          + ("  -- WARNING: machine is not quiet" if idle["load_frac"] >= args.quiet_threshold else ""))
+    print("CPU = system-wide busy jiffies (/proc/stat user+nice+system+irq+softirq, all CPUs) "
+          "from client start to client exit")
     print()
 
     result = {"started_utc": started.isoformat(), "host": platform.node(),
@@ -581,7 +590,8 @@ def main():
                              else f"{rec['value'] / 1e9:.2f} Gbit/s")
                         print(f"  round {rnd} {t:<9} {v}, busy {rec['busy_cpu_s']:.2f} CPU-s"
                               f" in {rec['wall_s']:.2f} s"
-                              + (f" (NOISY: other load {rec['other_cpu_s']:.2f} CPU-s)"
+                              + (f" (NOISY: other load {rec['other_cpu_s']:.2f} CPU-s, "
+                                 f"steal {rec['steal_cpu_s']:.2f} CPU-s)"
                                  if rec["noisy"] else ""),
                               flush=True)
                     else:
