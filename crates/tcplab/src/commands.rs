@@ -77,13 +77,17 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             eprintln!("tcplab: {m}");
         }
     };
-    let mut session = match &a.to {
-        Some(to) => Session::remote(to, needs_v4, needs_v6)?,
-        None => Session::local(&plan.points, &interrupt, &status)?,
+    let session = match &a.to {
+        Some(to) => Session::remote(to, needs_v4, needs_v6),
+        None => Session::local(&plan.points, &interrupt, &status),
     };
+    // Ctrl-C while places were being built or calibrated: nothing was stored,
+    // and whatever was built is already torn down.
     if interrupt.load(Ordering::SeqCst) {
+        eprintln!("tcplab: interrupted before the first trial; nothing stored");
         return Ok(ExitCode::from(130));
     }
+    let mut session = session?;
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let end = execute(
