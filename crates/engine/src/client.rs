@@ -3,6 +3,7 @@
 
 use crate::cancel::Canceller;
 use crate::error::EngineError;
+use crate::hoststat::HostCpu;
 use crate::metrics::combine;
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
@@ -100,6 +101,20 @@ impl Client {
     }
 
     fn trial(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
+        let cpu0 = HostCpu::now();
+        let mut o = self.trial_inner(p, interrupt)?;
+        // On a virtual machine, the share of CPU time the hypervisor gave to
+        // other guests during the trial: a disturbed trial says so.
+        let steal = HostCpu::now().steal_fraction_since(cpu0);
+        o.metrics.insert("host_steal_fraction".into(), steal);
+        Ok(o)
+    }
+
+    fn trial_inner(
         &mut self,
         p: &TrialParams,
         interrupt: &Arc<AtomicBool>,

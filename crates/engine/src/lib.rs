@@ -12,6 +12,7 @@ pub mod cancel;
 pub mod client;
 pub mod cpu;
 pub mod error;
+pub mod hoststat;
 pub mod limits;
 pub mod load;
 pub mod metrics;
