@@ -195,6 +195,9 @@ fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     for l in output::failure_lines(&points, &varying) {
         println!("{l}");
     }
+    if let Some(l) = output::steal_warning(&points) {
+        println!("{l}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -218,3 +218,19 @@ pub fn failure_lines(points: &[PointSummary], varying: &[String]) -> Vec<String>
         })
         .collect()
 }
+
+/// A warning when the hypervisor took a noticeable share of CPU time during
+/// the trials (on a virtual machine): timing-sensitive results are then low.
+pub fn steal_warning(points: &[PointSummary]) -> Option<String> {
+    let worst = points
+        .iter()
+        .filter_map(|p| p.metrics.get("host_steal_fraction"))
+        .map(|s| s.mean)
+        .fold(0.0, f64::max);
+    (worst > 0.05).then(|| {
+        format!(
+            "warning: the hypervisor took up to {:.0}% of this machine's CPU time during the trials (host_steal_fraction); throughput and latency are disturbed",
+            worst * 100.0
+        )
+    })
+}
