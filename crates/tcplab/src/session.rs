@@ -108,7 +108,9 @@ impl Session {
                 continue;
             }
             let spec = place_spec(p)?;
-            status(&format!("building {}", spec.label));
+            if spec.topology != lab::Topology::Loopback {
+                status(&format!("building {}", spec.label));
+            }
             let mut live = LivePlace::build(&spec, placer.hook())
                 .map_err(|e| e.context(format!("building the {} place", spec.label)))?;
             if spec.topology != lab::Topology::Loopback {
