@@ -126,33 +126,23 @@ pub fn execute(
             pb.set_message(label(&plan.points[i], &plan.varying));
             let started_at = now();
             let result = session.run(&plan.points[i], interrupt);
-            if matches!(result, Err(EngineError::Interrupted)) || interrupt.load(Ordering::Relaxed)
-            {
-                store_trial(
-                    store,
-                    run_id,
-                    point_ids[i],
-                    seq,
-                    attempts[i],
-                    started_at,
-                    Err("interrupted by the user".into()),
-                )?;
-                failed += 1;
-                status = RunStatus::Interrupted;
-                break 'rounds;
-            }
-            let stored = result.map_err(|e| e.to_string());
-            if let Ok(o) = &stored {
-                if let Some(v) = o.metrics.get(metric) {
-                    values[i].push(*v);
-                }
-            } else {
-                failed += 1;
-                if let Err(e) = &stored {
-                    pb.println(format!(
-                        "trial failed ({}): {e}",
-                        label(&plan.points[i], &plan.varying)
-                    ));
+            let interrupted = matches!(result, Err(EngineError::Interrupted))
+                || interrupt.load(Ordering::Relaxed);
+            // A trial cut short by Ctrl-C is stored as failed, never as a measurement.
+            let stored = match result {
+                _ if interrupted => Err("interrupted by the user".to_string()),
+                r => r.map_err(|e| e.to_string()),
+            };
+            match &stored {
+                Ok(o) => values[i].extend(o.metrics.get(metric)),
+                Err(e) => {
+                    failed += 1;
+                    if !interrupted {
+                        pb.println(format!(
+                            "trial failed ({}): {e}",
+                            label(&plan.points[i], &plan.varying)
+                        ));
+                    }
                 }
             }
             store_trial(
@@ -164,6 +154,10 @@ pub fn execute(
                 started_at,
                 stored,
             )?;
+            if interrupted {
+                status = RunStatus::Interrupted;
+                break 'rounds;
+            }
             attempts[i] += 1;
             seq += 1;
             pb.inc(1);
