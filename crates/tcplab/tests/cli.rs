@@ -371,7 +371,24 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill the server once the first trial is stored, in the middle of the second.
+    let t0 = Instant::now();
+    while !(d.path.exists()
+        && Connection::open(&d.path)
+            .ok()
+            .and_then(|c| {
+                c.query_row("SELECT COUNT(*) FROM trials WHERE status = 'ok'", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .ok()
+            })
+            .unwrap_or(0)
+            >= 1)
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no trial completed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     server.kill().unwrap();
     server.wait().unwrap();
     let out = bench.wait_with_output().unwrap();
