@@ -36,15 +36,20 @@ fn burst_bytes(spec: &LinkSpec, rate: u64) -> u64 {
     (2 * u64::from(spec.mtu + 14)).max(rate / 8 / 200)
 }
 
+/// The rate and token-bucket burst a rate-only qdisc needs.
+fn rate_and_burst(spec: &LinkSpec, qdisc: &str) -> Result<(u64, String), LabError> {
+    let rate = spec
+        .rate_bps
+        .ok_or_else(|| LabError::Spec(format!("{qdisc} needs a rate")))?;
+    Ok((rate, burst_bytes(spec, rate).to_string()))
+}
+
 /// Applies `spec` with `mech` as the root qdisc on `dev`'s egress in `ns`.
 pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<(), LabError> {
     let limit_bytes = (u64::from(spec.queue_frames) * u64::from(spec.mtu + 14)).to_string();
     match mech {
         Mechanism::Tbf => {
-            let rate = spec
-                .rate_bps
-                .ok_or_else(|| LabError::Spec("tbf needs a rate".into()))?;
-            let burst = burst_bytes(spec, rate).to_string();
+            let (rate, burst) = rate_and_burst(spec, "tbf")?;
             cmd::tc(
                 ns,
                 &[
@@ -66,11 +71,8 @@ pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<()
             )?;
         }
         Mechanism::Htb => {
-            let rate = spec
-                .rate_bps
-                .ok_or_else(|| LabError::Spec("htb needs a rate".into()))?;
+            let (rate, burst) = rate_and_burst(spec, "htb")?;
             let r = format!("{rate}bit");
-            let burst = burst_bytes(spec, rate).to_string();
             cmd::tc(
                 ns,
                 &[

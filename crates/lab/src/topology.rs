@@ -130,6 +130,18 @@ const B4: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
 const A6: Ipv6Addr = Ipv6Addr::new(0xfd77, 0, 0, 0, 0, 0, 0, 1);
 const B6: Ipv6Addr = Ipv6Addr::new(0xfd77, 0, 0, 0, 0, 0, 0, 2);
 
+/// Creates a veth pair: `name` in namespace `ns`, its peer `peer` directly
+/// in namespace `peer_ns` (nothing passes through the host's namespace).
+fn veth_pair(ns: &str, name: &str, peer: &str, peer_ns: &str) -> Result<(), LabError> {
+    cmd::ip(
+        Some(ns),
+        &[
+            "link", "add", name, "type", "veth", "peer", "name", peer, "netns", peer_ns,
+        ],
+    )?;
+    Ok(())
+}
+
 fn addresses(ns: &str, dev: &str, v4: Ipv4Addr, v6: Ipv6Addr, mtu: u32) -> Result<(), LabError> {
     cmd::ip(Some(ns), &["link", "set", dev, "mtu", &mtu.to_string()])?;
     cmd::ip(Some(ns), &["addr", "add", &format!("{v4}/24"), "dev", dev])?;
@@ -178,12 +190,7 @@ impl Place {
         let (an, bn) = (tag.name("a"), tag.name("b"));
         match spec.topology {
             Topology::Veth => {
-                cmd::ip(
-                    Some(&an),
-                    &[
-                        "link", "add", &an, "type", "veth", "peer", "name", &bn, "netns", &bn,
-                    ],
-                )?;
+                veth_pair(&an, &an, &bn, &bn)?;
                 addresses(&an, &an, A4, A6, link.mtu)?;
                 addresses(&bn, &bn, B4, B6, link.mtu)?;
                 shaper::apply(&an, &an, &link, mech)?;
@@ -206,18 +213,8 @@ impl Place {
         let r = NetNs::create(&rn)?;
         self.info.namespaces.push(rn.clone());
         self.middle_ns = Some(r);
-        cmd::ip(
-            Some(&an),
-            &[
-                "link", "add", &an, "type", "veth", "peer", "name", &xn, "netns", &rn,
-            ],
-        )?;
-        cmd::ip(
-            Some(&bn),
-            &[
-                "link", "add", &bn, "type", "veth", "peer", "name", &yn, "netns", &rn,
-            ],
-        )?;
+        veth_pair(&an, &an, &xn, &rn)?;
+        veth_pair(&bn, &bn, &yn, &rn)?;
         addresses(&an, &an, A4, A6, link.mtu)?;
         addresses(&bn, &bn, B4, B6, link.mtu)?;
         for dev in [&xn, &yn] {

@@ -111,6 +111,24 @@ pub struct Calibration {
 /// timestamps option 12.
 pub const HEADER_BYTES: f64 = 66.0;
 
+/// The control connection in `slot`, reconnected (with `hook` set) if it is
+/// missing or broke in an earlier trial.
+pub fn connected<'a>(
+    slot: &'a mut Option<Client>,
+    addr: SocketAddr,
+    hook: Option<&PlaceHook>,
+) -> Result<&'a mut Client, EngineError> {
+    if !slot.as_ref().is_some_and(Client::usable) {
+        *slot = None;
+        let mut c = Client::connect(addr, CONNECT_TIMEOUT)?;
+        if let Some(h) = hook {
+            c.set_hook(h.clone());
+        }
+        *slot = Some(c);
+    }
+    Ok(slot.as_mut().expect("connected above"))
+}
+
 /// `cubic` if this kernel offers it.
 fn cubic_if_available() -> Option<String> {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -171,16 +189,7 @@ impl LivePlace {
             .place
             .enter_client()
             .map_err(|e| EngineError::Protocol(e.to_string()))?;
-        if !self.clients[slot].as_ref().is_some_and(Client::usable) {
-            self.clients[slot] = None;
-            let mut c = Client::connect(addr, CONNECT_TIMEOUT)?;
-            c.set_hook(self.hook.clone());
-            self.clients[slot] = Some(c);
-        }
-        self.clients[slot]
-            .as_mut()
-            .expect("connected")
-            .run_trial(p, interrupt)
+        connected(&mut self.clients[slot], addr, Some(&self.hook))?.run_trial(p, interrupt)
     }
 
     /// Measures the link's real rate and RTT with a short bulk transfer and

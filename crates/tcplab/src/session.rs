@@ -2,7 +2,7 @@
 //! or against `tcplab server` on another host (`--to`). Keeps one control
 //! connection per address family and reconnects after a broken one.
 
-use crate::places::{HostPlacer, LivePlace};
+use crate::places::{connected, HostPlacer, LivePlace};
 use crate::usage::usage;
 use engine::{Client, EngineError, DEFAULT_PORT};
 use lab::PlaceSpec;
@@ -11,9 +11,6 @@ use std::collections::BTreeMap;
 use std::net::{Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
-
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a run's trials go.
 pub enum Session {
@@ -191,12 +188,7 @@ impl Session {
                 let addr = addr.ok_or_else(|| {
                     EngineError::Protocol("no server address for this family".into())
                 })?;
-                let client = &mut clients[slot];
-                if !client.as_ref().is_some_and(Client::usable) {
-                    *client = None;
-                    *client = Some(Client::connect(addr, CONNECT_TIMEOUT)?);
-                }
-                client.as_mut().expect("connected").run_trial(p, interrupt)
+                connected(&mut clients[slot], addr, None)?.run_trial(p, interrupt)
             }
         }
     }

@@ -44,6 +44,24 @@ fn count(db: &Path, sql: &str) -> i64 {
     c.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
+/// Waits (at most 60 s) until `count_sql` on the run database reaches `n`,
+/// while another process is writing to it.
+fn wait_for_trials(db: &Path, count_sql: &str, n: i64) {
+    let t0 = Instant::now();
+    loop {
+        let have = Connection::open(db)
+            .ok()
+            .filter(|_| db.exists())
+            .and_then(|c| c.query_row(count_sql, [], |r| r.get::<_, i64>(0)).ok())
+            .unwrap_or(0);
+        if have >= n {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "no trial completed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -291,23 +309,7 @@ fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    loop {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no trial completed");
-        std::thread::sleep(Duration::from_millis(100));
-        if d.path.exists()
-            && Connection::open(&d.path)
-                .ok()
-                .and_then(|c| {
-                    c.query_row("SELECT COUNT(*) FROM trials", [], |r| r.get::<_, i64>(0))
-                        .ok()
-                })
-                .unwrap_or(0)
-                >= 2
-        {
-            break;
-        }
-    }
+    wait_for_trials(&d.path, "SELECT COUNT(*) FROM trials", 2);
     // SAFETY: signalling our own child by pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t1 = Instant::now();
@@ -372,22 +374,11 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
         .spawn()
         .unwrap();
     // Kill the server once the first trial is stored, in the middle of the second.
-    let t0 = Instant::now();
-    while !(d.path.exists()
-        && Connection::open(&d.path)
-            .ok()
-            .and_then(|c| {
-                c.query_row("SELECT COUNT(*) FROM trials WHERE status = 'ok'", [], |r| {
-                    r.get::<_, i64>(0)
-                })
-                .ok()
-            })
-            .unwrap_or(0)
-            >= 1)
-    {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no trial completed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_trials(
+        &d.path,
+        "SELECT COUNT(*) FROM trials WHERE status = 'ok'",
+        1,
+    );
     std::thread::sleep(Duration::from_millis(300));
     server.kill().unwrap();
     server.wait().unwrap();
