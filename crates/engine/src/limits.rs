@@ -81,6 +81,9 @@ pub fn validate(p: &TrialParams, l: &Limits) -> Result<(), String> {
             return Err(format!("{flag} must be between 1 and {}", i32::MAX / 2));
         }
     }
+    if p.rcvlowat == Some(0) || p.rcvlowat.is_some_and(|v| v > i32::MAX as u64) {
+        return Err(format!("--rcvlowat must be between 1 and {}", i32::MAX));
+    }
     if let Some(m) = p.mss {
         if !(88..=65_495).contains(&m) {
             return Err(format!("--mss must be 88..=65495, got {m}"));
@@ -116,6 +119,9 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         }
         if p.cork {
             return Err("--cork applies only to tcp-stream".into());
+        }
+        if p.rcvlowat.is_some() {
+            return Err("--rcvlowat applies only to tcp-stream".into());
         }
     }
     if !matches!(t, TestKind::TcpStream | TestKind::UdpStream) {

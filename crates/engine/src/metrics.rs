@@ -124,6 +124,14 @@ fn stream_metrics(
         return Err(EngineError::Endpoint("no data was transferred".into()));
     }
     throughput(m, rcv.bytes, rcv.delay_s, snd.wall_s);
+    if snd.calls > 0 && rcv.calls > 0 {
+        m.insert("sender_calls".into(), snd.calls as f64);
+        m.insert("receiver_calls".into(), rcv.calls as f64);
+        m.insert(
+            "receiver_bytes_per_read".into(),
+            rcv.bytes as f64 / rcv.calls as f64,
+        );
+    }
     tcp_info_metrics(m, &snd.tcp_info, &rcv.tcp_info);
     if let Some(z) = &snd.zerocopy {
         m.insert("zerocopy_sends".into(), z.sends as f64);

@@ -24,6 +24,8 @@ pub struct ConnResult {
     pub last_data: Option<Instant>,
     /// Reads or datagrams whose content differed from the pattern.
     pub integrity_errors: u64,
+    /// Data-path system calls that moved data (writes or reads), streams only.
+    pub calls: u64,
     /// TCP_INFO at the end, if TCP.
     pub tcp_info: Option<TcpInfo>,
     /// Completed transactions (rr, crr, http).
@@ -50,6 +52,7 @@ impl ConnResult {
             first_data: None,
             last_data: None,
             integrity_errors: 0,
+            calls: 0,
             tcp_info: None,
             transactions: 0,
             latency: None,
@@ -166,6 +169,9 @@ pub struct SideReport {
     pub integrity_errors: u64,
     /// Completed transactions.
     pub transactions: u64,
+    /// Data-path system calls that moved data (stream writes or reads).
+    #[serde(default)]
+    pub calls: u64,
     /// TCP_INFO per connection.
     pub tcp_info: Vec<TcpInfo>,
     /// UDP counters summed over flows.
@@ -201,6 +207,7 @@ impl SideReport {
             last = max_opt(last, c.last_data);
             r.integrity_errors += c.integrity_errors;
             r.transactions += c.transactions;
+            r.calls += c.calls;
             r.tcp_info.extend(c.tcp_info);
             if let Some(u) = c.udp {
                 let acc = r.udp.get_or_insert_with(UdpCounters::default);

@@ -94,3 +94,28 @@ pub fn local_port(s: &Socket) -> Result<u16, EngineError> {
         .map(|a| a.port())
         .ok_or_else(|| EngineError::Protocol("socket has no IP address".into()))
 }
+
+/// Sets an integer socket option that socket2 does not cover (TCP_CORK with
+/// sendfile, SO_ZEROCOPY, SO_RCVLOWAT).
+pub fn setsockopt_int(
+    fd: std::os::fd::RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> std::io::Result<()> {
+    // SAFETY: passes a pointer to a c_int that lives across the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -136,3 +136,63 @@ fn cpu_time_is_per_thread() {
     other.join().unwrap();
     assert!(CpuTime::thread_now().since(before).total_s() < 0.1);
 }
+
+#[test]
+fn rcvlowat_batches_reads_but_keeps_first_and_last_byte_times() {
+    // A paced sender (2 Mbit/s, 1460-byte writes, 120 KB): the kernel's
+    // default wakes the receiver for nearly every write; a 32 KiB low-water
+    // mark wakes it about every 32 KiB. The first-to-last-byte delay must be
+    // the pacing time either way (the first read is never batched and FIN
+    // wakes the last one).
+    let bytes = 120_000u64;
+    let rate = 2e6;
+    let expected_delay = (bytes - 1460) as f64 * 8.0 / rate;
+    let mut calls = Vec::new();
+    for lowat in [1u64, 32 * 1024] {
+        let mut p = stream(Some(bytes), None);
+        p.write_size = 1460;
+        p.send_rate_bps = Some(rate as u64);
+        p.rcvlowat = Some(lowat);
+        let m = run(&p);
+        assert_eq!(m["bytes"], bytes as f64);
+        let d = m["delay_s"];
+        assert!(
+            (d - expected_delay).abs() < 0.1 * expected_delay,
+            "lowat {lowat}: delay {d} s, expected {expected_delay} s"
+        );
+        calls.push(m["receiver_calls"]);
+    }
+    let batched_max = (bytes / (32 * 1024)) as f64 + 3.0;
+    assert!(calls[1] <= batched_max, "32K lowat made {} reads", calls[1]);
+    assert!(
+        calls[0] >= 5.0 * calls[1],
+        "lowat 1 made {} reads, 32K {}",
+        calls[0],
+        calls[1]
+    );
+}
+
+#[test]
+fn rcvlowat_larger_than_the_transfer_still_ends() {
+    // 1000 bytes under a 1 MiB low-water mark: FIN must wake the reader.
+    let mut p = stream(Some(1000), None);
+    p.write_size = 100;
+    p.rcvlowat = Some(1 << 20);
+    let m = run(&p);
+    assert_eq!(m["bytes"], 1000.0);
+}
+
+#[test]
+fn auto_rcvlowat_respects_read_size_and_rcvbuf() {
+    let mut p = stream(Some(1), None);
+    assert_eq!(p.effective_rcvlowat(), 32 * 1024);
+    p.read_size = 1460;
+    assert_eq!(p.effective_rcvlowat(), 1460);
+    p.read_size = 128 * 1024;
+    p.rcvbuf = Some(16 * 1024);
+    assert_eq!(p.effective_rcvlowat(), 4096);
+    p.rcvbuf = Some(2);
+    assert_eq!(p.effective_rcvlowat(), 1);
+    p.rcvlowat = Some(7);
+    assert_eq!(p.effective_rcvlowat(), 7);
+}

@@ -18,6 +18,8 @@ pub struct Factors {
     pub sndbuf: Vec<u64>,
     /// `--rcvbuf` levels.
     pub rcvbuf: Vec<u64>,
+    /// `--rcvlowat` levels (None = auto).
+    pub rcvlowat: Vec<Option<u64>>,
     /// `--nodelay` levels.
     pub nodelay: Vec<bool>,
     /// `--cork` levels.
@@ -89,6 +91,7 @@ impl Factors {
         pts = cross(pts, &self.read_size, |p, v| p.read_size = v);
         pts = cross(pts, &self.sndbuf, |p, v| p.sndbuf = Some(v));
         pts = cross(pts, &self.rcvbuf, |p, v| p.rcvbuf = Some(v));
+        pts = cross(pts, &self.rcvlowat, |p, v| p.rcvlowat = v);
         pts = cross(pts, &self.nodelay, |p, v| p.nodelay = v);
         pts = cross(pts, &self.cork, |p, v| p.cork = v);
         pts = cross(pts, &self.mss, |p, v| p.mss = Some(v));
@@ -121,6 +124,7 @@ impl Factors {
             ("read_size", self.read_size.len()),
             ("sndbuf", self.sndbuf.len()),
             ("rcvbuf", self.rcvbuf.len()),
+            ("rcvlowat", self.rcvlowat.len()),
             ("nodelay", self.nodelay.len()),
             ("cork", self.cork.len()),
             ("mss", self.mss.len()),

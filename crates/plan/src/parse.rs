@@ -65,6 +65,14 @@ pub fn positive_size(flag: &str, s: &str) -> Result<u64, PlanError> {
     }
 }
 
+/// A receive low-water mark: `auto` (None) or a positive byte size.
+pub fn rcvlowat(flag: &str, s: &str) -> Result<Option<u64>, PlanError> {
+    if s == "auto" {
+        return Ok(None);
+    }
+    positive_size(flag, s).map(Some)
+}
+
 /// A duration: `10s`, `500ms`, `2m`, or a bare number of seconds.
 pub fn duration(flag: &str, s: &str) -> Result<Duration, PlanError> {
     if let Ok(secs) = s.parse::<f64>() {

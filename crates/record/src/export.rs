@@ -11,7 +11,7 @@ use std::io::Write;
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
 /// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 22] = [
+const PARAM_COLUMNS: [&str; 23] = [
     "test",
     "bytes",
     "duration_s",
@@ -19,6 +19,7 @@ const PARAM_COLUMNS: [&str; 22] = [
     "read_size",
     "sndbuf",
     "rcvbuf",
+    "rcvlowat",
     "nodelay",
     "cork",
     "mss",
@@ -122,6 +123,7 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
         p.read_size.to_string(),
         opt(p.sndbuf.as_ref()),
         opt(p.rcvbuf.as_ref()),
+        opt(p.rcvlowat.as_ref()),
         p.nodelay.to_string(),
         p.cork.to_string(),
         opt(p.mss.as_ref()),

@@ -97,6 +97,13 @@ pub struct BenchArgs {
     /// SO_RCVBUF on every data socket of both endpoints (set before listen/connect).
     #[arg(long, value_name = "SIZES")]
     pub rcvbuf: Option<String>,
+    /// SO_RCVLOWAT of the tcp-stream receiver, set after its first read: the
+    /// kernel wakes it when this many bytes wait (or on FIN, or when the
+    /// window nearly closes). `auto` is 32K capped at --read-size and at a
+    /// quarter of --rcvbuf; 1 is the kernel's default (wake per segment)
+    /// [default: auto].
+    #[arg(long, value_name = "SIZES|auto")]
+    pub rcvlowat: Option<String>,
     /// TCP_NODELAY; alone means on, or give levels: on,off.
     #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
     pub nodelay: Option<String>,

@@ -116,6 +116,9 @@ fn param_text(p: &TrialParams, name: &str) -> String {
     if name == "load" {
         return p.load.map_or("none".into(), |l| l.to_string());
     }
+    if name == "rcvlowat" && p.rcvlowat.is_none() {
+        return format!("auto ({})", p.effective_rcvlowat());
+    }
     match serde_json::to_value(p)
         .ok()
         .and_then(|v| v.get(name).cloned())

@@ -56,6 +56,7 @@ fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
         read_size: opt("--read-size", &a.read_size, parse::positive_size)?,
         sndbuf: opt("--sndbuf", &a.sndbuf, parse::positive_size)?,
         rcvbuf: opt("--rcvbuf", &a.rcvbuf, parse::positive_size)?,
+        rcvlowat: opt("--rcvlowat", &a.rcvlowat, parse::rcvlowat)?,
         nodelay: opt("--nodelay", &a.nodelay, parse::boolean)?,
         cork: opt("--cork", &a.cork, parse::boolean)?,
         mss: opt("--mss", &a.mss, count(88, 65_495))?,
@@ -145,6 +146,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
         "factors": {
             "bytes": a.bytes, "duration": a.duration, "write_size": a.write_size,
             "read_size": a.read_size, "sndbuf": a.sndbuf, "rcvbuf": a.rcvbuf,
+            "rcvlowat": a.rcvlowat,
             "nodelay": a.nodelay, "cork": a.cork, "mss": a.mss, "cc": a.cc,
             "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
             "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,

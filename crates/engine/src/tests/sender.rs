@@ -3,6 +3,7 @@
 
 use crate::pattern::Pattern;
 use crate::report::ZeroCopyStats;
+use crate::sockopt::setsockopt_int;
 use record::Api;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -207,24 +208,6 @@ impl ZeroCopy {
             }
             cm = libc::CMSG_NXTHDR(msg, cm);
         }
-    }
-}
-
-fn setsockopt_int(fd: RawFd, level: i32, name: i32, v: i32) -> io::Result<()> {
-    // SAFETY: passes a valid int.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&v as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

@@ -7,6 +7,7 @@ use crate::cpu::{CpuTime, RecvWork};
 use crate::pace::Pacer;
 use crate::pattern::Pattern;
 use crate::report::ConnResult;
+use crate::sockopt::setsockopt_int;
 use crate::tcpinfo::TcpInfo;
 use crate::tests::sender::ChunkSender;
 use record::TrialParams;
@@ -42,6 +43,7 @@ pub fn send(
         match sender.send(off, len) {
             Ok(n) => {
                 off += n as u64;
+                r.calls += 1;
                 if let Some(pc) = &mut pacer {
                     pc.sent(n);
                 }
@@ -97,13 +99,25 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
     let mut off = 0u64;
     let mut first = None;
     let mut last = None;
+    let lowat = p.effective_rcvlowat();
     loop {
         // SAFETY: buf is writable for rs bytes.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), rs) };
         if n > 0 {
             let now = Instant::now();
-            first.get_or_insert(now);
+            if first.is_none() {
+                first = Some(now);
+                // Batch wake-ups only after the first byte, so its arrival time stays exact.
+                if lowat > 1 {
+                    let v = lowat.min(i32::MAX as u64) as libc::c_int;
+                    if let Err(e) = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT, v) {
+                        r.error = Some(format!("setting SO_RCVLOWAT {lowat}: {e}"));
+                        break;
+                    }
+                }
+            }
             last = Some(now);
+            r.calls += 1;
             let n = n as usize;
             if !pattern.matches(off, &buf[..n]) {
                 r.integrity_errors += 1;
