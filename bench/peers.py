@@ -326,6 +326,11 @@ def measure_once(tool, case, rnd, args):
     rec = {"case": case["key"], "tool": tool, "round": rnd, "ok": False, "noisy": False}
     workdir = tempfile.mkdtemp(prefix=f"peers-{tool}-")
     srv_cmd, cli_cmd = tool_cmds(tool, case, D, args, workdir)
+    if args.pin:
+        # Same placement for every tool: the server (receiver) on one CPU,
+        # the client (sender) on another; forked children inherit it.
+        srv_cmd = ["taskset", "-c", str(args.pin[0])] + srv_cmd
+        cli_cmd = ["taskset", "-c", str(args.pin[1])] + cli_cmd
     rec["server_cmd"], rec["client_cmd"] = srv_cmd, cli_cmd
     server = Server(srv_cmd, PORT[tool], workdir, D + 30)
     try:
@@ -519,6 +524,11 @@ def main():
     ap.add_argument("--match-reads", action="store_true",
                     help="streams: also make tcplab and the iperf 2 server read in write-size "
                          "chunks, as the iperf3 and nuttcp receivers always do")
+    ap.add_argument("--pin", default=None, metavar="SERVER_CPU,CLIENT_CPU",
+                    help="run every tool's server and client under taskset on these CPUs "
+                         "(e.g. 1,0): the scheduler's placement then cannot differ between "
+                         "tools or rounds, which on a 2-CPU machine is the largest source of "
+                         "run-to-run spread in case a")
     ap.add_argument("--wait-quiet", type=float, default=30.0,
                     help="before each run wait up to this many seconds for a quiet 0.5 s window")
     ap.add_argument("--quiet-threshold", type=float, default=0.10,
@@ -530,6 +540,14 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.duration = 2, 2
+    if args.pin:
+        try:
+            args.pin = [int(x) for x in args.pin.split(",")]
+            assert len(args.pin) == 2 and all(0 <= c < (os.cpu_count() or 1) for c in args.pin)
+        except (ValueError, AssertionError):
+            ap.error(f"--pin wants two CPU numbers below {os.cpu_count()}, like 1,0")
+        if not shutil.which("taskset"):
+            ap.error("--pin needs taskset (Debian package util-linux)")
     if args.rounds < 1 or args.duration < 1:
         ap.error("--rounds and --duration must be >= 1")
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -568,7 +586,7 @@ def main():
     result = {"started_utc": started.isoformat(), "host": platform.node(),
               "kernel": platform.release(), "cpus": ncpu, "user_hz": USER_HZ,
               "rounds": args.rounds, "duration_s": args.duration,
-              "match_reads": args.match_reads, "versions": versions,
+              "match_reads": args.match_reads, "pin": args.pin, "versions": versions,
               "idle_check": idle, "cases": {}}
     out_path = None
     try:
@@ -623,6 +641,12 @@ def main():
     if not args.match_reads and any(c in ("a", "b") for c in cases):
         notes.append("streams: the iperf3 and nuttcp receivers read in write-size chunks; "
                      "tcplab and the iperf 2 server read up to 128 KiB (see --match-reads).")
+    if any(c in ("a", "b") for c in cases):
+        notes.append("streams: the tcplab receiver sets SO_RCVLOWAT to 32 KiB after its first "
+                     "read (--rcvlowat auto, its default); --rcvlowat 1 is the kernel's default.")
+    if args.pin:
+        notes.append(f"every server ran under taskset -c {args.pin[0]}, every client under "
+                     f"taskset -c {args.pin[1]}.")
     if "c" in cases:
         notes.append("rr: tcplab runs with --nodelay (sockperf's default); sockperf trans/s is "
                      "from [Valid Duration], its trans/CPU-s counts [Total Run] round trips.")

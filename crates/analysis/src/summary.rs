@@ -122,6 +122,7 @@ mod tests {
             outcome: TrialOutcome {
                 metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
                 details: serde_json::Value::Null,
+                events: None,
             },
         }
     }

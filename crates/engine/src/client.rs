@@ -19,12 +19,26 @@ use std::time::Duration;
 /// How long a server may take to answer a setup.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Watches the data phase of each trial (tcplab's probes). It starts once
+/// the server's data ports are known, before any data socket opens, and
+/// finishes after both sides are done.
+pub trait TrialObserver: Send {
+    /// Starts watching a trial whose data flows use `ports` on the server.
+    fn start(&mut self, p: &TrialParams, ports: &[u16]) -> Result<(), String>;
+    /// Stops watching and adds what was seen to the outcome; an error fails
+    /// the trial.
+    fn finish(&mut self, outcome: &mut TrialOutcome) -> Result<(), String>;
+    /// Stops watching a trial that failed, discarding what was seen.
+    fn abort(&mut self);
+}
+
 /// A greeted control connection.
 pub struct Client {
     ctrl: TcpStream,
     server: String,
     broken: bool,
     hook: Option<PlaceHook>,
+    observer: Option<Box<dyn TrialObserver>>,
 }
 
 fn frame_err(e: FrameError) -> EngineError {
@@ -62,7 +76,13 @@ impl Client {
             server,
             broken: false,
             hook: None,
+            observer: None,
         })
+    }
+
+    /// Watches every trial's data phase with `observer` (or stops watching).
+    pub fn set_observer(&mut self, observer: Option<Box<dyn TrialObserver>>) {
+        self.observer = observer;
     }
 
     /// Places each trial's client-side threads with `hook`.
@@ -142,12 +162,47 @@ impl Client {
                 )))
             }
         };
+        // A failed start still runs the data phase (the server waits for
+        // it) but fails the trial afterwards.
+        let watching = match &mut self.observer {
+            Some(o) => o.start(p, &ports).map(|()| true),
+            None => Ok(false),
+        };
+        let r = self.data_phase(p, ip, &ports, interrupt);
+        match (watching, r) {
+            (Ok(true), Ok(mut o)) => {
+                let obs = self.observer.as_mut().expect("observer started");
+                obs.finish(&mut o).map_err(EngineError::Observer)?;
+                Ok(o)
+            }
+            (Ok(true), Err(e)) => {
+                if let Some(obs) = self.observer.as_mut() {
+                    obs.abort();
+                }
+                Err(e)
+            }
+            (Ok(false), r) => r,
+            (Err(msg), r) => {
+                r?;
+                Err(EngineError::Observer(msg))
+            }
+        }
+    }
+
+    /// Runs the data connections of a set-up trial and combines both sides.
+    fn data_phase(
+        &mut self,
+        p: &TrialParams,
+        ip: std::net::IpAddr,
+        ports: &[u16],
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, EngineError> {
         let cancel = Canceller::new();
         let deadline = p
             .duration_s
             .map(|d| Duration::from_secs_f64(d * 3.0 + 30.0));
         let dog = Watchdog::arm(cancel.clone(), deadline, Some(interrupt.clone()));
-        let role = start_client(p, ip, &ports, &cancel, self.hook.clone())?;
+        let role = start_client(p, ip, ports, &cancel, self.hook.clone())?;
         let (client, server) = if role.is_active() {
             let client = role.join();
             self.send(&Message::ClientDone)?;

@@ -32,6 +32,9 @@ pub enum EngineError {
     /// One or more endpoint threads failed.
     #[error("{0}")]
     Endpoint(String),
+    /// The trial's observer (probes) failed; the trial is not trusted.
+    #[error("probes: {0}")]
+    Observer(String),
 }
 
 impl EngineError {

@@ -26,7 +26,7 @@ pub mod tcpinfo;
 pub mod tests;
 pub mod watch;
 
-pub use client::Client;
+pub use client::{Client, TrialObserver};
 pub use error::EngineError;
 pub use limits::{validate, Limits};
 pub use server::{Server, ServerHandle, DEFAULT_PORT};

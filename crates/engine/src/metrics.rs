@@ -63,6 +63,7 @@ pub fn combine(
     Ok(TrialOutcome {
         metrics: m,
         details,
+        events: None,
     })
 }
 

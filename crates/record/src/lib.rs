@@ -10,5 +10,5 @@ pub mod store;
 
 pub use host::HostFacts;
 pub use params::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
-pub use run::{PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
+pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};

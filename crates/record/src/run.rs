@@ -116,6 +116,32 @@ pub struct TrialOutcome {
     pub metrics: BTreeMap<String, f64>,
     /// Structured details: TCP_INFO per side, UDP counters, integrity, etc.
     pub details: serde_json::Value,
+    /// Probe records of the trial (fixed-size binary records, see the probe
+    /// crate), stored in their own table; not part of the JSON forms.
+    #[serde(skip)]
+    pub events: Option<EventBlob>,
+}
+
+/// A trial's probe records as one binary blob.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventBlob {
+    /// Layout version of the records.
+    pub version: u32,
+    /// Size of one record in bytes.
+    pub record_size: u32,
+    /// The records back to back.
+    pub data: Vec<u8>,
+}
+
+impl EventBlob {
+    /// Number of records.
+    pub fn count(&self) -> usize {
+        if self.record_size == 0 {
+            0
+        } else {
+            self.data.len() / self.record_size as usize
+        }
+    }
 }
 
 /// A stored trial.

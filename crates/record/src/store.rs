@@ -5,7 +5,9 @@
 //! older file up to date.
 
 use crate::params::TrialParams;
-use crate::run::{PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
+use crate::run::{
+    EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus,
+};
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 use serde::Serialize;
@@ -60,9 +62,21 @@ CREATE INDEX trials_point_id ON trials(point_id);
 CREATE INDEX points_run_id ON points(run_id);
 ";
 
+/// Version 2: probe records, one blob per trial (kept apart from `trials`
+/// so listing and loading runs never reads them).
+const SCHEMA_V2: &str = "
+CREATE TABLE trial_events (
+    trial_id    INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+    version     INTEGER NOT NULL,
+    record_size INTEGER NOT NULL,
+    count       INTEGER NOT NULL,
+    data        BLOB NOT NULL
+);
+";
+
 /// The schema migrations, oldest first.
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(SCHEMA_V1)])
+    Migrations::new(vec![M::up(SCHEMA_V1), M::up(SCHEMA_V2)])
 }
 
 /// Why a store operation failed.
@@ -248,9 +262,40 @@ impl Store {
         let trial_id = tx.last_insert_rowid();
         if trial.status == TrialStatus::Ok {
             insert_metrics(&tx, trial_id, &trial.outcome.metrics)?;
+            if let Some(ev) = &trial.outcome.events {
+                tx.execute(
+                    "INSERT INTO trial_events (trial_id, version, record_size, count, data)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        trial_id,
+                        ev.version,
+                        ev.record_size,
+                        ev.count() as i64,
+                        ev.data
+                    ],
+                )?;
+            }
         }
         tx.commit()?;
         Ok(trial_id)
+    }
+
+    /// The probe records stored with a trial, if it has any.
+    pub fn load_events(&self, trial_id: i64) -> Result<Option<EventBlob>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT version, record_size, data FROM trial_events WHERE trial_id = ?1",
+                params![trial_id],
+                |r| {
+                    Ok(EventBlob {
+                        version: r.get(0)?,
+                        record_size: r.get(1)?,
+                        data: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
     }
 
     /// Records the final state and end time of a run.
@@ -507,6 +552,7 @@ impl TrialRow {
             outcome: TrialOutcome {
                 metrics: BTreeMap::new(),
                 details: serde_json::from_str(&self.details_json)?,
+                events: None,
             },
         })
     }

@@ -67,6 +67,7 @@ fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 
 fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = bench_plan(&a)?;
+    let probes = a.probe.as_deref().map(crate::probes::prepare).transpose()?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
     let mut store = open_store(db)?;
@@ -88,6 +89,9 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     let mut session = session?;
+    if let Some(groups) = probes {
+        session.set_probes(groups);
+    }
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let end = execute(

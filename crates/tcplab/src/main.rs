@@ -7,6 +7,7 @@ mod commands;
 mod output;
 mod places;
 mod plan_args;
+mod probes;
 mod runner;
 mod session;
 mod usage;

@@ -3,7 +3,7 @@
 //! and torn down when the session ends — also on Ctrl-C and on panic, since
 //! teardown is in `Drop`.
 
-use engine::{Client, EngineError, Limits, PlaceHook, Server, ServerHandle};
+use engine::{Client, EngineError, Limits, PlaceHook, Server, ServerHandle, TrialObserver};
 use lab::host::{pin_current_thread, CpuQuota};
 use lab::names::Tag;
 use lab::{Place, PlaceSpec};
@@ -129,6 +129,22 @@ pub fn connected<'a>(
     Ok(slot.as_mut().expect("connected above"))
 }
 
+/// Runs one trial on `client` with `observer` watching it (for this trial only).
+pub fn observed(
+    client: &mut Client,
+    p: &TrialParams,
+    interrupt: &Arc<AtomicBool>,
+    observer: Option<Box<dyn TrialObserver>>,
+) -> Result<TrialOutcome, EngineError> {
+    let watched = observer.is_some();
+    client.set_observer(observer);
+    let r = client.run_trial(p, interrupt);
+    if watched {
+        client.set_observer(None);
+    }
+    r
+}
+
 /// `cubic` if this kernel offers it.
 fn cubic_if_available() -> Option<String> {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -182,6 +198,7 @@ impl LivePlace {
         &mut self,
         p: &TrialParams,
         interrupt: &Arc<AtomicBool>,
+        observer: Option<Box<dyn TrialObserver>>,
     ) -> Result<TrialOutcome, EngineError> {
         let addr = self.server_addr(p.ipv6)?;
         let slot = usize::from(p.ipv6);
@@ -189,7 +206,12 @@ impl LivePlace {
             .place
             .enter_client()
             .map_err(|e| EngineError::Protocol(e.to_string()))?;
-        connected(&mut self.clients[slot], addr, Some(&self.hook))?.run_trial(p, interrupt)
+        observed(
+            connected(&mut self.clients[slot], addr, Some(&self.hook))?,
+            p,
+            interrupt,
+            observer,
+        )
     }
 
     /// Measures the link's real rate and RTT with a short bulk transfer and
@@ -206,13 +228,13 @@ impl LivePlace {
         // Cubic fills a short queue steadily; BBR's probing overflows it and
         // the retransmission stalls would be charged to the link.
         bulk.cc = cubic_if_available();
-        let m = self.run(&bulk, interrupt)?.metrics;
+        let m = self.run(&bulk, interrupt, None)?.metrics;
         let goodput = m.get("throughput_bps").copied().unwrap_or(0.0);
         let mss = m.get("snd_mss").copied().unwrap_or(1448.0);
         let mut rr = TrialParams::defaults(TestKind::TcpRr);
         rr.nodelay = true;
         rr.duration_s = Some(if slow { 1.5 } else { 0.5 });
-        let r = self.run(&rr, interrupt)?.metrics;
+        let r = self.run(&rr, interrupt, None)?.metrics;
         self.calibration = Some(Calibration {
             goodput_bps: goodput,
             line_rate_bps: goodput * (mss + HEADER_BYTES) / mss,
@@ -229,9 +251,10 @@ impl LivePlace {
         &mut self,
         p: &TrialParams,
         interrupt: &Arc<AtomicBool>,
+        observer: Option<Box<dyn TrialObserver>>,
     ) -> Result<TrialOutcome, EngineError> {
         let before = self.place.emulator_stats();
-        let mut o = self.run(p, interrupt)?;
+        let mut o = self.run(p, interrupt, observer)?;
         let emulator = match (before, self.place.emulator_stats()) {
             (Some(b), Some(a)) if a.len() == 2 && b.len() == 2 => Some(serde_json::json!({
                 "client_to_server": a[0].since(&b[0]),

@@ -2,9 +2,10 @@
 //! or against `tcplab server` on another host (`--to`). Keeps one control
 //! connection per address family and reconnects after a broken one.
 
-use crate::places::{connected, HostPlacer, LivePlace};
+use crate::places::{connected, observed, HostPlacer, LivePlace};
+use crate::probes::{ProbeObserver, ProbeSet};
 use crate::usage::usage;
-use engine::{Client, EngineError, DEFAULT_PORT};
+use engine::{Client, EngineError, TrialObserver, DEFAULT_PORT};
 use lab::PlaceSpec;
 use record::{TrialOutcome, TrialParams};
 use std::collections::BTreeMap;
@@ -20,6 +21,8 @@ pub enum Session {
         places: BTreeMap<String, LivePlace>,
         /// CPU quotas and pinning for the endpoints.
         placer: Arc<HostPlacer>,
+        /// `--probe` groups, if any.
+        probes: Option<ProbeSet>,
     },
     /// A `tcplab server` elsewhere.
     Remote {
@@ -31,17 +34,26 @@ pub enum Session {
         v6: Option<SocketAddr>,
         /// Control connections per family.
         clients: [Option<Client>; 2],
+        /// `--probe` groups, if any (this host's kernel only).
+        probes: Option<ProbeSet>,
     },
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Session::Local { places, placer } = self {
+        if let Session::Local { places, placer, .. } = self {
             // Servers and namespaces first, then the CPU quotas their threads used.
             places.clear();
             placer.clear();
         }
     }
+}
+
+/// A fresh observer for one trial, if probes are on.
+fn observer_for(probes: &Option<ProbeSet>) -> Option<Box<dyn TrialObserver>> {
+    probes
+        .as_ref()
+        .map(|g| Box::new(ProbeObserver::new(g.clone())) as Box<dyn TrialObserver>)
 }
 
 /// The key of a point's place.
@@ -126,7 +138,11 @@ impl Session {
             }
             places.insert(key, live);
         }
-        Ok(Session::Local { places, placer })
+        Ok(Session::Local {
+            places,
+            placer,
+            probes: None,
+        })
     }
 
     /// Resolves `--to` (a usage error if it does not resolve to a needed family).
@@ -151,7 +167,17 @@ impl Session {
             v4,
             v6,
             clients: [None, None],
+            probes: None,
         })
+    }
+
+    /// Attaches `--probe` groups to every following trial.
+    pub fn set_probes(&mut self, groups: ProbeSet) {
+        match self {
+            Session::Local { probes, .. } | Session::Remote { probes, .. } => {
+                *probes = Some(groups)
+            }
+        }
     }
 
     /// A description of where trials run, for the record.
@@ -175,20 +201,29 @@ impl Session {
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
         match self {
-            Session::Local { places, .. } => {
+            Session::Local { places, probes, .. } => {
                 let live = places.get_mut(&place_key(p)).ok_or_else(|| {
                     EngineError::Protocol("no place was built for this point".into())
                 })?;
-                live.run_recorded(p, interrupt)
+                live.run_recorded(p, interrupt, observer_for(probes))
             }
             Session::Remote {
-                v4, v6, clients, ..
+                v4,
+                v6,
+                clients,
+                probes,
+                ..
             } => {
                 let (slot, addr) = if p.ipv6 { (1, *v6) } else { (0, *v4) };
                 let addr = addr.ok_or_else(|| {
                     EngineError::Protocol("no server address for this family".into())
                 })?;
-                connected(&mut clients[slot], addr, None)?.run_trial(p, interrupt)
+                observed(
+                    connected(&mut clients[slot], addr, None)?,
+                    p,
+                    interrupt,
+                    observer_for(probes),
+                )
             }
         }
     }

@@ -1,0 +1,33 @@
+//! Compiles the BPF programs with clang and generates their libbpf-rs
+//! skeleton into OUT_DIR.
+use libbpf_cargo::SkeletonBuilder;
+use std::env;
+use std::path::PathBuf;
+
+const SRC: &str = "src/bpf/path.bpf.c";
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR")).join("path.skel.rs");
+    let arch = match env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
+        Ok("x86_64") => "x86",
+        Ok("aarch64") => "arm64",
+        Ok("riscv64") => "riscv",
+        Ok("powerpc64") => "powerpc",
+        Ok("s390x") => "s390",
+        Ok(other) => panic!("no BPF target mapping for architecture {other}"),
+        Err(_) => "x86",
+    };
+    SkeletonBuilder::new()
+        .source(SRC)
+        .clang_args([
+            format!("-D__TARGET_ARCH_{arch}"),
+            "-Isrc/bpf".to_string(),
+            "-Wall".to_string(),
+            "-Wno-unused-function".to_string(),
+        ])
+        .build_and_generate(&out)
+        .unwrap_or_else(|e| {
+            panic!("building {SRC} failed (needs clang; scripts/setup-debian installs it): {e:#}")
+        });
+    println!("cargo:rerun-if-changed=src/bpf");
+}

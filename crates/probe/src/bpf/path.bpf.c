@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcplab's probes on the kernel's TCP/IP path: the four queues of the SunOS
+ * IPC study (send socket, interface, IP input, receive socket), TCP's view
+ * of every arriving segment, retransmissions and the scheduler switches of
+ * the experiment's threads. Raw tracepoints only (no kprobes, no fentry),
+ * fields read through CO-RE. Only the experiment's flows are recorded: the
+ * ports and the thread group are read-only data set before load. */
+#include "vmlinux_min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u16 filter_ports[MAX_PORTS] = {};
+const volatile __u32 n_ports = 0;
+const volatile __u32 filter_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} events SEC(".maps");
+
+/* Records written per probe (index = probe id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, P_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} written SEC(".maps");
+
+/* Records lost per probe because the ring buffer was full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, P_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void bump(void *map, __u32 probe)
+{
+	__u64 *c = bpf_map_lookup_elem(map, &probe);
+	if (c)
+		*c += 1;
+}
+
+static __always_inline bool port_match(__u16 a, __u16 b)
+{
+	if (n_ports == 0)
+		return true;
+#pragma unroll
+	for (int i = 0; i < MAX_PORTS; i++) {
+		if (i >= n_ports)
+			break;
+		if (filter_ports[i] == a || filter_ports[i] == b)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline struct probe_event *reserve(__u8 probe)
+{
+	struct probe_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		bump(&lost, probe);
+		return 0;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->probe = probe;
+	e->cpu = bpf_get_smp_processor_id();
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->pad = 0;
+	e->ifindex = 0;
+	e->seq = 0;
+	e->ack = 0;
+	e->win = 0;
+	e->flags = 0;
+	e->x[0] = e->x[1] = e->x[2] = e->x[3] = 0;
+	return e;
+}
+
+static __always_inline void submit(struct probe_event *e)
+{
+	bump(&written, e->probe);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+struct tcp_fields {
+	__u16 sport, dport, win;
+	__u8 flags;
+	__u32 seq, ack, payload;
+};
+
+/* Reads a TCP header at th; payload = bytes after it among `after` bytes. */
+static __always_inline int read_tcp(const unsigned char *th, __u32 after, struct tcp_fields *f)
+{
+	__u8 h[16];
+	if (bpf_probe_read_kernel(h, sizeof(h), th))
+		return -1;
+	f->sport = ((__u16)h[0] << 8) | h[1];
+	f->dport = ((__u16)h[2] << 8) | h[3];
+	f->seq = ((__u32)h[4] << 24) | ((__u32)h[5] << 16) | ((__u32)h[6] << 8) | h[7];
+	f->ack = ((__u32)h[8] << 24) | ((__u32)h[9] << 16) | ((__u32)h[10] << 8) | h[11];
+	__u32 doff = (h[12] >> 4) * 4;
+	f->flags = h[13];
+	f->win = ((__u16)h[14] << 8) | h[15];
+	f->payload = after > doff ? after - doff : 0;
+	return 0;
+}
+
+/* Parses the IPv4/IPv6 + TCP headers of a packet skb (device layer). */
+static __always_inline int parse_packet(struct sk_buff *skb, struct tcp_fields *f)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u16 nh_off = BPF_CORE_READ(skb, network_header);
+	__u32 len = BPF_CORE_READ(skb, len);
+	unsigned char *nh = nh_off == 0xffff ? data : head + nh_off;
+	__u32 before = nh > data ? (__u32)(nh - data) : 0;
+	if (before > len)
+		return -1;
+	__u32 l3 = len - before;
+	__u8 ip[10];
+	if (bpf_probe_read_kernel(ip, sizeof(ip), nh))
+		return -1;
+	__u8 version = ip[0] >> 4;
+	if (version == 4) {
+		__u32 ihl = (ip[0] & 15) * 4;
+		if (ip[9] != 6 || ihl < 20 || ihl > l3)
+			return -1;
+		return read_tcp(nh + ihl, l3 - ihl, f);
+	}
+	if (version == 6) {
+		if (ip[6] != 6 || l3 < 40)
+			return -1;
+		return read_tcp(nh + 40, l3 - 40, f);
+	}
+	return -1;
+}
+
+static __always_inline int packet_event(struct sk_buff *skb, __u8 probe, __u32 x0, __u32 x1)
+{
+	struct tcp_fields f;
+	if (parse_packet(skb, &f))
+		return 0;
+	if (!port_match(f.sport, f.dport))
+		return 0;
+	struct probe_event *e = reserve(probe);
+	if (!e)
+		return 0;
+	e->id = (__u64)skb;
+	e->len = f.payload;
+	e->seq = f.seq;
+	e->ack = f.ack;
+	e->win = f.win;
+	e->flags = f.flags;
+	e->sport = f.sport;
+	e->dport = f.dport;
+	e->ifindex = BPF_CORE_READ(skb, dev, ifindex);
+	e->x[0] = x0;
+	e->x[1] = x1;
+	submit(e);
+	return 0;
+}
+
+/* Ports of a socket in host order: local, remote. */
+static __always_inline bool sock_ports(const struct sock *sk, __u16 *local, __u16 *remote)
+{
+	*local = BPF_CORE_READ(sk, __sk_common.skc_num);
+	*remote = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	return port_match(*local, *remote);
+}
+
+static __always_inline struct probe_event *sock_event(const struct sock *sk, __u8 probe)
+{
+	__u16 local, remote;
+	if (!sock_ports(sk, &local, &remote))
+		return 0;
+	struct probe_event *e = reserve(probe);
+	if (!e)
+		return 0;
+	e->id = (__u64)sk;
+	e->sport = local;
+	e->dport = remote;
+	return e;
+}
+
+SEC("raw_tp/sock_send_length")
+int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
+{
+	struct probe_event *e = sock_event(sk, P_SEND_APP);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	e->len = ret > 0 ? ret : 0;
+	e->x[0] = (__u32)ret;
+	e->x[1] = BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_una);
+	e->x[2] = BPF_CORE_READ(sk, sk_sndbuf);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/tcp_sendmsg_locked")
+int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb, int size_goal)
+{
+	struct probe_event *e = sock_event(sk, P_TCP_SENDMSG);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	e->len = skb ? BPF_CORE_READ(skb, len) : 0;
+	e->seq = BPF_CORE_READ(tp, write_seq);
+	e->x[0] = size_goal;
+	e->x[1] = BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_una);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/net_dev_queue")
+int BPF_PROG(dev_queue, struct sk_buff *skb)
+{
+	return packet_event(skb, P_DEV_QUEUE, 0, 0);
+}
+
+SEC("raw_tp/qdisc_enqueue")
+int BPF_PROG(qdisc_enq, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
+{
+	return packet_event(skb, P_QDISC_ENQ, BPF_CORE_READ(q, q.qlen),
+			    BPF_CORE_READ(q, qstats.backlog));
+}
+
+SEC("raw_tp/qdisc_dequeue")
+int BPF_PROG(qdisc_deq, struct Qdisc *q, struct netdev_queue *txq, int packets, struct sk_buff *skb)
+{
+	if (!skb)
+		return 0;
+	return packet_event(skb, P_QDISC_DEQ, BPF_CORE_READ(q, q.qlen),
+			    BPF_CORE_READ(q, qstats.backlog));
+}
+
+SEC("raw_tp/net_dev_start_xmit")
+int BPF_PROG(dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
+{
+	return packet_event(skb, P_DEV_START_XMIT, 0, 0);
+}
+
+SEC("raw_tp/net_dev_xmit")
+int BPF_PROG(dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int skb_len)
+{
+	/* After a successful transmit the skb may be freed: read only what the
+	 * tracepoint hands over, plus the headers while the driver still holds
+	 * them (veth and loopback pass the same skb on, so they are intact). */
+	return packet_event(skb, P_DEV_XMIT, (__u32)rc, skb_len);
+}
+
+SEC("raw_tp/netif_receive_skb")
+int BPF_PROG(netif_receive, struct sk_buff *skb)
+{
+	return packet_event(skb, P_NETIF_RECEIVE, 0, 0);
+}
+
+SEC("raw_tp/tcp_probe")
+int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
+{
+	struct probe_event *e = sock_event(sk, P_TCP_PROBE);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_fields f = {};
+	unsigned char *th = BPF_CORE_READ(skb, data);
+	if (read_tcp(th, BPF_CORE_READ(skb, len), &f) == 0) {
+		e->len = f.payload;
+		e->seq = f.seq;
+		e->ack = f.ack;
+		e->win = f.win;
+		e->flags = f.flags;
+	}
+	e->x[0] = BPF_CORE_READ(tp, snd_cwnd);
+	e->x[1] = BPF_CORE_READ(tp, srtt_us) >> 3;
+	e->x[2] = BPF_CORE_READ(tp, snd_wnd);
+	e->x[3] = BPF_CORE_READ(tp, rcv_wnd);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/sk_data_ready")
+int BPF_PROG(data_ready, struct sock *sk)
+{
+	struct probe_event *e = sock_event(sk, P_SK_DATA_READY);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	e->x[0] = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/sock_recv_length")
+int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
+{
+	struct probe_event *e = sock_event(sk, P_RECV_APP);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	e->len = ret > 0 ? ret : 0;
+	e->x[0] = (__u32)ret;
+	e->x[1] = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
+	e->x[2] = BPF_CORE_READ(sk, sk_rcvbuf);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/tcp_rcv_space_adjust")
+int BPF_PROG(rcv_space, struct sock *sk)
+{
+	struct probe_event *e = sock_event(sk, P_RCV_SPACE);
+	if (!e)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	e->x[0] = BPF_CORE_READ(sk, sk_rcvbuf);
+	e->x[1] = BPF_CORE_READ(tp, window_clamp);
+	e->x[2] = BPF_CORE_READ(tp, rcv_wnd);
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/tcp_retransmit_skb")
+int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
+{
+	struct probe_event *e = sock_event(sk, P_RETRANSMIT);
+	if (!e)
+		return 0;
+	__u32 cb[2] = {};
+	/* TCP_SKB_CB(skb): seq and end_seq are the first two words of cb. */
+	bpf_probe_read_kernel(cb, sizeof(cb), &skb->cb[0]);
+	e->seq = cb[0];
+	e->len = cb[1] - cb[0];
+	e->x[0] = (__u32)err;
+	submit(e);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	if (filter_tgid == 0)
+		return 0;
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	if (prev_tgid != filter_tgid && next_tgid != filter_tgid)
+		return 0;
+	struct probe_event *e = reserve(P_SCHED_SWITCH);
+	if (!e)
+		return 0;
+	e->id = 0;
+	e->len = 0;
+	e->sport = 0;
+	e->dport = 0;
+	e->x[0] = prev_tgid == filter_tgid ? BPF_CORE_READ(prev, pid) : 0;
+	e->x[1] = next_tgid == filter_tgid ? BPF_CORE_READ(next, pid) : 0;
+	e->x[2] = prev_state;
+	e->x[3] = preempt;
+	submit(e);
+	return 0;
+}

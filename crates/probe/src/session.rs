@@ -1,0 +1,282 @@
+//! A probe session: the BPF programs of the chosen groups, loaded with the
+//! experiment's filter in read-only data, attached for one trial, and a
+//! thread draining their ring buffer. Dropping the session detaches them.
+
+use crate::error::ProbeError;
+use crate::event::{ProbeEvent, ProbeId};
+use crate::groups::ProbeGroup;
+use crate::skel::path::{PathSkel, PathSkelBuilder};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, RingBufferBuilder};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Most ports a filter holds (`MAX_PORTS` in `events.h`).
+pub const MAX_PORTS: usize = 8;
+
+/// Default ring buffer size: 64 MiB holds about a million records, several
+/// seconds of a veth stream even if the reader falls behind.
+pub const DEFAULT_RING_BYTES: u32 = 64 << 20;
+
+/// What to probe and which flows to keep.
+#[derive(Debug, Clone)]
+pub struct ProbeConfig {
+    /// Groups to attach (`cpu` is handled by the sampler, not here).
+    pub groups: BTreeSet<ProbeGroup>,
+    /// Keep packets and sockets with one of these ports at either end
+    /// (empty: keep everything).
+    pub ports: Vec<u16>,
+    /// Thread group whose scheduler switches `sched` records (0: none).
+    pub tgid: u32,
+    /// Ring buffer bytes (a power of two).
+    pub ring_bytes: u32,
+}
+
+/// What a session recorded.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Capture {
+    /// Every record, in the order the ring buffer delivered them.
+    #[serde(skip)]
+    pub events: Vec<ProbeEvent>,
+    /// Records written per probe (by the BPF side).
+    pub written: BTreeMap<String, u64>,
+    /// Records lost per probe because the ring buffer was full.
+    pub lost: BTreeMap<String, u64>,
+    /// Probes that were attached.
+    pub attached: Vec<String>,
+    /// Probes that could not be attached on this kernel, with the reason.
+    pub skipped: BTreeMap<String, String>,
+    /// Ports of the filter.
+    pub ports: Vec<u16>,
+    /// Seconds the programs were attached.
+    pub attached_s: f64,
+}
+
+impl Capture {
+    /// Records lost in all.
+    pub fn total_lost(&self) -> u64 {
+        self.lost.values().sum()
+    }
+}
+
+/// Probes attached for the life of the value.
+pub struct ProbeSession {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Capture, ProbeError>>>,
+}
+
+impl ProbeSession {
+    /// Loads and attaches the programs; returns once they are live.
+    pub fn start(cfg: ProbeConfig) -> Result<ProbeSession, ProbeError> {
+        if cfg.ports.len() > MAX_PORTS {
+            return Err(ProbeError::Unsupported(format!(
+                "probes filter at most {MAX_PORTS} ports, got {}",
+                cfg.ports.len()
+            )));
+        }
+        check_btf()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let s = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("tcplab-probe".into())
+            .spawn(move || run(cfg, s, ready_tx))
+            .map_err(|e| ProbeError::Thread(e.to_string()))?;
+        let mut session = ProbeSession {
+            stop,
+            thread: Some(thread),
+        };
+        match ready_rx.recv() {
+            Ok(()) => Ok(session),
+            Err(_) => match session.join() {
+                Err(e) => Err(e),
+                Ok(_) => Err(ProbeError::Thread("stopped before attaching".into())),
+            },
+        }
+    }
+
+    /// Detaches the programs, drains the ring buffer and returns the records.
+    pub fn stop(mut self) -> Result<Capture, ProbeError> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<Capture, ProbeError> {
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| ProbeError::Thread("panicked".into()))?,
+            None => Err(ProbeError::Thread("already stopped".into())),
+        }
+    }
+}
+
+impl Drop for ProbeSession {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// CO-RE needs the kernel's BTF.
+fn check_btf() -> Result<(), ProbeError> {
+    if std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        Ok(())
+    } else {
+        Err(ProbeError::Unsupported(
+            "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing; it needs \
+             CONFIG_DEBUG_INFO_BTF=y), so the CO-RE probes cannot load"
+                .into(),
+        ))
+    }
+}
+
+/// The program of a probe, for autoload and attach.
+macro_rules! prog_of {
+    ($progs:expr, $id:expr) => {
+        match $id {
+            ProbeId::SendApp => &mut $progs.send_app,
+            ProbeId::TcpSendmsg => &mut $progs.tcp_sendmsg,
+            ProbeId::DevQueue => &mut $progs.dev_queue,
+            ProbeId::QdiscEnqueue => &mut $progs.qdisc_enq,
+            ProbeId::QdiscDequeue => &mut $progs.qdisc_deq,
+            ProbeId::DevStartXmit => &mut $progs.dev_start_xmit,
+            ProbeId::DevXmit => &mut $progs.dev_xmit,
+            ProbeId::NetifReceive => &mut $progs.netif_receive,
+            ProbeId::TcpProbe => &mut $progs.tcp_probe,
+            ProbeId::SkDataReady => &mut $progs.data_ready,
+            ProbeId::RecvApp => &mut $progs.recv_app,
+            ProbeId::RcvSpace => &mut $progs.rcv_space,
+            ProbeId::Retransmit => &mut $progs.retransmit,
+            ProbeId::SchedSwitch => &mut $progs.sched_switch,
+        }
+    };
+}
+
+fn run(
+    cfg: ProbeConfig,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<()>,
+) -> Result<Capture, ProbeError> {
+    let wanted: BTreeSet<ProbeId> = cfg
+        .groups
+        .iter()
+        .flat_map(|g| g.probes().iter().copied())
+        .collect();
+    let mut storage = MaybeUninit::uninit();
+    let mut open = PathSkelBuilder::default()
+        .open(&mut storage)
+        .map_err(|e| ProbeError::bpf("opening the BPF object", e))?;
+    {
+        let ro = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .ok_or_else(|| ProbeError::Thread("BPF object has no rodata".into()))?;
+        for (i, p) in cfg.ports.iter().enumerate() {
+            ro.filter_ports[i] = *p;
+        }
+        ro.n_ports = cfg.ports.len() as u32;
+        ro.filter_tgid = cfg.tgid;
+    }
+    open.maps
+        .events
+        .set_max_entries(cfg.ring_bytes)
+        .map_err(|e| ProbeError::bpf("sizing the ring buffer", e))?;
+    for id in ProbeId::ALL {
+        prog_of!(open.progs, id).set_autoload(wanted.contains(&id));
+    }
+    let mut skel: PathSkel = open
+        .load()
+        .map_err(|e| ProbeError::bpf("loading the BPF programs", e))?;
+
+    let mut capture = Capture {
+        ports: cfg.ports.clone(),
+        ..Capture::default()
+    };
+    let mut links: Vec<Link> = Vec::new();
+    for id in &wanted {
+        match prog_of!(skel.progs, *id).attach() {
+            Ok(l) => {
+                links.push(l);
+                capture.attached.push(id.tracepoint().to_string());
+            }
+            Err(e) => {
+                capture
+                    .skipped
+                    .insert(id.tracepoint().to_string(), format!("{e:#}"));
+            }
+        }
+    }
+    if links.is_empty() && !wanted.is_empty() {
+        let why: Vec<String> = capture
+            .skipped
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        return Err(ProbeError::Unsupported(format!(
+            "no probe could be attached ({})",
+            why.join("; ")
+        )));
+    }
+
+    let events = RefCell::new(Vec::<ProbeEvent>::with_capacity(1 << 16));
+    let mut rb = RingBufferBuilder::new();
+    rb.add(&skel.maps.events, |data: &[u8]| {
+        if let Some(e) = ProbeEvent::decode(data) {
+            events.borrow_mut().push(e);
+        }
+        0
+    })
+    .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+    let rb = rb
+        .build()
+        .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+
+    let t0 = Instant::now();
+    let _ = ready.send(());
+    while !stop.load(Ordering::Relaxed) {
+        // Records are submitted without wake-ups (cheaper in the kernel);
+        // draining every few milliseconds keeps the buffer far from full.
+        std::thread::sleep(Duration::from_millis(5));
+        rb.consume()
+            .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+    }
+    drop(links);
+    capture.attached_s = t0.elapsed().as_secs_f64();
+    rb.consume()
+        .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+    drop(rb);
+    for id in &wanted {
+        let name = id.tracepoint().to_string();
+        capture
+            .written
+            .insert(name.clone(), percpu_sum(&skel.maps.written, *id as u32)?);
+        capture
+            .lost
+            .insert(name, percpu_sum(&skel.maps.lost, *id as u32)?);
+    }
+    capture.events = events.into_inner();
+    Ok(capture)
+}
+
+/// Sums one slot of a per-CPU array of u64 counters.
+fn percpu_sum(map: &dyn MapCore, key: u32) -> Result<u64, ProbeError> {
+    let vals = map
+        .lookup_percpu(&key.to_ne_bytes(), MapFlags::ANY)
+        .map_err(|e| ProbeError::bpf("reading probe counters", e))?
+        .unwrap_or_default();
+    Ok(vals
+        .iter()
+        .filter_map(|v| v.get(..8))
+        .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+        .sum())
+}

@@ -1,0 +1,235 @@
+//! Probes against the real kernel: what the device probes saw on a veth
+//! interface equals what tcpdump captured there, and a full-rate veth
+//! stream loses no records. Needs root (CI runs as root).
+
+use engine::{Client, Limits, Server, TrialObserver};
+use lab::{Place, PlaceSpec};
+use probe::{Capture, ProbeConfig, ProbeEvent, ProbeGroup, ProbeId, ProbeSession};
+use record::{TestKind, TrialOutcome, TrialParams};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Attaches probes for a trial and hands the capture to the test.
+struct Keep {
+    groups: Vec<ProbeGroup>,
+    session: Option<ProbeSession>,
+    ports: Arc<Mutex<Vec<u16>>>,
+    out: Arc<Mutex<Option<Capture>>>,
+}
+
+impl TrialObserver for Keep {
+    fn start(&mut self, _p: &TrialParams, ports: &[u16]) -> Result<(), String> {
+        *self.ports.lock().unwrap() = ports.to_vec();
+        let cfg = ProbeConfig {
+            groups: self.groups.iter().copied().collect(),
+            ports: ports.to_vec(),
+            tgid: std::process::id(),
+            ring_bytes: probe::DEFAULT_RING_BYTES,
+        };
+        self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+    fn finish(&mut self, _o: &mut TrialOutcome) -> Result<(), String> {
+        let cap = self
+            .session
+            .take()
+            .unwrap()
+            .stop()
+            .map_err(|e| e.to_string())?;
+        *self.out.lock().unwrap() = Some(cap);
+        Ok(())
+    }
+    fn abort(&mut self) {
+        self.session = None;
+    }
+}
+
+struct Veth {
+    place: Place,
+    client: Client,
+    ports: Arc<Mutex<Vec<u16>>>,
+    out: Arc<Mutex<Option<Capture>>>,
+}
+
+fn veth(groups: &[ProbeGroup]) -> Veth {
+    let spec = PlaceSpec::parse(Some("veth"), None).unwrap();
+    let place = Place::build(&spec).expect("building a veth place (needs root)");
+    let ip = place.server_ip(false);
+    let handle = place
+        .in_server(move || Server::bind(SocketAddr::new(ip, 0), Limits::default())?.start())
+        .unwrap()
+        .unwrap();
+    let addr = handle.addr();
+    std::mem::forget(handle); // serves until the namespace goes away
+    let _inside = place.enter_client().unwrap();
+    let mut client = Client::connect(addr, Duration::from_secs(5)).unwrap();
+    let ports = Arc::new(Mutex::new(Vec::new()));
+    let out = Arc::new(Mutex::new(None));
+    client.set_observer(Some(Box::new(Keep {
+        groups: groups.to_vec(),
+        session: None,
+        ports: ports.clone(),
+        out: out.clone(),
+    })));
+    Veth {
+        place,
+        client,
+        ports,
+        out,
+    }
+}
+
+impl Veth {
+    fn run(&mut self, p: &TrialParams) -> Capture {
+        let _inside = self.place.enter_client().unwrap();
+        self.client
+            .run_trial(p, &Arc::new(AtomicBool::new(false)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.out.lock().unwrap().take().expect("a capture")
+    }
+    fn client_ns(&self) -> String {
+        self.place.info().namespaces[0].clone()
+    }
+}
+
+fn tcpdump_available() -> bool {
+    Command::new("tcpdump")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn start_tcpdump(ns: &str, file: &str) -> Child {
+    // The client veth carries the namespace's name. Small snaplen and a big
+    // buffer so the capture itself drops nothing.
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns, "tcpdump", "-i", ns, "-nn", "-s", "128"])
+        .args(["-B", "65536", "-U", "-w", file, "tcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting tcpdump");
+    std::thread::sleep(Duration::from_millis(700));
+    child
+}
+
+fn stop_tcpdump(child: Child) -> String {
+    // SAFETY: signalling a child we started, by pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Packets in `file` matching a pcap filter.
+fn count(file: &str, filter: &str) -> usize {
+    let out = Command::new("tcpdump")
+        .args(["-r", file, "-nn", filter])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+const PAYLOAD: &str = "(ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2))";
+
+fn has_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn device_probes_see_what_tcpdump_sees_on_veth() {
+    if !has_root() {
+        eprintln!("SKIP: needs root for namespaces and BPF");
+        return;
+    }
+    assert!(
+        tcpdump_available(),
+        "tcpdump is missing: run scripts/setup-debian"
+    );
+    let mut v = veth(&[ProbeGroup::Queues]);
+    let file = format!("/tmp/tcplab-validate-{}.pcap", std::process::id());
+    let dump = start_tcpdump(&v.client_ns(), &file);
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.duration_s = Some(1.0);
+    p.write_size = 16 * 1024;
+    p.send_rate_bps = Some(400_000_000);
+    let cap = v.run(&p);
+    std::thread::sleep(Duration::from_millis(300));
+    let stats = stop_tcpdump(dump);
+    assert!(
+        stats
+            .lines()
+            .any(|l| l.trim() == "0 packets dropped by kernel"),
+        "tcpdump dropped packets, so it cannot be the reference: {stats}"
+    );
+    let port = v.ports.lock().unwrap()[0];
+    // The client sends data to the server's data port and receives ACKs
+    // from it; on the client's veth tcpdump sees both directions.
+    let data_tcpdump = count(&file, &format!("tcp dst port {port} and {PAYLOAD} > 0"));
+    let acks_tcpdump = count(&file, &format!("tcp src port {port} and {PAYLOAD} = 0"));
+    let _ = std::fs::remove_file(&file);
+    let ev: Vec<&ProbeEvent> = cap.events.iter().collect();
+    let data_probe = ev
+        .iter()
+        .filter(|e| e.probe_id() == ProbeId::DevStartXmit && e.dport == port && e.len > 0)
+        .count();
+    let acks_probe = ev
+        .iter()
+        .filter(|e| e.probe_id() == ProbeId::NetifReceive && e.sport == port && e.len == 0)
+        .count();
+    eprintln!(
+        "veth client side: data segments probes {data_probe} / tcpdump {data_tcpdump}, \
+         pure ACKs probes {acks_probe} / tcpdump {acks_tcpdump}"
+    );
+    assert_eq!(cap.total_lost(), 0, "ring buffer lost records");
+    assert!(
+        data_tcpdump > 100,
+        "too little traffic: {data_tcpdump} data segments"
+    );
+    assert_eq!(data_probe, data_tcpdump, "data segments: probes vs tcpdump");
+    assert_eq!(acks_probe, acks_tcpdump, "pure ACKs: probes vs tcpdump");
+}
+
+#[test]
+fn full_rate_veth_stream_loses_no_records() {
+    if !has_root() {
+        eprintln!("SKIP: needs root for namespaces and BPF");
+        return;
+    }
+    let mut v = veth(&[ProbeGroup::Queues, ProbeGroup::Tcp, ProbeGroup::Sched]);
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.duration_s = Some(2.0);
+    let cap = v.run(&p);
+    eprintln!(
+        "full-rate veth stream: {} records in {:.2} s, lost {}",
+        cap.events.len(),
+        cap.attached_s,
+        cap.total_lost()
+    );
+    assert_eq!(cap.total_lost(), 0, "lost: {:?}", cap.lost);
+    let written: u64 = cap.written.values().sum();
+    assert_eq!(
+        written as usize,
+        cap.events.len(),
+        "every written record arrives"
+    );
+    // Every packet-level probe saw traffic, and records are in time order per CPU.
+    for id in [
+        ProbeId::SendApp,
+        ProbeId::DevQueue,
+        ProbeId::DevStartXmit,
+        ProbeId::NetifReceive,
+        ProbeId::TcpProbe,
+        ProbeId::RecvApp,
+        ProbeId::SchedSwitch,
+    ] {
+        assert!(
+            cap.events.iter().any(|e| e.probe_id() == id),
+            "{id:?} recorded nothing"
+        );
+    }
+}
