@@ -12,6 +12,7 @@
 //! This kernel refuses kprobes and fentry/fexit, so function durations are
 //! never measured directly: time between tracepoints is what the records give.
 
+pub mod buffer;
 pub mod error;
 pub mod event;
 pub mod groups;

@@ -2,6 +2,7 @@
 //! experiment's filter in read-only data, attached for one trial, and a
 //! thread draining their ring buffer. Dropping the session detaches them.
 
+use crate::buffer::RecordBuffer;
 use crate::error::ProbeError;
 use crate::event::{ProbeEvent, ProbeId};
 use crate::groups::ProbeGroup;
@@ -41,9 +42,10 @@ pub struct ProbeConfig {
 /// What a session recorded.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Capture {
-    /// Every record, in the order the ring buffer delivered them.
+    /// Every record as the kernel wrote it ([`crate::EVENT_SIZE`] bytes
+    /// each), in the order the ring buffer delivered them.
     #[serde(skip)]
-    pub events: Vec<ProbeEvent>,
+    pub raw: Vec<u8>,
     /// Records written per probe (by the BPF side).
     pub written: BTreeMap<String, u64>,
     /// Records lost per probe because the ring buffer was full.
@@ -59,6 +61,16 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// Number of records.
+    pub fn count(&self) -> usize {
+        self.raw.len() / crate::EVENT_SIZE
+    }
+
+    /// The records, decoded.
+    pub fn events(&self) -> Vec<ProbeEvent> {
+        crate::decode_all(&self.raw)
+    }
+
     /// Records lost in all.
     pub fn total_lost(&self) -> u64 {
         self.lost.values().sum()
@@ -81,6 +93,8 @@ impl ProbeSession {
             )));
         }
         check_btf()?;
+        // libbpf would print its own diagnostics to stderr; ours say what to do.
+        libbpf_rs::set_print(None);
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel();
         let s = stop.clone();
@@ -228,12 +242,10 @@ fn run(
         )));
     }
 
-    let events = RefCell::new(Vec::<ProbeEvent>::with_capacity(1 << 16));
+    let records = RefCell::new(RecordBuffer::new());
     let mut rb = RingBufferBuilder::new();
     rb.add(&skel.maps.events, |data: &[u8]| {
-        if let Some(e) = ProbeEvent::decode(data) {
-            events.borrow_mut().push(e);
-        }
+        records.borrow_mut().push(data);
         0
     })
     .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
@@ -249,6 +261,7 @@ fn run(
         std::thread::sleep(Duration::from_millis(5));
         rb.consume()
             .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+        records.borrow_mut().refill();
     }
     drop(links);
     capture.attached_s = t0.elapsed().as_secs_f64();
@@ -264,7 +277,7 @@ fn run(
             .lost
             .insert(name, percpu_sum(&skel.maps.lost, *id as u32)?);
     }
-    capture.events = events.into_inner();
+    capture.raw = records.into_inner().into_bytes();
     Ok(capture)
 }
 

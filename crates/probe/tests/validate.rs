@@ -172,7 +172,8 @@ fn device_probes_see_what_tcpdump_sees_on_veth() {
     let data_tcpdump = count(&file, &format!("tcp dst port {port} and {PAYLOAD} > 0"));
     let acks_tcpdump = count(&file, &format!("tcp src port {port} and {PAYLOAD} = 0"));
     let _ = std::fs::remove_file(&file);
-    let ev: Vec<&ProbeEvent> = cap.events.iter().collect();
+    let all = cap.events();
+    let ev: Vec<&ProbeEvent> = all.iter().collect();
     let data_probe = ev
         .iter()
         .filter(|e| e.probe_id() == ProbeId::DevStartXmit && e.dport == port && e.len > 0)
@@ -206,7 +207,7 @@ fn full_rate_veth_stream_loses_no_records() {
     let cap = v.run(&p);
     eprintln!(
         "full-rate veth stream: {} records in {:.2} s, lost {}",
-        cap.events.len(),
+        cap.count(),
         cap.attached_s,
         cap.total_lost()
     );
@@ -214,7 +215,7 @@ fn full_rate_veth_stream_loses_no_records() {
     let written: u64 = cap.written.values().sum();
     assert_eq!(
         written as usize,
-        cap.events.len(),
+        cap.count(),
         "every written record arrives"
     );
     // Every packet-level probe saw traffic, and records are in time order per CPU.
@@ -228,7 +229,7 @@ fn full_rate_veth_stream_loses_no_records() {
         ProbeId::SchedSwitch,
     ] {
         assert!(
-            cap.events.iter().any(|e| e.probe_id() == id),
+            cap.events().iter().any(|e| e.probe_id() == id),
             "{id:?} recorded nothing"
         );
     }

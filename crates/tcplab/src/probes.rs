@@ -74,7 +74,7 @@ impl TrialObserver for ProbeObserver {
     fn finish(&mut self, o: &mut TrialOutcome) -> Result<(), String> {
         let session = self.session.take().ok_or("probes were not started")?;
         let cap = session.stop().map_err(|e| e.to_string())?;
-        record_capture(&self.groups, &cap, o);
+        record_capture(&self.groups, cap, o);
         Ok(())
     }
 
@@ -85,9 +85,8 @@ impl TrialObserver for ProbeObserver {
 
 /// Adds a capture to a trial: counts as metrics, the summary as details,
 /// the records as the trial's event blob.
-fn record_capture(groups: &ProbeSet, cap: &Capture, o: &mut TrialOutcome) {
-    o.metrics
-        .insert("probe_records".into(), cap.events.len() as f64);
+fn record_capture(groups: &ProbeSet, mut cap: Capture, o: &mut TrialOutcome) {
+    o.metrics.insert("probe_records".into(), cap.count() as f64);
     o.metrics
         .insert("probe_lost".into(), cap.total_lost() as f64);
     o.details["probe"] = json!({
@@ -101,13 +100,9 @@ fn record_capture(groups: &ProbeSet, cap: &Capture, o: &mut TrialOutcome) {
         "attached_s": cap.attached_s,
         "note": NO_FENTRY,
     });
-    let mut data = Vec::with_capacity(cap.events.len() * probe::EVENT_SIZE);
-    for e in &cap.events {
-        e.encode(&mut data);
-    }
     o.events = Some(EventBlob {
         version: probe::EVENT_VERSION,
         record_size: probe::EVENT_SIZE as u32,
-        data,
+        data: std::mem::take(&mut cap.raw),
     });
 }

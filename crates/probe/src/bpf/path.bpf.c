@@ -12,6 +12,9 @@
 #include <bpf/bpf_endian.h>
 #include "events.h"
 
+/* A tcp_sock field, or 0 for a socket that is not TCP (UDP flows). */
+#define TP(tp, f) ((tp) ? (tp)->f : 0)
+
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u16 filter_ports[MAX_PORTS] = {};
@@ -113,10 +116,10 @@ static __always_inline int read_tcp(const unsigned char *th, __u32 after, struct
 /* Parses the IPv4/IPv6 + TCP headers of a packet skb (device layer). */
 static __always_inline int parse_packet(struct sk_buff *skb, struct tcp_fields *f)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	unsigned char *data = BPF_CORE_READ(skb, data);
-	__u16 nh_off = BPF_CORE_READ(skb, network_header);
-	__u32 len = BPF_CORE_READ(skb, len);
+	unsigned char *head = skb->head;
+	unsigned char *data = skb->data;
+	__u16 nh_off = skb->network_header;
+	__u32 len = skb->len;
 	unsigned char *nh = nh_off == 0xffff ? data : head + nh_off;
 	__u32 before = nh > data ? (__u32)(nh - data) : 0;
 	if (before > len)
@@ -158,7 +161,8 @@ static __always_inline int packet_event(struct sk_buff *skb, __u8 probe, __u32 x
 	e->flags = f.flags;
 	e->sport = f.sport;
 	e->dport = f.dport;
-	e->ifindex = BPF_CORE_READ(skb, dev, ifindex);
+	struct net_device *dev = skb->dev;
+	e->ifindex = dev ? dev->ifindex : 0;
 	e->x[0] = x0;
 	e->x[1] = x1;
 	submit(e);
@@ -168,8 +172,8 @@ static __always_inline int packet_event(struct sk_buff *skb, __u8 probe, __u32 x
 /* Ports of a socket in host order: local, remote. */
 static __always_inline bool sock_ports(const struct sock *sk, __u16 *local, __u16 *remote)
 {
-	*local = BPF_CORE_READ(sk, __sk_common.skc_num);
-	*remote = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	*local = sk->__sk_common.skc_num;
+	*remote = bpf_ntohs(sk->__sk_common.skc_dport);
 	return port_match(*local, *remote);
 }
 
@@ -187,65 +191,65 @@ static __always_inline struct probe_event *sock_event(const struct sock *sk, __u
 	return e;
 }
 
-SEC("raw_tp/sock_send_length")
+SEC("tp_btf/sock_send_length")
 int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
 {
 	struct probe_event *e = sock_event(sk, P_SEND_APP);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->len = ret > 0 ? ret : 0;
 	e->x[0] = (__u32)ret;
-	e->x[1] = BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_una);
-	e->x[2] = BPF_CORE_READ(sk, sk_sndbuf);
+	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
+	e->x[2] = sk->sk_sndbuf;
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/tcp_sendmsg_locked")
+SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb, int size_goal)
 {
 	struct probe_event *e = sock_event(sk, P_TCP_SENDMSG);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	e->len = skb ? BPF_CORE_READ(skb, len) : 0;
-	e->seq = BPF_CORE_READ(tp, write_seq);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	e->len = skb ? skb->len : 0;
+	e->seq = TP(tp, write_seq);
 	e->x[0] = size_goal;
-	e->x[1] = BPF_CORE_READ(tp, write_seq) - BPF_CORE_READ(tp, snd_una);
+	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/net_dev_queue")
+SEC("tp_btf/net_dev_queue")
 int BPF_PROG(dev_queue, struct sk_buff *skb)
 {
 	return packet_event(skb, P_DEV_QUEUE, 0, 0);
 }
 
-SEC("raw_tp/qdisc_enqueue")
+SEC("tp_btf/qdisc_enqueue")
 int BPF_PROG(qdisc_enq, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
 {
-	return packet_event(skb, P_QDISC_ENQ, BPF_CORE_READ(q, q.qlen),
-			    BPF_CORE_READ(q, qstats.backlog));
+	return packet_event(skb, P_QDISC_ENQ, q->q.qlen,
+			    q->qstats.backlog);
 }
 
-SEC("raw_tp/qdisc_dequeue")
+SEC("tp_btf/qdisc_dequeue")
 int BPF_PROG(qdisc_deq, struct Qdisc *q, struct netdev_queue *txq, int packets, struct sk_buff *skb)
 {
 	if (!skb)
 		return 0;
-	return packet_event(skb, P_QDISC_DEQ, BPF_CORE_READ(q, q.qlen),
-			    BPF_CORE_READ(q, qstats.backlog));
+	return packet_event(skb, P_QDISC_DEQ, q->q.qlen,
+			    q->qstats.backlog);
 }
 
-SEC("raw_tp/net_dev_start_xmit")
+SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 {
 	return packet_event(skb, P_DEV_START_XMIT, 0, 0);
 }
 
-SEC("raw_tp/net_dev_xmit")
+SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int skb_len)
 {
 	/* After a successful transmit the skb may be freed: read only what the
@@ -254,78 +258,78 @@ int BPF_PROG(dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsi
 	return packet_event(skb, P_DEV_XMIT, (__u32)rc, skb_len);
 }
 
-SEC("raw_tp/netif_receive_skb")
+SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(netif_receive, struct sk_buff *skb)
 {
 	return packet_event(skb, P_NETIF_RECEIVE, 0, 0);
 }
 
-SEC("raw_tp/tcp_probe")
+SEC("tp_btf/tcp_probe")
 int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
 	struct probe_event *e = sock_event(sk, P_TCP_PROBE);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	struct tcp_fields f = {};
-	unsigned char *th = BPF_CORE_READ(skb, data);
-	if (read_tcp(th, BPF_CORE_READ(skb, len), &f) == 0) {
+	unsigned char *th = skb->data;
+	if (read_tcp(th, skb->len, &f) == 0) {
 		e->len = f.payload;
 		e->seq = f.seq;
 		e->ack = f.ack;
 		e->win = f.win;
 		e->flags = f.flags;
 	}
-	e->x[0] = BPF_CORE_READ(tp, snd_cwnd);
-	e->x[1] = BPF_CORE_READ(tp, srtt_us) >> 3;
-	e->x[2] = BPF_CORE_READ(tp, snd_wnd);
-	e->x[3] = BPF_CORE_READ(tp, rcv_wnd);
+	e->x[0] = TP(tp, snd_cwnd);
+	e->x[1] = TP(tp, srtt_us) >> 3;
+	e->x[2] = TP(tp, snd_wnd);
+	e->x[3] = TP(tp, rcv_wnd);
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/sk_data_ready")
+SEC("tp_btf/sk_data_ready")
 int BPF_PROG(data_ready, struct sock *sk)
 {
 	struct probe_event *e = sock_event(sk, P_SK_DATA_READY);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	e->x[0] = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	e->x[0] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/sock_recv_length")
+SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 {
 	struct probe_event *e = sock_event(sk, P_RECV_APP);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->len = ret > 0 ? ret : 0;
 	e->x[0] = (__u32)ret;
-	e->x[1] = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
-	e->x[2] = BPF_CORE_READ(sk, sk_rcvbuf);
+	e->x[1] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
+	e->x[2] = sk->sk_rcvbuf;
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/tcp_rcv_space_adjust")
+SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(rcv_space, struct sock *sk)
 {
 	struct probe_event *e = sock_event(sk, P_RCV_SPACE);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	e->x[0] = BPF_CORE_READ(sk, sk_rcvbuf);
-	e->x[1] = BPF_CORE_READ(tp, window_clamp);
-	e->x[2] = BPF_CORE_READ(tp, rcv_wnd);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	e->x[0] = sk->sk_rcvbuf;
+	e->x[1] = TP(tp, window_clamp);
+	e->x[2] = TP(tp, rcv_wnd);
 	submit(e);
 	return 0;
 }
 
-SEC("raw_tp/tcp_retransmit_skb")
+SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
 {
 	struct probe_event *e = sock_event(sk, P_RETRANSMIT);
@@ -341,14 +345,14 @@ int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
 	return 0;
 }
 
-SEC("raw_tp/sched_switch")
+SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	if (filter_tgid == 0)
 		return 0;
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tgid = prev->tgid;
+	__u32 next_tgid = next->tgid;
 	if (prev_tgid != filter_tgid && next_tgid != filter_tgid)
 		return 0;
 	struct probe_event *e = reserve(P_SCHED_SWITCH);
@@ -358,8 +362,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	e->len = 0;
 	e->sport = 0;
 	e->dport = 0;
-	e->x[0] = prev_tgid == filter_tgid ? BPF_CORE_READ(prev, pid) : 0;
-	e->x[1] = next_tgid == filter_tgid ? BPF_CORE_READ(next, pid) : 0;
+	e->x[0] = prev_tgid == filter_tgid ? prev->pid : 0;
+	e->x[1] = next_tgid == filter_tgid ? next->pid : 0;
 	e->x[2] = prev_state;
 	e->x[3] = preempt;
 	submit(e);
