@@ -7,9 +7,12 @@
 //!   t confidence intervals), the median, and the `--precision` stopping rule.
 //! - [`summary`]: one [`PointSummary`] per point of a run, summarizing each
 //!   metric over the point's successful trials.
+//! - [`path`]: one probed trial's records turned into hop delays, queue
+//!   lengths, packet classes and idle time.
 
 #![warn(missing_docs)]
 
+pub mod path;
 pub mod stats;
 pub mod summary;
 

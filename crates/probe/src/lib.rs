@@ -14,7 +14,7 @@
 
 pub mod buffer;
 pub mod error;
-pub mod event;
+pub use record::probe_event as event;
 pub mod groups;
 pub mod session;
 

@@ -5,6 +5,8 @@
 pub mod export;
 pub mod host;
 pub mod params;
+pub mod pcap;
+pub mod probe_event;
 pub mod run;
 pub mod store;
 

@@ -29,6 +29,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Export one stored run as JSON or CSV.
     Export(ExportArgs),
+    /// What the probes saw in a run's probed trials: hop delays, queue
+    /// lengths, packet classes, idle time; or one trial as pcapng.
+    Probes(ProbesArgs),
     /// The lab: what tcplab created on this host, and cleaning up after killed runs.
     #[command(subcommand)]
     Lab(LabCommand),
@@ -215,6 +218,23 @@ pub struct ShowArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tcplab probes`.
+#[derive(Debug, Args)]
+pub struct ProbesArgs {
+    /// Run id, or `latest`.
+    pub run: String,
+    /// Only the trial with this execution number (`seq`, from 0).
+    #[arg(long, value_name = "SEQ")]
+    pub trial: Option<u32>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the trial's packets (first probed trial unless --trial) as
+    /// pcapng, with headers synthesized from the probe records.
+    #[arg(long, value_name = "FILE")]
+    pub pcapng: Option<PathBuf>,
 }
 
 /// Export formats.

@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs => runs(db),
         Command::Show(a) => show(db, a),
         Command::Export(a) => export(db, a),
+        Command::Probes(a) => crate::probe_report::probes(open_store(db)?, a),
         Command::Lab(c) => lab_command(c),
     }
 }
@@ -43,7 +44,7 @@ fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
 }
 
 /// Resolves RUN; an unknown or malformed run is bad input.
-fn resolve(store: &Store, spec: &str) -> anyhow::Result<i64> {
+pub(crate) fn resolve(store: &Store, spec: &str) -> anyhow::Result<i64> {
     store.resolve_run(spec).map_err(|e| match e {
         StoreError::BadRunSpec(_) | StoreError::NoSuchRun(_) | StoreError::NoRuns => usage(e),
         other => other.into(),

@@ -7,6 +7,7 @@ mod commands;
 mod output;
 mod places;
 mod plan_args;
+mod probe_report;
 mod probes;
 mod runner;
 mod session;

@@ -79,6 +79,90 @@ fn probed_trials_store_their_records() {
         assert_eq!(n as f64, metric);
         assert_eq!(bytes, n * 64);
     }
+
+    // The analysis of each probed trial.
+    let out = tcplab(&db, &["probes", "latest", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trials = doc["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    let a = &trials[0]["analysis"];
+    let hops: Vec<&str> = a["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["hop"].as_str().unwrap())
+        .collect();
+    for want in [
+        "interface queue",
+        "driver",
+        "to IP input",
+        "send socket queue",
+        "receive socket queue",
+    ] {
+        assert!(
+            hops.iter().any(|h| h.starts_with(want)),
+            "{want} missing from {hops:?}"
+        );
+    }
+    let packets = a["packets"].as_array().unwrap();
+    let data: u64 = packets.iter().map(|p| p["data"].as_u64().unwrap()).sum();
+    let acks: u64 = packets.iter().map(|p| p["acks"].as_u64().unwrap()).sum();
+    assert!(data > 0 && acks > 0, "{packets:?}");
+    for t in a["threads"].as_array().unwrap() {
+        let idle = t["idle_fraction"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&idle), "{t}");
+    }
+    let text = tcplab(&db, &["probes", "latest", "--trial", "0"]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("interface queue"));
+
+    // The same trial as pcapng: tcpdump reads one packet per
+    // net_dev_start_xmit record.
+    let pcap = dir.path().join("t.pcapng");
+    let out = tcplab(
+        &db,
+        &[
+            "probes",
+            "latest",
+            "--trial",
+            &trials[0]["seq"].to_string(),
+            "--pcapng",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "--pcapng needs a file");
+    let out = Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "probes",
+            "latest",
+            "--trial",
+            &trials[0]["seq"].to_string(),
+            "--pcapng",
+        ])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = Command::new("tcpdump")
+        .args(["-r"])
+        .arg(&pcap)
+        .arg("-nn")
+        .stderr(Stdio::null())
+        .output()
+        .expect("tcpdump (scripts/setup-debian installs it)");
+    let lines = String::from_utf8_lossy(&read.stdout).lines().count() as u64;
+    let xmit = a["per_probe"]["net_dev_start_xmit"].as_u64().unwrap();
+    assert_eq!(lines, xmit, "pcapng packets vs net_dev_start_xmit records");
 }
 
 #[test]
@@ -92,6 +176,10 @@ fn unknown_or_unbuilt_groups_are_bad_input() {
     assert_usage_error(
         &tcplab(&db, &["bench", "tcp-stream", "--probe", "queues,,tcp"]),
         "unknown probe group",
+    );
+    assert_usage_error(
+        &tcplab(&db, &["bench", "tcp-stream", "--probe", "cpu"]),
+        "not built yet",
     );
     assert!(!db.exists(), "nothing may be stored");
 }

@@ -1,5 +1,5 @@
 /* The record every probe writes to the ring buffer. Mirrored field by field
- * in crates/probe/src/event.rs; change both together (and EVENT_VERSION). */
+ * in crates/record/src/probe_event.rs; change both together (and EVENT_VERSION). */
 #ifndef TCPLAB_EVENTS_H
 #define TCPLAB_EVENTS_H
 

@@ -199,6 +199,7 @@ int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->len = ret > 0 ? ret : 0;
+	e->seq = TP(tp, write_seq);
 	e->x[0] = (__u32)ret;
 	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
 	e->x[2] = sk->sk_sndbuf;
@@ -308,6 +309,7 @@ int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->len = ret > 0 ? ret : 0;
+	e->seq = TP(tp, copied_seq);
 	e->x[0] = (__u32)ret;
 	e->x[1] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
 	e->x[2] = sk->sk_rcvbuf;

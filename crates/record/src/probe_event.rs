@@ -1,5 +1,5 @@
 //! The probe record as user space sees it: a mirror of `struct probe_event`
-//! in `bpf/events.h`, decoded from the ring buffer's bytes.
+//! in `crates/probe/src/bpf/events.h`, decoded from the ring buffer's bytes.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,8 @@ pub const EVENT_VERSION: u32 = 1;
 #[repr(u8)]
 pub enum ProbeId {
     /// `sock_send_length`: the application handed data to the socket
-    /// (`x[0]` return value, `x[1]` bytes in the send queue, `x[2]` SO_SNDBUF).
+    /// (`seq` write_seq after the call, `x[0]` return value, `x[1]` bytes in
+    /// the send queue, `x[2]` SO_SNDBUF).
     SendApp = 1,
     /// `tcp_sendmsg_locked`: TCP appended to its send queue
     /// (`len` tail skb length, `x[0]` size goal, `x[1]` send-queue bytes).
@@ -38,8 +39,8 @@ pub enum ProbeId {
     TcpProbe = 9,
     /// `sk_data_ready`: the reader was signalled (`x[0]` bytes queued to read).
     SkDataReady = 10,
-    /// `sock_recv_length`: the application read
-    /// (`x[0]` return value, `x[1]` bytes still queued, `x[2]` SO_RCVBUF).
+    /// `sock_recv_length`: the application read (`seq` copied_seq after the
+    /// call, `x[0]` return value, `x[1]` bytes still queued, `x[2]` SO_RCVBUF).
     RecvApp = 11,
     /// `tcp_rcv_space_adjust`: receive-buffer autotuning
     /// (`x[0]` SO_RCVBUF, `x[1]` window clamp, `x[2]` receive window).

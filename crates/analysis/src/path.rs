@@ -1,0 +1,588 @@
+//! The microscopic view of one probed trial: from the probe records, the
+//! delay of each hop along the path (the SunOS IPC study's queues), queue
+//! lengths, the sender's idle time (Abrams & Chen §3.3), and each packet's
+//! class (data, ACK, window update) with silly-window segments flagged
+//! (Guerrero & Frieder).
+//!
+//! Packets are followed across the device-layer probes by their skb
+//! address; bytes are followed from the application's write to the packet
+//! that carried them, and from their arrival to the read that took them, by
+//! TCP sequence numbers (unwrapped per flow).
+
+use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Width of the processing-delay histogram bins (the SunOS study's 50 µs).
+pub const BIN_US: f64 = 50.0;
+/// Bins before the overflow bin (0–1 ms).
+pub const BINS: usize = 20;
+
+/// Delays of one hop of the path.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HopStats {
+    /// What the hop is, e.g. `net_dev_queue → net_dev_start_xmit`.
+    pub hop: String,
+    /// Observations.
+    pub n: usize,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 90th percentile, µs.
+    pub p90_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// Largest, µs.
+    pub max_us: f64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Counts per 50 µs bin from 0 to 1 ms, then one overflow bin.
+    pub histogram: Vec<u64>,
+}
+
+impl HopStats {
+    /// Summarizes delays in nanoseconds (None if there are none).
+    pub fn of(hop: &str, mut ns: Vec<u64>) -> Option<HopStats> {
+        if ns.is_empty() {
+            return None;
+        }
+        ns.sort_unstable();
+        let q = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
+        let mut histogram = vec![0u64; BINS + 1];
+        for &d in &ns {
+            let b = ((d as f64 / 1e3) / BIN_US) as usize;
+            histogram[b.min(BINS)] += 1;
+        }
+        Some(HopStats {
+            hop: hop.to_string(),
+            n: ns.len(),
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p99_us: q(0.99),
+            max_us: *ns.last().expect("non-empty") as f64 / 1e3,
+            mean_us: ns.iter().map(|&d| d as f64).sum::<f64>() / ns.len() as f64 / 1e3,
+            histogram,
+        })
+    }
+}
+
+/// A queue's length as the probes sampled it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueStats {
+    /// Which queue, and in what unit.
+    pub queue: String,
+    /// Samples.
+    pub n: usize,
+    /// Mean length.
+    pub mean: f64,
+    /// Largest length.
+    pub max: f64,
+    /// Up to 400 (seconds since the first record, length) points for plots.
+    pub series: Vec<(f64, f64)>,
+}
+
+impl QueueStats {
+    fn of(queue: &str, t0: u64, samples: &[(u64, f64)]) -> Option<QueueStats> {
+        if samples.is_empty() {
+            return None;
+        }
+        let step = samples.len().div_ceil(400);
+        Some(QueueStats {
+            queue: queue.to_string(),
+            n: samples.len(),
+            mean: samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64,
+            max: samples.iter().map(|s| s.1).fold(0.0, f64::max),
+            series: samples
+                .iter()
+                .step_by(step)
+                .map(|&(t, v)| (t.saturating_sub(t0) as f64 / 1e9, v))
+                .collect(),
+        })
+    }
+}
+
+/// Packets of one direction of one flow, by class.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct PacketClasses {
+    /// Sender port → receiver port.
+    pub flow: String,
+    /// Segments carrying data.
+    pub data: u64,
+    /// Data bytes.
+    pub data_bytes: u64,
+    /// Pure ACKs that moved the acknowledgment point or repeated it with the same window.
+    pub acks: u64,
+    /// Pure ACKs that only changed the advertised window.
+    pub window_updates: u64,
+    /// SYN, FIN or RST segments without data.
+    pub control: u64,
+    /// Largest data payload seen (the segment size goal, with GSO up to 64 KB).
+    pub largest_segment: u32,
+    /// Data segments smaller than the largest while the sender had more
+    /// data queued: the silly-window segments that Nagle and SWS avoidance
+    /// exist to prevent.
+    pub small_with_more_queued: u64,
+}
+
+/// Where one thread's time went during the transfer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ThreadTime {
+    /// Role: `sender` or `receiver`.
+    pub role: String,
+    /// Thread id.
+    pub tid: u32,
+    /// From its first to its last data call, s.
+    pub span_s: f64,
+    /// Switched out while runnable (preempted), s.
+    pub preempted_s: f64,
+    /// Switched out while sleeping (blocked: for send-buffer space or for
+    /// data), s.
+    pub blocked_s: f64,
+    /// Blocked share of the span: Abrams & Chen's idle time.
+    pub idle_fraction: f64,
+}
+
+/// Everything derived from one trial's records.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct PathAnalysis {
+    /// Records analysed.
+    pub records: usize,
+    /// First to last record, s.
+    pub span_s: f64,
+    /// Records per probe.
+    pub per_probe: BTreeMap<String, u64>,
+    /// Per-hop delays along the path.
+    pub hops: Vec<HopStats>,
+    /// Queue lengths.
+    pub queues: Vec<QueueStats>,
+    /// Packet classes per flow direction (at `net_dev_queue`).
+    pub packets: Vec<PacketClasses>,
+    /// Sender and receiver time.
+    pub threads: Vec<ThreadTime>,
+}
+
+/// Unwraps 32-bit sequence numbers into a 64-bit stream position, assuming
+/// consecutive observations are less than 2 GB apart.
+#[derive(Debug, Default)]
+struct Unwrap {
+    last: Option<(u32, i64)>,
+}
+
+impl Unwrap {
+    fn at(&mut self, seq: u32) -> i64 {
+        let pos = match self.last {
+            None => seq as i64,
+            Some((s, p)) => p + seq.wrapping_sub(s) as i32 as i64,
+        };
+        self.last = Some((seq, pos));
+        pos
+    }
+}
+
+/// The device-layer hops measured, as (from, to, name).
+const HOPS: [(ProbeId, ProbeId, &str); 4] = [
+    (
+        ProbeId::DevQueue,
+        ProbeId::DevStartXmit,
+        "interface queue: net_dev_queue → net_dev_start_xmit",
+    ),
+    (
+        ProbeId::QdiscEnqueue,
+        ProbeId::QdiscDequeue,
+        "qdisc: qdisc_enqueue → qdisc_dequeue",
+    ),
+    (
+        ProbeId::DevStartXmit,
+        ProbeId::DevXmit,
+        "driver: net_dev_start_xmit → net_dev_xmit",
+    ),
+    (
+        ProbeId::DevStartXmit,
+        ProbeId::NetifReceive,
+        "to IP input: net_dev_start_xmit → netif_receive_skb",
+    ),
+];
+
+/// Analyses one trial's records (any order).
+pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {
+    let mut ev: Vec<&ProbeEvent> = events.iter().collect();
+    ev.sort_by_key(|e| e.ts_ns);
+    let mut a = PathAnalysis {
+        records: ev.len(),
+        ..PathAnalysis::default()
+    };
+    let (Some(first), Some(last)) = (ev.first(), ev.last()) else {
+        return a;
+    };
+    let t0 = first.ts_ns;
+    a.span_s = (last.ts_ns - t0) as f64 / 1e9;
+    for e in &ev {
+        *a.per_probe
+            .entry(e.probe_id().tracepoint().to_string())
+            .or_default() += 1;
+    }
+    a.hops = device_hops(&ev);
+    a.hops.extend(socket_queue_delays(&ev));
+    a.queues = queue_lengths(&ev, t0);
+    a.packets = packet_classes(&ev);
+    a.threads = thread_times(&ev);
+    a
+}
+
+/// Follows each packet (skb) from `net_dev_queue` through the driver to IP input.
+fn device_hops(ev: &[&ProbeEvent]) -> Vec<HopStats> {
+    let mut by_skb: HashMap<u64, Vec<&ProbeEvent>> = HashMap::new();
+    for e in ev.iter().filter(|e| e.probe_id().is_packet()) {
+        by_skb.entry(e.id).or_default().push(e);
+    }
+    let mut delays: Vec<Vec<u64>> = vec![Vec::new(); HOPS.len()];
+    for journey_events in by_skb.values() {
+        // One skb may carry several packets over time: a new journey starts
+        // at each net_dev_queue.
+        let mut journey: HashMap<ProbeId, u64> = HashMap::new();
+        let mut flush = |j: &HashMap<ProbeId, u64>| {
+            for (i, (from, to, _)) in HOPS.iter().enumerate() {
+                if let (Some(a), Some(b)) = (j.get(from), j.get(to)) {
+                    if b >= a {
+                        delays[i].push(b - a);
+                    }
+                }
+            }
+        };
+        for e in journey_events {
+            let id = e.probe_id();
+            if id == ProbeId::DevQueue && !journey.is_empty() {
+                flush(&journey);
+                journey.clear();
+            }
+            journey.entry(id).or_insert(e.ts_ns);
+        }
+        flush(&journey);
+    }
+    HOPS.iter()
+        .zip(delays)
+        .filter_map(|((_, _, name), d)| HopStats::of(name, d))
+        .collect()
+}
+
+/// Send socket queue: from the write that supplied a packet's last byte to
+/// the packet reaching the device. Receive socket queue: from a segment's
+/// arrival at TCP to the read that took its last byte.
+fn socket_queue_delays(ev: &[&ProbeEvent]) -> Vec<HopStats> {
+    let mut send: Vec<u64> = Vec::new();
+    let mut recv: Vec<u64> = Vec::new();
+    // Per flow (local port, remote port): writes as (write_seq position, ts).
+    let mut unwrap: HashMap<(u16, u16), Unwrap> = HashMap::new();
+    let mut writes: HashMap<(u16, u16), Vec<(i64, u64)>> = HashMap::new();
+    let mut reads: HashMap<(u16, u16), Vec<(i64, u64)>> = HashMap::new();
+    let mut sent: Vec<((u16, u16), i64, u64)> = Vec::new();
+    let mut arrived: Vec<((u16, u16), i64, u64)> = Vec::new();
+    for e in ev {
+        match e.probe_id() {
+            ProbeId::SendApp if e.len > 0 => {
+                let k = (e.sport, e.dport);
+                let pos = unwrap.entry(k).or_default().at(e.seq);
+                writes.entry(k).or_default().push((pos, e.ts_ns));
+            }
+            ProbeId::DevQueue if e.len > 0 => {
+                let k = (e.sport, e.dport);
+                let pos = unwrap.entry(k).or_default().at(e.seq);
+                sent.push((k, pos + e.len as i64, e.ts_ns));
+            }
+            ProbeId::TcpProbe if e.len > 0 => {
+                // tcp_probe's ports are the socket's (local, remote); the
+                // receiver's reads use the same key.
+                let k = (e.sport, e.dport);
+                let pos = unwrap.entry((k.1, k.0)).or_default().at(e.seq);
+                arrived.push((k, pos + e.len as i64, e.ts_ns));
+            }
+            ProbeId::RecvApp if e.len > 0 => {
+                let k = (e.sport, e.dport);
+                let pos = unwrap.entry((k.1, k.0)).or_default().at(e.seq);
+                reads.entry(k).or_default().push((pos, e.ts_ns));
+            }
+            _ => {}
+        }
+    }
+    for (k, end, t) in sent {
+        if let Some(w) = writes.get(&k) {
+            // The first write whose write_seq reaches the packet's end.
+            let i = w.partition_point(|&(p, _)| p < end);
+            if let Some(&(_, tw)) = w.get(i) {
+                if t >= tw {
+                    send.push(t - tw);
+                }
+            }
+        }
+    }
+    for (k, end, t) in arrived {
+        if let Some(r) = reads.get(&k) {
+            let i = r.partition_point(|&(p, _)| p < end);
+            if let Some(&(_, tr)) = r.get(i) {
+                if tr >= t {
+                    recv.push(tr - t);
+                }
+            }
+        }
+    }
+    [
+        HopStats::of("send socket queue: sock_send_length → net_dev_queue", send),
+        HopStats::of("receive socket queue: tcp_probe → sock_recv_length", recv),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn queue_lengths(ev: &[&ProbeEvent], t0: u64) -> Vec<QueueStats> {
+    let pick = |id: ProbeId, f: &dyn Fn(&ProbeEvent) -> f64| -> Vec<(u64, f64)> {
+        ev.iter()
+            .filter(|e| e.probe_id() == id)
+            .map(|e| (e.ts_ns, f(e)))
+            .collect()
+    };
+    [
+        QueueStats::of(
+            "send socket queue (bytes, after each write)",
+            t0,
+            &pick(ProbeId::SendApp, &|e| e.x[1] as f64),
+        ),
+        QueueStats::of(
+            "interface queue (packets, at enqueue)",
+            t0,
+            &pick(ProbeId::QdiscEnqueue, &|e| e.x[0] as f64),
+        ),
+        QueueStats::of(
+            "receive socket queue (bytes, at data_ready)",
+            t0,
+            &pick(ProbeId::SkDataReady, &|e| e.x[0] as f64),
+        ),
+        QueueStats::of(
+            "receive socket queue (bytes, after each read)",
+            t0,
+            &pick(ProbeId::RecvApp, &|e| e.x[1] as f64),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn packet_classes(ev: &[&ProbeEvent]) -> Vec<PacketClasses> {
+    let mut flows: BTreeMap<(u16, u16), PacketClasses> = BTreeMap::new();
+    let mut last_ack: HashMap<(u16, u16), (u32, u16)> = HashMap::new();
+    // Send-queue end per flow, from the sender's writes: bytes queued
+    // beyond a packet mean the sender had more data.
+    let mut queued_end: HashMap<(u16, u16), u32> = HashMap::new();
+    let mut largest: HashMap<(u16, u16), u32> = HashMap::new();
+    for e in ev
+        .iter()
+        .filter(|e| e.probe_id() == ProbeId::DevQueue && e.len > 0)
+    {
+        let l = largest.entry((e.sport, e.dport)).or_default();
+        *l = (*l).max(e.len);
+    }
+    for e in ev {
+        match e.probe_id() {
+            ProbeId::SendApp | ProbeId::TcpSendmsg => {
+                queued_end.insert((e.sport, e.dport), e.seq);
+            }
+            ProbeId::DevQueue => {
+                let k = (e.sport, e.dport);
+                let c = flows.entry(k).or_insert_with(|| PacketClasses {
+                    flow: format!("{} → {}", e.sport, e.dport),
+                    ..PacketClasses::default()
+                });
+                if e.len > 0 {
+                    c.data += 1;
+                    c.data_bytes += e.len as u64;
+                    let big = largest.get(&k).copied().unwrap_or(0);
+                    c.largest_segment = big;
+                    let end = e.seq.wrapping_add(e.len);
+                    let more = queued_end
+                        .get(&k)
+                        .is_some_and(|&q| (q.wrapping_sub(end) as i32) > 0);
+                    if e.len < big && more {
+                        c.small_with_more_queued += 1;
+                    }
+                } else if e.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0 {
+                    c.control += 1;
+                } else {
+                    match last_ack.insert(k, (e.ack, e.win)) {
+                        Some((ack, win)) if ack == e.ack && win != e.win => c.window_updates += 1,
+                        _ => c.acks += 1,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    flows.into_values().collect()
+}
+
+fn thread_times(ev: &[&ProbeEvent]) -> Vec<ThreadTime> {
+    let mut out = Vec::new();
+    for (role, probe) in [("sender", ProbeId::SendApp), ("receiver", ProbeId::RecvApp)] {
+        let calls: Vec<&&ProbeEvent> = ev.iter().filter(|e| e.probe_id() == probe).collect();
+        let mut counts: HashMap<u32, usize> = HashMap::new();
+        for c in &calls {
+            *counts.entry(c.tid).or_default() += 1;
+        }
+        let Some((&tid, _)) = counts.iter().max_by_key(|(_, n)| **n) else {
+            continue;
+        };
+        let mine: Vec<&&&ProbeEvent> = calls.iter().filter(|c| c.tid == tid).collect();
+        let (start, end) = (mine[0].ts_ns, mine[mine.len() - 1].ts_ns);
+        if end <= start {
+            continue;
+        }
+        let (mut preempted, mut blocked) = (0u64, 0u64);
+        let mut off: Option<(u64, bool)> = None;
+        for e in ev.iter().filter(|e| e.probe_id() == ProbeId::SchedSwitch) {
+            if e.x[0] == tid {
+                off = Some((e.ts_ns, e.x[2] != 0));
+            } else if e.x[1] == tid {
+                if let Some((t, sleeping)) = off.take() {
+                    // Only the part inside the transfer counts.
+                    let a = t.max(start);
+                    let b = e.ts_ns.min(end);
+                    if b > a {
+                        if sleeping {
+                            blocked += b - a;
+                        } else {
+                            preempted += b - a;
+                        }
+                    }
+                }
+            }
+        }
+        let span = (end - start) as f64 / 1e9;
+        out.push(ThreadTime {
+            role: role.into(),
+            tid,
+            span_s: span,
+            preempted_s: preempted as f64 / 1e9,
+            blocked_s: blocked as f64 / 1e9,
+            idle_fraction: blocked as f64 / 1e9 / span,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(probe: ProbeId, ts: u64, id: u64) -> ProbeEvent {
+        ProbeEvent {
+            ts_ns: ts,
+            id,
+            len: 0,
+            seq: 0,
+            ack: 0,
+            ifindex: 1,
+            x: [0; 4],
+            sport: 1000,
+            dport: 2000,
+            win: 0,
+            probe: probe as u8,
+            flags: tcp_flags::ACK,
+            cpu: 0,
+            tid: 7,
+        }
+    }
+
+    #[test]
+    fn hops_follow_each_skb_and_restart_on_reuse() {
+        let mut v = Vec::new();
+        for (base, skb) in [(0u64, 1u64), (100_000, 1), (0, 2)] {
+            v.push(ev(ProbeId::DevQueue, base + 100, skb));
+            v.push(ev(ProbeId::DevStartXmit, base + 1_100, skb));
+            v.push(ev(ProbeId::DevXmit, base + 1_400, skb));
+            v.push(ev(ProbeId::NetifReceive, base + 61_100, skb));
+        }
+        let a = analyse(&v);
+        let q = &a.hops[0];
+        assert_eq!((q.n, q.p50_us, q.max_us), (3, 1.0, 1.0));
+        let drv = a.hops.iter().find(|h| h.hop.starts_with("driver")).unwrap();
+        assert!((drv.mean_us - 0.3).abs() < 1e-9);
+        let ip = a.hops.iter().find(|h| h.hop.starts_with("to IP")).unwrap();
+        assert_eq!(ip.p50_us, 60.0);
+        assert_eq!(ip.histogram[1], 3, "60 µs falls in the 50–100 µs bin");
+    }
+
+    #[test]
+    fn sequence_numbers_unwrap_across_zero() {
+        let mut u = Unwrap::default();
+        assert_eq!(u.at(u32::MAX - 9), (u32::MAX - 9) as i64);
+        assert_eq!(u.at(5), u32::MAX as i64 + 6);
+        assert_eq!(u.at(1), u32::MAX as i64 + 2, "a step back stays near");
+    }
+
+    #[test]
+    fn send_queue_delay_matches_writes_to_packets() {
+        let mut w = ev(ProbeId::SendApp, 1_000, 0);
+        w.seq = 3_000; // write_seq after a write of 3000 bytes from 0
+        w.len = 3_000;
+        let mut p1 = ev(ProbeId::DevQueue, 5_000, 9);
+        p1.seq = 0;
+        p1.len = 1_000;
+        let mut p2 = ev(ProbeId::DevQueue, 9_000, 9);
+        p2.seq = 1_000;
+        p2.len = 2_000;
+        let a = analyse(&[w, p1, p2]);
+        let s = a
+            .hops
+            .iter()
+            .find(|h| h.hop.starts_with("send socket"))
+            .unwrap();
+        assert_eq!(s.n, 2);
+        assert_eq!(s.max_us, 8.0);
+        // p1 is smaller than the largest segment while bytes 1000..3000
+        // were queued: a small segment with more queued.
+        assert_eq!(a.packets[0].small_with_more_queued, 1);
+        assert_eq!(a.packets[0].data, 2);
+    }
+
+    #[test]
+    fn window_updates_are_told_from_acks() {
+        let mk = |ts, ack, win| {
+            let mut e = ev(ProbeId::DevQueue, ts, ts);
+            e.ack = ack;
+            e.win = win;
+            e
+        };
+        let a = analyse(&[
+            mk(1, 100, 10),
+            mk(2, 200, 10),
+            mk(3, 200, 50),
+            mk(4, 200, 50),
+        ]);
+        assert_eq!(a.packets[0].acks, 3);
+        assert_eq!(a.packets[0].window_updates, 1);
+    }
+
+    #[test]
+    fn idle_time_counts_blocked_not_preempted() {
+        let mut v = vec![
+            ev(ProbeId::SendApp, 0, 0),
+            ev(ProbeId::SendApp, 1_000_000, 0),
+        ];
+        v[0].len = 1;
+        v[1].len = 1;
+        let mut out = ev(ProbeId::SchedSwitch, 100_000, 0);
+        out.x = [7, 0, 1, 0]; // sleeping
+        let mut inn = ev(ProbeId::SchedSwitch, 400_000, 0);
+        inn.x = [0, 7, 0, 0];
+        let mut pre = ev(ProbeId::SchedSwitch, 500_000, 0);
+        pre.x = [7, 0, 0, 1]; // preempted while runnable
+        let mut back = ev(ProbeId::SchedSwitch, 600_000, 0);
+        back.x = [0, 7, 0, 0];
+        v.extend([out, inn, pre, back]);
+        let a = analyse(&v);
+        let t = &a.threads[0];
+        assert_eq!(t.role, "sender");
+        assert!((t.blocked_s - 0.0003).abs() < 1e-12);
+        assert!((t.preempted_s - 0.0001).abs() < 1e-12);
+        assert!((t.idle_fraction - 0.3).abs() < 1e-9);
+    }
+}

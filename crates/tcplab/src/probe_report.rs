@@ -1,0 +1,151 @@
+//! `tcplab probes`: the microscopic view of a run's probed trials, as text,
+//! JSON or a pcapng capture.
+
+use crate::cli::ProbesArgs;
+use crate::commands::resolve;
+use crate::usage::usage;
+use analysis::path::{analyse, PathAnalysis};
+use anyhow::Context;
+use record::probe_event::decode_all;
+use record::{Store, TrialRecord};
+use serde_json::json;
+use std::process::ExitCode;
+
+/// Runs `tcplab probes`.
+pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
+    let id = resolve(&store, &a.run)?;
+    let run = store.load_run(id)?;
+    let mut probed: Vec<(&TrialRecord, Vec<record::probe_event::ProbeEvent>)> = Vec::new();
+    for t in &run.trials {
+        if a.trial.is_some_and(|s| s != t.seq) {
+            continue;
+        }
+        if let Some(blob) = store.load_events(t.id)? {
+            if blob.version != record::probe_event::EVENT_VERSION {
+                anyhow::bail!(
+                    "trial {} has probe records of layout version {}, this tcplab reads {}",
+                    t.seq,
+                    blob.version,
+                    record::probe_event::EVENT_VERSION
+                );
+            }
+            probed.push((t, decode_all(&blob.data)));
+        }
+    }
+    if probed.is_empty() {
+        return Err(usage(match a.trial {
+            Some(s) => format!("run {id} has no probed trial with seq {s} (bench with --probe)"),
+            None => format!("run {id} has no probed trials (bench with --probe)"),
+        }));
+    }
+    if let Some(path) = &a.pcapng {
+        let (t, events) = &probed[0];
+        let ports = server_ports(t);
+        let start = humantime::parse_rfc3339(&t.started_at)
+            .ok()
+            .and_then(|st| st.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64());
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let n = record::pcap::write_pcapng(std::io::BufWriter::new(f), events, &ports, start)?;
+        eprintln!(
+            "tcplab: wrote {n} packets of run {id} trial {} to {}",
+            t.seq,
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let analyses: Vec<(&TrialRecord, PathAnalysis)> =
+        probed.iter().map(|(t, ev)| (*t, analyse(ev))).collect();
+    if a.json {
+        let doc = json!({
+            "run": id,
+            "trials": analyses.iter().map(|(t, an)| json!({
+                "seq": t.seq,
+                "point_id": t.point_id,
+                "lost": t.outcome.metrics.get("probe_lost"),
+                "analysis": an,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (t, an) in &analyses {
+        print!("{}", text(id, t, an));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The trial's server-side data ports, as the probe filter recorded them.
+fn server_ports(t: &TrialRecord) -> Vec<u16> {
+    t.outcome.details["probe"]["ports"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_u64())
+                .map(|p| p as u16)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
+    let mut s = String::new();
+    let lost = t.outcome.metrics.get("probe_lost").copied().unwrap_or(0.0);
+    s += &format!(
+        "run {run} trial {}: {} records over {:.3} s{}\n",
+        t.seq,
+        a.records,
+        a.span_s,
+        if lost > 0.0 {
+            format!(" — WARNING: {lost:.0} records lost (ring buffer full)")
+        } else {
+            ", none lost".into()
+        }
+    );
+    s += "  records per probe:";
+    for (k, v) in &a.per_probe {
+        s += &format!(" {k}={v}");
+    }
+    s += "\n";
+    s += &format!(
+        "  {:<60} {:>8} {:>9} {:>9} {:>9} {:>9}\n",
+        "hop", "n", "p50 µs", "p90 µs", "p99 µs", "max µs"
+    );
+    for h in &a.hops {
+        s += &format!(
+            "  {:<60} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1}\n",
+            h.hop, h.n, h.p50_us, h.p90_us, h.p99_us, h.max_us
+        );
+    }
+    for q in &a.queues {
+        s += &format!(
+            "  {:<60} {:>8} mean {:>10.1} max {:>10.0}\n",
+            q.queue, q.n, q.mean, q.max
+        );
+    }
+    for p in &a.packets {
+        s += &format!(
+            "  flow {}: {} data segments ({:.0} B avg, largest {}), {} ACKs, {} window updates, {} control, {} small segments sent with more data queued\n",
+            p.flow,
+            p.data,
+            if p.data > 0 { p.data_bytes as f64 / p.data as f64 } else { 0.0 },
+            p.largest_segment,
+            p.acks,
+            p.window_updates,
+            p.control,
+            p.small_with_more_queued
+        );
+    }
+    for th in &a.threads {
+        s += &format!(
+            "  {} thread {}: blocked {:.1}% of {:.3} s (idle), preempted {:.1}%\n",
+            th.role,
+            th.tid,
+            th.idle_fraction * 100.0,
+            th.span_s,
+            th.preempted_s / th.span_s * 100.0
+        );
+    }
+    s
+}
