@@ -51,6 +51,16 @@ impl RecordBuffer {
         }
     }
 
+    /// Records held (of [`crate::EVENT_SIZE`] bytes).
+    pub fn len(&self) -> usize {
+        (self.full.iter().map(Vec::len).sum::<usize>() + self.current.len()) / crate::EVENT_SIZE
+    }
+
+    /// True if no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// All records back to back.
     pub fn into_bytes(self) -> Vec<u8> {
         let total = self.full.iter().map(Vec::len).sum::<usize>() + self.current.len();

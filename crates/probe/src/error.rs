@@ -27,7 +27,10 @@ impl ProbeError {
     pub(crate) fn bpf(what: &'static str, e: libbpf_rs::Error) -> ProbeError {
         let detail = format!("{e:#}");
         let lower = detail.to_lowercase();
-        if lower.contains("operation not permitted") || lower.contains("permission denied") {
+        // EPERM is a missing privilege; EACCES ("permission denied") is the
+        // verifier refusing a program, which is a bug to report, not a
+        // privilege to grant.
+        if lower.contains("operation not permitted") {
             return ProbeError::Unsupported(format!(
                 "{what}: not permitted; probes need root (or CAP_BPF and CAP_PERFMON)"
             ));

@@ -7,6 +7,7 @@ use crate::error::ProbeError;
 use crate::event::{ProbeEvent, ProbeId};
 use crate::groups::ProbeGroup;
 use crate::skel::path::{PathSkel, PathSkelBuilder};
+use libbpf_rs::query::{ProgInfoIter, ProgInfoQueryOptions};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, RingBufferBuilder};
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,9 @@ pub struct Capture {
     pub written: BTreeMap<String, u64>,
     /// Records lost per probe because the ring buffer was full.
     pub lost: BTreeMap<String, u64>,
+    /// Invocations the kernel skipped per probe because the same program
+    /// was already running on that CPU (an interrupt nested in it).
+    pub missed: BTreeMap<String, u64>,
     /// Probes that were attached.
     pub attached: Vec<String>,
     /// Probes that could not be attached on this kernel, with the reason.
@@ -71,9 +75,9 @@ impl Capture {
         crate::decode_all(&self.raw)
     }
 
-    /// Records lost in all.
+    /// Records lost in all: ring buffer full, or invocations skipped.
     pub fn total_lost(&self) -> u64 {
-        self.lost.values().sum()
+        self.lost.values().sum::<u64>() + self.missed.values().sum::<u64>()
     }
 }
 
@@ -200,6 +204,8 @@ fn run(
         }
         ro.n_ports = cfg.ports.len() as u32;
         ro.filter_tgid = cfg.tgid;
+        // SAFETY: gettid has no preconditions.
+        ro.ignore_tid = unsafe { libc::gettid() } as u32;
     }
     open.maps
         .events
@@ -212,6 +218,11 @@ fn run(
         .load()
         .map_err(|e| ProbeError::bpf("loading the BPF programs", e))?;
 
+    skel.maps
+        .bss_data
+        .as_deref_mut()
+        .ok_or_else(|| ProbeError::Thread("BPF object has no bss".into()))?
+        .enabled = 1;
     let mut capture = Capture {
         ports: cfg.ports.clone(),
         ..Capture::default()
@@ -263,10 +274,28 @@ fn run(
             .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
         records.borrow_mut().refill();
     }
-    drop(links);
+    // Stop writing first (programs check the flag before anything else),
+    // give programs already past the check time to finish, then drain: no
+    // program writes while the ring and the per-CPU batches are read.
+    if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
+        bss.enabled = 0;
+    }
     capture.attached_s = t0.elapsed().as_secs_f64();
-    rb.consume()
-        .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+    // A program that reserved a record before the flag flipped and was then
+    // preempted submits it late: drain until every written record arrived
+    // (or a second has passed).
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(20));
+        rb.consume()
+            .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+        let mut written = 0;
+        for id in &wanted {
+            written += percpu_sum(&skel.maps.written, *id as u32)?;
+        }
+        if records.borrow().len() as u64 >= written {
+            break;
+        }
+    }
     drop(rb);
     for id in &wanted {
         let name = id.tracepoint().to_string();
@@ -277,8 +306,51 @@ fn run(
             .lost
             .insert(name, percpu_sum(&skel.maps.lost, *id as u32)?);
     }
+    capture.missed = recursion_misses(&skel, &wanted);
     capture.raw = records.into_inner().into_bytes();
+    drop(links);
     Ok(capture)
+}
+
+/// The program behind each probe, by its name in `path.bpf.c`.
+fn program_name(id: ProbeId) -> &'static str {
+    match id {
+        ProbeId::SendApp => "send_app",
+        ProbeId::TcpSendmsg => "tcp_sendmsg",
+        ProbeId::DevQueue => "dev_queue",
+        ProbeId::QdiscEnqueue => "qdisc_enq",
+        ProbeId::QdiscDequeue => "qdisc_deq",
+        ProbeId::DevStartXmit => "dev_start_xmit",
+        ProbeId::DevXmit => "dev_xmit",
+        ProbeId::NetifReceive => "netif_receive",
+        ProbeId::TcpProbe => "tcp_probe",
+        ProbeId::SkDataReady => "data_ready",
+        ProbeId::RecvApp => "recv_app",
+        ProbeId::RcvSpace => "rcv_space",
+        ProbeId::Retransmit => "retransmit",
+        ProbeId::SchedSwitch => "sched_switch",
+    }
+}
+
+/// The kernel's count of skipped nested invocations per probe, for the
+/// programs of this session (those that use its ring buffer).
+fn recursion_misses(skel: &PathSkel, wanted: &BTreeSet<ProbeId>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    let Ok(events) = skel.maps.events.info() else {
+        return out;
+    };
+    let events_id = events.info.id;
+    let opts = ProgInfoQueryOptions::default().include_map_ids(true);
+    for p in ProgInfoIter::with_query_opts(opts) {
+        if !p.map_ids.contains(&events_id) {
+            continue;
+        }
+        let name = p.name.to_string_lossy();
+        if let Some(id) = wanted.iter().find(|id| program_name(**id) == name) {
+            out.insert(id.tracepoint().to_string(), p.recursion_misses);
+        }
+    }
+    out
 }
 
 /// Sums one slot of a per-CPU array of u64 counters.

@@ -97,6 +97,7 @@ fn record_capture(groups: &ProbeSet, mut cap: Capture, o: &mut TrialOutcome) {
         "skipped": cap.skipped,
         "written": cap.written,
         "lost": cap.lost,
+        "missed": cap.missed,
         "attached_s": cap.attached_s,
         "note": NO_FENTRY,
     });
