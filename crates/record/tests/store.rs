@@ -2,8 +2,8 @@
 
 use record::export::{run_json, trials_csv};
 use record::{
-    HostFacts, LoadSide, LoadSpec, PointRecord, RunMeta, RunStatus, Store, StoreError, TestKind,
-    TrialOutcome, TrialParams, TrialRecord, TrialStatus,
+    EventBlob, HostFacts, LoadSide, LoadSpec, PointRecord, RunMeta, RunStatus, Store, StoreError,
+    TestKind, TrialOutcome, TrialParams, TrialRecord, TrialStatus,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -276,7 +276,7 @@ fn reopening_is_idempotent() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let mode: String = conn
         .pragma_query_value(None, "journal_mode", |row| row.get(0))
         .unwrap();
@@ -298,15 +298,16 @@ fn exports_trials_as_csv() {
         .iter()
         .map(str::to_string)
         .collect();
-    assert_eq!(header.len(), 6 + 22 + 2);
+    assert_eq!(header.len(), 6 + 23 + 2);
     assert_eq!(
         &header[..6],
         ["run_id", "point", "seq", "repetition", "status", "error"]
     );
     assert_eq!(header[6], "test");
-    assert_eq!(header[23], "load");
-    assert_eq!(header[27], "pin");
-    assert_eq!(&header[28..], ["delay_s", "throughput_bps"]);
+    assert_eq!(header[13], "rcvlowat");
+    assert_eq!(header[24], "load");
+    assert_eq!(header[28], "pin");
+    assert_eq!(&header[29..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);
@@ -318,6 +319,7 @@ fn exports_trials_as_csv() {
     assert_eq!(&first[col("cc")], "bbr");
     assert_eq!(&first[col("load")], "receiver:2");
     assert_eq!(&first[col("mss")], "");
+    assert_eq!(&first[col("rcvlowat")], "", "auto is empty");
     assert_eq!(&first[col("nodelay")], "false");
     assert_eq!(&first[col("throughput_bps")], "2000000000");
     let failed = &rows[2];
@@ -339,4 +341,41 @@ fn exports_the_raw_run_as_json() {
         json["trials"][1]["outcome"]["metrics"]["throughput_bps"],
         1.0e9
     );
+}
+
+#[test]
+fn probe_records_are_stored_per_trial_and_only_for_successes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut store = Store::open(&path).unwrap();
+    let run = store.create_run(&meta(7)).unwrap();
+    let p = store.add_point(run, &point(0, 1460)).unwrap();
+    let blob = EventBlob {
+        version: 1,
+        record_size: 64,
+        data: (0..64 * 3).map(|i| i as u8).collect(),
+    };
+    let mut ok = ok_trial(p, 0, 0, 1.0e9);
+    ok.outcome.events = Some(blob.clone());
+    let ok_id = store.add_trial(run, &ok).unwrap();
+    let mut failed = failed_trial(p, 1, 1);
+    failed.outcome.events = Some(blob.clone());
+    let failed_id = store.add_trial(run, &failed).unwrap();
+    let plain_id = store.add_trial(run, &ok_trial(p, 2, 2, 1.0e9)).unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    let got = store.load_events(ok_id).unwrap().expect("stored");
+    assert_eq!(got, blob);
+    assert_eq!(got.count(), 3);
+    assert_eq!(store.load_events(failed_id).unwrap(), None);
+    assert_eq!(store.load_events(plain_id).unwrap(), None);
+    // Deleting the run takes its records with it.
+    let mut store = store;
+    store.delete_run(run).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let left: i64 = conn
+        .query_row("SELECT COUNT(*) FROM trial_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0);
 }

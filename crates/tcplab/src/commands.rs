@@ -116,6 +116,9 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         for l in output::failure_lines(&points, &varying) {
             println!("{l}");
         }
+        if let Some(l) = output::probe_loss_warning(&points) {
+            println!("{l}");
+        }
         println!(
             "mean ± 95% CI half-width (Student's t); stored as run {}",
             end.run_id
@@ -201,6 +204,9 @@ fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
         println!("{l}");
     }
     if let Some(l) = output::steal_warning(&points) {
+        println!("{l}");
+    }
+    if let Some(l) = output::probe_loss_warning(&points) {
         println!("{l}");
     }
     Ok(ExitCode::SUCCESS)

@@ -222,6 +222,20 @@ pub fn failure_lines(points: &[PointSummary], varying: &[String]) -> Vec<String>
         .collect()
 }
 
+/// A warning when probes lost records in any trial.
+pub fn probe_loss_warning(points: &[PointSummary]) -> Option<String> {
+    let lost: f64 = points
+        .iter()
+        .filter_map(|p| p.metrics.get("probe_lost"))
+        .map(|s| s.mean * s.n as f64)
+        .sum();
+    (lost > 0.0).then(|| {
+        format!(
+            "warning: the probes lost {lost:.0} records (probe_lost; see `tcplab probes`): their queue and packet figures are incomplete"
+        )
+    })
+}
+
 /// A warning when the hypervisor took a noticeable share of CPU time during
 /// the trials (on a virtual machine): timing-sensitive results are then low.
 pub fn steal_warning(points: &[PointSummary]) -> Option<String> {
