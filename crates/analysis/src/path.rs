@@ -141,6 +141,37 @@ pub struct ThreadTime {
     pub idle_fraction: f64,
 }
 
+/// Sequence numbers against time for one direction of data (Abrams & Chen
+/// Fig. 5, Guerrero & Frieder Fig. 8), relative to the first byte, at most
+/// 2000 points per series.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct TimeSequence {
+    /// Sender port → receiver port.
+    pub flow: String,
+    /// (s since the first record, end of each data segment sent) at `net_dev_queue`.
+    pub data: Vec<(f64, f64)>,
+    /// (s, acknowledged byte) as the sender's TCP processed each ACK (`tcp_probe`).
+    pub acked: Vec<(f64, f64)>,
+    /// (s, right edge of the offered window: ack + send window) at the same moments.
+    pub window_edge: Vec<(f64, f64)>,
+}
+
+/// What prompted the receiver's ACKs (the SunOS study's Fig. 7): an ACK
+/// sent within 50 µs after the application read from the socket is a
+/// window update caused by draining the receive queue; the others were sent
+/// on arrival of data (or by the delayed-ACK timer).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct AckCauses {
+    /// Receiver port → sender port.
+    pub flow: String,
+    /// Pure ACKs seen leaving the receiver.
+    pub acks: u64,
+    /// Of them, sent within 50 µs after a read by the receiving application.
+    pub after_read: u64,
+    /// The others.
+    pub on_arrival: u64,
+}
+
 /// Everything derived from one trial's records.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct PathAnalysis {
@@ -158,6 +189,10 @@ pub struct PathAnalysis {
     pub packets: Vec<PacketClasses>,
     /// Sender and receiver time.
     pub threads: Vec<ThreadTime>,
+    /// Sequence/acknowledgment/window against time, per data direction.
+    pub time_sequence: Vec<TimeSequence>,
+    /// What prompted the receiver's ACKs, per direction.
+    pub ack_causes: Vec<AckCauses>,
 }
 
 /// Unwraps 32-bit sequence numbers into a 64-bit stream position, assuming
@@ -225,7 +260,108 @@ pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {
     a.queues = queue_lengths(&ev, t0);
     a.packets = packet_classes(&ev);
     a.threads = thread_times(&ev);
+    a.time_sequence = time_sequence(&ev, t0);
+    a.ack_causes = ack_causes(&ev);
     a
+}
+
+/// Keeps at most `n` points, evenly spaced.
+fn thin(v: Vec<(f64, f64)>, n: usize) -> Vec<(f64, f64)> {
+    let step = v.len().div_ceil(n).max(1);
+    v.into_iter().step_by(step).collect()
+}
+
+fn time_sequence(ev: &[&ProbeEvent], t0: u64) -> Vec<TimeSequence> {
+    // Data directions: flows with data at the device.
+    let mut flows: Vec<(u16, u16)> = ev
+        .iter()
+        .filter(|e| e.probe_id() == ProbeId::DevQueue && e.len > 0)
+        .map(|e| (e.sport, e.dport))
+        .collect();
+    flows.sort_unstable();
+    flows.dedup();
+    let secs = |t: u64| t.saturating_sub(t0) as f64 / 1e9;
+    flows
+        .into_iter()
+        .map(|k| {
+            let mut u = Unwrap::default();
+            let mut base: Option<i64> = None;
+            let mut rel = |seq: u32| {
+                let p = u.at(seq);
+                let b = *base.get_or_insert(p);
+                (p - b) as f64
+            };
+            let (mut data, mut acked, mut edge) = (Vec::new(), Vec::new(), Vec::new());
+            for e in ev {
+                match e.probe_id() {
+                    ProbeId::DevQueue if e.len > 0 && (e.sport, e.dport) == k => {
+                        data.push((secs(e.ts_ns), rel(e.seq) + e.len as f64));
+                    }
+                    // ACKs arriving at the sender's socket (local = sender port).
+                    ProbeId::TcpProbe
+                        if e.len == 0
+                            && (e.sport, e.dport) == k
+                            && e.flags & tcp_flags::ACK != 0 =>
+                    {
+                        let a = rel(e.ack);
+                        acked.push((secs(e.ts_ns), a));
+                        edge.push((secs(e.ts_ns), a + e.x[2] as f64));
+                    }
+                    _ => {}
+                }
+            }
+            TimeSequence {
+                flow: format!("{} → {}", k.0, k.1),
+                data: thin(data, 2000),
+                acked: thin(acked, 2000),
+                window_edge: thin(edge, 2000),
+            }
+        })
+        .collect()
+}
+
+fn ack_causes(ev: &[&ProbeEvent]) -> Vec<AckCauses> {
+    const WINDOW_NS: u64 = 50_000;
+    let mut last_read: HashMap<(u16, u16), u64> = HashMap::new();
+    let mut out: BTreeMap<(u16, u16), AckCauses> = BTreeMap::new();
+    let mut data_flows: Vec<(u16, u16)> = Vec::new();
+    for e in ev
+        .iter()
+        .filter(|e| e.probe_id() == ProbeId::DevQueue && e.len > 0)
+    {
+        if !data_flows.contains(&(e.dport, e.sport)) {
+            data_flows.push((e.dport, e.sport));
+        }
+    }
+    for e in ev {
+        match e.probe_id() {
+            ProbeId::RecvApp if e.len > 0 => {
+                last_read.insert((e.sport, e.dport), e.ts_ns);
+            }
+            ProbeId::DevQueue
+                if e.len == 0
+                    && e.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0
+                    && data_flows.contains(&(e.sport, e.dport)) =>
+            {
+                let k = (e.sport, e.dport);
+                let c = out.entry(k).or_insert_with(|| AckCauses {
+                    flow: format!("{} → {}", k.0, k.1),
+                    ..AckCauses::default()
+                });
+                c.acks += 1;
+                let after = last_read
+                    .get(&k)
+                    .is_some_and(|&t| e.ts_ns >= t && e.ts_ns - t <= WINDOW_NS);
+                if after {
+                    c.after_read += 1;
+                } else {
+                    c.on_arrival += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    out.into_values().collect()
 }
 
 /// Follows each packet (skb) from `net_dev_queue` through the driver to IP input.
@@ -559,6 +695,27 @@ mod tests {
         ]);
         assert_eq!(a.packets[0].acks, 3);
         assert_eq!(a.packets[0].window_updates, 1);
+    }
+
+    #[test]
+    fn acks_are_attributed_to_reads_or_arrivals() {
+        let mut data = ev(ProbeId::DevQueue, 0, 1);
+        data.len = 1000; // 1000 → 2000 carries data
+        let mut read = ev(ProbeId::RecvApp, 1_000, 0);
+        read.sport = 2000;
+        read.dport = 1000;
+        read.len = 1000;
+        let ack = |ts| {
+            let mut a = ev(ProbeId::DevQueue, ts, ts);
+            a.sport = 2000;
+            a.dport = 1000;
+            a
+        };
+        let a = analyse(&[data, read, ack(20_000), ack(500_000)]);
+        let c = &a.ack_causes[0];
+        assert_eq!((c.acks, c.after_read, c.on_arrival), (2, 1, 1));
+        let ts = &a.time_sequence[0];
+        assert_eq!(ts.data, vec![(0.0, 1000.0)]);
     }
 
     #[test]

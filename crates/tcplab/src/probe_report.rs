@@ -137,6 +137,17 @@ fn text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
             p.small_with_more_queued
         );
     }
+    for c in &a.ack_causes {
+        if c.acks > 0 {
+            s += &format!(
+                "  ACKs {}: {} — {:.0}% within 50 µs after a read (receive-queue drain), {:.0}% on data arrival\n",
+                c.flow,
+                c.acks,
+                c.after_read as f64 / c.acks as f64 * 100.0,
+                c.on_arrival as f64 / c.acks as f64 * 100.0
+            );
+        }
+    }
     for th in &a.threads {
         s += &format!(
             "  {} thread {}: blocked {:.1}% of {:.3} s (idle), preempted {:.1}%\n",

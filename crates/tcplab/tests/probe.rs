@@ -113,6 +113,30 @@ fn probed_trials_store_their_records() {
     let data: u64 = packets.iter().map(|p| p["data"].as_u64().unwrap()).sum();
     let acks: u64 = packets.iter().map(|p| p["acks"].as_u64().unwrap()).sum();
     assert!(data > 0 && acks > 0, "{packets:?}");
+    // Time-sequence data: the acknowledged byte never runs ahead of what
+    // was sent, and the offered window's edge never falls behind the ACK.
+    let ts = &a["time_sequence"][0];
+    let sent_max = ts["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(sent_max > 0.0, "{ts}");
+    let acked = ts["acked"].as_array().unwrap();
+    assert!(!acked.is_empty());
+    for (ack, edge) in acked.iter().zip(ts["window_edge"].as_array().unwrap()) {
+        let (ack, edge) = (ack[1].as_f64().unwrap(), edge[1].as_f64().unwrap());
+        assert!(
+            ack <= sent_max + 1.0 && edge >= ack,
+            "ack {ack} edge {edge} sent {sent_max}"
+        );
+    }
+    let causes = &a["ack_causes"][0];
+    assert_eq!(
+        causes["acks"].as_u64(),
+        Some(causes["after_read"].as_u64().unwrap() + causes["on_arrival"].as_u64().unwrap())
+    );
     for t in a["threads"].as_array().unwrap() {
         let idle = t["idle_fraction"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&idle), "{t}");
