@@ -22,7 +22,7 @@ fn main() {
         .clang_args([
             format!("-D__TARGET_ARCH_{arch}"),
             "-Isrc/bpf".to_string(),
-            // Atomic fetch-and-add (BPF_ATOMIC, Linux 5.12+) for the batches.
+            // BPF ISA v3 (Linux 5.1+): 32-bit jumps and ALU, smaller programs.
             "-mcpu=v3".to_string(),
             "-Wall".to_string(),
             "-Wno-unused-function".to_string(),

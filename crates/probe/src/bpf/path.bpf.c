@@ -21,7 +21,7 @@ const volatile __u16 filter_ports[MAX_PORTS] = {};
 const volatile __u32 n_ports = 0;
 const volatile __u32 filter_tgid = 0;
 /* Set by user space while a trial is recorded; cleared before the final
- * drain so no program writes while the batches are read. */
+ * drain so no program writes while the ring buffer is read. */
 volatile __u32 enabled = 0;
 
 /* The probe reader's own thread: its switches are not the experiment's. */
@@ -72,11 +72,8 @@ static __always_inline bool port_match(__u16 a, __u16 b)
 
 /* Per-CPU batching of records was tried and removed: it lost a handful of
  * records per million under nesting; see docs/architecture-notes.md. */
-struct batch;
-
-static __always_inline struct probe_event *reserve(__u8 probe, struct batch **bp)
+static __always_inline struct probe_event *reserve(__u8 probe)
 {
-	*bp = 0;
 	if (!enabled)
 		return 0;
 	struct probe_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -102,7 +99,7 @@ static __always_inline struct probe_event *reserve(__u8 probe, struct batch **bp
 	return e;
 }
 
-static __always_inline void submit(struct probe_event *e, struct batch *b)
+static __always_inline void submit(struct probe_event *e)
 {
 	bump(&written, e->probe);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -168,8 +165,7 @@ static __always_inline int packet_event(struct sk_buff *skb, __u8 probe, __u32 x
 		return 0;
 	if (!port_match(f.sport, f.dport))
 		return 0;
-	struct batch *b;
-	struct probe_event *e = reserve(probe, &b);
+	struct probe_event *e = reserve(probe);
 	if (!e)
 		return 0;
 	e->id = (__u64)skb;
@@ -184,7 +180,7 @@ static __always_inline int packet_event(struct sk_buff *skb, __u8 probe, __u32 x
 	e->ifindex = dev ? dev->ifindex : 0;
 	e->x[0] = x0;
 	e->x[1] = x1;
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
@@ -196,13 +192,12 @@ static __always_inline bool sock_ports(const struct sock *sk, __u16 *local, __u1
 	return port_match(*local, *remote);
 }
 
-static __always_inline struct probe_event *sock_event(const struct sock *sk, __u8 probe,
-						       struct batch **bp)
+static __always_inline struct probe_event *sock_event(const struct sock *sk, __u8 probe)
 {
 	__u16 local, remote;
 	if (!sock_ports(sk, &local, &remote))
 		return 0;
-	struct probe_event *e = reserve(probe, bp);
+	struct probe_event *e = reserve(probe);
 	if (!e)
 		return 0;
 	e->id = (__u64)sk;
@@ -214,8 +209,7 @@ static __always_inline struct probe_event *sock_event(const struct sock *sk, __u
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_SEND_APP, &b);
+	struct probe_event *e = sock_event(sk, P_SEND_APP);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
@@ -224,15 +218,14 @@ int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
 	e->x[0] = (__u32)ret;
 	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
 	e->x[2] = sk->sk_sndbuf;
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb, int size_goal)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_TCP_SENDMSG, &b);
+	struct probe_event *e = sock_event(sk, P_TCP_SENDMSG);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
@@ -240,7 +233,7 @@ int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *s
 	e->seq = TP(tp, write_seq);
 	e->x[0] = size_goal;
 	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
@@ -290,8 +283,7 @@ int BPF_PROG(netif_receive, struct sk_buff *skb)
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_TCP_PROBE, &b);
+	struct probe_event *e = sock_event(sk, P_TCP_PROBE);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
@@ -308,28 +300,26 @@ int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
 	e->x[1] = TP(tp, srtt_us) >> 3;
 	e->x[2] = TP(tp, snd_wnd);
 	e->x[3] = TP(tp, rcv_wnd);
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(data_ready, struct sock *sk)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_SK_DATA_READY, &b);
+	struct probe_event *e = sock_event(sk, P_SK_DATA_READY);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->x[0] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_RECV_APP, &b);
+	struct probe_event *e = sock_event(sk, P_RECV_APP);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
@@ -338,30 +328,28 @@ int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 	e->x[0] = (__u32)ret;
 	e->x[1] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
 	e->x[2] = sk->sk_rcvbuf;
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
 SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(rcv_space, struct sock *sk)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_RCV_SPACE, &b);
+	struct probe_event *e = sock_event(sk, P_RCV_SPACE);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->x[0] = sk->sk_rcvbuf;
 	e->x[1] = TP(tp, window_clamp);
 	e->x[2] = TP(tp, rcv_wnd);
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
 {
-	struct batch *b;
-	struct probe_event *e = sock_event(sk, P_RETRANSMIT, &b);
+	struct probe_event *e = sock_event(sk, P_RETRANSMIT);
 	if (!e)
 		return 0;
 	__u32 cb[2] = {};
@@ -370,7 +358,7 @@ int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
 	e->seq = cb[0];
 	e->len = cb[1] - cb[0];
 	e->x[0] = (__u32)err;
-	submit(e, b);
+	submit(e);
 	return 0;
 }
 
@@ -386,8 +374,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	if (prev->pid == ignore_tid || next->pid == ignore_tid)
 		return 0;
-	struct batch *b;
-	struct probe_event *e = reserve(P_SCHED_SWITCH, &b);
+	struct probe_event *e = reserve(P_SCHED_SWITCH);
 	if (!e)
 		return 0;
 	e->id = 0;
@@ -398,6 +385,6 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	e->x[1] = next_tgid == filter_tgid ? next->pid : 0;
 	e->x[2] = prev_state;
 	e->x[3] = preempt;
-	submit(e, b);
+	submit(e);
 	return 0;
 }
