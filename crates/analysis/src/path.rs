@@ -265,10 +265,18 @@ pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {
     a
 }
 
-/// Keeps at most `n` points, evenly spaced.
+/// Keeps at most `n` points, evenly spaced, always with the last one (a
+/// plot must reach the end of the transfer).
 fn thin(v: Vec<(f64, f64)>, n: usize) -> Vec<(f64, f64)> {
-    let step = v.len().div_ceil(n).max(1);
-    v.into_iter().step_by(step).collect()
+    let step = v.len().div_ceil(n.max(2) - 1).max(1);
+    let last = v.last().copied();
+    let mut out: Vec<(f64, f64)> = v.into_iter().step_by(step).collect();
+    if let Some(l) = last {
+        if out.last() != Some(&l) {
+            out.push(l);
+        }
+    }
+    out
 }
 
 fn time_sequence(ev: &[&ProbeEvent], t0: u64) -> Vec<TimeSequence> {
@@ -695,6 +703,16 @@ mod tests {
         ]);
         assert_eq!(a.packets[0].acks, 3);
         assert_eq!(a.packets[0].window_updates, 1);
+    }
+
+    #[test]
+    fn thinning_keeps_the_last_point_and_the_bound() {
+        let v: Vec<(f64, f64)> = (0..10_001).map(|i| (i as f64, i as f64)).collect();
+        let t = thin(v, 2000);
+        assert!(t.len() <= 2000, "{}", t.len());
+        assert_eq!(t.first(), Some(&(0.0, 0.0)));
+        assert_eq!(t.last(), Some(&(10_000.0, 10_000.0)));
+        assert_eq!(thin(vec![(1.0, 1.0)], 2000), vec![(1.0, 1.0)]);
     }
 
     #[test]
