@@ -42,7 +42,8 @@ pub enum ProbeId {
     /// `sock_recv_length`: the application read (`seq` copied_seq after the
     /// call, `x[0]` return value, `x[1]` bytes still queued, `x[2]` SO_RCVBUF).
     RecvApp = 11,
-    /// `tcp_rcv_space_adjust`: receive-buffer autotuning
+    /// `tcp_rcv_space_adjust`: receive-buffer autotuning, recorded only when
+    /// SO_RCVBUF or the window clamp changed since the socket's last record
     /// (`x[0]` SO_RCVBUF, `x[1]` window clamp, `x[2]` receive window).
     RcvSpace = 12,
     /// `tcp_retransmit_skb` (`seq`, `len` of the segment, `x[0]` error).

@@ -332,15 +332,33 @@ int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
+/* Last (SO_RCVBUF, window clamp) recorded per socket: tcp_rcv_space_adjust
+ * runs on every read, but autotuning changes something only now and then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} rcv_space_last SEC(".maps");
+
 SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(rcv_space, struct sock *sk)
 {
+	__u16 local, remote;
+	if (!enabled || !sock_ports(sk, &local, &remote))
+		return 0;
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__u32 rcvbuf = sk->sk_rcvbuf, clamp = TP(tp, window_clamp);
+	__u64 key = (__u64)sk, val = ((__u64)rcvbuf << 32) | clamp;
+	__u64 *old = bpf_map_lookup_elem(&rcv_space_last, &key);
+	if (old && *old == val)
+		return 0;
+	bpf_map_update_elem(&rcv_space_last, &key, &val, BPF_ANY);
 	struct probe_event *e = sock_event(sk, P_RCV_SPACE);
 	if (!e)
 		return 0;
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	e->x[0] = sk->sk_rcvbuf;
-	e->x[1] = TP(tp, window_clamp);
+	e->x[0] = rcvbuf;
+	e->x[1] = clamp;
 	e->x[2] = TP(tp, rcv_wnd);
 	submit(e);
 	return 0;

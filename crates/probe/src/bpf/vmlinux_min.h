@@ -22,7 +22,13 @@ typedef _Bool bool;
 
 enum bpf_map_type {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+/* Flags of bpf_map_update_elem (uapi/linux/bpf.h). */
+enum {
+	BPF_ANY = 0,
 };
 
 /* Flags of bpf_ringbuf_submit (uapi/linux/bpf.h). */
