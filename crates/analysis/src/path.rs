@@ -85,17 +85,18 @@ impl QueueStats {
         if samples.is_empty() {
             return None;
         }
-        let step = samples.len().div_ceil(400);
         Some(QueueStats {
             queue: queue.to_string(),
             n: samples.len(),
             mean: samples.iter().map(|s| s.1).sum::<f64>() / samples.len() as f64,
             max: samples.iter().map(|s| s.1).fold(0.0, f64::max),
-            series: samples
-                .iter()
-                .step_by(step)
-                .map(|&(t, v)| (t.saturating_sub(t0) as f64 / 1e9, v))
-                .collect(),
+            series: thin(
+                samples
+                    .iter()
+                    .map(|&(t, v)| (t.saturating_sub(t0) as f64 / 1e9, v))
+                    .collect(),
+                400,
+            ),
         })
     }
 }
@@ -447,25 +448,16 @@ fn socket_queue_delays(ev: &[&ProbeEvent]) -> Vec<HopStats> {
             _ => {}
         }
     }
+    // The write that supplied a packet's last byte precedes the packet; the
+    // read that took a segment's last byte follows its arrival.
     for (k, end, t) in sent {
-        if let Some(w) = writes.get(&k) {
-            // The first write whose write_seq reaches the packet's end.
-            let i = w.partition_point(|&(p, _)| p < end);
-            if let Some(&(_, tw)) = w.get(i) {
-                if t >= tw {
-                    send.push(t - tw);
-                }
-            }
+        if let Some(tw) = first_reaching(writes.get(&k), end) {
+            send.extend(t.checked_sub(tw));
         }
     }
     for (k, end, t) in arrived {
-        if let Some(r) = reads.get(&k) {
-            let i = r.partition_point(|&(p, _)| p < end);
-            if let Some(&(_, tr)) = r.get(i) {
-                if tr >= t {
-                    recv.push(tr - t);
-                }
-            }
+        if let Some(tr) = first_reaching(reads.get(&k), end) {
+            recv.extend(tr.checked_sub(t));
         }
     }
     [
@@ -475,6 +467,13 @@ fn socket_queue_delays(ev: &[&ProbeEvent]) -> Vec<HopStats> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The time of the first mark (stream position, ts) whose position reaches
+/// `end`; marks are in position order.
+fn first_reaching(marks: Option<&Vec<(i64, u64)>>, end: i64) -> Option<u64> {
+    let m = marks?;
+    m.get(m.partition_point(|&(p, _)| p < end)).map(|&(_, t)| t)
 }
 
 fn queue_lengths(ev: &[&ProbeEvent], t0: u64) -> Vec<QueueStats> {

@@ -288,24 +288,13 @@ fn run(
         std::thread::sleep(Duration::from_millis(20));
         rb.consume()
             .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
-        let mut written = 0;
-        for id in &wanted {
-            written += percpu_sum(&skel.maps.written, *id as u32)?;
-        }
-        if records.borrow().len() as u64 >= written {
+        capture.written = per_probe(&skel.maps.written, &wanted)?;
+        if records.borrow().len() as u64 >= capture.written.values().sum::<u64>() {
             break;
         }
     }
     drop(rb);
-    for id in &wanted {
-        let name = id.tracepoint().to_string();
-        capture
-            .written
-            .insert(name.clone(), percpu_sum(&skel.maps.written, *id as u32)?);
-        capture
-            .lost
-            .insert(name, percpu_sum(&skel.maps.lost, *id as u32)?);
-    }
+    capture.lost = per_probe(&skel.maps.lost, &wanted)?;
     capture.missed = recursion_misses(&skel, &wanted);
     capture.raw = records.into_inner().into_bytes();
     drop(links);
@@ -351,6 +340,17 @@ fn recursion_misses(skel: &PathSkel, wanted: &BTreeSet<ProbeId>) -> BTreeMap<Str
         }
     }
     out
+}
+
+/// One per-CPU counter array read out per probe, by tracepoint name.
+fn per_probe(
+    map: &dyn MapCore,
+    wanted: &BTreeSet<ProbeId>,
+) -> Result<BTreeMap<String, u64>, ProbeError> {
+    wanted
+        .iter()
+        .map(|id| Ok((id.tracepoint().to_string(), percpu_sum(map, *id as u32)?)))
+        .collect()
 }
 
 /// Sums one slot of a per-CPU array of u64 counters.

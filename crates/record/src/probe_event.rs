@@ -198,33 +198,13 @@ impl ProbeEvent {
         ProbeId::from_u8(e.probe).map(|_| e)
     }
 
-    /// Encodes the record in the same layout (for storage as one blob).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.ts_ns.to_ne_bytes());
-        out.extend_from_slice(&self.id.to_ne_bytes());
-        for v in [self.len, self.seq, self.ack, self.ifindex] {
-            out.extend_from_slice(&v.to_ne_bytes());
-        }
-        for v in self.x {
-            out.extend_from_slice(&v.to_ne_bytes());
-        }
-        for v in [self.sport, self.dport, self.win] {
-            out.extend_from_slice(&v.to_ne_bytes());
-        }
-        out.push(self.probe);
-        out.push(self.flags);
-        out.extend_from_slice(&self.cpu.to_ne_bytes());
-        out.extend_from_slice(&0u16.to_ne_bytes());
-        out.extend_from_slice(&self.tid.to_ne_bytes());
-    }
-
     /// The probe that took the record.
     pub fn probe_id(&self) -> ProbeId {
         ProbeId::from_u8(self.probe).expect("decoded records have a known probe")
     }
 }
 
-/// Decodes a blob of records written by [`ProbeEvent::encode`].
+/// Decodes a blob of records as the kernel wrote them (see [`EVENT_SIZE`]).
 pub fn decode_all(blob: &[u8]) -> Vec<ProbeEvent> {
     blob.chunks_exact(EVENT_SIZE)
         .filter_map(ProbeEvent::decode)
@@ -234,6 +214,27 @@ pub fn decode_all(blob: &[u8]) -> Vec<ProbeEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lays a record out as `struct probe_event` in `events.h` (what the
+    /// kernel writes; production code only ever decodes).
+    fn encode(e: &ProbeEvent, out: &mut Vec<u8>) {
+        out.extend_from_slice(&e.ts_ns.to_ne_bytes());
+        out.extend_from_slice(&e.id.to_ne_bytes());
+        for v in [e.len, e.seq, e.ack, e.ifindex] {
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        for v in e.x {
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        for v in [e.sport, e.dport, e.win] {
+            out.extend_from_slice(&v.to_ne_bytes());
+        }
+        out.push(e.probe);
+        out.push(e.flags);
+        out.extend_from_slice(&e.cpu.to_ne_bytes());
+        out.extend_from_slice(&0u16.to_ne_bytes());
+        out.extend_from_slice(&e.tid.to_ne_bytes());
+    }
 
     #[test]
     fn encode_decode_round_trip() {
@@ -254,7 +255,7 @@ mod tests {
             tid: 4242,
         };
         let mut b = Vec::new();
-        e.encode(&mut b);
+        encode(&e, &mut b);
         assert_eq!(b.len(), EVENT_SIZE);
         assert_eq!(ProbeEvent::decode(&b), Some(e));
         b[54] = 99;

@@ -1,11 +1,14 @@
 //! End-to-end tests of the `tcplab` binary: real sockets, a real SQLite
 //! database, real signals.
 
+mod common;
+
 use assert_cmd::cargo::cargo_bin;
+use common::{json_of, tcplab};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 struct Db {
@@ -17,26 +20,6 @@ fn db() -> Db {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.db");
     Db { _dir: dir, path }
-}
-
-fn tcplab(db: &Path, args: &[&str]) -> Output {
-    Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "status {:?}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn count(db: &Path, sql: &str) -> i64 {

@@ -3,35 +3,18 @@
 //! exit, Ctrl-C, or kill -9 followed by `lab clean`. Real namespaces, veth
 //! pairs, qdiscs, cgroups and the AF_PACKET emulator; run as root.
 
+mod common;
+
 use assert_cmd::cargo::cargo_bin;
+use common::{json_of, tcplab};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Lab tests measure rates and delays: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn tcplab(db: &Path, args: &[&str]) -> Output {
-    Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn json_ok(out: Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 fn metric(doc: &Value, point: usize, name: &str) -> f64 {
     doc["points"][point]["metrics"][name]["mean"]
@@ -56,7 +39,7 @@ fn owned_by(pid: u32) -> Vec<String> {
 
 /// `name` and the host's steal fraction for every ok trial of a stored run.
 fn trial_values(db: &Path, run: &Value, name: &str) -> Vec<(f64, f64)> {
-    let full = json_ok(tcplab(
+    let full = json_of(&tcplab(
         db,
         &["export", &run["run_id"].to_string(), "--format", "json"],
     ));
@@ -93,7 +76,7 @@ fn best_of(
     let mut seen = Vec::new();
     let mut best = f64::NAN;
     for _ in 0..6 {
-        let doc = json_ok(tcplab(db, args));
+        let doc = json_of(&tcplab(db, args));
         let vals: Vec<(f64, f64)> = trial_values(db, &doc, name)
             .into_iter()
             .map(|(v, st)| (map(v, &doc), st))
@@ -180,7 +163,7 @@ fn shaped_rate_is_within_5_percent_for_each_mechanism() {
         }
     }
     // Every trial records its mechanism and calibration.
-    let full = json_ok(tcplab(&db, &["export", "latest", "--format", "json"]));
+    let full = json_of(&tcplab(&db, &["export", "latest", "--format", "json"]));
     let lab = &full["trials"][0]["outcome"]["details"]["lab"];
     assert_eq!(lab["place"]["mechanism"], "emulator", "{lab}");
     assert!(
@@ -241,7 +224,7 @@ fn emulated_loss_is_within_statistical_tolerance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let doc = json_ok(tcplab(
+    let doc = json_of(&tcplab(
         &db,
         &[
             "bench",
@@ -283,7 +266,7 @@ fn slower_hosts_are_slower() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let doc = json_ok(tcplab(
+    let doc = json_of(&tcplab(
         &db,
         &[
             "bench",

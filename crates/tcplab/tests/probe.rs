@@ -1,22 +1,13 @@
 //! `--probe` through the binary: records stored with each trial, losses
 //! reported, bad groups and missing privileges refused with one line.
 
-use assert_cmd::cargo::cargo_bin;
-use rusqlite::Connection;
-use serde_json::Value;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn tcplab(db: &Path, args: &[&str]) -> Output {
-    Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use assert_cmd::cargo::cargo_bin;
+use common::{json_of, tcplab};
+use rusqlite::Connection;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output, Stdio};
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -52,12 +43,7 @@ fn probed_trials_store_their_records() {
             "--json",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(&out);
     let m = &doc["points"][0]["metrics"];
     let records = m["probe_records"]["mean"].as_f64().unwrap();
     assert!(records > 1000.0, "{records} records");
@@ -82,12 +68,7 @@ fn probed_trials_store_their_records() {
 
     // The analysis of each probed trial.
     let out = tcplab(&db, &["probes", "latest", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(&out);
     let trials = doc["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2);
     let a = &trials[0]["analysis"];

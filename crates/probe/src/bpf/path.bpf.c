@@ -206,20 +206,34 @@ static __always_inline struct probe_event *sock_event(const struct sock *sk, __u
 	return e;
 }
 
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
+/* The application handed `ret` bytes to the socket (send) or took them
+ * (recv): the stream position after the call, the bytes still queued on that
+ * side, and that side's buffer size. */
+static __always_inline int app_call(struct sock *sk, __u8 probe, int ret, bool send)
 {
-	struct probe_event *e = sock_event(sk, P_SEND_APP);
+	struct probe_event *e = sock_event(sk, probe);
 	if (!e)
 		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	e->len = ret > 0 ? ret : 0;
-	e->seq = TP(tp, write_seq);
 	e->x[0] = (__u32)ret;
-	e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
-	e->x[2] = sk->sk_sndbuf;
+	if (send) {
+		e->seq = TP(tp, write_seq);
+		e->x[1] = TP(tp, write_seq) - TP(tp, snd_una);
+		e->x[2] = sk->sk_sndbuf;
+	} else {
+		e->seq = TP(tp, copied_seq);
+		e->x[1] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
+		e->x[2] = sk->sk_rcvbuf;
+	}
 	submit(e);
 	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
+{
+	return app_call(sk, P_SEND_APP, ret, true);
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
@@ -319,17 +333,7 @@ int BPF_PROG(data_ready, struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 {
-	struct probe_event *e = sock_event(sk, P_RECV_APP);
-	if (!e)
-		return 0;
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-	e->len = ret > 0 ? ret : 0;
-	e->seq = TP(tp, copied_seq);
-	e->x[0] = (__u32)ret;
-	e->x[1] = TP(tp, rcv_nxt) - TP(tp, copied_seq);
-	e->x[2] = sk->sk_rcvbuf;
-	submit(e);
-	return 0;
+	return app_call(sk, P_RECV_APP, ret, false);
 }
 
 /* Last (SO_RCVBUF, window clamp) recorded per socket: tcp_rcv_space_adjust
