@@ -4,10 +4,14 @@ use libbpf_cargo::SkeletonBuilder;
 use std::env;
 use std::path::PathBuf;
 
-const SRC: &str = "src/bpf/path.bpf.c";
+/// Each BPF source and the skeleton generated from it.
+const PROGRAMS: [(&str, &str); 2] = [
+    ("src/bpf/path.bpf.c", "path.skel.rs"),
+    ("src/bpf/profile.bpf.c", "profile.skel.rs"),
+];
 
 fn main() {
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR")).join("path.skel.rs");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let arch = match env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
         Ok("x86_64") => "x86",
         Ok("aarch64") => "arm64",
@@ -17,8 +21,15 @@ fn main() {
         Ok(other) => panic!("no BPF target mapping for architecture {other}"),
         Err(_) => "x86",
     };
+    for (src, skel) in PROGRAMS {
+        build(src, &out_dir.join(skel), arch);
+    }
+    println!("cargo:rerun-if-changed=src/bpf");
+}
+
+fn build(src: &str, out: &std::path::Path, arch: &str) {
     SkeletonBuilder::new()
-        .source(SRC)
+        .source(src)
         .clang_args([
             format!("-D__TARGET_ARCH_{arch}"),
             "-Isrc/bpf".to_string(),
@@ -27,9 +38,8 @@ fn main() {
             "-Wall".to_string(),
             "-Wno-unused-function".to_string(),
         ])
-        .build_and_generate(&out)
+        .build_and_generate(out)
         .unwrap_or_else(|e| {
-            panic!("building {SRC} failed (needs clang; scripts/setup-debian installs it): {e:#}")
+            panic!("building {src} failed (needs clang; scripts/setup-debian installs it): {e:#}")
         });
-    println!("cargo:rerun-if-changed=src/bpf");
 }

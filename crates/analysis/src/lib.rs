@@ -9,9 +9,11 @@
 //!   metric over the point's successful trials.
 //! - [`path`]: one probed trial's records turned into hop delays, queue
 //!   lengths, packet classes and idle time.
+//! - [`layers`]: the versioned kernel function → layer table.
 
 #![warn(missing_docs)]
 
+pub mod layers;
 pub mod path;
 pub mod stats;
 pub mod summary;

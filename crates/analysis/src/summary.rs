@@ -123,6 +123,7 @@ mod tests {
                 metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
                 details: serde_json::Value::Null,
                 events: None,
+                profile: None,
             },
         }
     }

@@ -59,11 +59,16 @@ pub fn combine(
     if let Some(l) = snd.load_cpu_s.or(rcv.load_cpu_s) {
         m.insert("load_cpu_s".into(), l);
     }
-    let details = serde_json::json!({ "client": client, "server": server });
+    let details = serde_json::json!({
+        "client": client,
+        "server": server,
+        "tids": { "sender": snd.tids, "receiver": rcv.tids },
+    });
     Ok(TrialOutcome {
         metrics: m,
         details,
         events: None,
+        profile: None,
     })
 }
 

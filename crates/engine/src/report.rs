@@ -38,6 +38,9 @@ pub struct ConnResult {
     pub zerocopy: Option<ZeroCopyStats>,
     /// The error that ended this connection early, if any.
     pub error: Option<String>,
+    /// The thread that did this connection's work (CPU samples are matched
+    /// to the trial's sides by it).
+    pub tid: u32,
 }
 
 impl ConnResult {
@@ -59,6 +62,8 @@ impl ConnResult {
             udp: None,
             zerocopy: None,
             error: None,
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::gettid() } as u32,
         }
     }
 
@@ -186,6 +191,9 @@ pub struct SideReport {
     pub load_cpu_s: Option<f64>,
     /// Errors of individual connections.
     pub errors: Vec<String>,
+    /// Threads that did this side's work.
+    #[serde(default)]
+    pub tids: Vec<u32>,
 }
 
 impl SideReport {
@@ -235,6 +243,9 @@ impl SideReport {
                 }
             }
             r.errors.extend(c.error);
+            if !r.tids.contains(&c.tid) {
+                r.tids.push(c.tid);
+            }
         }
         r.cpu_user_s = cpu.user_s;
         r.cpu_sys_s = cpu.sys_s;

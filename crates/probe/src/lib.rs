@@ -16,16 +16,22 @@ pub mod buffer;
 pub mod error;
 pub use record::probe_event as event;
 pub mod groups;
+pub mod sampler;
 pub mod session;
+mod symbols;
 
 mod skel {
     #![allow(clippy::all, missing_docs, unused_imports, dead_code)]
     pub mod path {
         include!(concat!(env!("OUT_DIR"), "/path.skel.rs"));
     }
+    pub mod profile {
+        include!(concat!(env!("OUT_DIR"), "/profile.skel.rs"));
+    }
 }
 
 pub use error::ProbeError;
 pub use event::{decode_all, ProbeEvent, ProbeId, EVENT_SIZE, EVENT_VERSION};
 pub use groups::{parse_groups, ProbeGroup};
+pub use sampler::{CpuSampler, RawProfile, SampleClock, SamplerConfig, DEFAULT_PERIOD_NS};
 pub use session::{Capture, ProbeConfig, ProbeSession, DEFAULT_RING_BYTES};

@@ -2,6 +2,7 @@
 //! parameters, trial outcomes, runs, host facts) and the SQLite store that
 //! keeps them. It depends on no other tcplab crate.
 
+pub mod cpu_profile;
 pub mod export;
 pub mod host;
 pub mod params;
@@ -10,6 +11,7 @@ pub mod probe_event;
 pub mod run;
 pub mod store;
 
+pub use cpu_profile::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
 pub use host::HostFacts;
 pub use params::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};

@@ -120,6 +120,10 @@ pub struct TrialOutcome {
     /// crate), stored in their own table; not part of the JSON forms.
     #[serde(skip)]
     pub events: Option<EventBlob>,
+    /// CPU samples of the trial (`--probe cpu`), stored in their own table;
+    /// not part of the JSON forms.
+    #[serde(skip)]
+    pub profile: Option<crate::cpu_profile::CpuProfile>,
 }
 
 /// A trial's probe records as one binary blob.

@@ -4,6 +4,7 @@
 //! `PRAGMA user_version` by `rusqlite_migration`; opening a store brings an
 //! older file up to date.
 
+use crate::cpu_profile::CpuProfile;
 use crate::params::TrialParams;
 use crate::run::{
     EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus,
@@ -74,9 +75,20 @@ CREATE TABLE trial_events (
 );
 ";
 
+/// Version 3: CPU samples (`--probe cpu`), one JSON document per trial,
+/// apart from `trials` for the same reason as the probe records.
+const SCHEMA_V3: &str = "
+CREATE TABLE trial_profiles (
+    trial_id INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+    version  INTEGER NOT NULL,
+    samples  INTEGER NOT NULL,
+    json     TEXT NOT NULL
+);
+";
+
 /// The schema migrations, oldest first.
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(SCHEMA_V1), M::up(SCHEMA_V2)])
+    Migrations::new(vec![M::up(SCHEMA_V1), M::up(SCHEMA_V2), M::up(SCHEMA_V3)])
 }
 
 /// Why a store operation failed.
@@ -275,6 +287,18 @@ impl Store {
                     ],
                 )?;
             }
+            if let Some(p) = &trial.outcome.profile {
+                tx.execute(
+                    "INSERT INTO trial_profiles (trial_id, version, samples, json)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        trial_id,
+                        p.version,
+                        p.total_samples() as i64,
+                        serde_json::to_string(p)?
+                    ],
+                )?;
+            }
         }
         tx.commit()?;
         Ok(trial_id)
@@ -296,6 +320,19 @@ impl Store {
                 },
             )
             .optional()?)
+    }
+
+    /// The CPU samples stored with a trial, if it has any.
+    pub fn load_profile(&self, trial_id: i64) -> Result<Option<CpuProfile>, StoreError> {
+        let json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT json FROM trial_profiles WHERE trial_id = ?1",
+                params![trial_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
 
     /// Records the final state and end time of a run.
@@ -553,6 +590,7 @@ impl TrialRow {
                 metrics: BTreeMap::new(),
                 details: serde_json::from_str(&self.details_json)?,
                 events: None,
+                profile: None,
             },
         })
     }

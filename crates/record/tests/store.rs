@@ -70,6 +70,7 @@ fn ok_trial(point_id: i64, seq: u32, repetition: u32, throughput: f64) -> TrialR
             metrics,
             details: serde_json::json!({ "tcp_info": { "rtt_us": 30 } }),
             events: None,
+            profile: None,
         },
     }
 }

@@ -3,8 +3,11 @@
 
 use crate::usage::usage;
 use engine::TrialObserver;
-use probe::{Capture, ProbeConfig, ProbeGroup, ProbeSession, DEFAULT_RING_BYTES};
-use record::{EventBlob, TrialOutcome, TrialParams};
+use probe::{
+    Capture, CpuSampler, ProbeConfig, ProbeGroup, ProbeSession, SamplerConfig, DEFAULT_PERIOD_NS,
+    DEFAULT_RING_BYTES,
+};
+use record::{CpuProfile, EventBlob, ThreadRole, TrialOutcome, TrialParams};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -19,34 +22,48 @@ const NO_FENTRY: &str = "tracepoints and raw tracepoints only: this build does n
 /// Parses `--probe` and checks, once, that this kernel and process can load
 /// and attach the programs: a one-line explanation (exit 2) if not.
 pub fn prepare(spec: &str) -> anyhow::Result<ProbeSet> {
-    let mut groups = probe::parse_groups(spec).map_err(usage)?;
-    // `all` means every group this build has.
-    if spec.split(',').any(|s| s.trim() == "all") {
-        groups.remove(&ProbeGroup::Cpu);
+    let groups = probe::parse_groups(spec).map_err(usage)?;
+    if has_tracepoints(&groups) {
+        // A filter on port 0 matches no real flow: load and attach, then detach.
+        let check = ProbeSession::start(ProbeConfig {
+            groups: groups.clone(),
+            ports: vec![0],
+            tgid: 0,
+            ring_bytes: 1 << 16,
+        })
+        .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
+        check
+            .stop()
+            .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
     }
     if groups.contains(&ProbeGroup::Cpu) {
-        return Err(usage(
-            "--probe cpu: sampling CPU attribution is not built yet; use queues, tcp or sched",
-        ));
+        let check =
+            CpuSampler::start(sampler_config()).map_err(|e| usage(format!("--probe cpu: {e}")))?;
+        check
+            .stop()
+            .map_err(|e| usage(format!("--probe cpu: {e}")))?;
     }
-    // A filter on port 0 matches no real flow: load and attach, then detach.
-    let check = ProbeSession::start(ProbeConfig {
-        groups: groups.clone(),
-        ports: vec![0],
-        tgid: 0,
-        ring_bytes: 1 << 16,
-    })
-    .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
-    check
-        .stop()
-        .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
     Ok(groups)
+}
+
+/// Whether any chosen group has tracepoint probes (all but `cpu`).
+fn has_tracepoints(groups: &ProbeSet) -> bool {
+    groups.iter().any(|g| !g.probes().is_empty())
+}
+
+/// The sampler of `--probe cpu`: this process, 10 kHz per CPU.
+fn sampler_config() -> SamplerConfig {
+    SamplerConfig {
+        tgid: std::process::id(),
+        period_ns: DEFAULT_PERIOD_NS,
+    }
 }
 
 /// Attaches the probes for one trial at a time.
 pub struct ProbeObserver {
     groups: ProbeSet,
     session: Option<ProbeSession>,
+    sampler: Option<CpuSampler>,
 }
 
 impl ProbeObserver {
@@ -55,52 +72,110 @@ impl ProbeObserver {
         ProbeObserver {
             groups,
             session: None,
+            sampler: None,
         }
     }
 }
 
 impl TrialObserver for ProbeObserver {
     fn start(&mut self, _p: &TrialParams, ports: &[u16]) -> Result<(), String> {
-        let cfg = ProbeConfig {
-            groups: self.groups.clone(),
-            ports: ports.to_vec(),
-            tgid: std::process::id(),
-            ring_bytes: DEFAULT_RING_BYTES,
-        };
-        self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
+        if has_tracepoints(&self.groups) {
+            let cfg = ProbeConfig {
+                groups: self.groups.clone(),
+                ports: ports.to_vec(),
+                tgid: std::process::id(),
+                ring_bytes: DEFAULT_RING_BYTES,
+            };
+            self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
+        }
+        if self.groups.contains(&ProbeGroup::Cpu) {
+            self.sampler = Some(CpuSampler::start(sampler_config()).map_err(|e| e.to_string())?);
+        }
         Ok(())
     }
 
     fn finish(&mut self, o: &mut TrialOutcome) -> Result<(), String> {
-        let session = self.session.take().ok_or("probes were not started")?;
-        let cap = session.stop().map_err(|e| e.to_string())?;
-        record_capture(&self.groups, cap, o);
+        let sampled = match self.sampler.take() {
+            Some(s) => {
+                let raised = s.raised_rate_ceiling_from();
+                let (profile, _) = s.stop().map_err(|e| e.to_string())?;
+                Some((profile, raised))
+            }
+            None => None,
+        };
+        let cap = match self.session.take() {
+            Some(s) => Some(s.stop().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        o.details["probe"] = json!({
+            "groups": self.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
+            "note": NO_FENTRY,
+        });
+        if let Some(cap) = cap {
+            record_capture(cap, o);
+        }
+        if let Some((profile, raised)) = sampled {
+            record_profile(profile, raised, o);
+        }
         Ok(())
     }
 
     fn abort(&mut self) {
         self.session = None;
+        self.sampler = None;
     }
+}
+
+/// Adds CPU samples to a trial, with the engine's sender and receiver
+/// threads named as such.
+fn record_profile(mut p: CpuProfile, raised_from: Option<u64>, o: &mut TrialOutcome) {
+    for (role, key) in [
+        (ThreadRole::Sender, "sender"),
+        (ThreadRole::Receiver, "receiver"),
+    ] {
+        let tids: Vec<u32> = o.details["tids"][key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_u64())
+                    .map(|v| v as u32)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for t in p.threads.iter_mut().filter(|t| tids.contains(&t.tid)) {
+            t.role = role;
+        }
+    }
+    let samples = p.total_samples();
+    o.metrics.insert("probe_cpu_samples".into(), samples as f64);
+    o.metrics.insert("probe_cpu_coverage".into(), p.coverage());
+    o.details["probe"]["cpu"] = json!({
+        "period_ns": p.period_ns,
+        "cpus": p.cpus,
+        "samples": samples,
+        "coverage": p.coverage(),
+        "lost_samples": p.lost_samples,
+        "broken_stacks": p.broken_stacks,
+        "sample_rate_ceiling_raised_from": raised_from,
+    });
+    o.profile = Some(p);
 }
 
 /// Adds a capture to a trial: counts as metrics, the summary as details,
 /// the records as the trial's event blob.
-fn record_capture(groups: &ProbeSet, mut cap: Capture, o: &mut TrialOutcome) {
+fn record_capture(mut cap: Capture, o: &mut TrialOutcome) {
     o.metrics.insert("probe_records".into(), cap.count() as f64);
     o.metrics
         .insert("probe_lost".into(), cap.total_lost() as f64);
-    o.details["probe"] = json!({
-        "groups": groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
-        "event_version": probe::EVENT_VERSION,
-        "ports": cap.ports,
-        "attached": cap.attached,
-        "skipped": cap.skipped,
-        "written": cap.written,
-        "lost": cap.lost,
-        "missed": cap.missed,
-        "attached_s": cap.attached_s,
-        "note": NO_FENTRY,
-    });
+    let d = &mut o.details["probe"];
+    d["event_version"] = json!(probe::EVENT_VERSION);
+    d["ports"] = json!(cap.ports);
+    d["attached"] = json!(cap.attached);
+    d["skipped"] = json!(cap.skipped);
+    d["written"] = json!(cap.written);
+    d["lost"] = json!(cap.lost);
+    d["missed"] = json!(cap.missed);
+    d["attached_s"] = json!(cap.attached_s);
     o.events = Some(EventBlob {
         version: probe::EVENT_VERSION,
         record_size: probe::EVENT_SIZE as u32,

@@ -21,7 +21,9 @@ typedef _Bool bool;
 #define false 0
 
 enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_STACK_TRACE = 7,
 	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
@@ -29,6 +31,12 @@ enum bpf_map_type {
 /* Flags of bpf_map_update_elem (uapi/linux/bpf.h). */
 enum {
 	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+};
+
+/* Flags of bpf_get_stackid (uapi/linux/bpf.h). */
+enum {
+	BPF_F_USER_STACK = 1 << 8,
 };
 
 /* Flags of bpf_ringbuf_submit (uapi/linux/bpf.h). */
@@ -100,9 +108,14 @@ struct Qdisc {
 struct netdev_queue;
 struct msghdr;
 
+struct sched_entity {
+	__u64 sum_exec_runtime;
+};
+
 struct task_struct {
 	int pid;
 	int tgid;
+	struct sched_entity se;
 };
 
 #pragma clang attribute pop
