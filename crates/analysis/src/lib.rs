@@ -9,10 +9,13 @@
 //!   metric over the point's successful trials.
 //! - [`path`]: one probed trial's records turned into hop delays, queue
 //!   lengths, packet classes and idle time.
-//! - [`layers`]: the versioned kernel function → layer table.
+//! - [`layers`]: the versioned kernel function → layer and → block tables.
+//! - [`cpu`]: a trial's CPU samples attributed per role, layer, block and
+//!   function; the per-packet / per-byte cost fit over a run's trials.
 
 #![warn(missing_docs)]
 
+pub mod cpu;
 pub mod layers;
 pub mod path;
 pub mod stats;

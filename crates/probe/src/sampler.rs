@@ -110,7 +110,7 @@ impl CpuSampler {
             )));
         }
         libbpf_rs::set_print(None);
-        let raised_from = raise_rate_ceiling(1_000_000_000 / cfg.period_ns)?;
+        let rate = 1_000_000_000 / cfg.period_ns;
         let (ready_tx, ready_rx) = mpsc::channel();
         let (stop_tx, stop_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -120,16 +120,20 @@ impl CpuSampler {
         let mut s = CpuSampler {
             stop: Some(stop_tx),
             thread: Some(thread),
-            raised_from,
-            holds_ceiling: true,
+            raised_from: None,
+            holds_ceiling: false,
         };
-        match ready_rx.recv() {
-            Ok(()) => Ok(s),
-            Err(_) => Err(s
+        if ready_rx.recv().is_err() {
+            return Err(s
                 .join()
                 .err()
-                .unwrap_or_else(|| ProbeError::Thread("stopped before sampling".into()))),
+                .unwrap_or_else(|| ProbeError::Thread("stopped before sampling".into())));
         }
+        // Raised once the programs are known to load (a privilege problem
+        // is reported as such, not as a sysctl that could not be written).
+        s.raised_from = raise_rate_ceiling(rate)?;
+        s.holds_ceiling = true;
+        Ok(s)
     }
 
     /// Stops sampling and returns the symbolized profile.

@@ -51,6 +51,17 @@ pub fn symbolize(raw: &RawProfile) -> CpuProfile {
     process.debug_syms = false;
     process.perf_map = false;
     let user_names = names(&symbolizer, &Source::Process(process), &user_addrs);
+    // Stripped libraries (libc) have no symbol for their internal
+    // functions: name those frames by their file.
+    let mut user_names = user_names;
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", raw.tgid)).unwrap_or_default();
+    for a in &user_addrs {
+        if !user_names.contains_key(a) {
+            if let Some(file) = mapped_file(&maps, *a) {
+                user_names.insert(*a, format!("[{file}]"));
+            }
+        }
+    }
 
     let mut interner = Interner::default();
     let mut stacks: BTreeMap<StackKey, (u64, u64)> = BTreeMap::new();
@@ -159,6 +170,23 @@ fn names(symbolizer: &Symbolizer, src: &Source, addrs: &[u64]) -> HashMap<u64, S
     out
 }
 
+/// The file name of the mapping that holds `addr`, from /proc/PID/maps.
+fn mapped_file(maps: &str, addr: u64) -> Option<String> {
+    maps.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (lo, hi) = f.next()?.split_once('-')?;
+        let (lo, hi) = (
+            u64::from_str_radix(lo, 16).ok()?,
+            u64::from_str_radix(hi, 16).ok()?,
+        );
+        if addr < lo || addr >= hi {
+            return None;
+        }
+        let path = f.nth(4)?;
+        Some(path.rsplit('/').next().unwrap_or(path).to_string())
+    })
+}
+
 /// A demangled Rust name without its hash suffix (`::h0123…`).
 fn short_name(name: &str) -> String {
     match name.rfind("::h") {
@@ -199,6 +227,18 @@ mod tests {
             "engine::pattern::fill"
         );
         assert_eq!(short_name("tcp_sendmsg"), "tcp_sendmsg");
+    }
+
+    #[test]
+    fn unresolved_user_frames_are_named_by_their_file() {
+        let maps = "7fb95d290000-7fb95d3e6000 r-xp 00026000 fe:00 326269   /usr/lib/x86_64-linux-gnu/libc.so.6\n\
+                    7ffd1000-7ffd2000 rw-p 00000000 00:00 0\n";
+        assert_eq!(
+            mapped_file(maps, 0x7fb95d3738d9).as_deref(),
+            Some("libc.so.6")
+        );
+        assert_eq!(mapped_file(maps, 0x7ffd1500), None);
+        assert_eq!(mapped_file(maps, 0x10), None);
     }
 
     #[test]

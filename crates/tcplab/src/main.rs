@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod cpu_report;
 mod output;
 mod places;
 mod plan_args;

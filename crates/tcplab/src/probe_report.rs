@@ -3,6 +3,7 @@
 
 use crate::cli::ProbesArgs;
 use crate::commands::resolve;
+use crate::cpu_report::{run_fits, run_text, trial_cpu, trial_text, TrialCpu};
 use crate::usage::usage;
 use analysis::path::{analyse, PathAnalysis};
 use anyhow::Context;
@@ -16,9 +17,13 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let mut probed: Vec<(&TrialRecord, Vec<record::probe_event::ProbeEvent>)> = Vec::new();
+    let mut sampled: Vec<TrialCpu> = Vec::new();
     for t in &run.trials {
         if a.trial.is_some_and(|s| s != t.seq) {
             continue;
+        }
+        if let Some(p) = store.load_profile(t.id)? {
+            sampled.push(trial_cpu(t, &run.points, &p));
         }
         if let Some(blob) = store.load_events(t.id)? {
             if blob.version != record::probe_event::EVENT_VERSION {
@@ -32,14 +37,20 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
             probed.push((t, decode_all(&blob.data)));
         }
     }
-    if probed.is_empty() {
+    // The block table reads best grouped by point.
+    sampled.sort_by_key(|c| (c.point_index, c.seq));
+    if probed.is_empty() && sampled.is_empty() {
         return Err(usage(match a.trial {
             Some(s) => format!("run {id} has no probed trial with seq {s} (bench with --probe)"),
             None => format!("run {id} has no probed trials (bench with --probe)"),
         }));
     }
     if let Some(path) = &a.pcapng {
-        let (t, events) = &probed[0];
+        let Some((t, events)) = probed.first() else {
+            return Err(usage(format!(
+                "run {id} has CPU samples but no packet records to write (bench with --probe queues)"
+            )));
+        };
         let ports = server_ports(t);
         let start = humantime::parse_rfc3339(&t.started_at)
             .ok()
@@ -57,6 +68,7 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
     }
     let analyses: Vec<(&TrialRecord, PathAnalysis)> =
         probed.iter().map(|(t, ev)| (*t, analyse(ev))).collect();
+    let fits = run_fits(&sampled);
     if a.json {
         let doc = json!({
             "run": id,
@@ -66,12 +78,27 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
                 "lost": t.outcome.metrics.get("probe_lost"),
                 "analysis": an,
             })).collect::<Vec<_>>(),
+            "cpu": sampled,
+            "cpu_fits": fits,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     for (t, an) in &analyses {
         print!("{}", text(id, t, an));
+        if let Some(c) = sampled.iter().find(|c| c.seq == t.seq) {
+            print!("{}", trial_text(c));
+        }
+    }
+    for c in sampled
+        .iter()
+        .filter(|c| !analyses.iter().any(|(t, _)| t.seq == c.seq))
+    {
+        println!("run {id} trial {} ({})", c.seq, c.point);
+        print!("{}", trial_text(c));
+    }
+    if sampled.len() > 1 {
+        print!("{}", run_text(&sampled, &fits));
     }
     Ok(ExitCode::SUCCESS)
 }
