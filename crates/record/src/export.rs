@@ -146,3 +146,80 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
 fn opt<T: Display>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
 }
+
+/// One probe record of a trial, flattened for CSV and JSON export.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecordRow {
+    /// The trial's `seq`.
+    pub trial: u32,
+    /// The record's tracepoint (`probe` is its numeric id).
+    pub tracepoint: &'static str,
+    /// Every field of the record.
+    #[serde(flatten)]
+    pub event: crate::probe_event::ProbeEvent,
+}
+
+/// The rows of one trial's records.
+pub fn record_rows(trial: u32, events: &[crate::probe_event::ProbeEvent]) -> Vec<RecordRow> {
+    events
+        .iter()
+        .map(|e| RecordRow {
+            trial,
+            tracepoint: e.probe_id().tracepoint(),
+            event: *e,
+        })
+        .collect()
+}
+
+/// Writes probe records as CSV: `trial, tracepoint, ts_ns, id, len, seq, ack,
+/// ifindex, x0…x3, sport, dport, win, probe_id, flags, cpu, tid`.
+pub fn records_csv<W: Write>(rows: &[RecordRow], out: W) -> Result<(), StoreError> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "trial",
+        "tracepoint",
+        "ts_ns",
+        "id",
+        "len",
+        "seq",
+        "ack",
+        "ifindex",
+        "x0",
+        "x1",
+        "x2",
+        "x3",
+        "sport",
+        "dport",
+        "win",
+        "probe_id",
+        "flags",
+        "cpu",
+        "tid",
+    ])?;
+    for r in rows {
+        let e = &r.event;
+        w.write_record([
+            r.trial.to_string(),
+            r.tracepoint.to_string(),
+            e.ts_ns.to_string(),
+            e.id.to_string(),
+            e.len.to_string(),
+            e.seq.to_string(),
+            e.ack.to_string(),
+            e.ifindex.to_string(),
+            e.x[0].to_string(),
+            e.x[1].to_string(),
+            e.x[2].to_string(),
+            e.x[3].to_string(),
+            e.sport.to_string(),
+            e.dport.to_string(),
+            e.win.to_string(),
+            e.probe.to_string(),
+            e.flags.to_string(),
+            e.cpu.to_string(),
+            e.tid.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}

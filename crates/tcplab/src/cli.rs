@@ -257,4 +257,11 @@ pub struct ExportArgs {
     /// Write to this file instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Export the probe records of the run's trials (one row per record,
+    /// from `--probe`) instead of the trials.
+    #[arg(long)]
+    pub records: bool,
+    /// With --records: only the trial with this execution number.
+    #[arg(long, value_name = "SEQ", requires = "records")]
+    pub trial: Option<u32>,
 }

@@ -217,13 +217,41 @@ fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let mut buf = Vec::new();
-    match a.format {
-        Format::Json => {
-            let points = analysis::summarize_run(&run);
-            serde_json::to_writer_pretty(&mut buf, &output::run_json(&run, &points, true))?;
-            buf.push(b'\n');
+    if a.records {
+        let mut rows = Vec::new();
+        for t in &run.trials {
+            if a.trial.is_some_and(|s| s != t.seq) {
+                continue;
+            }
+            if let Some(blob) = store.load_events(t.id)? {
+                let events = record::probe_event::decode_all(&blob.data);
+                rows.extend(record::export::record_rows(t.seq, &events));
+            }
         }
-        Format::Csv => record::export::trials_csv(&run, &mut buf)?,
+        if rows.is_empty() {
+            return Err(usage(format!(
+                "run {id} has no probe records{} (bench with --probe queues,tcp,sched)",
+                a.trial
+                    .map(|s| format!(" in trial {s}"))
+                    .unwrap_or_default()
+            )));
+        }
+        match a.format {
+            Format::Json => {
+                serde_json::to_writer_pretty(&mut buf, &rows)?;
+                buf.push(b'\n');
+            }
+            Format::Csv => record::export::records_csv(&rows, &mut buf)?,
+        }
+    } else {
+        match a.format {
+            Format::Json => {
+                let points = analysis::summarize_run(&run);
+                serde_json::to_writer_pretty(&mut buf, &output::run_json(&run, &points, true))?;
+                buf.push(b'\n');
+            }
+            Format::Csv => record::export::trials_csv(&run, &mut buf)?,
+        }
     }
     match a.out {
         Some(path) => {

@@ -168,6 +168,51 @@ fn probed_trials_store_their_records() {
     let lines = String::from_utf8_lossy(&read.stdout).lines().count() as u64;
     let xmit = a["per_probe"]["net_dev_start_xmit"].as_u64().unwrap();
     assert_eq!(lines, xmit, "pcapng packets vs net_dev_start_xmit records");
+
+    // The records as CSV and JSON through export: one row per record, the
+    // same count the analysis saw per probe.
+    let seq = trials[0]["seq"].to_string();
+    let csv = tcplab(
+        &db,
+        &[
+            "export",
+            "latest",
+            "--records",
+            "--trial",
+            &seq,
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(
+        csv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv.stderr)
+    );
+    let text = String::from_utf8_lossy(&csv.stdout).to_string();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("trial,tracepoint,ts_ns,"));
+    let xmit_rows = lines.filter(|l| l.contains(",net_dev_start_xmit,")).count() as u64;
+    assert_eq!(xmit_rows, xmit, "CSV rows of net_dev_start_xmit");
+    let json = json_of(&tcplab(
+        &db,
+        &[
+            "export",
+            "latest",
+            "--records",
+            "--trial",
+            &seq,
+            "--format",
+            "json",
+        ],
+    ));
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len() as u64, a["records"].as_u64().unwrap());
+    assert!(rows.iter().all(|r| r["ts_ns"].as_u64().is_some()));
+    assert_usage_error(
+        &tcplab(&db, &["export", "latest", "--records", "--trial", "999"]),
+        "no probe records",
+    );
 }
 
 #[test]
