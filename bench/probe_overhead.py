@@ -23,20 +23,20 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def run(tcplab, place, probes, duration, db):
+def run(tcplab, place, probes, duration, db, groups="all"):
     cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{duration}s", "--repeat", "1",
            "--pin", "sender=0,receiver=1", "--json", "--quiet", "--db", db]
     if place != "loopback":
         cmd += ["--topology", place]
     if probes:
-        cmd += ["--probe", "all"]
+        cmd += ["--probe", groups]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration * 10 + 60)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
     m = json.loads(p.stdout)["points"][0]["metrics"]
     g = lambda k: m[k]["mean"] if k in m else None
-    return {"throughput_bps": g("throughput_bps"), "probe_records": g("probe_records"),
-            "probe_lost": g("probe_lost"), "steal": g("host_steal_fraction")}
+    return {"throughput_bps": g("throughput_bps"), "probe_records": g("probe_records") or 0,
+            "probe_lost": g("probe_lost") or 0, "steal": g("host_steal_fraction")}
 
 
 def main():
@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--duration", type=int, default=3, help="seconds per run")
     ap.add_argument("--places", default="loopback,veth")
+    ap.add_argument("--groups", default="all",
+                    help="--probe groups of the B runs (e.g. cpu, or queues,tcp,sched)")
     ap.add_argument("--tcplab", type=Path, default=ROOT / "target" / "release" / "tcplab")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     a = ap.parse_args()
@@ -53,14 +55,15 @@ def main():
         return 2
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     db = f"/tmp/tcplab-probe-overhead-{stamp}.db"
-    result = {"started_utc": stamp, "rounds": a.rounds, "duration_s": a.duration, "places": {}}
+    result = {"started_utc": stamp, "rounds": a.rounds, "duration_s": a.duration,
+              "groups": a.groups, "places": {}}
     for place in a.places.split(","):
         runs = []
         for r in range(a.rounds):
             order = [False, True] if r % 2 == 0 else [True, False]
             pair = {}
             for probes in order:
-                x = run(a.tcplab, place, probes, a.duration, db)
+                x = run(a.tcplab, place, probes, a.duration, db, a.groups)
                 pair["B" if probes else "A"] = x
                 print(f"  {place:<9} round {r + 1} {'probes' if probes else 'plain ':<6} "
                       f"{x['throughput_bps'] / 1e9:6.2f} Gbit/s"
@@ -72,7 +75,7 @@ def main():
         med_b = statistics.median(p["B"]["throughput_bps"] for p in runs)
         lost = sum(p["B"]["probe_lost"] or 0 for p in runs)
         rec = statistics.median(p["B"]["probe_records"] / a.duration for p in runs)
-        print(f"{place}: plain {med_a / 1e9:.2f} Gbit/s, probes {med_b / 1e9:.2f} Gbit/s, "
+        print(f"{place} (--probe {a.groups}): plain {med_a / 1e9:.2f} Gbit/s, probes {med_b / 1e9:.2f} Gbit/s, "
               f"median ratio {statistics.median(ratios):.3f} [min {min(ratios):.3f}, max {max(ratios):.3f}], "
               f"{rec / 1e3:.0f}k records/s, {lost:.0f} lost in all", flush=True)
         result["places"][place] = {"runs": runs, "ratios": ratios,

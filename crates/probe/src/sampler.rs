@@ -1,7 +1,8 @@
-//! The CPU sampler of `--probe cpu`: a cpu-clock perf event on every online
-//! CPU at a fixed period runs `profile.bpf.c`, which counts each sample under
-//! its thread and stacks in the kernel. Stopping reads the counts and the
-//! stacks and symbolizes them into a [`CpuProfile`].
+//! The CPU sampler of `--probe cpu`: a perf event on every online CPU (PMU
+//! cycles at a fixed frequency, else the cpu-clock timer at a fixed period)
+//! runs `profile.bpf.c`, which counts each sample under its thread and
+//! stacks in the kernel. Stopping reads the counts and the stacks and
+//! symbolizes them into a [`CpuProfile`].
 
 use crate::error::ProbeError;
 use crate::skel::profile::{ProfileSkel, ProfileSkelBuilder};
@@ -95,8 +96,6 @@ pub struct CpuSampler {
     thread: Option<JoinHandle<Result<RawProfile, ProbeError>>>,
     /// `Some(old)` when the sample-rate ceiling was raised for the session.
     raised_from: Option<u64>,
-    /// Whether this sampler still holds its share of the raised ceiling.
-    holds_ceiling: bool,
 }
 
 impl CpuSampler {
@@ -110,7 +109,6 @@ impl CpuSampler {
             )));
         }
         libbpf_rs::set_print(None);
-        let rate = 1_000_000_000 / cfg.period_ns;
         let (ready_tx, ready_rx) = mpsc::channel();
         let (stop_tx, stop_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -121,18 +119,16 @@ impl CpuSampler {
             stop: Some(stop_tx),
             thread: Some(thread),
             raised_from: None,
-            holds_ceiling: false,
         };
-        if ready_rx.recv().is_err() {
-            return Err(s
-                .join()
-                .err()
-                .unwrap_or_else(|| ProbeError::Thread("stopped before sampling".into())));
+        match ready_rx.recv() {
+            Ok(raised_from) => s.raised_from = raised_from,
+            Err(_) => {
+                return Err(s
+                    .join()
+                    .err()
+                    .unwrap_or_else(|| ProbeError::Thread("stopped before sampling".into())))
+            }
         }
-        // Raised once the programs are known to load (a privilege problem
-        // is reported as such, not as a sysctl that could not be written).
-        s.raised_from = raise_rate_ceiling(rate)?;
-        s.holds_ceiling = true;
         Ok(s)
     }
 
@@ -150,16 +146,12 @@ impl CpuSampler {
 
     fn join(&mut self) -> Result<RawProfile, ProbeError> {
         self.stop.take();
-        let r = match self.thread.take() {
+        match self.thread.take() {
             Some(t) => t
                 .join()
                 .map_err(|_| ProbeError::Thread("sampler panicked".into()))?,
             None => Err(ProbeError::Thread("already stopped".into())),
-        };
-        if std::mem::take(&mut self.holds_ceiling) {
-            release_rate_ceiling();
         }
-        r
     }
 }
 
@@ -175,40 +167,48 @@ impl Drop for CpuSampler {
 /// first of them raised it (restored when the last one stops).
 static RAISED: std::sync::Mutex<(u32, Option<u64>)> = std::sync::Mutex::new((0, None));
 
-/// Raises `kernel.perf_event_max_sample_rate` to twice `rate` if it is
-/// lower, so the kernel does not throttle the sampler; returns the value
-/// found before any sampler of this process raised it.
-fn raise_rate_ceiling(rate: u64) -> Result<Option<u64>, ProbeError> {
-    let mut g = RAISED.lock().unwrap_or_else(|e| e.into_inner());
-    g.0 += 1;
-    let Ok(text) = std::fs::read_to_string(MAX_RATE_SYSCTL) else {
-        return Ok(g.1);
-    };
-    let now: u64 = text.trim().parse().unwrap_or(0);
-    let want = rate * 2;
-    if now < want {
-        if let Err(e) = std::fs::write(MAX_RATE_SYSCTL, want.to_string()) {
-            g.0 -= 1;
-            return Err(ProbeError::Unsupported(format!(
-                "kernel.perf_event_max_sample_rate is {now}, below the {rate} samples/s \
-                 per CPU asked for, and raising it failed: {e}"
-            )));
-        }
-        if g.1.is_none() {
-            g.1 = Some(now);
-        }
-    }
-    Ok(g.1)
+/// One sampler's share of a raised `kernel.perf_event_max_sample_rate`:
+/// acquiring raises the ceiling to twice the rate asked for if it is lower,
+/// so the kernel neither refuses nor throttles the sampler; dropping the
+/// last share restores the value found before the first.
+struct RateCeiling {
+    /// The ceiling before any sampler of this process raised it.
+    raised_from: Option<u64>,
 }
 
-/// Undoes one [`raise_rate_ceiling`]: the last sampler to stop restores the
-/// ceiling it found.
-fn release_rate_ceiling() {
-    let mut g = RAISED.lock().unwrap_or_else(|e| e.into_inner());
-    g.0 = g.0.saturating_sub(1);
-    if g.0 == 0 {
-        if let Some(old) = g.1.take() {
-            let _ = std::fs::write(MAX_RATE_SYSCTL, old.to_string());
+impl RateCeiling {
+    fn acquire(rate: u64) -> Result<RateCeiling, ProbeError> {
+        let mut g = RAISED.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(text) = std::fs::read_to_string(MAX_RATE_SYSCTL) else {
+            g.0 += 1;
+            return Ok(RateCeiling { raised_from: g.1 });
+        };
+        let now: u64 = text.trim().parse().unwrap_or(0);
+        let want = rate * 2;
+        if now < want {
+            if let Err(e) = std::fs::write(MAX_RATE_SYSCTL, want.to_string()) {
+                return Err(ProbeError::Unsupported(format!(
+                    "kernel.perf_event_max_sample_rate is {now}, below the {rate} samples/s \
+                     per CPU asked for, and raising it failed: {e}"
+                )));
+            }
+            if g.1.is_none() {
+                g.1 = Some(now);
+            }
+        }
+        g.0 += 1;
+        Ok(RateCeiling { raised_from: g.1 })
+    }
+}
+
+impl Drop for RateCeiling {
+    fn drop(&mut self) {
+        let mut g = RAISED.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 = g.0.saturating_sub(1);
+        if g.0 == 0 {
+            if let Some(old) = g.1.take() {
+                let _ = std::fs::write(MAX_RATE_SYSCTL, old.to_string());
+            }
         }
     }
 }
@@ -236,28 +236,20 @@ impl SampleClock {
     }
 }
 
-/// The CPU clock rate /proc/cpuinfo states, in MHz (first CPU).
-fn cpu_mhz() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    text.lines()
-        .find(|l| l.starts_with("cpu MHz"))
-        .and_then(|l| l.split(':').nth(1))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// A sampling event on one CPU, all tasks: cycles if the PMU has them,
-/// else cpu-clock.
+/// A sampling event on one CPU, all tasks, in frequency mode: for cycles
+/// the kernel retunes the period so a busy CPU is sampled `1/period_ns`
+/// times a second whatever its clock rate (a fixed cycle count undershoots
+/// on a VM whose stated MHz is not what the guest gets); for cpu-clock it
+/// turns the frequency into that fixed period.
 fn open_sampling_event(cpu: i32, period_ns: u64, clock: SampleClock) -> std::io::Result<OwnedFd> {
-    let (type_, config, period) = match clock {
+    let (type_, config) = match clock {
         SampleClock::Cycles => (
             sys::bindings::PERF_TYPE_HARDWARE,
             sys::bindings::PERF_COUNT_HW_CPU_CYCLES as u64,
-            (period_ns as f64 * cpu_mhz().unwrap_or(2500.0) / 1000.0) as u64,
         ),
         SampleClock::CpuClock => (
             sys::bindings::PERF_TYPE_SOFTWARE,
             sys::bindings::PERF_COUNT_SW_CPU_CLOCK as u64,
-            period_ns,
         ),
     };
     let mut attr = sys::bindings::perf_event_attr {
@@ -266,8 +258,8 @@ fn open_sampling_event(cpu: i32, period_ns: u64, clock: SampleClock) -> std::io:
         config,
         ..Default::default()
     };
-    attr.sample_period = period;
-    attr.set_freq(0);
+    attr.__bindgen_anon_1.sample_freq = 1_000_000_000 / period_ns;
+    attr.set_freq(1);
     // SAFETY: attr is a valid, initialised perf_event_attr.
     let fd = unsafe {
         sys::perf_event_open(
@@ -303,7 +295,7 @@ fn online_cpus() -> Vec<i32> {
 
 fn run(
     cfg: SamplerConfig,
-    ready: mpsc::Sender<()>,
+    ready: mpsc::Sender<Option<u64>>,
     stop: mpsc::Receiver<()>,
 ) -> Result<RawProfile, ProbeError> {
     let mut storage = MaybeUninit::uninit();
@@ -323,6 +315,10 @@ fn run(
     let mut skel: ProfileSkel = open
         .load()
         .map_err(|e| ProbeError::bpf("loading the sampler", e))?;
+    // Raised once the program is known to load (a privilege problem is
+    // reported as such, not as a sysctl that could not be written), and
+    // before the events open: the kernel refuses a frequency above it.
+    let ceiling = RateCeiling::acquire(1_000_000_000 / cfg.period_ns)?;
     let mut cpus = 0u32;
     // The switch hook first: samples are weighted by the time since the
     // running thread was switched in.
@@ -363,7 +359,7 @@ fn run(
         .enabled = 1;
     let t0 = Instant::now();
     let stat0 = CpuStat::now();
-    let _ = ready.send(());
+    let _ = ready.send(ceiling.raised_from);
     // Block until stopped (the sender is dropped).
     let _ = stop.recv();
     if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
@@ -433,7 +429,7 @@ fn read_maps(skel: &ProfileSkel) -> Result<RawProfile, ProbeError> {
     };
     let mut out = RawProfile::default();
     for key in skel.maps.counts.keys() {
-        if key.len() < 16 {
+        if key.len() < 24 {
             continue;
         }
         let word = |i: usize| u32::from_ne_bytes(key[i..i + 4].try_into().unwrap_or([0; 4]));
@@ -457,7 +453,10 @@ fn read_maps(skel: &ProfileSkel) -> Result<RawProfile, ProbeError> {
             tid: word(0),
             tgid: word(4),
             kernel: stack_of(kstack),
-            user: stack_of(word(12) as i32),
+            user: match u64::from_ne_bytes(key[16..24].try_into().unwrap_or([0; 8])) {
+                0 => Vec::new(),
+                ip => vec![ip],
+            },
             count: u64_at(0),
             ns: u64_at(8),
             unsampled: kstack == -UNSAMPLED,

@@ -88,6 +88,7 @@ fn a_busy_thread_is_sampled_for_its_cpu_time_in_its_function() {
     // did not throttle the sampler.
     let rate = all as f64 / cpu_s;
     let want = 1e9 / DEFAULT_PERIOD_NS as f64;
+    eprintln!("{} clock: {rate:.0} samples per CPU-second", p.clock);
     assert!(
         rate >= 0.9 * want,
         "{rate:.0} samples per CPU-second of the busy thread, want about {want:.0} (throttled?)"

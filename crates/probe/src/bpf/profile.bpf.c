@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tcplab's CPU sampler: a perf_event program run by a cpu-clock event on
- * every CPU at a fixed period. Each sample is counted in the kernel under
- * (thread, kernel stack, user stack), as bcc's profile tool does, so the
- * cost per sample is one stack walk and one hash update, and nothing is
- * copied to user space until the trial ends. User stacks are kept for the
+/* tcplab's CPU sampler: a perf_event program run by a sampling event (PMU
+ * cycles, or cpu-clock where there is no PMU) on every CPU at a fixed
+ * rate. Each sample is counted in the kernel under (thread, kernel stack,
+ * innermost user frame), as bcc's profile tool does, so the cost per sample
+ * is one kernel stack walk and one hash update, and nothing is copied to
+ * user space until the trial ends. The user frame is kept for the
  * experiment's threads only; every other thread (softirq threads, other
  * processes, the idle task) keeps its kernel stack so softirq and idle time
  * can be attributed too.
@@ -134,11 +135,15 @@ int sample(void *ctx)
 		return 0;
 	}
 	k.kstack = bpf_get_stackid(ctx, &stacks, 0);
-	k.ustack = -1;
-	if (k.tid != 0 && k.tgid == filter_tgid)
-		k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	if (k.kstack == -E_NOMEM_STACK || k.ustack == -E_NOMEM_STACK ||
-	    k.kstack == -E_EXIST_STACK || k.ustack == -E_EXIST_STACK)
+	/* The user-space frame is where the thread entered the kernel (or
+	 * where it is, in user mode): the saved registers' instruction
+	 * pointer. Release builds have no frame pointers to walk further. */
+	if (k.tid != 0 && k.tgid == filter_tgid) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (regs)
+			k.uip = PT_USER_IP(regs);
+	}
+	if (k.kstack == -E_NOMEM_STACK || k.kstack == -E_EXIST_STACK)
 		bump(1);
 	/* The first sample after enabling knows no start: one period. */
 	__u64 ns = st->since && now > st->since ? now - st->since : SAMPLE_PERIOD_GUESS;
@@ -173,7 +178,6 @@ int BPF_PROG(switch_out, bool preempt, struct task_struct *prev, struct task_str
 			k.tid = prev_tid;
 			k.tgid = prev->tgid;
 			k.kstack = -E_UNSAMPLED;
-			k.ustack = -1;
 			add(&k, now - st->since, 0);
 		}
 	}

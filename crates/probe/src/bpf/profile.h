@@ -18,7 +18,8 @@ struct sample_key {
 	__u32 tid;
 	__u32 tgid;
 	__s32 kstack; /* stack id, or a negative errno (no kernel stack: user mode) */
-	__s32 ustack; /* stack id, or negative (not kept, or kernel thread) */
+	__u32 pad;
+	__u64 uip;    /* user instruction pointer (experiment's threads), else 0 */
 };
 
 struct sample_weight {

@@ -108,6 +108,19 @@ struct Qdisc {
 struct netdev_queue;
 struct msghdr;
 
+/* The registers saved at kernel entry: where user space was. */
+#if defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	__u64 pc;
+};
+#define PT_USER_IP(r) ((r)->pc)
+#else
+struct pt_regs {
+	unsigned long ip;
+};
+#define PT_USER_IP(r) ((r)->ip)
+#endif
+
 struct sched_entity {
 	__u64 sum_exec_runtime;
 };
