@@ -87,8 +87,14 @@ CREATE TABLE trial_profiles (
 ";
 
 /// The schema migrations, oldest first.
+/// The schema steps in order; a store at version n has the first n applied.
+const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+
+/// The schema version a store is migrated to (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: usize = 3;
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(SCHEMA_V1), M::up(SCHEMA_V2), M::up(SCHEMA_V3)])
+    Migrations::new(SCHEMA_STEPS.iter().map(|s| M::up(s)).collect())
 }
 
 /// Why a store operation failed.
