@@ -8,15 +8,23 @@ to CPUs 0 and 1 in both, and reports medians and the median of per-round
 B/A ratios. The target (issue 4) is B/A >= 0.97. It also reports the probe
 records per second and how many the ring buffer lost.
 
+After the rounds, one more probed run per place is made with the kernel's
+BPF run-time statistics on (kernel.bpf_stats_enabled, restored afterwards;
+kept out of the A/B runs because the statistics cost time of their own): it
+reports what each program costs per run and how much CPU all of them take,
+which is what the throughput pays for (--no-cost-breakdown skips it).
+
 Needs root (BPF, namespaces). Raw numbers go to bench/out/probe-overhead-<UTC>.json.
 """
 
 import argparse
 import datetime as dt
 import json
+import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +47,63 @@ def run(tcplab, place, probes, duration, db, groups="all"):
             "probe_lost": g("probe_lost") or 0, "steal": g("host_steal_fraction")}
 
 
+BPF_STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+
+
+def bpf_progs():
+    """Loaded BPF programs: id -> (name, run_time_ns, run_cnt), from bpftool."""
+    p = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"bpftool prog show failed: {p.stderr.strip()}")
+    return {x["id"]: (x.get("name", "?"), x.get("run_time_ns", 0), x.get("run_cnt", 0))
+            for x in json.loads(p.stdout or "[]")}
+
+
+def cost_breakdown(tcplab, place, groups, duration, db):
+    """One probed run with BPF statistics on: per program ns/run and runs/s,
+    and the CPU share of all the run's programs, over the middle of the run."""
+    before = max(bpf_progs(), default=0)
+    old = BPF_STATS.read_text().strip()
+    BPF_STATS.write_text("1")
+    try:
+        cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{max(duration, 4)}s", "--repeat", "1",
+               "--pin", "sender=0,receiver=1", "--quiet", "--db", db, "--probe", groups]
+        if place != "loopback":
+            cmd += ["--topology", place]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Every program of the run, first and last seen running: a probed
+        # run may load its programs more than once (one session per trial).
+        seen = {}
+        try:
+            while proc.poll() is None:
+                t = time.monotonic()
+                for i, (name, ns, n) in bpf_progs().items():
+                    # libbpf's short-lived feature probes never run.
+                    if i <= before or n == 0:
+                        continue
+                    first = seen.get(i, (None, (t, ns, n)))[1]
+                    seen[i] = (name, first, (t, ns, n))
+                time.sleep(0.25)
+        finally:
+            _, err = proc.communicate(timeout=duration * 10 + 60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"probed run failed: {err.strip()[-400:]}")
+    finally:
+        BPF_STATS.write_text(old)
+    progs = []
+    for name, (t0, ns0, n0), (t1, ns1, n1) in seen.values():
+        span = t1 - t0
+        if span < 1.0 or n1 == n0:
+            continue
+        progs.append({"name": name, "span_s": span, "runs_per_s": (n1 - n0) / span,
+                      "ns_per_run": (ns1 - ns0) / (n1 - n0), "cpu_share": (ns1 - ns0) / 1e9 / span})
+    if not progs:
+        raise RuntimeError("no probe program of the run was seen running for a second")
+    progs.sort(key=lambda x: -x["cpu_share"])
+    return {"programs": progs,
+            "cpu_share": sum(x["cpu_share"] for x in progs)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -47,6 +112,8 @@ def main():
     ap.add_argument("--places", default="loopback,veth")
     ap.add_argument("--groups", default="all",
                     help="--probe groups of the B runs (e.g. cpu, or queues,tcp,sched)")
+    ap.add_argument("--no-cost-breakdown", action="store_true",
+                    help="skip the extra run with BPF run-time statistics")
     ap.add_argument("--tcplab", type=Path, default=ROOT / "target" / "release" / "tcplab")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     a = ap.parse_args()
@@ -80,6 +147,14 @@ def main():
               f"{rec / 1e3:.0f}k records/s, {lost:.0f} lost in all", flush=True)
         result["places"][place] = {"runs": runs, "ratios": ratios,
                                    "median_ratio": statistics.median(ratios)}
+        if not a.no_cost_breakdown:
+            c = cost_breakdown(a.tcplab, place, a.groups, a.duration, db)
+            result["places"][place]["cost"] = c
+            print(f"  {place}: the probes' programs took {c['cpu_share'] * 100:.1f}% of one CPU "
+                  f"(of {os.cpu_count()}); per program:")
+            for x in c["programs"]:
+                print(f"    {x['name']:<18} {x['ns_per_run']:7.0f} ns/run  {x['runs_per_s'] / 1e3:8.1f}k runs/s"
+                      f"  {x['cpu_share'] * 100:5.1f}% of a CPU", flush=True)
     a.out.mkdir(parents=True, exist_ok=True)
     out = a.out / f"probe-overhead-{stamp}.json"
     out.write_text(json.dumps(result, indent=1))
