@@ -82,9 +82,10 @@ pub struct BenchArgs {
     /// bench starts its own server on loopback.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub to: Option<String>,
-    /// Attach eBPF probes to each trial's data phase: queues, tcp, sched
-    /// (comma-separated) or all. Needs root and a kernel with BTF; records
-    /// are stored with each trial (see `tcplab probes`).
+    /// Attach eBPF probes to each trial's data phase: queues, tcp, sched,
+    /// cpu (comma-separated) or all. cpu samples every CPU at 10 kHz for CPU
+    /// attribution per layer and function. Needs root and a kernel with BTF;
+    /// records and samples are stored with each trial (see `tcplab probes`).
     #[arg(long, value_name = "GROUPS")]
     pub probe: Option<String>,
     /// Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes).
