@@ -12,11 +12,17 @@
 //! - [`layers`]: the versioned kernel function → layer and → block tables.
 //! - [`cpu`]: a trial's CPU samples attributed per role, layer, block and
 //!   function; the per-packet / per-byte cost fit over a run's trials.
+//! - [`findings`]: sentences computed from measured curves (shape, knee,
+//!   crossover) for reports.
+//! - [`models`]: the window bound, Abrams & Chen's min(λ, μ), Markatos'
+//!   memory-and-CPU throughput model and mileage.
 
 #![warn(missing_docs)]
 
 pub mod cpu;
+pub mod findings;
 pub mod layers;
+pub mod models;
 pub mod path;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,223 @@
+//! Finding sentences computed from a run's data: the shape of a measured
+//! curve (where it rises, where it flattens within its confidence
+//! intervals), where one curve overtakes another, and how a measured value
+//! stands against a bound. Reports print these under each figure, so a
+//! figure's caption says what this host did, never canned text.
+
+/// One point of a measured curve: a factor level and the metric's mean
+/// with its 95% CI half-width there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    /// The factor level (e.g. write size, bytes).
+    pub x: f64,
+    /// The metric's mean at that level.
+    pub mean: f64,
+    /// Half-width of its 95% confidence interval (0 when n < 2).
+    pub ci: f64,
+}
+
+/// Whether two means differ beyond their confidence intervals (intervals
+/// that do not overlap), with a small relative floor so that identical
+/// single trials are not called different.
+pub fn differ(a: &CurvePoint, b: &CurvePoint) -> bool {
+    let floor = 0.01 * a.mean.abs().max(b.mean.abs());
+    (a.mean - b.mean).abs() > a.ci + b.ci + floor
+}
+
+/// The shape of a curve over increasing x.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Fewer than two points.
+    TooShort,
+    /// Every point within CI of every other.
+    Flat,
+    /// Rises up to `knee`, then stays within CI of the highest point.
+    RisesThenFlat {
+        /// The first x whose mean is within CI of the maximum, with every
+        /// later point also within CI of it.
+        knee: f64,
+    },
+    /// Rises to the last point.
+    Rises,
+    /// Falls to the last point, or from `from` on.
+    Falls {
+        /// Where the fall begins (the x of the maximum).
+        from: f64,
+    },
+    /// Rises to a peak at `peak`, then falls beyond CI.
+    Peaks {
+        /// The x of the maximum.
+        peak: f64,
+    },
+}
+
+/// Classifies a curve (points in any order; sorted by x here).
+pub fn shape(points: &[CurvePoint]) -> Shape {
+    let mut p: Vec<CurvePoint> = points.to_vec();
+    p.sort_by(|a, b| a.x.total_cmp(&b.x));
+    if p.len() < 2 {
+        return Shape::TooShort;
+    }
+    let imax = (0..p.len())
+        .max_by(|&a, &b| p[a].mean.total_cmp(&p[b].mean))
+        .unwrap_or(0);
+    let top = p[imax];
+    if p.iter().all(|q| !differ(q, &top)) {
+        return Shape::Flat;
+    }
+    let after_falls = p[imax + 1..].iter().any(|q| differ(q, &top));
+    if after_falls {
+        let before_lower = p[..imax].iter().any(|q| differ(q, &top));
+        return if before_lower {
+            Shape::Peaks { peak: top.x }
+        } else {
+            Shape::Falls { from: top.x }
+        };
+    }
+    // No later point falls below the top: find the first x from which every
+    // point is within CI of the top.
+    let knee = (0..p.len())
+        .find(|&i| p[i..].iter().all(|q| !differ(q, &top)))
+        .unwrap_or(imax);
+    if knee + 1 >= p.len() {
+        Shape::Rises
+    } else {
+        Shape::RisesThenFlat { knee: p[knee].x }
+    }
+}
+
+/// The smallest x (of the levels both curves have) from which `a` stays
+/// above `b` beyond CI at every later common level; `None` if it never
+/// does. Curves are matched by equal x.
+pub fn overtakes_from(a: &[CurvePoint], b: &[CurvePoint]) -> Option<f64> {
+    let mut common: Vec<(CurvePoint, CurvePoint)> = a
+        .iter()
+        .filter_map(|pa| b.iter().find(|pb| pb.x == pa.x).map(|pb| (*pa, *pb)))
+        .collect();
+    common.sort_by(|x, y| x.0.x.total_cmp(&y.0.x));
+    let above = |(pa, pb): &(CurvePoint, CurvePoint)| pa.mean > pb.mean && differ(pa, pb);
+    (0..common.len())
+        .find(|&i| common[i..].iter().all(above))
+        .map(|i| common[i].0.x)
+}
+
+/// A byte size as people write it: 10 B, 1460 B, 8 KB, 64 KB, 1.5 MB
+/// (KB = 1024 bytes, as the papers use).
+pub fn size_words(bytes: f64) -> String {
+    let b = bytes.round();
+    if b >= 1024.0 * 1024.0 && (b % (1024.0 * 1024.0) == 0.0 || b >= 10.0 * 1024.0 * 1024.0) {
+        format!("{} MB", trim(b / (1024.0 * 1024.0)))
+    } else if b >= 1024.0 && b % 1024.0 == 0.0 {
+        format!("{} KB", trim(b / 1024.0))
+    } else {
+        format!("{} B", b as u64)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.trim_end_matches(".0").to_string()
+}
+
+/// A sentence on one curve's shape: "`what` rises with `factor` up to
+/// 8 KB, then is flat within CI." `fmt_x` writes a level.
+pub fn shape_sentence(
+    what: &str,
+    factor: &str,
+    s: &Shape,
+    fmt_x: &dyn Fn(f64) -> String,
+) -> String {
+    match s {
+        Shape::TooShort => format!("{what}: too few levels of {factor} to describe a trend."),
+        Shape::Flat => format!("{what} does not change with {factor} beyond its 95% CI."),
+        Shape::RisesThenFlat { knee } => format!(
+            "{what} rises with {factor} up to {}, then is flat within CI.",
+            fmt_x(*knee)
+        ),
+        Shape::Rises => format!("{what} rises with {factor} over the whole range measured."),
+        Shape::Falls { from } => format!("{what} falls as {factor} grows beyond {}.", fmt_x(*from)),
+        Shape::Peaks { peak } => format!(
+            "{what} peaks at {factor} = {}, and is lower beyond CI on both sides.",
+            fmt_x(*peak)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(v: &[(f64, f64, f64)]) -> Vec<CurvePoint> {
+        v.iter()
+            .map(|&(x, mean, ci)| CurvePoint { x, mean, ci })
+            .collect()
+    }
+
+    #[test]
+    fn rising_then_flat_curve_has_its_knee() {
+        let c = curve(&[
+            (10.0, 1.0, 0.1),
+            (100.0, 5.0, 0.2),
+            (1024.0, 9.8, 0.3),
+            (8192.0, 10.0, 0.4),
+            (65536.0, 10.2, 0.4),
+        ]);
+        assert_eq!(shape(&c), Shape::RisesThenFlat { knee: 1024.0 });
+        // Tighter CIs at the top move the knee: the data decide.
+        let c2 = curve(&[
+            (10.0, 1.0, 0.1),
+            (100.0, 5.0, 0.2),
+            (1024.0, 9.8, 0.1),
+            (8192.0, 10.0, 0.1),
+            (65536.0, 10.2, 0.1),
+        ]);
+        assert_eq!(shape(&c2), Shape::RisesThenFlat { knee: 8192.0 });
+        let s = shape_sentence("TCP throughput", "write size", &shape(&c2), &size_words);
+        assert_eq!(
+            s,
+            "TCP throughput rises with write size up to 8 KB, then is flat within CI."
+        );
+    }
+
+    #[test]
+    fn other_shapes() {
+        assert_eq!(
+            shape(&curve(&[(1.0, 5.0, 1.0), (2.0, 5.5, 1.0)])),
+            Shape::Flat
+        );
+        assert_eq!(
+            shape(&curve(&[(1.0, 1.0, 0.1), (2.0, 2.0, 0.1), (3.0, 3.0, 0.1)])),
+            Shape::Rises
+        );
+        assert_eq!(
+            shape(&curve(&[(1.0, 3.0, 0.1), (2.0, 2.0, 0.1)])),
+            Shape::Falls { from: 1.0 }
+        );
+        assert_eq!(
+            shape(&curve(&[(1.0, 1.0, 0.1), (2.0, 3.0, 0.1), (3.0, 1.5, 0.1)])),
+            Shape::Peaks { peak: 2.0 }
+        );
+        assert_eq!(shape(&curve(&[(1.0, 1.0, 0.1)])), Shape::TooShort);
+    }
+
+    #[test]
+    fn overtaking_needs_every_later_level_beyond_ci() {
+        let tcp = curve(&[(512.0, 5.0, 0.1), (1460.0, 6.0, 0.1), (2048.0, 6.5, 0.1)]);
+        let udp = curve(&[(512.0, 4.0, 0.1), (1460.0, 7.0, 0.1), (2048.0, 8.0, 0.1)]);
+        assert_eq!(overtakes_from(&udp, &tcp), Some(1460.0));
+        assert_eq!(overtakes_from(&tcp, &udp), None);
+        // Within CI at the last level: no longer "above".
+        let udp2 = curve(&[(512.0, 4.0, 0.1), (1460.0, 7.0, 0.1), (2048.0, 6.6, 0.5)]);
+        assert_eq!(overtakes_from(&udp2, &tcp), None);
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(size_words(10.0), "10 B");
+        assert_eq!(size_words(1460.0), "1460 B");
+        assert_eq!(size_words(8192.0), "8 KB");
+        assert_eq!(size_words(65536.0), "64 KB");
+        assert_eq!(size_words(512000.0), "500 KB");
+        assert_eq!(size_words(4.0 * 1024.0 * 1024.0), "4 MB");
+    }
+}
