@@ -95,7 +95,6 @@ pub fn execute(
         point_ids.push(store.add_point(run_id, &rec)?);
     }
     let n = plan.points.len();
-    let metric = plan.test.primary_metric();
     let mut attempts = vec![0u32; n];
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut sched = Scheduler::new(seed);
@@ -134,7 +133,8 @@ pub fn execute(
                 r => r.map_err(|e| e.to_string()),
             };
             match &stored {
-                Ok(o) => values[i].extend(o.metrics.get(metric)),
+                // Each point's own test: a study's plan mixes tests.
+                Ok(o) => values[i].extend(o.metrics.get(plan.points[i].test.primary_metric())),
                 Err(e) => {
                     failed += 1;
                     if !interrupted {
