@@ -1,0 +1,424 @@
+//! `tcplab report` and `tcplab compare` through the binary: a real sweep
+//! becomes one self-contained HTML file with its data beside it, which
+//! Debian's Chromium renders headless (screen and print).
+
+mod common;
+
+use common::{json_of, tcplab};
+use report::format::column;
+use report::Unit;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn assert_usage_error(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err}");
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "status {:?}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A small real sweep: two write sizes, two trials each.
+fn sweep(db: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "bench",
+        "tcp-stream",
+        "--write-size",
+        "1K,64K",
+        "--bytes",
+        "2M",
+        "--repeat",
+        "2",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json_of(&tcplab(db, &args))
+}
+
+/// Every value of `attr="…"` in the page.
+fn attr_values(html: &str, attr: &str) -> Vec<String> {
+    let pat = format!("{attr}=\"");
+    let mut v = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&pat) {
+        let after = &rest[i + pat.len()..];
+        let end = after.find('"').unwrap_or(after.len());
+        v.push(after[..end].to_string());
+        rest = &after[end..];
+    }
+    v
+}
+
+/// What makes the page self-contained: no scripts, no external URLs in
+/// src/href, no url() in styles, UTF-8, inline SVG figures.
+fn assert_self_contained(html: &str, min_svgs: usize) {
+    let lower = html.to_lowercase();
+    assert!(lower.starts_with("<!doctype html>"));
+    assert!(html.contains("<meta charset=\"utf-8\">"));
+    assert!(!lower.contains("<script"), "a <script> in the page");
+    assert!(!lower.contains("url("), "url() in the page");
+    assert!(!lower.contains("@import"), "@import in the page");
+    assert!(!lower.contains("<link"), "a <link> in the page");
+    for attr in ["src", "href", "xlink:href"] {
+        for v in attr_values(&lower, attr) {
+            assert!(
+                v.starts_with('#') || !(v.contains(':') || v.starts_with("//") || v.contains('/')),
+                "{attr}={v:?} is not a relative link beside the page"
+            );
+        }
+    }
+    let svgs = html.matches("<svg").count();
+    assert!(
+        svgs >= min_svgs,
+        "{svgs} inline SVGs, expected ≥ {min_svgs}"
+    );
+}
+
+/// Renders `page` with headless Chromium: the DOM, a PNG screenshot and a
+/// PDF print. None when Chromium is not installed.
+struct Rendered {
+    dom: String,
+    png: PathBuf,
+    pdf: PathBuf,
+}
+
+fn chromium(page: &Path, out_dir: &Path, extra: &[String]) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "120",
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.path().display()));
+    args.extend_from_slice(extra);
+    args.push(format!("file://{}", page.display()));
+    let out = Command::new("timeout")
+        .args(&args)
+        .current_dir(out_dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium {extra:?}: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn render(page: &Path, out_dir: &Path) -> Option<Rendered> {
+    if !Path::new(CHROMIUM).exists() {
+        println!(
+            "SKIP browser rendering: {CHROMIUM} is missing (scripts/setup-debian installs it)"
+        );
+        return None;
+    }
+    let png = out_dir.join("page.png");
+    let pdf = out_dir.join("page.pdf");
+    let dom = chromium(page, out_dir, &["--dump-dom".into()]);
+    chromium(
+        page,
+        out_dir,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1200,3000".into(),
+        ],
+    );
+    chromium(
+        page,
+        out_dir,
+        &[
+            format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer".into(),
+        ],
+    );
+    Some(Rendered {
+        dom: String::from_utf8_lossy(&dom.stdout).into_owned(),
+        png,
+        pdf,
+    })
+}
+
+fn assert_rendered(r: &Rendered, svgs: usize) {
+    let dom_svgs = r.dom.matches("<svg").count();
+    assert!(
+        dom_svgs >= svgs,
+        "the DOM holds {dom_svgs} SVGs, expected ≥ {svgs}"
+    );
+    assert!(r.dom.contains("Figure 1."), "figures in the DOM");
+    let png = std::fs::read(&r.png).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    assert!(png.len() > 30_000, "screenshot of {} bytes", png.len());
+    let pdf = std::fs::read(&r.pdf).unwrap();
+    assert!(pdf.starts_with(b"%PDF"), "a PDF print");
+    assert!(pdf.len() > 20_000, "PDF of {} bytes", pdf.len());
+}
+
+#[test]
+fn report_of_a_sweep_is_self_contained_and_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let doc = sweep(&db, &[]);
+    let run = doc["run_id"].as_i64().unwrap();
+    let page = dir.path().join("sweep.html");
+    let out = tcplab(&db, &["report", "latest", "--out", page.to_str().unwrap()]);
+    let text = stdout(&out);
+    // The terminal summary, then where the report went.
+    assert!(
+        text.starts_with(&format!("tcplab run {run}: tcp-stream")),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nResults\n") && text.contains("Figures"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("report: {}", page.display())),
+        "{text}"
+    );
+
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html, 2);
+    // The table holds each point's throughput as mean ± CI, formatted as
+    // the report formats a column.
+    let pts = doc["points"].as_array().unwrap();
+    let vals: Vec<(f64, Option<f64>)> = pts
+        .iter()
+        .map(|p| {
+            let m = &p["metrics"]["throughput_bps"];
+            (m["mean"].as_f64().unwrap(), m["ci95"].as_f64())
+        })
+        .collect();
+    let (unit, cells) = column(&vals, Unit::Si("bit/s"));
+    assert!(
+        html.contains(&format!("throughput ({unit})")),
+        "unit {unit}"
+    );
+    for c in &cells {
+        assert!(c.contains(" ± "), "{c}");
+        assert!(
+            html.contains(&format!("<td class=\"num\">{c}</td>")),
+            "{c} not in the table"
+        );
+        assert!(text.contains(c.as_str()), "{c} not in the summary");
+    }
+    for needle in [
+        "Throughput against write size",
+        "Bytes per CPU second against write size",
+        "This host:",
+        "Host",
+        "net.ipv4.tcp_rmem",
+        "Parameters",
+        "href=\"sweep.csv\"",
+        "href=\"sweep.json\"",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+    // The data beside it: the CSV has one row per trial, the JSON every trial.
+    let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(rows.len(), 1 + 4, "{csv}");
+    assert!(rows[0].starts_with("run_id,point,seq"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["run_id"].as_i64(), Some(run));
+    assert_eq!(json["trials"].as_array().unwrap().len(), 4);
+    assert_eq!(json["points"].as_array().unwrap().len(), 2);
+
+    // The default name, in the current directory.
+    let cwd = tempfile::tempdir().unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("tcplab"))
+        .args(["--db", db.to_str().unwrap(), "report", &run.to_string()])
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    stdout(&out);
+    for ext in ["html", "csv", "json"] {
+        assert!(cwd.path().join(format!("tcplab-run-{run}.{ext}")).exists());
+    }
+
+    if let Some(r) = render(&page, dir.path()) {
+        assert_rendered(&r, 2);
+        println!("screenshot: {}", r.png.display());
+        // Keep the pictures for a human to look at when asked to.
+        if let Ok(keep) = std::env::var("TCPLAB_KEEP_RENDER") {
+            let keep = PathBuf::from(keep);
+            std::fs::create_dir_all(&keep).unwrap();
+            std::fs::copy(&r.png, keep.join("sweep.png")).unwrap();
+            std::fs::copy(&r.pdf, keep.join("sweep.pdf")).unwrap();
+            std::fs::copy(&page, keep.join("sweep.html")).unwrap();
+        }
+    }
+}
+
+#[test]
+fn probed_run_report_has_path_and_cpu_figures() {
+    if !is_root() {
+        println!("SKIP: --probe needs root; the probe part of the report is not tested");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let out = tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--write-size",
+            "1K,64K",
+            "--bytes",
+            "2M",
+            "--repeat",
+            "2",
+            "--probe",
+            "all",
+            "--json",
+        ],
+    );
+    if out.status.code() == Some(2) {
+        println!(
+            "SKIP: probes are not available here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return;
+    }
+    json_of(&out);
+    let page = dir.path().join("probed.html");
+    let text = stdout(&tcplab(
+        &db,
+        &["report", "latest", "--out", page.to_str().unwrap()],
+    ));
+    assert!(text.contains("Probes: the path of one trial"), "{text}");
+    assert!(text.contains("CPU: where the time went"), "{text}");
+    assert!(text.contains("most CPU time in"), "{text}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Throughput, bytes/CPU-s, time–sequence, hop histogram, CPU shares.
+    assert_self_contained(&html, 5);
+    for needle in [
+        "Time–sequence of flow",
+        "Per-hop delay histogram",
+        "CPU time per layer, sender and receiver",
+        "Delay of each hop along the path",
+        "CPU cost per side",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+    if let Some(r) = render(&page, dir.path()) {
+        assert_rendered(&r, 5);
+        if let Ok(keep) = std::env::var("TCPLAB_KEEP_RENDER") {
+            let keep = PathBuf::from(keep);
+            std::fs::create_dir_all(&keep).unwrap();
+            std::fs::copy(&r.png, keep.join("probed.png")).unwrap();
+            std::fs::copy(&page, keep.join("probed.html")).unwrap();
+        }
+    }
+}
+
+#[test]
+fn compare_puts_runs_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let a = sweep(&db, &[]);
+    let b = sweep(&db, &["--nodelay"]);
+    let (ra, rb) = (a["run_id"].as_i64().unwrap(), b["run_id"].as_i64().unwrap());
+    let page = dir.path().join("cmp.html");
+    let text = stdout(&tcplab(
+        &db,
+        &[
+            "compare",
+            &ra.to_string(),
+            &rb.to_string(),
+            "--out",
+            page.to_str().unwrap(),
+        ],
+    ));
+    // Each run's host, the fixed factor that differs, the table with ratios.
+    assert!(text.contains(&format!("run {ra}: tcp-stream")), "{text}");
+    assert!(text.contains("nodelay differs"), "{text}");
+    assert!(text.contains(&format!("run {rb} / run {ra}")), "{text}");
+    assert!(text.contains('×'), "{text}");
+    for ws in ["1K", "64K"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(ws)),
+            "{ws}: {text}"
+        );
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html, 1);
+    assert!(html.contains("Throughput against write size"));
+    let csv = std::fs::read_to_string(dir.path().join("cmp.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cmp.json")).unwrap())
+            .unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_input_gets_one_line_and_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    // No runs yet.
+    assert_usage_error(&tcplab(&db, &["report", "latest"]), "no runs");
+    json_of(&tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--bytes",
+            "256K",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    assert_usage_error(&tcplab(&db, &["report", "99"]), "99");
+    let missing = dir.path().join("no/such/dir/r.html");
+    assert_usage_error(
+        &tcplab(
+            &db,
+            &["report", "latest", "--out", missing.to_str().unwrap()],
+        ),
+        "does not exist",
+    );
+    assert_usage_error(
+        &tcplab(
+            &db,
+            &["report", "latest", "--out", dir.path().to_str().unwrap()],
+        ),
+        "is a directory",
+    );
+    assert!(!dir.path().join("no").exists());
+    assert_usage_error(&tcplab(&db, &["compare", "1"]), "at least two runs");
+    assert_usage_error(&tcplab(&db, &["compare", "1", "7"]), "7");
+    assert_eq!(tcplab(&db, &["compare"]).status.code(), Some(2));
+}
