@@ -32,9 +32,19 @@ pub enum Command {
     /// What the probes saw in a run's probed trials: hop delays, queue
     /// lengths, packet classes, idle time; or one trial as pcapng.
     Probes(ProbesArgs),
+    /// Write one self-contained HTML report of a run: host, parameters,
+    /// mean ± 95% CI tables, plots with CI error bars, probe figures, and
+    /// the raw CSV/JSON beside it.
+    Report(ReportArgs),
+    /// Put runs side by side: each run's mean ± 95% CI per matching point
+    /// and its ratio to the first run; --out writes an HTML report too.
+    Compare(CompareArgs),
     /// The lab: what tcplab created on this host, and cleaning up after killed runs.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Redo a classic study on this host (abrams91, markatos02, or all):
+    /// run its plan as one stored run and write its HTML report.
+    Study(StudyArgs),
 }
 
 /// `tcplab lab …`.
@@ -219,6 +229,55 @@ pub struct ShowArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tcplab study`.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// The study: abrams91, markatos02, or all (every study, with an index page).
+    pub name: String,
+    /// A first look: fewer repetitions and a coarser sweep, same figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run the study's remote experiments on this place instead of its own
+    /// (a topology or link profile: veth, ether10, lan100, man, wan, …).
+    #[arg(long, value_name = "PLACE")]
+    pub topology: Option<String>,
+    /// Directory for the reports (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the plan (one tcplab bench command per experiment) and stop.
+    #[arg(long)]
+    pub plan: bool,
+    /// Seed of the randomized trial order.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `tcplab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run id, or `latest`.
+    pub run: String,
+    /// The HTML file to write; the raw data go beside it (FILE.csv,
+    /// FILE.json) [default: tcplab-run-<id>.html].
+    #[arg(long, short, value_name = "FILE.html")]
+    pub out: Option<PathBuf>,
+}
+
+/// `tcplab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more run ids (or `latest`); the first is the baseline.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The metric to compare [default: throughput_bps, or
+    /// transactions_per_s for rr/crr/http].
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Also write an HTML report with the table and an overlay figure.
+    #[arg(long, short, value_name = "FILE.html")]
+    pub out: Option<PathBuf>,
 }
 
 /// `tcplab probes`.

@@ -26,6 +26,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(a) => export(db, a),
         Command::Probes(a) => crate::probe_report::probes(open_store(db)?, a),
         Command::Lab(c) => lab_command(c),
+        Command::Report(a) => crate::report_cmd::report(open_store(db)?, a),
+        Command::Compare(a) => crate::report_cmd::compare(open_store(db)?, a),
+        Command::Study(a) => crate::study_cmd::study(db, a),
     }
 }
 
@@ -38,7 +41,7 @@ fn db_path(db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(base.join("tcplab").join("tcplab.db"))
 }
 
-fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
+pub(crate) fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
     let path = db_path(db)?;
     Store::open(&path).with_context(|| format!("opening database {}", path.display()))
 }
@@ -53,7 +56,7 @@ pub(crate) fn resolve(store: &Store, spec: &str) -> anyhow::Result<i64> {
 
 /// Installs the Ctrl-C / SIGTERM handler: the first signal interrupts the run
 /// gracefully, a second one exits at once.
-fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+pub(crate) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     let f = flag.clone();
     ctrlc::set_handler(move || {
@@ -90,9 +93,7 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     let mut session = session?;
-    if let Some(groups) = probes {
-        session.set_probes(groups);
-    }
+    session.set_probes(probes);
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let end = execute(

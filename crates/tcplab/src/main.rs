@@ -10,8 +10,10 @@ mod places;
 mod plan_args;
 mod probe_report;
 mod probes;
+mod report_cmd;
 mod runner;
 mod session;
+mod study_cmd;
 mod usage;
 
 use clap::Parser;

@@ -71,9 +71,38 @@ pub fn execute(
     interrupt: &Arc<AtomicBool>,
     quiet: bool,
 ) -> anyhow::Result<RunEnd> {
-    let meta = RunMeta {
+    let meta = run_meta(
+        plan.test.name().to_string(),
+        command,
+        seed,
+        session,
+        plan.settings.clone(),
+    );
+    let run_id = store.create_run(&meta)?;
+    let pb = progress(
+        plan.points.len() as u64 * u64::from(plan.rule.repeat),
+        quiet,
+    );
+    let mut seq = 0;
+    let end = run_points(
+        store, run_id, 0, &mut seq, plan, session, seed, interrupt, &pb,
+    )?;
+    pb.finish_and_clear();
+    store.finish_run(run_id, end.status, &now())?;
+    Ok(end)
+}
+
+/// The record of a run about to start in `session`.
+pub fn run_meta(
+    kind: String,
+    command: String,
+    seed: u64,
+    session: &Session,
+    settings: serde_json::Value,
+) -> RunMeta {
+    RunMeta {
         id: 0,
-        kind: plan.test.name().to_string(),
+        kind,
         command,
         seed,
         place: session.place(),
@@ -81,15 +110,37 @@ pub fn execute(
         finished_at: None,
         status: RunStatus::Running,
         host: HostFacts::collect(),
-        settings: plan.settings.clone(),
+        settings,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-    };
-    let run_id = store.create_run(&meta)?;
+    }
+}
+
+/// A progress bar for `total` trials (hidden when `quiet`).
+pub fn trial_progress(total: u64, quiet: bool) -> ProgressBar {
+    progress(total, quiet)
+}
+
+/// Runs the points of `plan` as points `first_index..` of the stored run
+/// `run_id`, round by round in randomized order until the stop rule is
+/// met, storing each trial as it completes with the next `seq`. The run is
+/// left open: the caller finishes it.
+#[allow(clippy::too_many_arguments)]
+pub fn run_points(
+    store: &mut Store,
+    run_id: i64,
+    first_index: u32,
+    seq: &mut u32,
+    plan: &BenchPlan,
+    session: &mut Session,
+    seed: u64,
+    interrupt: &Arc<AtomicBool>,
+    pb: &ProgressBar,
+) -> anyhow::Result<RunEnd> {
     let mut point_ids = Vec::with_capacity(plan.points.len());
     for (i, p) in plan.points.iter().enumerate() {
         let rec = PointRecord {
             id: 0,
-            index: i as u32,
+            index: first_index + i as u32,
             params: p.clone(),
         };
         point_ids.push(store.add_point(run_id, &rec)?);
@@ -98,8 +149,6 @@ pub fn execute(
     let mut attempts = vec![0u32; n];
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut sched = Scheduler::new(seed);
-    let pb = progress((n as u64) * u64::from(plan.rule.repeat), quiet);
-    let mut seq = 0u32;
     let mut failed = 0u32;
     let mut status = RunStatus::Completed;
     'rounds: loop {
@@ -149,7 +198,7 @@ pub fn execute(
                 store,
                 run_id,
                 point_ids[i],
-                seq,
+                *seq,
                 attempts[i],
                 started_at,
                 stored,
@@ -159,12 +208,10 @@ pub fn execute(
                 break 'rounds;
             }
             attempts[i] += 1;
-            seq += 1;
+            *seq += 1;
             pb.inc(1);
         }
     }
-    pb.finish_and_clear();
-    store.finish_run(run_id, status, &now())?;
     Ok(RunEnd {
         run_id,
         status,

@@ -171,12 +171,10 @@ impl Session {
         })
     }
 
-    /// Attaches `--probe` groups to every following trial.
-    pub fn set_probes(&mut self, groups: ProbeSet) {
+    /// Attaches `--probe` groups to every following trial (`None`: no probes).
+    pub fn set_probes(&mut self, groups: Option<ProbeSet>) {
         match self {
-            Session::Local { probes, .. } | Session::Remote { probes, .. } => {
-                *probes = Some(groups)
-            }
+            Session::Local { probes, .. } | Session::Remote { probes, .. } => *probes = groups,
         }
     }
 

@@ -1,0 +1,250 @@
+//! Abrams & Chen 1991, "What limits TCP throughput": application-level
+//! throughput against write size for TCP and UDP (Figs 1–3, Table 2), delay
+//! against host load (Tables 3–5), the API comparison (Fig 4), the sender's
+//! timeline and idle time with a small receive buffer (§3.3, Fig 5), the
+//! per-segment cost (Table 6, Figs 6–7) and the speed-mismatch experiment
+//! (§3.5, Figs 8–9).
+
+use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
+
+mod report;
+pub use report::report;
+
+/// The study's name on the command line.
+pub const NAME: &str = "abrams91";
+
+/// Write sizes of Figs 1–3 (plus 8 KB and 64 KB; 65507 is the largest
+/// UDP datagram, used for both protocols so the curves share levels).
+const SIZES_FULL: &str = "10,100,512,1024,1460,2048,8192,65507";
+const SIZES_QUICK: &str = "10,512,1460,8192,65507";
+
+/// The remote place: the paper's single Ethernet is `ether10`; the fast
+/// modern path is `veth`.
+fn places(o: &PlanOptions) -> (String, String) {
+    match &o.topology {
+        Some(t) => (t.clone(), t.clone()),
+        None => ("veth".into(), "ether10".into()),
+    }
+}
+
+/// The study's plan.
+pub fn plan(o: &PlanOptions) -> StudyPlan {
+    let (fast, slow) = places(o);
+    let r = repeat(o, 3, 5);
+    let sizes = levels(o, SIZES_QUICK, SIZES_FULL);
+    let dur = if o.quick { "0.5s" } else { "1s" };
+    let mut e = Vec::new();
+    for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
+        e.push(Experiment::new(
+            &format!("write-size-{}-fast", proto.to_lowercase()),
+            &format!("Figs 1–3: {proto} throughput against write size ({fast})"),
+            &[
+                test,
+                "--write-size",
+                sizes,
+                "--topology",
+                &fast,
+                "--duration",
+                dur,
+                "--repeat",
+                &r,
+            ],
+        ));
+        e.push(Experiment::new(
+            &format!("write-size-{}-slow", proto.to_lowercase()),
+            &format!("Figs 1–3, Table 2: {proto} delay and throughput against write size, 512,000-byte file ({slow})"),
+            &[test, "--write-size", sizes, "--topology", &slow, "--bytes", "512000", "--repeat", &r],
+        ));
+    }
+    let load_sizes = levels(o, "10,512", "10,100,512,1024");
+    for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
+        e.push(Experiment::new(
+            &format!("load-{}", proto.to_lowercase()),
+            &format!("Tables 3–4: {proto} delay for a 40 KB file against sender load 0, 1, 3"),
+            &[
+                test,
+                "--write-size",
+                load_sizes,
+                "--bytes",
+                "40960",
+                "--load",
+                "none,sender:1,sender:3",
+                "--topology",
+                &slow,
+                "--repeat",
+                &r,
+            ],
+        ));
+    }
+    for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
+        e.push(Experiment::new(
+            &format!("load-file-{}", proto.to_lowercase()),
+            &format!("Table 5: {proto} delay for a 512,000-byte file in 512-byte writes against sender load"),
+            &[test, "--write-size", "512", "--bytes", "512000", "--load", "none,sender:1,sender:3", "--topology", &slow, "--repeat", &r],
+        ));
+    }
+    e.push(Experiment::new(
+        "api",
+        "Fig 4: throughput by application programming interface",
+        &[
+            "tcp-stream",
+            "--api",
+            "write,sendmsg,sendfile,zerocopy",
+            "--write-size",
+            levels(o, "100,1460,65536", "100,512,1460,8192,65536"),
+            "--topology",
+            &fast,
+            "--duration",
+            dur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "timeline",
+        "§3.3, Fig 5: the sender's timeline and idle time, 40 KB in 1 KB writes, small receive buffer",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "1024",
+            "--rcvbuf",
+            "4K",
+            "--sndbuf",
+            "4K",
+            "--bytes",
+            "40960",
+            "--topology",
+            &slow,
+            "--probe",
+            "queues,tcp,sched",
+            "--repeat",
+            levels(o, "3", "10"),
+        ],
+    ));
+    e.push(Experiment::new(
+        "segment-cost",
+        "Table 6, Figs 6–7: CPU time per segment on send and receive",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "1460,65536",
+            "--topology",
+            &fast,
+            "--duration",
+            dur,
+            "--probe",
+            "cpu",
+            "--repeat",
+            &r,
+        ],
+    ));
+    // §3.5: slower senders (a CPU quota on the sender) and a slower
+    // receiver (work per KB read). λ: each sender's UDP rate into a fast
+    // receiver; μ: the rate an overwhelmed receiver still removes
+    // datagrams at; then TCP for each pair and small receive buffers.
+    // CPU quotas are enforced per 100 ms period: trials of a second or
+    // more keep the quota's granularity out of the rates.
+    let qdur = if o.quick { "1s" } else { "2s" };
+    let speeds = levels(
+        o,
+        "sender=0.1,sender=0.3,none",
+        "sender=0.1,sender=0.2,sender=0.3,sender=0.5,none",
+    );
+    let work = "20us";
+    e.push(Experiment::new(
+        "lambda",
+        "§3.5: λ, the send rate of each emulated sender (UDP, 1 KB datagrams, fast receiver)",
+        &[
+            "udp-stream",
+            "--write-size",
+            "1024",
+            "--host-speed",
+            speeds,
+            "--topology",
+            &fast,
+            "--duration",
+            qdur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "mu",
+        "§3.5: μ, the rate the emulated receiver removes datagrams at (UDP, fast sender)",
+        &[
+            "udp-stream",
+            "--write-size",
+            "1024",
+            "--recv-work",
+            work,
+            "--topology",
+            &fast,
+            "--duration",
+            qdur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    // The same rates measured with TCP itself: a modern TCP sender
+    // coalesces 1 KB writes into large segments, so its capacity is not
+    // the UDP sender's; the bound uses these when present.
+    e.push(Experiment::new(
+        "lambda-tcp",
+        "§3.5: λ measured with TCP: each emulated sender into a fast receiver",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "1024",
+            "--host-speed",
+            speeds,
+            "--topology",
+            &fast,
+            "--duration",
+            qdur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "mu-tcp",
+        "§3.5: μ measured with TCP: a fast sender into the emulated receiver, large buffers",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "1024",
+            "--recv-work",
+            work,
+            "--topology",
+            &fast,
+            "--duration",
+            qdur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "mismatch",
+        "§3.5, Figs 8–9: TCP throughput against min(λ, μ) for small receive buffers",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "1024",
+            "--host-speed",
+            speeds,
+            "--recv-work",
+            work,
+            "--rcvbuf",
+            levels(o, "4K,16K", "4K,8K,16K"),
+            "--topology",
+            &fast,
+            "--duration",
+            qdur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    StudyPlan {
+        study: NAME.into(),
+        experiments: e,
+    }
+}

@@ -1,0 +1,588 @@
+//! The Abrams & Chen report: each figure from this run's data, the paper's
+//! finding beside it, and a finding sentence computed from the data.
+
+use crate::data::StudyData;
+use crate::figures::{at, auto_log_y, load_workers, place, sender_speed, series, write_size};
+use analysis::cpu::attribute;
+use analysis::findings::{overtakes_from, shape, shape_sentence, size_words, CurvePoint};
+use analysis::models::{limiter, mismatch_bound, Limiter};
+use analysis::path::analyse;
+use record::{Api, TestKind, ThreadRole, TrialParams};
+use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
+
+const CITE: &str = "Abrams & Chen 1991";
+
+/// The study's sections, in the paper's order.
+pub fn report(d: &StudyData) -> Vec<Section> {
+    vec![
+        write_size_section(d),
+        load_section(d),
+        api_section(d),
+        timeline_section(d),
+        segment_cost_section(d),
+        mismatch_section(d),
+    ]
+}
+
+fn mbit(v: f64) -> String {
+    measure(v, None, Unit::Si("bit/s"))
+}
+
+fn write_size_figure(title: &str) -> Figure {
+    let mut f = Figure::new(title, "write size (bytes)", "throughput (Mbit/s)");
+    f.log_x = true;
+    f.x_ticks = TickFormat::Bytes;
+    f
+}
+
+fn write_size_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Throughput against write size (Figs 1–3, Table 2)");
+    s.paper_finding(
+        format!("{CITE}, Fig. 1"),
+        "Larger writes give higher throughput, but only below 1 KB; the fastest host flattened \
+         at 8.4 Mbit/s from 1024-byte writes, limited by the 10 Mbit/s Ethernet.",
+    );
+    s.paper_finding(
+        format!("{CITE}, Fig. 4 and §2.4"),
+        "TCP yields higher throughput than UDP at small write sizes, UDP does better at large ones.",
+    );
+    for (suffix, which) in [
+        ("fast", "the fast path"),
+        ("slow", "the 10 Mbit/s Ethernet"),
+    ] {
+        let tcp_id = format!("write-size-tcp-{suffix}");
+        let udp_id = format!("write-size-udp-{suffix}");
+        let tcp = d.curve(&tcp_id, "throughput_bps", 1e-6, write_size, |_| true);
+        let udp = d.curve(&udp_id, "throughput_bps", 1e-6, write_size, |_| true);
+        if tcp.is_empty() && udp.is_empty() {
+            continue;
+        }
+        let where_ = d
+            .points_of(&tcp_id)
+            .first()
+            .map(|p| place(&p.params))
+            .unwrap_or_default();
+        let mut f = write_size_figure(&format!("TCP and UDP throughput on {where_} ({which})"))
+            .with_series(series("TCP", &tcp))
+            .with_series(series("UDP (received)", &udp));
+        auto_log_y(&mut f);
+        s.push(f);
+        s.finding(shape_sentence(
+            &format!("On {where_}, TCP throughput"),
+            "write size",
+            &shape(&tcp),
+            &size_words,
+        ));
+        s.finding(crossover_sentence(&where_, &tcp, &udp));
+        let loss = d.curve(&udp_id, "loss_rate", 1.0, write_size, |_| true);
+        if !loss.is_empty() {
+            let mut t = Table::new(["write size", "UDP loss rate", "UDP received", "TCP"])
+                .with_caption(format!("Table 2 on {where_}: UDP loss against write size"));
+            for l in &loss {
+                t.row([
+                    size_words(l.x),
+                    measure(l.mean, Some(l.ci), Unit::Percent),
+                    at(&udp, l.x).map_or("—".into(), |u| format!("{:.1} Mbit/s", u.mean)),
+                    at(&tcp, l.x).map_or("—".into(), |u| format!("{:.1} Mbit/s", u.mean)),
+                ]);
+            }
+            s.push(t);
+            let worst = loss.iter().fold(None::<CurvePoint>, |m, p| match m {
+                Some(q) if q.mean >= p.mean => Some(q),
+                _ => Some(*p),
+            });
+            if let Some(w) = worst {
+                s.finding(format!(
+                    "On {where_}, UDP lost up to {:.1}% of its datagrams (at {} writes); the paper's \
+                     hosts lost at most 4%, except a fast sender into a slow receiver (57%).",
+                    w.mean * 100.0,
+                    size_words(w.x)
+                ));
+            }
+        }
+    }
+    s
+}
+
+fn crossover_sentence(where_: &str, tcp: &[CurvePoint], udp: &[CurvePoint]) -> String {
+    let small = tcp.first().zip(udp.first());
+    let tcp_small = small.is_some_and(|(t, u)| t.x == u.x && t.mean > u.mean + t.ci + u.ci);
+    match (overtakes_from(udp, tcp), tcp_small) {
+        (Some(x), true) => format!(
+            "On {where_}, TCP beats UDP at the smallest writes and UDP exceeds TCP from {} on, as in the paper.",
+            size_words(x)
+        ),
+        (Some(x), false) => format!(
+            "On {where_}, UDP exceeds TCP beyond CI from {} writes on.",
+            size_words(x)
+        ),
+        (None, true) => format!(
+            "On {where_}, TCP beats UDP at the smallest writes and UDP never overtakes it beyond CI."
+        ),
+        (None, false) => format!("On {where_}, UDP never exceeds TCP beyond CI."),
+    }
+}
+
+fn load_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Delay against host load (Tables 3–5)");
+    s.paper_finding(
+        format!("{CITE}, Tables 3–5"),
+        "On the slowest hosts a load of one and three doubled and quadrupled TCP delay at \
+         10-byte writes; from 1 KB writes the increase was negligible. A 40 KB file was \
+         insensitive to load, a 512,000-byte file's delay more than doubled at load three.",
+    );
+    let mut t = Table::new([
+        "protocol",
+        "file",
+        "write size",
+        "delay, load 0",
+        "load 1",
+        "load 3",
+        "load 3 / load 0",
+    ])
+    .with_caption("Receiver delay, first byte to last, mean ± 95% CI")
+    .key();
+    let mut worst: Option<(f64, String)> = None;
+    for id in ["load-tcp", "load-udp", "load-file-tcp", "load-file-udp"] {
+        let points = d.points_of(id);
+        let mut sizes: Vec<(u64, u64)> = points
+            .iter()
+            .map(|p| (p.params.bytes.unwrap_or(0), p.params.write_size))
+            .collect();
+        sizes.sort();
+        sizes.dedup();
+        for (file, ws) in sizes {
+            let delay = |load: u32| {
+                points
+                    .iter()
+                    .find(|p| {
+                        p.params.write_size == ws
+                            && p.params.bytes == Some(file)
+                            && load_workers(&p.params) == load
+                    })
+                    .and_then(|p| p.metrics.get("delay_s"))
+            };
+            let proto = if id.ends_with("tcp") { "TCP" } else { "UDP" };
+            let cell = |load| {
+                delay(load).map_or("—".into(), |m| {
+                    measure(m.mean, Some(m.ci95), Unit::Si("s"))
+                })
+            };
+            let ratio = delay(3).zip(delay(0)).map(|(a, b)| a.mean / b.mean);
+            if let Some(r) = ratio {
+                let what = format!(
+                    "{proto}, {} file in {} writes",
+                    size_words(file as f64),
+                    size_words(ws as f64)
+                );
+                if worst.as_ref().is_none_or(|w| r > w.0) {
+                    worst = Some((r, what));
+                }
+            }
+            t.row([
+                proto.to_string(),
+                size_words(file as f64),
+                size_words(ws as f64),
+                cell(0),
+                cell(1),
+                cell(3),
+                ratio.map_or("—".into(), |r| format!("{r:.2}×")),
+            ]);
+        }
+    }
+    if t.rows.is_empty() {
+        s.warning("The load experiments have no successful trials in this run.");
+        return s;
+    }
+    s.push(t);
+    if let Some((r, what)) = worst {
+        s.finding(if r >= 1.2 {
+            format!("Three CPU-bound workers beside the sender raised delay most for {what}: {r:.2}× the unloaded delay.")
+        } else {
+            format!("Host load barely changes delay on this host: at most {r:.2}× with three workers ({what}).")
+        });
+    }
+    s
+}
+
+fn api_name(a: Api) -> &'static str {
+    match a {
+        Api::Write => "write",
+        Api::Sendmsg => "sendmsg",
+        Api::Sendfile => "sendfile",
+        Api::Zerocopy => "zerocopy",
+    }
+}
+
+fn api_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Application programming interface (Fig. 4)");
+    s.paper_finding(
+        format!("{CITE}, Fig. 4"),
+        "The choice of interface mattered: with TCP at 100-byte writes the socket delay was 24% \
+         lower than TLI's; with UDP at 512 bytes it was 21% higher.",
+    );
+    let apis = [Api::Write, Api::Sendmsg, Api::Sendfile, Api::Zerocopy];
+    let curves: Vec<(Api, Vec<CurvePoint>)> = apis
+        .iter()
+        .map(|&a| {
+            (
+                a,
+                d.curve("api", "throughput_bps", 1e-6, write_size, |p| p.api == a),
+            )
+        })
+        .filter(|(_, c)| !c.is_empty())
+        .collect();
+    if curves.is_empty() {
+        s.warning("The API experiment has no successful trials in this run.");
+        return s;
+    }
+    let mut f = write_size_figure("TCP throughput by sending interface");
+    for (a, c) in &curves {
+        f.series.push(series(api_name(*a), c));
+    }
+    auto_log_y(&mut f);
+    s.push(f);
+    let Some((_, base)) = curves.iter().find(|(a, _)| *a == Api::Write) else {
+        return s;
+    };
+    for b in base {
+        let best = curves
+            .iter()
+            .filter_map(|(a, c)| at(c, b.x).map(|p| (*a, p)))
+            .max_by(|x, y| x.1.mean.total_cmp(&y.1.mean));
+        if let Some((a, p)) = best {
+            let differs = analysis::findings::differ(&p, b);
+            s.finding(if a == Api::Write || !differs {
+                format!(
+                    "At {} writes no interface beats write() beyond CI.",
+                    size_words(b.x)
+                )
+            } else {
+                format!(
+                    "At {} writes {} is fastest, {:.2}× write().",
+                    size_words(b.x),
+                    api_name(a),
+                    p.mean / b.mean
+                )
+            });
+        }
+    }
+    s
+}
+
+fn timeline_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The sender's timeline and idle time (§3.3, Fig. 5)");
+    s.paper_finding(
+        format!("{CITE}, §3.3"),
+        "Sending 40 KB in 1 KB writes with a 2 KB receive buffer, the sender was idle 45.3% of \
+         the transfer, blocked because no receive buffer space was available.",
+    );
+    let trials = d.trials_of("timeline");
+    let mut idle = Vec::new();
+    let mut shown = false;
+    for (t, _) in &trials {
+        let Some(ev) = d.events.get(&t.id) else {
+            continue;
+        };
+        let a = analyse(ev);
+        if let Some(th) = a.threads.iter().find(|x| x.role == "sender") {
+            idle.push(th.idle_fraction);
+        }
+        if !shown {
+            if let Some(ts) = a.time_sequence.iter().max_by_key(|x| x.data.len()) {
+                let pts = |v: &[(f64, f64)]| -> Vec<Point> {
+                    let base = v.first().map_or(0.0, |p| p.1);
+                    v.iter()
+                        .map(|&(t, y)| Point::new(t * 1e3, (y - base) / 1024.0))
+                        .collect()
+                };
+                let base = ts.data.first().map_or(0.0, |p| p.1);
+                let rebase = |v: &[(f64, f64)]| -> Vec<Point> {
+                    v.iter()
+                        .map(|&(t, y)| Point::new(t * 1e3, (y - base) / 1024.0))
+                        .collect()
+                };
+                let mut f = Figure::new(
+                    format!("Time–sequence of trial {} ({})", t.seq, ts.flow),
+                    "time (ms)",
+                    "stream position (KB)",
+                )
+                .with_series(
+                    Series::new("data sent", pts(&ts.data)).with_style(SeriesStyle::Points),
+                )
+                .with_series(Series::new("acknowledged", rebase(&ts.acked)))
+                .with_series(Series::new("window edge", rebase(&ts.window_edge)));
+                f.caption = Some(
+                    "Data segments at the interface queue, the ACKs as the sender's TCP took them, \
+                     and the right edge of the offered window (Guerrero & Frieder Fig. 8's view)."
+                        .into(),
+                );
+                s.push(f);
+                shown = true;
+            }
+        }
+    }
+    if idle.is_empty() {
+        s.warning(
+            "No probed trial of the timeline experiment: it needs root and BPF (see tcplab probes).",
+        );
+        return s;
+    }
+    let sum = analysis::summarize(&idle);
+    if let Some(m) = sum {
+        s.finding(format!(
+            "With a {} receive buffer, the sender was blocked (idle) {} of the transfer over {} trials \
+             (the paper's 80386 sender: 45.3%).",
+            d.points_of("timeline")
+                .first()
+                .and_then(|p| p.params.rcvbuf)
+                .map_or("small".into(), |b| size_words(b as f64)),
+            measure(m.mean, Some(m.ci95), Unit::Percent),
+            m.n
+        ));
+    }
+    let rwnd = d.curve("timeline", "rwnd_limited_s", 1.0, |_| Some(0.0), |_| true);
+    let delay = d.curve("timeline", "delay_s", 1.0, |_| Some(0.0), |_| true);
+    if let (Some(r), Some(dl)) = (rwnd.first(), delay.first()) {
+        if dl.mean > 0.0 {
+            s.finding(format!(
+                "TCP_INFO counts {:.0}% of the delay as limited by the receive window.",
+                100.0 * r.mean / dl.mean
+            ));
+        }
+    }
+    s
+}
+
+fn segment_cost_section(d: &StudyData) -> Section {
+    let mut s = Section::new("CPU time per segment (Table 6, Figs 6–7)");
+    s.paper_finding(
+        format!("{CITE}, Table 6 and §3.5"),
+        "The D310 receiver took 3.469 ms to process a 1 KB data segment and 0.477 ms per ACK: \
+         at least 3.71 ms per packet, a bound of 2.209 Mbit/s.",
+    );
+    let mut t = Table::new([
+        "write size",
+        "trial",
+        "sender µs/segment",
+        "receiver µs/segment",
+        "segment (B)",
+        "bound from the slower side",
+        "measured",
+    ])
+    .with_caption("CPU time per data segment from the sampled CPU attribution")
+    .key();
+    let mut rows = Vec::new();
+    for (tr, params) in d.trials_of("segment-cost") {
+        let Some(p) = d.profiles.get(&tr.id) else {
+            continue;
+        };
+        let a = attribute(p);
+        let m = &tr.outcome.metrics;
+        let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
+        let snd = a.role(ThreadRole::Sender).map(|r| r.cpu_s).unwrap_or(0.0);
+        let rcv = a.role(ThreadRole::Receiver).map(|r| r.cpu_s).unwrap_or(0.0);
+        let (segs_out, segs_in) = (get("data_segs_out"), get("receiver_data_segs_in"));
+        if segs_out <= 0.0 || segs_in <= 0.0 {
+            continue;
+        }
+        let us_snd = snd * 1e6 / segs_out;
+        let us_rcv = rcv * 1e6 / segs_in;
+        let seg_bytes = get("bytes") / segs_out;
+        let bound = seg_bytes * 8.0 / (us_snd.max(us_rcv) * 1e-6);
+        rows.push((
+            params.write_size,
+            us_snd,
+            us_rcv,
+            seg_bytes,
+            bound,
+            get("throughput_bps"),
+        ));
+        t.row([
+            size_words(params.write_size as f64),
+            tr.seq.to_string(),
+            format!("{us_snd:.2}"),
+            format!("{us_rcv:.2}"),
+            format!("{seg_bytes:.0}"),
+            mbit(bound),
+            mbit(get("throughput_bps")),
+        ]);
+    }
+    if rows.is_empty() {
+        s.warning("No CPU-sampled trial in this run: the segment cost needs --probe cpu (root).");
+        return s;
+    }
+    s.push(t);
+    rows.sort_by_key(|r| r.0);
+    if let Some(r) = rows.first() {
+        let slower = if r.1 >= r.2 { "sending" } else { "receiving" };
+        s.finding(format!(
+            "At {} writes a data segment ({:.0} B) costs {:.2} µs to send and {:.2} µs to receive; \
+             {slower} is the slower side, which bounds throughput at {} against {} measured.",
+            size_words(r.0 as f64),
+            r.3,
+            r.1,
+            r.2,
+            mbit(r.4),
+            mbit(r.5)
+        ));
+    }
+    s
+}
+
+fn mismatch_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Mismatched sender and receiver speeds (§3.5, Figs 8–9)");
+    s.paper_finding(
+        format!("{CITE}, Figs 8–9"),
+        "Throughput is bounded by min(λ, μ). Far from ρ = 1 TCP reaches the bound with a receive \
+         buffer of two segments; near ρ = 1 an undersized receive buffer halves throughput.",
+    );
+    // λ per sender speed and μ of the slowed receiver: by the paper's
+    // definition with UDP, and with TCP itself (the bound uses TCP's when
+    // measured: a TCP sender's capacity is not a UDP sender's).
+    let speed = |p: &TrialParams| Some(sender_speed(p));
+    let lambda_udp = d.curve("lambda", "offered_bps", 1.0, speed, |_| true);
+    let mu_udp = d.curve("mu", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
+    let lambda_tcp = d.curve("lambda-tcp", "throughput_bps", 1.0, speed, |_| true);
+    let mu_tcp = d.curve("mu-tcp", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
+    let (lambda, mu, how) = if !lambda_tcp.is_empty() && !mu_tcp.is_empty() {
+        (lambda_tcp.clone(), mu_tcp.first().copied(), "TCP")
+    } else {
+        (lambda_udp.clone(), mu_udp.first().copied(), "UDP")
+    };
+    let (Some(mu), false) = (mu, lambda.is_empty()) else {
+        s.warning("λ or μ was not measured in this run.");
+        return s;
+    };
+    let cell = |c: &[CurvePoint], x: f64| {
+        at(c, x).map_or("—".into(), |p| {
+            measure(p.mean, Some(p.ci), Unit::Si("bit/s"))
+        })
+    };
+    let mut rates = Table::new([
+        "sender CPU share",
+        "λ, UDP (paper's definition)",
+        "λ, TCP",
+        "ρ = λ/μ",
+        "min(λ, μ)",
+    ])
+    .with_caption(format!(
+        "μ of the receiver with its extra work per KB: {} by UDP, {} by TCP; ρ and the bound use {how}",
+        mu_udp
+            .first()
+            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
+        mu_tcp
+            .first()
+            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
+    ));
+    for l in &lambda {
+        rates.row([
+            format!("{:.2}", l.x),
+            cell(&lambda_udp, l.x),
+            cell(&lambda_tcp, l.x),
+            format!("{:.2}", l.mean / mu.mean),
+            mbit(mismatch_bound(l.mean, mu.mean).unwrap_or(f64::NAN)),
+        ]);
+    }
+    s.push(rates);
+    if let (Some(u), Some(t)) = (lambda_udp.last(), lambda_tcp.last()) {
+        s.finding(format!(
+            "At full speed the sender produces {} with TCP against {} with UDP datagrams of 1 KB \
+             ({:.1}×): segmentation offload lets TCP send large segments, each UDP datagram pays \
+             the whole path.",
+            mbit(t.mean),
+            mbit(u.mean),
+            t.mean / u.mean
+        ));
+    }
+    // TCP throughput per (sender speed, receive buffer), against the bound.
+    let mut bufs: Vec<u64> = d
+        .points_of("mismatch")
+        .iter()
+        .filter_map(|p| p.params.rcvbuf)
+        .collect();
+    bufs.sort();
+    bufs.dedup();
+    let mut f = Figure::new(
+        "Measured TCP throughput against the bound min(λ, μ)",
+        "min(λ, μ) (Mbit/s)",
+        "TCP throughput (Mbit/s)",
+    );
+    let mut bound_line = Vec::new();
+    // (efficiency, rho, buffer) at the worst and the best point.
+    let mut worst: Option<(f64, f64, u64)> = None;
+    let mut best: Option<(f64, f64, u64)> = None;
+    for b in &bufs {
+        let keep = |p: &TrialParams| p.rcvbuf == Some(*b) && p.test == TestKind::TcpStream;
+        let tcp = d.curve(
+            "mismatch",
+            "throughput_bps",
+            1.0,
+            |p| Some(sender_speed(p)),
+            keep,
+        );
+        let mut pts = Vec::new();
+        for t in &tcp {
+            let Some(l) = at(&lambda, t.x) else { continue };
+            let Ok(bound) = mismatch_bound(l.mean, mu.mean) else {
+                continue;
+            };
+            pts.push(Point::with_ci(bound * 1e-6, t.mean * 1e-6, t.ci * 1e-6));
+            bound_line.push(bound * 1e-6);
+            let eff = t.mean / bound;
+            let rho = l.mean / mu.mean;
+            if worst.is_none_or(|w| eff < w.0) {
+                worst = Some((eff, rho, *b));
+            }
+            if best.is_none_or(|w| eff > w.0) {
+                best = Some((eff, rho, *b));
+            }
+        }
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        f.series.push(Series::new(
+            format!("receive buffer {}", size_words(*b as f64)),
+            pts,
+        ));
+    }
+    bound_line.sort_by(f64::total_cmp);
+    if let (Some(lo), Some(hi)) = (bound_line.first(), bound_line.last()) {
+        f.reference = Some(Series::new(
+            "bound: throughput = min(λ, μ)",
+            vec![
+                Point::new(0.0, 0.0),
+                Point::new(*lo, *lo),
+                Point::new(*hi, *hi),
+            ],
+        ));
+    }
+    s.push(f);
+    if let (Some(w), Some(b)) = (worst, best) {
+        let side = |rho: f64| match limiter(rho, 1.0, 0.25) {
+            Ok(Limiter::Balanced) => "near ρ = 1",
+            Ok(Limiter::Sender) => "the sender slower",
+            _ => "the receiver slower",
+        };
+        s.finding(format!(
+            "TCP reached {:.0}% of min(λ, μ) at best (ρ = {:.2}, {}, {} receive buffer) and {:.0}% \
+             at worst (ρ = {:.2}, {}, {} receive buffer).",
+            b.0 * 100.0,
+            b.1,
+            side(b.1),
+            size_words(b.2 as f64),
+            w.0 * 100.0,
+            w.1,
+            side(w.1),
+            size_words(w.2 as f64)
+        ));
+        if b.0 > 1.1 {
+            s.warning(format!(
+                "Measured TCP throughput exceeds min(λ, μ) by {:.0}% at ρ = {:.2}: λ or μ was \
+                 underestimated there (see their confidence intervals); the CPU quota's 100 ms \
+                 period makes short trials of a throttled sender noisy.",
+                (b.0 - 1.0) * 100.0,
+                b.1
+            ));
+        }
+    }
+    s
+}

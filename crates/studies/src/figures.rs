@@ -1,0 +1,61 @@
+//! Small helpers shared by the studies' reports: curves as report series,
+//! factor levels read off a point's parameters.
+
+use analysis::findings::CurvePoint;
+use record::TrialParams;
+use report::{Point, Series};
+
+/// A measured curve as a report series with CI error bars.
+pub fn series(name: &str, c: &[CurvePoint]) -> Series {
+    Series::new(
+        name,
+        c.iter()
+            .map(|p| Point::with_ci(p.x, p.mean, p.ci))
+            .collect(),
+    )
+}
+
+/// The write size of a point, bytes.
+pub fn write_size(p: &TrialParams) -> Option<f64> {
+    Some(p.write_size as f64)
+}
+
+/// Load workers beside the sender (0 without `--load`).
+pub fn load_workers(p: &TrialParams) -> u32 {
+    p.load.as_ref().map_or(0, |l| l.workers)
+}
+
+/// The place a point ran in (`loopback` without `--topology`).
+pub fn place(p: &TrialParams) -> String {
+    p.topology.clone().unwrap_or_else(|| "loopback".into())
+}
+
+/// The sender's CPU fraction under `--host-speed` (1 without).
+pub fn sender_speed(p: &TrialParams) -> f64 {
+    use record::params::HostSide;
+    match &p.host_speed {
+        Some(h) if matches!(h.side, HostSide::Sender | HostSide::Both) => h.fraction,
+        _ => 1.0,
+    }
+}
+
+/// The value of a curve at x, if it has one.
+pub fn at(c: &[CurvePoint], x: f64) -> Option<CurvePoint> {
+    c.iter().find(|p| p.x == x).copied()
+}
+
+/// Sets a logarithmic y axis when every mean is positive and they span
+/// more than 30×, so small values stay readable beside large ones.
+pub fn auto_log_y(f: &mut report::Figure) {
+    let ys: Vec<f64> = f
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.y))
+        .collect();
+    let min = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = ys.iter().copied().fold(0.0, f64::max);
+    if !ys.is_empty() && min > 0.0 && max / min > 30.0 {
+        f.log_y = true;
+        f.y_from_zero = false;
+    }
+}

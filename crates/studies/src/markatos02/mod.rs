@@ -1,0 +1,50 @@
+//! Markatos 2002, "Speeding up TCP/IP: faster processors are not enough":
+//! null system call latency, loopback bandwidth with 64 KB messages, MB per
+//! CPU-second on loopback and emulated LAN, MAN and WAN paths (§3.4–3.7),
+//! TCP and HTTP latency (§3.8–3.9), mileage (§4.1), and the model
+//! throughput = 1 / (1/mem_bw + C/cpu_score) fitted across CPU speeds.
+
+use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
+
+mod report;
+pub use report::report;
+
+/// The study's name on the command line.
+pub const NAME: &str = "markatos02";
+
+/// The study's plan. The null system call latency and the CPU score come
+/// from the host profile (`tcplab calibrate`), not from a sweep.
+pub fn plan(o: &PlanOptions) -> StudyPlan {
+    let r = repeat(o, 3, 5);
+    let dur = if o.quick { "1s" } else { "3s" };
+    let networks = match &o.topology {
+        Some(t) => format!("loopback,{t}"),
+        None => "loopback,lan100,man,wan".into(),
+    };
+    let e = vec![
+        Experiment::new(
+            "mb-per-cpu",
+            "§3.4–3.7: bandwidth and MB per CPU-second, 64 KB messages, loopback and emulated networks",
+            &["tcp-stream", "--write-size", "65536", "--topology", &networks, "--duration", dur, "--repeat", &r],
+        ),
+        Experiment::new(
+            "latency-tcp",
+            "§3.8: TCP latency, 1-byte request/response",
+            &["tcp-rr", "--write-size", "1", "--topology", "loopback,lan100", "--duration", dur, "--repeat", &r],
+        ),
+        Experiment::new(
+            "latency-http",
+            "§3.9: HTTP latency, lat_http's page of 10 KB and 12 objects of 40 KB",
+            &["http", "--topology", "loopback,lan100", "--duration", dur, "--repeat", &r],
+        ),
+        Experiment::new(
+            "cpu-speed",
+            "§4: loopback bandwidth against CPU speed (both hosts under a CPU quota), for the model",
+            &["tcp-stream", "--write-size", "65536", "--host-speed", levels(o, "both=0.1,both=0.3,none", "both=0.1,both=0.2,both=0.4,both=0.7,none"), "--duration", dur, "--repeat", &r],
+        ),
+    ];
+    StudyPlan {
+        study: NAME.into(),
+        experiments: e,
+    }
+}

@@ -1,0 +1,403 @@
+//! `tcplab study NAME|all`: plans a classic study, checks every experiment
+//! with the same parser and validation as `tcplab bench`, runs them all in
+//! one session into one stored run, and writes the study's HTML report
+//! beside its raw data. `all` runs every study and writes an index page.
+
+use crate::cli::{Cli, Command, StudyArgs};
+use crate::commands::{interrupt_flag, open_store};
+use crate::plan_args::{bench_plan, BenchPlan};
+use crate::runner::{now, run_meta, run_points, trial_progress};
+use crate::session::Session;
+use crate::usage::usage;
+use anyhow::Context;
+use clap::Parser;
+use record::{RunStatus, Store};
+use report::{DataFile, Report, Section};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use studies::{ExperimentRecord, PlanOptions, StudyData, StudyPlan, StudySettings};
+
+/// One experiment checked and expanded into points.
+struct Parsed {
+    plan: BenchPlan,
+    probe: Option<String>,
+}
+
+/// What one study wrote.
+struct StudyResult {
+    name: String,
+    run_id: i64,
+    html: PathBuf,
+    findings: usize,
+    status: RunStatus,
+}
+
+/// Runs `tcplab study`.
+pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
+    let names: Vec<String> = if a.name == "all" {
+        studies::NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        vec![a.name.clone()]
+    };
+    let opts = PlanOptions {
+        quick: a.quick,
+        topology: a.topology.clone(),
+    };
+    // Every experiment of every study is checked before anything runs:
+    // bad input stops here, with nothing stored.
+    let mut planned = Vec::new();
+    for n in &names {
+        let plan = studies::plan(n, &opts).map_err(usage)?;
+        let parsed = parse(&plan)?;
+        planned.push((plan, parsed));
+    }
+    if a.plan {
+        for (plan, parsed) in &planned {
+            println!("study {}:", plan.study);
+            for (e, p) in plan.experiments.iter().zip(parsed) {
+                println!(
+                    "  {:<18} {:>4} points × {} repetitions  {}",
+                    e.id,
+                    p.plan.points.len(),
+                    p.plan.rule.repeat,
+                    e.command()
+                );
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let out_dir = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| usage(format!("cannot create {}: {e}", out_dir.display())))?;
+    let mut store = open_store(db)?;
+    let interrupt = interrupt_flag()?;
+    let t0 = Instant::now();
+    let mut results = Vec::new();
+    for (plan, parsed) in planned {
+        let r = run_study(&mut store, &plan, parsed, &a, &interrupt, &out_dir)?;
+        let stop = r.status == RunStatus::Interrupted;
+        results.push(r);
+        if stop {
+            break;
+        }
+    }
+    if names.len() > 1 {
+        let index = write_index(&results, &out_dir, t0.elapsed().as_secs_f64())?;
+        println!("index of the reports: {}", index.display());
+    }
+    eprintln!(
+        "tcplab: {} finished in {:.0} s",
+        if names.len() > 1 {
+            "every study".to_string()
+        } else {
+            format!("study {}", names[0])
+        },
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(
+        if results.iter().any(|r| r.status == RunStatus::Interrupted) {
+            ExitCode::from(130)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// Parses and validates each experiment as `tcplab bench` would.
+fn parse(plan: &StudyPlan) -> anyhow::Result<Vec<Parsed>> {
+    let mut out = Vec::new();
+    for e in &plan.experiments {
+        let argv = ["tcplab", "bench"]
+            .into_iter()
+            .map(String::from)
+            .chain(e.args.iter().cloned());
+        let cli = Cli::try_parse_from(argv).map_err(|err| {
+            let text = err.render().to_string();
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            usage(format!(
+                "study {} experiment {}: {}",
+                plan.study,
+                e.id,
+                line.trim_start_matches("error: ")
+            ))
+        })?;
+        let Command::Bench(b) = cli.command else {
+            unreachable!("the argument vector starts with bench")
+        };
+        let bp = bench_plan(&b)
+            .map_err(|err| usage(format!("study {} experiment {}: {err}", plan.study, e.id)))?;
+        out.push(Parsed {
+            plan: bp,
+            probe: b.probe.clone(),
+        });
+    }
+    Ok(out)
+}
+
+fn run_study(
+    store: &mut Store,
+    plan: &StudyPlan,
+    parsed: Vec<Parsed>,
+    a: &StudyArgs,
+    interrupt: &Arc<AtomicBool>,
+    out_dir: &Path,
+) -> anyhow::Result<StudyResult> {
+    eprintln!(
+        "tcplab: study {}: {} experiments, {} points",
+        plan.study,
+        plan.experiments.len(),
+        parsed.iter().map(|p| p.plan.points.len()).sum::<usize>()
+    );
+    let all_points: Vec<record::TrialParams> = parsed
+        .iter()
+        .flat_map(|p| p.plan.points.iter().cloned())
+        .collect();
+    let status = |m: &str| eprintln!("tcplab: {m}");
+    let mut session = Session::local(&all_points, interrupt, &status)?;
+    if interrupt.load(Ordering::SeqCst) {
+        anyhow::bail!("interrupted before the first trial; nothing stored");
+    }
+    let mut records = Vec::new();
+    let mut first = 0u32;
+    for (e, p) in plan.experiments.iter().zip(&parsed) {
+        records.push(ExperimentRecord {
+            id: e.id.clone(),
+            title: e.title.clone(),
+            command: e.command(),
+            first_point: first,
+            points: p.plan.points.len() as u32,
+        });
+        first += p.plan.points.len() as u32;
+    }
+    let settings = StudySettings {
+        study: plan.study.clone(),
+        quick: a.quick,
+        experiments: records,
+    };
+    let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let meta = run_meta(
+        format!("study:{}", plan.study),
+        command,
+        seed,
+        &session,
+        json!({ studies::data::SETTINGS_KEY: settings }),
+    );
+    let run_id = store.create_run(&meta)?;
+    let total: u64 = parsed
+        .iter()
+        .map(|p| p.plan.points.len() as u64 * u64::from(p.plan.rule.repeat))
+        .sum();
+    let pb = trial_progress(total, false);
+    let mut seq = 0u32;
+    let mut run_status = RunStatus::Completed;
+    let mut warnings = Vec::new();
+    let mut failed = 0;
+    for (e, p) in settings.experiments.iter().zip(&parsed) {
+        let probes = match &p.probe {
+            Some(spec) => match crate::probes::prepare(spec) {
+                Ok(g) => Some(g),
+                Err(err) => {
+                    let w = format!("{}: ran without --probe {spec}: {err:#}", e.id);
+                    pb.println(format!("tcplab: {w}"));
+                    warnings.push(w);
+                    None
+                }
+            },
+            None => None,
+        };
+        session.set_probes(probes);
+        let end = run_points(
+            store,
+            run_id,
+            e.first_point,
+            &mut seq,
+            &p.plan,
+            &mut session,
+            seed,
+            interrupt,
+            &pb,
+        )?;
+        failed += end.failed;
+        if end.status == RunStatus::Interrupted {
+            run_status = RunStatus::Interrupted;
+            break;
+        }
+    }
+    pb.finish_and_clear();
+    store.finish_run(run_id, run_status, &now())?;
+    // The places are torn down before the report is built.
+    drop(session);
+    if failed > 0 {
+        warnings.push(format!(
+            "{failed} trials failed; their points are summarized over the trials that succeeded"
+        ));
+    }
+    let html = out_dir.join(format!("{}-run-{run_id}.html", plan.study));
+    let findings = write_study_report(store, run_id, &plan.study, &warnings, &html)?;
+    Ok(StudyResult {
+        name: plan.study.clone(),
+        run_id,
+        html,
+        findings,
+        status: run_status,
+    })
+}
+
+/// Reads a study run back and writes its report; returns the number of
+/// finding sentences.
+fn write_study_report(
+    store: &Store,
+    run_id: i64,
+    name: &str,
+    warnings: &[String],
+    out: &Path,
+) -> anyhow::Result<usize> {
+    let run = store.load_run(run_id)?;
+    let points = analysis::summarize_run(&run);
+    let mut events = BTreeMap::new();
+    let mut profiles = BTreeMap::new();
+    for t in &run.trials {
+        if let Some(blob) = store.load_events(t.id)? {
+            if blob.version == record::probe_event::EVENT_VERSION {
+                events.insert(t.id, record::probe_event::decode_all(&blob.data));
+            }
+        }
+        if let Some(p) = store.load_profile(t.id)? {
+            profiles.insert(t.id, p);
+        }
+    }
+    let csv = {
+        let mut v = Vec::new();
+        record::export::trials_csv(&run, &mut v)?;
+        v
+    };
+    let json = serde_json::to_vec_pretty(&record::export::run_json(&run))?;
+    let data = StudyData::new(run, points, events, profiles)?;
+    let sections = match name {
+        studies::abrams91::NAME => studies::abrams91::report(&data),
+        studies::markatos02::NAME => studies::markatos02::report(&data),
+        other => anyhow::bail!("no report for study {other}"),
+    };
+    let mut r =
+        Report::new(format!("{name} on {}", data.run.meta.host.hostname)).with_subtitle(format!(
+            "tcplab study run {run_id}{}, {} — {}",
+            if data.settings.quick {
+                " (--quick)"
+            } else {
+                ""
+            },
+            data.run.meta.started_at,
+            data.run.meta.host.cpu_model
+        ));
+    r.push(host_section(&data));
+    let mut findings = 0;
+    for s in sections {
+        findings += s
+            .blocks
+            .iter()
+            .filter(|b| matches!(b, report::Block::Finding { .. }))
+            .count();
+        r.push(s);
+    }
+    r.push(experiments_section(&data, warnings));
+    let files = vec![
+        DataFile::new("csv", "every trial: parameters and metrics (CSV)", csv),
+        DataFile::new(
+            "json",
+            "the run with per-point summaries and every trial (JSON)",
+            json,
+        ),
+    ];
+    let w = report::write_report(&r, out, files)
+        .with_context(|| format!("writing the report {}", out.display()))?;
+    println!("{}", report::summary_text(&r));
+    println!("report: {}", w.html.display());
+    Ok(findings)
+}
+
+fn host_section(d: &StudyData) -> Section {
+    let h = &d.run.meta.host;
+    let mut s = Section::new("This host");
+    let mut kv = vec![
+        ("CPU".to_string(), format!("{} × {}", h.cores, h.cpu_model)),
+        ("kernel".to_string(), h.kernel.clone()),
+        ("system".to_string(), h.os.clone()),
+        (
+            "congestion control".to_string(),
+            h.congestion_control.clone(),
+        ),
+    ];
+    for k in [
+        "net.ipv4.tcp_rmem",
+        "net.ipv4.tcp_wmem",
+        "net.core.rmem_max",
+    ] {
+        if let Some(v) = h.sysctls.get(k) {
+            kv.push((k.to_string(), v.clone()));
+        }
+    }
+    s.push(report::Block::KeyValues(kv));
+    s
+}
+
+fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
+    let mut s = Section::new("Experiments of this run");
+    for w in warnings {
+        s.warning(w.clone());
+    }
+    let mut t = report::Table::new(["experiment", "points", "trials ok", "failed", "command"]);
+    for e in &d.settings.experiments {
+        let pts = d.points_of(&e.id);
+        t.row([
+            format!("{} — {}", e.id, e.title),
+            pts.len().to_string(),
+            pts.iter().map(|p| p.trials_ok).sum::<u32>().to_string(),
+            pts.iter().map(|p| p.trials_failed).sum::<u32>().to_string(),
+            e.command.clone(),
+        ]);
+    }
+    s.push(t);
+    s
+}
+
+/// The index page of `study all`: one link per study report.
+fn write_index(results: &[StudyResult], out_dir: &Path, elapsed_s: f64) -> anyhow::Result<PathBuf> {
+    let mut r = Report::new("tcplab studies")
+        .with_subtitle(format!("{} studies in {elapsed_s:.0} s", results.len()));
+    let mut s = Section::new("Reports");
+    let mut t = report::Table::new(["study", "run", "findings", "status", "report"]).key();
+    for x in results {
+        t.row([
+            x.name.clone(),
+            x.run_id.to_string(),
+            x.findings.to_string(),
+            format!("{:?}", x.status).to_lowercase(),
+            x.html
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ]);
+    }
+    s.push(t);
+    r.push(s);
+    for x in results {
+        if let Some(f) = x.html.file_name() {
+            r.data_files.push(report::DataLink {
+                href: f.to_string_lossy().into_owned(),
+                description: format!("the {} report (run {})", x.name, x.run_id),
+            });
+        }
+    }
+    let out = out_dir.join("index.html");
+    let html = report::render_html(&r)?;
+    let tmp = out_dir.join(".index.html.tmp");
+    std::fs::write(&tmp, html).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &out)?;
+    Ok(out)
+}

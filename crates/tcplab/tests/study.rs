@@ -1,0 +1,136 @@
+//! `tcplab study` through the binary: every study's plan passes the bench
+//! parser, bad names are refused with one line, and `study all --quick`
+//! runs both studies for real, stores each as one run and writes their
+//! reports and an index page linking them.
+
+mod common;
+
+use common::tcplab;
+use rusqlite::Connection;
+use std::time::Instant;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn every_study_plan_is_valid_bench_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for quick in [true, false] {
+        let mut args = vec!["study", "all", "--plan"];
+        if quick {
+            args.push("--quick");
+        }
+        let out = tcplab(&db, &args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for id in [
+            "write-size-tcp-fast",
+            "load-file-udp",
+            "mismatch",
+            "cpu-speed",
+        ] {
+            assert!(text.contains(id), "{id} missing from the plan:\n{text}");
+        }
+        assert!(text.contains("study abrams91:") && text.contains("study markatos02:"));
+    }
+    // Planning stores nothing.
+    assert!(!db.exists() || tcplab(&db, &["runs"]).stdout.is_empty());
+}
+
+#[test]
+fn unknown_studies_and_bad_places_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for args in [
+        vec!["study", "nope"],
+        vec![
+            "study",
+            "abrams91",
+            "--quick",
+            "--topology",
+            "nowhere",
+            "--plan",
+        ],
+    ] {
+        let out = tcplab(&db, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
+    if !is_root() {
+        eprintln!("SKIP: studies build namespaces and need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let out_dir = dir.path().join("reports");
+    let t0 = Instant::now();
+    let out = tcplab(
+        &db,
+        &[
+            "study",
+            "all",
+            "--quick",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let secs = t0.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "status {:?}\n{}\n{}",
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("study all --quick took {secs:.0} s");
+    // One run per study, each holding every experiment's points.
+    let conn = Connection::open(&db).unwrap();
+    let kinds: Vec<(i64, String, String)> = conn
+        .prepare("SELECT id, kind, status FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let names: Vec<&str> = kinds.iter().map(|k| k.1.as_str()).collect();
+    assert_eq!(names, ["study:abrams91", "study:markatos02"]);
+    assert!(kinds.iter().all(|k| k.2 == "completed"), "{kinds:?}");
+    let index = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    for (id, name, _) in &kinds {
+        let study = name.trim_start_matches("study:");
+        let file = format!("{study}-run-{id}.html");
+        assert!(index.contains(&file), "index does not link {file}");
+        let html = std::fs::read_to_string(out_dir.join(&file)).unwrap();
+        assert!(html.contains("<svg"), "{file} has no figure");
+        assert!(!html.contains("<script"), "{file} has a script");
+        for suffix in ["csv", "json"] {
+            let data = out_dir.join(format!("{study}-run-{id}.{suffix}"));
+            assert!(data.exists(), "{} missing", data.display());
+        }
+    }
+    // Computed findings reach the terminal summary.
+    assert!(
+        stdout.contains("TCP throughput rises")
+            || stdout.contains("TCP throughput does not change")
+    );
+    assert!(
+        stdout.contains("MB per CPU-second") || stdout.contains("moves most data per CPU-second")
+    );
+    // The places were torn down.
+    let lab = tcplab(&db, &["lab", "show"]);
+    let shown = String::from_utf8_lossy(&lab.stdout);
+    assert!(!shown.contains("tcplab-"), "left behind:\n{shown}");
+}
