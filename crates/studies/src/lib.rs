@@ -10,6 +10,7 @@ pub mod data;
 pub mod figures;
 pub mod markatos02;
 pub mod spec;
+pub mod verdict;
 
 pub use data::{ExperimentRecord, HostNumbers, StudyData, StudySettings};
 pub use spec::{Experiment, PlanOptions, StudyPlan};

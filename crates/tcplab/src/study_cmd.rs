@@ -305,6 +305,13 @@ fn write_study_report(
             .count();
         r.push(s);
     }
+    let verdict = studies::verdict::section(&data);
+    findings += verdict
+        .blocks
+        .iter()
+        .filter(|b| matches!(b, report::Block::Finding { .. }))
+        .count();
+    r.push(verdict);
     r.push(experiments_section(&data, warnings));
     let files = vec![
         DataFile::new("csv", "every trial: parameters and metrics (CSV)", csv),
