@@ -46,17 +46,23 @@ fn label(p: &TrialParams) -> String {
 }
 
 /// Keeps the larger of two (score, evidence) candidates.
-fn keep_max(best: &mut Option<(f64, String)>, score: f64, evidence: impl FnOnce() -> String) {
+fn keep_max(best: &mut Best, score: f64, evidence: impl FnOnce() -> String) {
     if score.is_finite() && best.as_ref().is_none_or(|b| score > b.0) {
         *best = Some((score, evidence()));
     }
 }
 
+/// The best (score, evidence) found for a candidate so far.
+type Best = Option<(f64, String)>;
+
+/// A CPU-layer candidate: its name, the layers it sums, its best evidence.
+type LayerCandidate = (&'static str, &'static [&'static str], Best);
+
 /// The run's candidates, ranked by score (unmeasured ones last).
 pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
-    let mut window: Option<(f64, String)> = None;
-    let mut link: Option<(f64, String)> = None;
-    let mut layers: Vec<(&'static str, &'static [&'static str], Option<(f64, String)>)> = vec![
+    let mut window: Best = None;
+    let mut link: Best = None;
+    let mut layers: Vec<LayerCandidate> = vec![
         ("data copy", &["copy"], None),
         ("checksum", &["checksum"], None),
         (
