@@ -172,7 +172,10 @@ fn the_verdict_ranks_what_the_data_shows() {
     assert_eq!(b[0].name, "the link", "{b:#?}");
     // The best trial: 1.01 × 0.95 of the line rate.
     assert!((b[0].score.unwrap() - 0.9595).abs() < 1e-6, "{b:#?}");
-    assert!(b[0].evidence.contains("96% of the 1052.6 Mbit/s line rate"), "{b:#?}");
+    assert!(
+        b[0].evidence.contains("96% of the 1052.6 Mbit/s line rate"),
+        "{b:#?}"
+    );
     // No CPU samples: the CPU candidates say so and rank last.
     assert!(b.iter().any(|x| x.name == "data copy" && x.score.is_none()));
     assert!(b.last().unwrap().score.is_none());

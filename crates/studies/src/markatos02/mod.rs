@@ -38,6 +38,21 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             &["http", "--topology", "loopback,lan100", "--duration", dur, "--repeat", &r],
         ),
         Experiment::new(
+            "cpu-attribution",
+            "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials)",
+            &[
+                "tcp-stream",
+                "--write-size",
+                "65536",
+                "--duration",
+                dur,
+                "--probe",
+                "cpu",
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
             "cpu-speed",
             "§4: loopback bandwidth against CPU speed (both hosts under a CPU quota), for the model",
             &["tcp-stream", "--write-size", "65536", "--host-speed", levels(o, "both=0.1,both=0.3,none", "both=0.1,both=0.2,both=0.4,both=0.7,none"), "--duration", dur, "--repeat", &r],
