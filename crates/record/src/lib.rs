@@ -5,6 +5,7 @@
 pub mod cpu_profile;
 pub mod export;
 pub mod host;
+pub mod host_profile;
 pub mod params;
 pub mod pcap;
 pub mod probe_event;
@@ -13,6 +14,7 @@ pub mod store;
 
 pub use cpu_profile::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
 pub use host::HostFacts;
+pub use host_profile::{HostProfile, Measured, HOST_PROFILE_VERSION};
 pub use params::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};

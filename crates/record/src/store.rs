@@ -5,6 +5,7 @@
 //! older file up to date.
 
 use crate::cpu_profile::CpuProfile;
+use crate::host_profile::HostProfile;
 use crate::params::TrialParams;
 use crate::run::{
     EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus,
@@ -86,12 +87,25 @@ CREATE TABLE trial_profiles (
 );
 ";
 
-/// The schema migrations, oldest first.
+/// Version 4: host profiles from `tcplab calibrate`; each run references
+/// the newest profile of its host when it was created.
+const SCHEMA_V4: &str = "
+CREATE TABLE host_profiles (
+    id         INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    hostname   TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    json       TEXT NOT NULL
+);
+CREATE INDEX host_profiles_hostname ON host_profiles(hostname);
+ALTER TABLE runs ADD COLUMN host_profile_id INTEGER NULL REFERENCES host_profiles(id);
+";
+
 /// The schema steps in order; a store at version n has the first n applied.
-const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The schema version a store is migrated to (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: usize = 3;
+pub const SCHEMA_VERSION: usize = 4;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(SCHEMA_STEPS.iter().map(|s| M::up(s)).collect())
@@ -118,6 +132,9 @@ pub enum StoreError {
     /// No run has this id.
     #[error("no run with id {0}")]
     NoSuchRun(i64),
+    /// No host profile has this id.
+    #[error("no host profile with id {0}")]
+    NoSuchProfile(i64),
     /// The run has no point with this id.
     #[error("run {run} has no point with id {point}")]
     NoSuchPoint {
@@ -219,10 +236,11 @@ impl Store {
     pub fn create_run(&mut self, meta: &RunMeta) -> Result<i64, StoreError> {
         let host_json = serde_json::to_string(&meta.host)?;
         let settings_json = serde_json::to_string(&meta.settings)?;
+        let profile = self.latest_host_profile(&meta.host.hostname)?.map(|p| p.0);
         self.conn.execute(
             "INSERT INTO runs (kind, command, seed, place, started_at, finished_at,
-                               status, host_json, settings_json, tool_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                               status, host_json, settings_json, tool_version, host_profile_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 meta.kind,
                 meta.command,
@@ -234,9 +252,68 @@ impl Store {
                 host_json,
                 settings_json,
                 meta.tool_version,
+                profile,
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a host profile and returns its id. Runs created after it on
+    /// the same host reference it.
+    pub fn add_host_profile(&mut self, p: &HostProfile) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT INTO host_profiles (created_at, hostname, version, json)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![
+                p.created_at,
+                p.hostname,
+                p.version,
+                serde_json::to_string(p)?
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The host profile with this id.
+    pub fn load_host_profile(&self, id: i64) -> Result<HostProfile, StoreError> {
+        let json: String = self
+            .conn
+            .query_row("SELECT json FROM host_profiles WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or(StoreError::NoSuchProfile(id))?;
+        Ok(serde_json::from_str(&json)?)
+    }
+
+    /// The newest profile of `hostname`, with its id.
+    pub fn latest_host_profile(
+        &self,
+        hostname: &str,
+    ) -> Result<Option<(i64, HostProfile)>, StoreError> {
+        let row: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, json FROM host_profiles WHERE hostname = ?1 ORDER BY id DESC LIMIT 1",
+                [hostname],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(id, j)| Ok((id, serde_json::from_str(&j)?)))
+            .transpose()
+    }
+
+    /// The profile a run references (the newest of its host when it was
+    /// created), if there was one.
+    pub fn run_host_profile(&self, run_id: i64) -> Result<Option<(i64, HostProfile)>, StoreError> {
+        require_run(&self.conn, run_id)?;
+        let id: Option<i64> = self.conn.query_row(
+            "SELECT host_profile_id FROM runs WHERE id = ?1",
+            [run_id],
+            |r| r.get(0),
+        )?;
+        id.map(|id| Ok((id, self.load_host_profile(id)?)))
+            .transpose()
     }
 
     /// Stores a point of run `run_id` and returns its id (`point.id` is ignored).

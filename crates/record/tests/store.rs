@@ -380,3 +380,57 @@ fn probe_records_are_stored_per_trial_and_only_for_successes() {
         .unwrap();
     assert_eq!(left, 0);
 }
+
+fn profile(hostname: &str, score: f64) -> record::HostProfile {
+    let m = |v: f64, unit: &str| record::Measured {
+        median: v,
+        mean: v,
+        ci95: 0.01 * v,
+        n: 3,
+        unit: unit.into(),
+    };
+    record::HostProfile {
+        version: record::HOST_PROFILE_VERSION,
+        created_at: "2026-11-22T18:00:00Z".into(),
+        hostname: hostname.into(),
+        cpu_model: "cpu".into(),
+        cores: 2,
+        kernel: "6.18".into(),
+        quick: true,
+        copy_cache: m(1.5e11, "B/s"),
+        copy_dram: m(1.2e10, "B/s"),
+        checksum_rfc1071: m(2e9, "B/s"),
+        checksum_fast: m(3e10, "B/s"),
+        null_syscall: m(1.2e-7, "s"),
+        context_switch: m(2.2e-6, "s"),
+        pipe_overhead: m(5.5e-7, "s"),
+        cpu_score: m(score, "1/s"),
+    }
+}
+
+#[test]
+fn runs_reference_the_newest_profile_of_their_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut store = Store::open(&path).unwrap();
+    // Before any profile, a run references none.
+    let r0 = store.create_run(&meta(1)).unwrap();
+    assert_eq!(store.run_host_profile(r0).unwrap(), None);
+    let old = store.add_host_profile(&profile("box", 100.0)).unwrap();
+    let other = store.add_host_profile(&profile("elsewhere", 5.0)).unwrap();
+    let new = store.add_host_profile(&profile("box", 200.0)).unwrap();
+    assert!(old < other && other < new);
+    let (id, p) = store.latest_host_profile("box").unwrap().unwrap();
+    assert_eq!((id, p.cpu_score.median), (new, 200.0));
+    assert_eq!(store.load_host_profile(old).unwrap(), profile("box", 100.0));
+    assert!(matches!(
+        store.load_host_profile(999),
+        Err(StoreError::NoSuchProfile(999))
+    ));
+    // meta() runs on host "box": the newest profile of "box", not "elsewhere".
+    let r1 = store.create_run(&meta(2)).unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.run_host_profile(r1).unwrap().map(|x| x.0), Some(new));
+    assert_eq!(store.run_host_profile(r0).unwrap(), None);
+}

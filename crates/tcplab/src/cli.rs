@@ -45,6 +45,10 @@ pub enum Command {
     /// Redo a classic study on this host (abrams91, markatos02, or all):
     /// run its plan as one stored run and write its HTML report.
     Study(StudyArgs),
+    /// Measure this host: memory copy and checksum bandwidth, system call
+    /// and context switch latency, a CPU score; stored as the host profile
+    /// later runs reference.
+    Calibrate(CalibrateArgs),
 }
 
 /// `tcplab lab …`.
@@ -229,6 +233,20 @@ pub struct ShowArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tcplab calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Fewer, shorter repetitions (a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the profile as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print a stored profile (an id, or latest for this host) instead of measuring.
+    #[arg(long, value_name = "ID")]
+    pub show: Option<String>,
 }
 
 /// `tcplab study`.

@@ -29,6 +29,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => crate::report_cmd::report(open_store(db)?, a),
         Command::Compare(a) => crate::report_cmd::compare(open_store(db)?, a),
         Command::Study(a) => crate::study_cmd::study(db, a),
+        Command::Calibrate(a) => {
+            crate::calibrate_cmd::calibrate(open_store(db)?, a, interrupt_flag()?)
+        }
     }
 }
 

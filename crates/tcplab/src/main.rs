@@ -2,6 +2,7 @@
 //! errors to exit statuses: 2 for bad input, 1 for runtime failures, 130
 //! for an interrupted run.
 
+mod calibrate_cmd;
 mod cli;
 mod commands;
 mod cpu_report;

@@ -295,7 +295,7 @@ fn host_section(store: &Store, run: &StoredRun) -> Section {
     let mut s = Section::new("Host");
     s.paragraph("Facts about the measuring host, read at the start of the run.");
     s.push(host_facts(h));
-    for b in host_profile_blocks(store) {
+    for b in host_profile_blocks(store, run) {
         s.push(b);
     }
     if !h.sysctls.is_empty() {
@@ -304,11 +304,21 @@ fn host_section(store: &Store, run: &StoredRun) -> Section {
     s
 }
 
-/// HOOK(host profile): the host's calibrated profile (`tcplab calibrate`,
-/// `record::HostProfile` via `Store::latest_host_profile`) belongs here,
-/// once the store keeps one; until then the report shows the run's facts.
-fn host_profile_blocks(_store: &Store) -> Vec<Block> {
-    Vec::new()
+/// The host profile the run references (`tcplab calibrate`), as a table.
+fn host_profile_blocks(store: &Store, run: &StoredRun) -> Vec<Block> {
+    match store.run_host_profile(run.meta.id) {
+        Ok(Some((id, p))) => vec![Block::Table(
+            crate::calibrate_cmd::profile_table(&p).with_caption(format!(
+                "Host profile {id} (tcplab calibrate, {})",
+                p.created_at
+            )),
+        )],
+        _ => vec![Block::Paragraph(
+            "No host profile: run tcplab calibrate before measuring to record this host's \
+             copy, checksum, system call and context switch costs."
+                .into(),
+        )],
+    }
 }
 
 fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[String]) -> Section {

@@ -77,6 +77,15 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
     let mut store = open_store(db)?;
     let interrupt = interrupt_flag()?;
     let t0 = Instant::now();
+    // Every run references the host's profile: calibrate first if this
+    // host has none (the models and mileage need it).
+    let host = record::HostFacts::collect().hostname;
+    if store.latest_host_profile(&host)?.is_none() {
+        eprintln!("tcplab: {host} has no host profile yet: calibrating first");
+        let (id, _) =
+            crate::calibrate_cmd::measure_and_store(&mut store, a.quick, &interrupt, false)?;
+        eprintln!("tcplab: stored host profile {id}");
+    }
     let mut results = Vec::new();
     for (plan, parsed) in planned {
         let r = run_study(&mut store, &plan, parsed, &a, &interrupt, &out_dir)?;
@@ -278,7 +287,16 @@ fn write_study_report(
         v
     };
     let json = serde_json::to_vec_pretty(&record::export::run_json(&run))?;
-    let data = StudyData::new(run, points, events, profiles)?;
+    let mut data = StudyData::new(run, points, events, profiles)?;
+    if let Some((id, p)) = store.run_host_profile(run_id)? {
+        data.host = studies::HostNumbers {
+            profile_id: Some(id),
+            null_syscall_s: Some(p.null_syscall.median),
+            mem_bw: Some(p.copy_dram.median),
+            cpu_score: Some(p.cpu_score.median),
+            ctx_switch_s: Some(p.context_switch.median),
+        };
+    }
     let sections = match name {
         studies::abrams91::NAME => studies::abrams91::report(&data),
         studies::markatos02::NAME => studies::markatos02::report(&data),
@@ -295,7 +313,10 @@ fn write_study_report(
             data.run.meta.started_at,
             data.run.meta.host.cpu_model
         ));
-    r.push(host_section(&data));
+    r.push(host_section(
+        &data,
+        store.run_host_profile(run_id)?.as_ref(),
+    ));
     let mut findings = 0;
     for s in sections {
         findings += s
@@ -328,7 +349,7 @@ fn write_study_report(
     Ok(findings)
 }
 
-fn host_section(d: &StudyData) -> Section {
+fn host_section(d: &StudyData, profile: Option<&(i64, record::HostProfile)>) -> Section {
     let h = &d.run.meta.host;
     let mut s = Section::new("This host");
     let mut kv = vec![
@@ -350,6 +371,12 @@ fn host_section(d: &StudyData) -> Section {
         }
     }
     s.push(report::Block::KeyValues(kv));
+    if let Some((id, p)) = profile {
+        s.push(crate::calibrate_cmd::profile_table(p).with_caption(format!(
+            "Host profile {id} (tcplab calibrate, {})",
+            p.created_at
+        )));
+    }
     s
 }
 

@@ -1,0 +1,15 @@
+//! Null system call latency (lmbench's lat_syscall null; Markatos §3.3):
+//! the cost of entering and leaving the kernel.
+
+use std::time::Instant;
+
+/// Seconds per `getppid` system call, issued through syscall(2) so no
+/// library cache answers it, over `calls` calls.
+pub fn null_syscall(calls: u64) -> f64 {
+    let t0 = Instant::now();
+    for _ in 0..calls {
+        // SAFETY: getppid takes no arguments and cannot fail.
+        std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+    }
+    t0.elapsed().as_secs_f64() / calls as f64
+}
