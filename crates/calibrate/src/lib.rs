@@ -68,7 +68,12 @@ pub fn measured(values: &[f64], unit: &str) -> Measured {
     }
 }
 
-/// Runs every measurement `reps` times; `progress` is told what runs.
+/// Measures this host: every measurement repeated 7 times (3 with
+/// `quick`, each repetition shorter), summarized by [`measured`], about a
+/// minute in all (a few seconds with `quick`). `progress` is told each
+/// measurement as it starts; `interrupted` is polled before every
+/// repetition and stops the calibration with [`CalibrateError::Interrupted`].
+/// A profile is returned only when every measurement completed.
 pub fn calibrate(
     opts: &CalibrateOptions,
     progress: &mut dyn FnMut(&str),
@@ -79,10 +84,10 @@ pub fn calibrate(
     } else {
         (7usize, Duration::from_millis(500))
     };
+    // Runs one measurement `reps` times; its values, in order.
     let mut run = |what: &str,
-                   unit_name: &str,
                    f: &mut dyn FnMut() -> Result<f64, CalibrateError>|
-     -> Result<Measured, CalibrateError> {
+     -> Result<Vec<f64>, CalibrateError> {
         progress(what);
         let mut v = Vec::with_capacity(reps);
         for _ in 0..reps {
@@ -91,15 +96,14 @@ pub fn calibrate(
             }
             v.push(f()?);
         }
-        Ok(measured(&v, unit_name))
+        Ok(v)
     };
     let dram = copy::dram_size();
-    let copy_cache = run("memory copy in cache (32 KiB)", "B/s", &mut || {
+    let copy_cache = run("memory copy in cache (32 KiB)", &mut || {
         Ok(copy::copy_bandwidth(32 << 10, unit))
     })?;
     let copy_dram = run(
         &format!("memory copy in DRAM ({} MiB)", dram >> 20),
-        "B/s",
         &mut || Ok(copy::copy_bandwidth(dram, unit * 2)),
     )?;
     let buf: Vec<u8> = (0..64 << 10).map(|i| (i * 13 + 1) as u8).collect();
@@ -112,26 +116,31 @@ pub fn calibrate(
         }
         Ok(bytes as f64 / t0.elapsed().as_secs_f64())
     };
-    let checksum_rfc1071 = run("checksum, RFC 1071 loop (64 KiB)", "B/s", &mut || {
+    let checksum_rfc1071 = run("checksum, RFC 1071 loop (64 KiB)", &mut || {
         ck(checksum_rfc1071, &buf)
     })?;
-    let checksum_fast = run("checksum, fast (64 KiB)", "B/s", &mut || {
-        ck(checksum_fast, &buf)
-    })?;
+    let checksum_fast = run("checksum, fast (64 KiB)", &mut || ck(checksum_fast, &buf))?;
     let calls = if opts.quick { 200_000 } else { 1_000_000 };
-    let null_syscall = run("null system call", "s", &mut || {
-        Ok(syscall::null_syscall(calls))
-    })?;
+    let null_syscall = run("null system call", &mut || Ok(syscall::null_syscall(calls)))?;
+    // Each repetition measures the ping-pong, then the pipe alone right
+    // after it, so their difference (the switch alone) is paired.
     let trips = if opts.quick { 5_000 } else { 20_000 };
-    let context_switch = run("context switch (pipe ping-pong)", "s", &mut || {
-        ctxswitch::context_switch(trips)
-    })?;
-    let pipe_overhead = run("pipe write + read", "s", &mut || {
-        ctxswitch::pipe_overhead(trips)
-    })?;
+    let mut pipe_overhead = Vec::with_capacity(reps);
+    let context_switch = run(
+        "context switch (pipe ping-pong) and the pipe alone",
+        &mut || {
+            let switch = ctxswitch::context_switch(trips)?;
+            pipe_overhead.push(ctxswitch::pipe_overhead(trips)?);
+            Ok(switch)
+        },
+    )?;
+    let context_switch_net: Vec<f64> = context_switch
+        .iter()
+        .zip(&pipe_overhead)
+        .map(|(s, p)| s - p)
+        .collect();
     let cpu_score = run(
         &format!("CPU score (workload v{})", cpuscore::WORKLOAD_VERSION),
-        "1/s",
         &mut || Ok(cpuscore::cpu_score(unit * 2)),
     )?;
     let host = HostFacts::collect();
@@ -143,14 +152,15 @@ pub fn calibrate(
         cores: host.cores,
         kernel: host.kernel,
         quick: opts.quick,
-        copy_cache,
-        copy_dram,
-        checksum_rfc1071,
-        checksum_fast,
-        null_syscall,
-        context_switch,
-        pipe_overhead,
-        cpu_score,
+        copy_cache: measured(&copy_cache, "B/s"),
+        copy_dram: measured(&copy_dram, "B/s"),
+        checksum_rfc1071: measured(&checksum_rfc1071, "B/s"),
+        checksum_fast: measured(&checksum_fast, "B/s"),
+        null_syscall: measured(&null_syscall, "s"),
+        context_switch: measured(&context_switch, "s"),
+        pipe_overhead: measured(&pipe_overhead, "s"),
+        context_switch_net: Some(measured(&context_switch_net, "s")),
+        cpu_score: measured(&cpu_score, "1/s"),
     })
 }
 
@@ -175,6 +185,18 @@ mod tests {
             m.ci95
         );
         assert!(measured(&[5.0], "s").ci95.is_nan());
+    }
+
+    #[test]
+    fn an_interrupted_calibration_returns_no_profile() {
+        let mut seen = Vec::new();
+        let r = calibrate(
+            &CalibrateOptions { quick: true },
+            &mut |what| seen.push(what.to_string()),
+            &|| true,
+        );
+        assert!(matches!(r, Err(CalibrateError::Interrupted)), "{r:?}");
+        assert_eq!(seen.len(), 1, "stopped at the first measurement: {seen:?}");
     }
 
     #[test]

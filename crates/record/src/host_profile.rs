@@ -56,6 +56,11 @@ pub struct HostProfile {
     /// The pipe write + read itself in one thread, per pass, s: subtract it
     /// from `context_switch` for the switch alone.
     pub pipe_overhead: Measured,
+    /// The switch alone, s: per repetition, `context_switch` minus
+    /// `pipe_overhead` measured right after it (what lmbench's lat_ctx
+    /// reports). `None` in profiles stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switch_net: Option<Measured>,
     /// The CPU score: iterations per second of tcplab's fixed integer
     /// workload (see the calibrate crate), a stand-in for SPECint.
     pub cpu_score: Measured,

@@ -303,16 +303,22 @@ impl Store {
             .transpose()
     }
 
-    /// The profile a run references (the newest of its host when it was
-    /// created), if there was one.
-    pub fn run_host_profile(&self, run_id: i64) -> Result<Option<(i64, HostProfile)>, StoreError> {
+    /// The id of the host profile a run references (the newest of its host
+    /// when it was created), if there was one.
+    pub fn run_host_profile_id(&self, run_id: i64) -> Result<Option<i64>, StoreError> {
         require_run(&self.conn, run_id)?;
-        let id: Option<i64> = self.conn.query_row(
+        Ok(self.conn.query_row(
             "SELECT host_profile_id FROM runs WHERE id = ?1",
             [run_id],
             |r| r.get(0),
-        )?;
-        id.map(|id| Ok((id, self.load_host_profile(id)?)))
+        )?)
+    }
+
+    /// The profile a run references (the newest of its host when it was
+    /// created), with its id, if there was one.
+    pub fn run_host_profile(&self, run_id: i64) -> Result<Option<(i64, HostProfile)>, StoreError> {
+        self.run_host_profile_id(run_id)?
+            .map(|id| Ok((id, self.load_host_profile(id)?)))
             .transpose()
     }
 
@@ -758,6 +764,47 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         migrations().validate().unwrap();
+    }
+
+    #[test]
+    fn a_v3_database_migrates_to_v4_keeping_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            Migrations::new(SCHEMA_STEPS[..3].iter().map(|s| M::up(s)).collect())
+                .to_latest(&mut conn)
+                .unwrap();
+            conn.execute(
+                "INSERT INTO runs (kind, command, seed, place, started_at, finished_at,
+                                   status, host_json, settings_json, tool_version)
+                 VALUES ('tcp-stream', 'tcplab bench tcp-stream', 7, 'loopback',
+                         '2026-01-01T00:00:00Z', NULL, 'completed', ?1, '{}', '0.1.0')",
+                [serde_json::to_string(&crate::HostFacts {
+                    hostname: "box".into(),
+                    ..Default::default()
+                })
+                .unwrap()],
+            )
+            .unwrap();
+            let v: i64 = conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap();
+            assert_eq!(v, 3);
+        }
+        let store = Store::open(&path).unwrap();
+        let v: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v as usize, SCHEMA_VERSION);
+        let runs = store.list_runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        let run = store.load_run(runs[0].id).unwrap();
+        assert_eq!((run.meta.seed, run.meta.host.hostname.as_str()), (7, "box"));
+        // The old run references no profile, and no profile exists yet.
+        assert_eq!(store.run_host_profile_id(run.meta.id).unwrap(), None);
+        assert!(store.latest_host_profile("box").unwrap().is_none());
     }
 
     #[test]

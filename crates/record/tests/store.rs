@@ -404,8 +404,18 @@ fn profile(hostname: &str, score: f64) -> record::HostProfile {
         null_syscall: m(1.2e-7, "s"),
         context_switch: m(2.2e-6, "s"),
         pipe_overhead: m(5.5e-7, "s"),
+        context_switch_net: Some(m(1.65e-6, "s")),
         cpu_score: m(score, "1/s"),
     }
+}
+
+#[test]
+fn profiles_stored_before_the_net_switch_time_still_load() {
+    let mut v = serde_json::to_value(profile("box", 1.0)).unwrap();
+    v.as_object_mut().unwrap().remove("context_switch_net");
+    let old: record::HostProfile = serde_json::from_value(v).unwrap();
+    assert_eq!(old.context_switch_net, None);
+    assert_eq!(old.cpu_score.median, 1.0);
 }
 
 #[test]

@@ -21,7 +21,19 @@ pub fn calibrate(
         print(id, &p, a.json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (id, p) = measure_and_store(&mut store, a.quick, &interrupt, a.json)?;
+    let (id, p) = match measure_and_store(&mut store, a.quick, &interrupt, a.json) {
+        Ok(r) => r,
+        Err(e)
+            if matches!(
+                e.downcast_ref(),
+                Some(calibrate::CalibrateError::Interrupted)
+            ) =>
+        {
+            eprintln!("tcplab: calibration interrupted; nothing stored");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
     print(id, &p, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -79,7 +91,7 @@ pub fn profile_table(p: &HostProfile) -> Table {
 }
 
 fn rows(p: &HostProfile) -> Vec<(&'static str, &Measured, Unit)> {
-    vec![
+    let mut rows = vec![
         ("memory copy, in cache", &p.copy_cache, Unit::Si("B/s")),
         ("memory copy, DRAM", &p.copy_dram, Unit::Si("B/s")),
         (
@@ -96,7 +108,11 @@ fn rows(p: &HostProfile) -> Vec<(&'static str, &Measured, Unit)> {
         ),
         ("pipe write + read alone", &p.pipe_overhead, Unit::Si("s")),
         ("CPU score (iterations/s)", &p.cpu_score, Unit::Plain),
-    ]
+    ];
+    if let Some(net) = &p.context_switch_net {
+        rows.insert(7, ("context switch, pipe subtracted", net, Unit::Si("s")));
+    }
+    rows
 }
 
 fn print(id: i64, p: &HostProfile, json: bool) -> anyhow::Result<()> {

@@ -191,10 +191,10 @@ fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::run_json(&run, &points, false))?
-        );
+        let mut doc = output::run_json(&run, &points, false);
+        // The host profile (tcplab calibrate) the run references, or null.
+        doc["host_profile_id"] = store.run_host_profile_id(id)?.into();
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     let varying = output::varying_factors(&points);

@@ -20,6 +20,10 @@ fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
     assert!(med("checksum_fast") > med("checksum_rfc1071"), "{v}");
     assert!((1e-8..1e-4).contains(&med("null_syscall")), "{v}");
     assert!((1e-7..1e-3).contains(&med("context_switch")), "{v}");
+    // The switch alone: the ping-pong minus the pipe's own cost, positive
+    // and below the ping-pong figure it came from.
+    let net = v["context_switch_net"]["median"].as_f64().unwrap();
+    assert!(net > 0.0 && net < med("context_switch"), "{v}");
     assert!(med("cpu_score") > 1.0, "{v}");
     assert_eq!(v["cpu_score"]["n"], 3);
     // --show latest reads the same profile back.
@@ -49,6 +53,8 @@ fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
         )
         .unwrap();
     assert_eq!(referenced, Some(id));
+    let shown = json_of(&tcplab(&db, &["show", &run_id.to_string(), "--json"]));
+    assert_eq!(shown["host_profile_id"].as_i64(), Some(id), "{shown}");
     // And its report shows the profile.
     let html = dir.path().join("r.html");
     let out = tcplab(
