@@ -4,14 +4,13 @@
 
 mod common;
 
+use common::browser::{assert_rendered, assert_self_contained, render};
 use common::{json_of, tcplab};
 use report::format::column;
 use report::Unit;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
+use std::process::{Command, Output};
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -50,136 +49,6 @@ fn sweep(db: &Path, extra: &[&str]) -> Value {
     ];
     args.extend_from_slice(extra);
     json_of(&tcplab(db, &args))
-}
-
-/// Every value of `attr="…"` in the page.
-fn attr_values(html: &str, attr: &str) -> Vec<String> {
-    let pat = format!("{attr}=\"");
-    let mut v = Vec::new();
-    let mut rest = html;
-    while let Some(i) = rest.find(&pat) {
-        let after = &rest[i + pat.len()..];
-        let end = after.find('"').unwrap_or(after.len());
-        v.push(after[..end].to_string());
-        rest = &after[end..];
-    }
-    v
-}
-
-/// What makes the page self-contained: no scripts, no external URLs in
-/// src/href, no url() in styles, UTF-8, inline SVG figures.
-fn assert_self_contained(html: &str, min_svgs: usize) {
-    let lower = html.to_lowercase();
-    assert!(lower.starts_with("<!doctype html>"));
-    assert!(html.contains("<meta charset=\"utf-8\">"));
-    assert!(!lower.contains("<script"), "a <script> in the page");
-    assert!(!lower.contains("url("), "url() in the page");
-    assert!(!lower.contains("@import"), "@import in the page");
-    assert!(!lower.contains("<link"), "a <link> in the page");
-    for attr in ["src", "href", "xlink:href"] {
-        for v in attr_values(&lower, attr) {
-            assert!(
-                v.starts_with('#') || !(v.contains(':') || v.starts_with("//") || v.contains('/')),
-                "{attr}={v:?} is not a relative link beside the page"
-            );
-        }
-    }
-    let svgs = html.matches("<svg").count();
-    assert!(
-        svgs >= min_svgs,
-        "{svgs} inline SVGs, expected ≥ {min_svgs}"
-    );
-}
-
-/// Renders `page` with headless Chromium: the DOM, a PNG screenshot and a
-/// PDF print. None when Chromium is not installed.
-struct Rendered {
-    dom: String,
-    png: PathBuf,
-    pdf: PathBuf,
-}
-
-fn chromium(page: &Path, out_dir: &Path, extra: &[String]) -> Output {
-    let profile = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = [
-        "120",
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(format!("--user-data-dir={}", profile.path().display()));
-    args.extend_from_slice(extra);
-    args.push(format!("file://{}", page.display()));
-    let out = Command::new("timeout")
-        .args(&args)
-        .current_dir(out_dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "chromium {extra:?}: {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn render(page: &Path, out_dir: &Path) -> Option<Rendered> {
-    if !Path::new(CHROMIUM).exists() {
-        println!(
-            "SKIP browser rendering: {CHROMIUM} is missing (scripts/setup-debian installs it)"
-        );
-        return None;
-    }
-    let png = out_dir.join("page.png");
-    let pdf = out_dir.join("page.pdf");
-    let dom = chromium(page, out_dir, &["--dump-dom".into()]);
-    chromium(
-        page,
-        out_dir,
-        &[
-            format!("--screenshot={}", png.display()),
-            "--window-size=1200,3000".into(),
-        ],
-    );
-    chromium(
-        page,
-        out_dir,
-        &[
-            format!("--print-to-pdf={}", pdf.display()),
-            "--no-pdf-header-footer".into(),
-        ],
-    );
-    Some(Rendered {
-        dom: String::from_utf8_lossy(&dom.stdout).into_owned(),
-        png,
-        pdf,
-    })
-}
-
-fn assert_rendered(r: &Rendered, svgs: usize) {
-    let dom_svgs = r.dom.matches("<svg").count();
-    assert!(
-        dom_svgs >= svgs,
-        "the DOM holds {dom_svgs} SVGs, expected ≥ {svgs}"
-    );
-    assert!(r.dom.contains("Figure 1."), "figures in the DOM");
-    let png = std::fs::read(&r.png).unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-    assert!(png.len() > 30_000, "screenshot of {} bytes", png.len());
-    let pdf = std::fs::read(&r.pdf).unwrap();
-    assert!(pdf.starts_with(b"%PDF"), "a PDF print");
-    assert!(pdf.len() > 20_000, "PDF of {} bytes", pdf.len());
 }
 
 #[test]

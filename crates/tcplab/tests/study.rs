@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::browser::{assert_rendered, assert_self_contained, render};
 use common::tcplab;
 use rusqlite::Connection;
 use std::time::Instant;
@@ -113,9 +114,18 @@ fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
         let study = name.trim_start_matches("study:");
         let file = format!("{study}-run-{id}.html");
         assert!(index.contains(&file), "index does not link {file}");
-        let html = std::fs::read_to_string(out_dir.join(&file)).unwrap();
-        assert!(html.contains("<svg"), "{file} has no figure");
-        assert!(!html.contains("<script"), "{file} has a script");
+        let page = out_dir.join(&file);
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_self_contained(&html, 2);
+        // Each study ends with its verdict.
+        assert!(html.contains("Verdict: what limits TCP/IP here"), "{file}");
+        // Rendered by a real browser: the DOM holds the figures, and it
+        // screenshots and prints.
+        let shots = dir.path().join(format!("render-{study}"));
+        std::fs::create_dir_all(&shots).unwrap();
+        if let Some(r) = render(&page, &shots) {
+            assert_rendered(&r, 2);
+        }
         for suffix in ["csv", "json"] {
             let data = out_dir.join(format!("{study}-run-{id}.{suffix}"));
             assert!(data.exists(), "{} missing", data.display());

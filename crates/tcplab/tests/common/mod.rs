@@ -2,6 +2,8 @@
 //! own crate; not every one uses every helper).
 #![allow(dead_code)]
 
+pub mod browser;
+
 use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 use std::path::Path;
