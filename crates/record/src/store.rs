@@ -150,6 +150,9 @@ pub enum StoreError {
     #[error("invalid run {0:?}: expected a run id or \"latest\"")]
     BadRunSpec(String),
     /// The database holds a value this version cannot interpret.
+    /// What was offered for import is not a tcplab database or run export.
+    #[error("cannot import: {0}")]
+    BadImport(String),
     #[error("corrupt store: {0}")]
     Corrupt(String),
 }
@@ -188,7 +191,7 @@ pub struct StoredRun {
 
 /// A handle on the SQLite database that keeps every run.
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
 }
 
 impl std::fmt::Debug for Store {
@@ -225,8 +228,13 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// The database file's path (`None` in memory).
+    pub fn path(&self) -> Option<&str> {
+        self.conn.path().filter(|p| !p.is_empty())
+    }
+
     /// Starts a write transaction that takes the write lock immediately.
-    fn write_tx(&mut self) -> Result<Transaction<'_>, StoreError> {
+    pub(crate) fn write_tx(&mut self) -> Result<Transaction<'_>, StoreError> {
         Ok(self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?)
@@ -342,53 +350,8 @@ impl Store {
     /// Non-finite metric values are not stored, and a failed trial stores no
     /// metrics at all.
     pub fn add_trial(&mut self, run_id: i64, trial: &TrialRecord) -> Result<i64, StoreError> {
-        let details_json = serde_json::to_string(&trial.outcome.details)?;
         let tx = self.write_tx()?;
-        require_point_of_run(&tx, run_id, trial.point_id)?;
-        tx.execute(
-            "INSERT INTO trials (run_id, point_id, seq, repetition, started_at,
-                                 status, error, details_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                run_id,
-                trial.point_id,
-                trial.seq,
-                trial.repetition,
-                trial.started_at,
-                trial.status.as_str(),
-                trial.error,
-                details_json,
-            ],
-        )?;
-        let trial_id = tx.last_insert_rowid();
-        if trial.status == TrialStatus::Ok {
-            insert_metrics(&tx, trial_id, &trial.outcome.metrics)?;
-            if let Some(ev) = &trial.outcome.events {
-                tx.execute(
-                    "INSERT INTO trial_events (trial_id, version, record_size, count, data)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        trial_id,
-                        ev.version,
-                        ev.record_size,
-                        ev.count() as i64,
-                        ev.data
-                    ],
-                )?;
-            }
-            if let Some(p) = &trial.outcome.profile {
-                tx.execute(
-                    "INSERT INTO trial_profiles (trial_id, version, samples, json)
-                     VALUES (?1, ?2, ?3, ?4)",
-                    params![
-                        trial_id,
-                        p.version,
-                        p.total_samples() as i64,
-                        serde_json::to_string(p)?
-                    ],
-                )?;
-            }
-        }
+        let trial_id = insert_trial(&tx, run_id, trial)?;
         tx.commit()?;
         Ok(trial_id)
     }
@@ -500,6 +463,29 @@ impl Store {
             points,
             trials,
         })
+    }
+
+    /// For each host with a completed run of `kind`, its newest such run:
+    /// (hostname, run id), by hostname. Studies use it to set this host's
+    /// results beside other hosts' (imported with `tcplab import`).
+    pub fn latest_completed_run_per_host(
+        &self,
+        kind: &str,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, host_json FROM runs WHERE kind = ?1 AND status = 'completed'
+             ORDER BY started_at, id",
+        )?;
+        let rows = stmt.query_map([kind], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut newest: BTreeMap<String, i64> = BTreeMap::new();
+        for row in rows {
+            let (id, host_json) = row?;
+            let host: crate::host::HostFacts = serde_json::from_str(&host_json)?;
+            newest.insert(host.hostname, id);
+        }
+        Ok(newest.into_iter().collect())
     }
 
     /// Resolves a run reference: `latest` or a run id. The run must exist.
@@ -685,6 +671,62 @@ impl TrialRow {
     }
 }
 
+/// Inserts a trial of `run_id` in `tx`: its row, and for a successful trial
+/// its finite metrics, probe records and CPU samples. Returns its id.
+pub(crate) fn insert_trial(
+    tx: &Transaction<'_>,
+    run_id: i64,
+    trial: &TrialRecord,
+) -> Result<i64, StoreError> {
+    let details_json = serde_json::to_string(&trial.outcome.details)?;
+    require_point_of_run(tx, run_id, trial.point_id)?;
+    tx.execute(
+        "INSERT INTO trials (run_id, point_id, seq, repetition, started_at,
+                             status, error, details_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            run_id,
+            trial.point_id,
+            trial.seq,
+            trial.repetition,
+            trial.started_at,
+            trial.status.as_str(),
+            trial.error,
+            details_json,
+        ],
+    )?;
+    let trial_id = tx.last_insert_rowid();
+    if trial.status == TrialStatus::Ok {
+        insert_metrics(tx, trial_id, &trial.outcome.metrics)?;
+        if let Some(ev) = &trial.outcome.events {
+            tx.execute(
+                "INSERT INTO trial_events (trial_id, version, record_size, count, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    trial_id,
+                    ev.version,
+                    ev.record_size,
+                    ev.count() as i64,
+                    ev.data
+                ],
+            )?;
+        }
+        if let Some(p) = &trial.outcome.profile {
+            tx.execute(
+                "INSERT INTO trial_profiles (trial_id, version, samples, json)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    trial_id,
+                    p.version,
+                    p.total_samples() as i64,
+                    serde_json::to_string(p)?
+                ],
+            )?;
+        }
+    }
+    Ok(trial_id)
+}
+
 /// Inserts the finite metrics of a trial.
 fn insert_metrics(
     tx: &Transaction<'_>,
@@ -748,7 +790,7 @@ fn parse_trial_status(trial_id: i64, text: &str) -> Result<TrialStatus, StoreErr
 }
 
 /// A seed as SQLite stores it: the same 64 bits as a signed integer.
-fn seed_to_sql(seed: u64) -> i64 {
+pub(crate) fn seed_to_sql(seed: u64) -> i64 {
     i64::from_ne_bytes(seed.to_ne_bytes())
 }
 

@@ -444,3 +444,163 @@ fn runs_reference_the_newest_profile_of_their_host() {
     assert_eq!(store.run_host_profile(r1).unwrap().map(|x| x.0), Some(new));
     assert_eq!(store.run_host_profile(r0).unwrap(), None);
 }
+
+/// A database at `path` holding one run of host `hostname` made after its
+/// host profile, with probe records and CPU samples on one trial.
+fn foreign_database(path: &std::path::Path, hostname: &str) -> i64 {
+    let mut store = Store::open(path).unwrap();
+    store.add_host_profile(&profile(hostname, 42.0)).unwrap();
+    let mut m = meta(9);
+    m.host.hostname = hostname.into();
+    let run = store.create_run(&m).unwrap();
+    let p0 = store.add_point(run, &point(0, 4096)).unwrap();
+    let p1 = store.add_point(run, &point(1, 65536)).unwrap();
+    let mut probed = ok_trial(p1, 0, 0, 3.0e9);
+    probed.outcome.events = Some(EventBlob {
+        version: 1,
+        record_size: 8,
+        data: (0..24).collect(),
+    });
+    probed.outcome.profile = Some(record::CpuProfile {
+        version: 1,
+        period_ns: 100_000,
+        clock: "cpu-clock".into(),
+        cpus: 2,
+        duration_s: 1.0,
+        symbols: vec!["tcp_sendmsg".into()],
+        threads: Vec::new(),
+        stacks: Vec::new(),
+        busy_s: 0.5,
+        ..Default::default()
+    });
+    store.add_trial(run, &probed).unwrap();
+    store.add_trial(run, &ok_trial(p0, 1, 0, 1.0e9)).unwrap();
+    store.add_trial(run, &failed_trial(p0, 2, 1)).unwrap();
+    store
+        .finish_run(run, RunStatus::Completed, "2024-05-01T12:02:00Z")
+        .unwrap();
+    run
+}
+
+#[test]
+fn a_database_imports_whole_runs_once_with_their_host_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("theirs.db");
+    foreign_database(&theirs, "elsewhere");
+    let before = std::fs::read(&theirs).unwrap();
+    let ours = dir.path().join("ours.db");
+    let mut store = Store::open(&ours).unwrap();
+    populate(&mut store, 1); // a run of our own first, so ids differ
+    let foreign = Store::read_foreign_database(&theirs).unwrap();
+    assert_eq!(foreign.len(), 1);
+    // The source is only read.
+    assert_eq!(std::fs::read(&theirs).unwrap(), before);
+    let prov = serde_json::json!({ "from": "theirs.db", "run": foreign[0].run.meta.id });
+    let record::ImportOutcome::Imported(id) = store.import_run(&foreign[0], prov.clone()).unwrap()
+    else {
+        panic!("the run was not imported")
+    };
+    // Importing again stores nothing new.
+    assert_eq!(
+        store.import_run(&foreign[0], prov).unwrap(),
+        record::ImportOutcome::AlreadyPresent(id)
+    );
+    assert_eq!(store.list_runs().unwrap().len(), 2);
+    drop(store);
+
+    let store = Store::open(&ours).unwrap();
+    let got = store.load_run(id).unwrap();
+    let src = &foreign[0].run;
+    assert_eq!(got.meta.host.hostname, "elsewhere");
+    assert_eq!((got.meta.seed, got.meta.status), (9, RunStatus::Completed));
+    assert_eq!(got.meta.settings["imported"]["from"], "theirs.db");
+    assert_eq!(got.meta.settings["repeat"], 2);
+    assert_eq!(got.points.len(), 2);
+    assert_eq!(got.trials.len(), 3);
+    for (g, s) in got.trials.iter().zip(&src.trials) {
+        assert_eq!((g.seq, g.status, &g.error), (s.seq, s.status, &s.error));
+        assert_eq!(g.outcome.metrics, s.outcome.metrics);
+        // Trials point at the imported points with the same parameters.
+        let gp = got.points.iter().find(|p| p.id == g.point_id).unwrap();
+        let sp = src.points.iter().find(|p| p.id == s.point_id).unwrap();
+        assert_eq!((gp.index, &gp.params), (sp.index, &sp.params));
+        assert_eq!(store.load_events(g.id).unwrap(), s.outcome.events);
+        assert_eq!(
+            store.load_profile(g.id).unwrap().map(|p| p.symbols),
+            s.outcome.profile.clone().map(|p| p.symbols)
+        );
+    }
+    // The run references its own host's profile, which is now here too.
+    let (_, p) = store.run_host_profile(id).unwrap().expect("profile");
+    assert_eq!(p, profile("elsewhere", 42.0));
+    assert_eq!(
+        store.latest_completed_run_per_host("tcp-stream").unwrap(),
+        vec![("elsewhere".to_string(), id)]
+    );
+}
+
+#[test]
+fn only_tcplab_databases_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.db");
+    assert!(matches!(
+        Store::read_foreign_database(&missing),
+        Err(StoreError::BadImport(_))
+    ));
+    let text = dir.path().join("notes.db");
+    std::fs::write(&text, "not sqlite at all, just some text").unwrap();
+    assert!(Store::read_foreign_database(&text).is_err());
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER)")
+        .unwrap();
+    let e = Store::read_foreign_database(&other).unwrap_err();
+    assert!(e.to_string().contains("not a tcplab database"), "{e}");
+}
+
+#[test]
+fn a_json_export_imports_with_its_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("theirs.db");
+    let src_id = foreign_database(&theirs, "elsewhere");
+    let src = Store::open(&theirs).unwrap();
+    let run = src.load_run(src_id).unwrap();
+    // The export as tcplab export writes it: the raw run, flattened.
+    let raw = run_json(&run);
+    let mut doc = raw["meta"].clone();
+    doc["run_id"] = raw["meta"]["id"].clone();
+    doc["points"] = serde_json::to_value(
+        run.points
+            .iter()
+            .map(|p| serde_json::json!({ "index": p.index, "point_id": p.id, "params": p.params }))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    doc["trials"] = raw["trials"].clone();
+    doc["host_profile"] = serde_json::to_value(profile("elsewhere", 42.0)).unwrap();
+    let f = record::import::read_json_export(&doc.to_string()).unwrap();
+    let mut store = Store::open(&dir.path().join("ours.db")).unwrap();
+    let record::ImportOutcome::Imported(id) = store.import_run(&f, serde_json::json!({})).unwrap()
+    else {
+        panic!("not imported")
+    };
+    let got = store.load_run(id).unwrap();
+    assert_eq!(got.trials.len(), 3);
+    assert_eq!(got.trials[0].outcome.metrics["throughput_bps"], 3.0e9);
+    assert_eq!(
+        store
+            .run_host_profile(id)
+            .unwrap()
+            .unwrap()
+            .1
+            .cpu_score
+            .median,
+        42.0
+    );
+    // Without trials or point ids it is refused, naming why.
+    doc.as_object_mut().unwrap().remove("trials");
+    let e = record::import::read_json_export(&doc.to_string()).unwrap_err();
+    assert!(e.to_string().contains("no trials"), "{e}");
+    assert!(record::import::read_json_export("{}").is_err());
+}

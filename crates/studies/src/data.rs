@@ -70,6 +70,10 @@ pub struct StudyData {
     pub profiles: BTreeMap<i64, CpuProfile>,
     /// The host profile's figures.
     pub host: HostNumbers,
+    /// The same study's newest completed run from each other host in the
+    /// database (imported with `tcplab import`), without probe data; the
+    /// reports set them beside this host where the paper compared hosts.
+    pub peers: Vec<StudyData>,
 }
 
 impl StudyData {
@@ -97,6 +101,7 @@ impl StudyData {
             events,
             profiles,
             host: HostNumbers::default(),
+            peers: Vec::new(),
         })
     }
 

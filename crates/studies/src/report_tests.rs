@@ -180,3 +180,167 @@ fn the_verdict_ranks_what_the_data_shows() {
     assert!(b.iter().any(|x| x.name == "data copy" && x.score.is_none()));
     assert!(b.last().unwrap().score.is_none());
 }
+
+/// A markatos02-shaped run of host `name`: a loopback 64 KB trial set
+/// moving `mb_per_cpu` MB per sender CPU-second, and a CPU-speed sweep
+/// following the model with memory bandwidth `bw` and constant `c` on a
+/// host of CPU score `score`.
+fn markatos_run(name: &str, score: f64, mb_per_cpu: f64, bw: f64, c: f64) -> StudyData {
+    use record::params::{HostSide, HostSpeed};
+    let mut points = Vec::new();
+    let mut trials = Vec::new();
+    let model = |share: f64| 1.0 / (1.0 / bw + c / (score * share));
+    let mut add = |points: &mut Vec<PointRecord>, p: TrialParams, m: &[(&str, f64)]| {
+        let pid = points.len() as i64 + 1;
+        points.push(PointRecord {
+            id: pid,
+            index: points.len() as u32,
+            params: p,
+        });
+        for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
+            let mut o = TrialOutcome::default();
+            for (key, v) in m {
+                o.metrics.insert(key.to_string(), v * f);
+            }
+            o.metrics.insert("cpu_sender_s".into(), 1.0);
+            trials.push(TrialRecord {
+                id: trials.len() as i64 + 1,
+                point_id: pid,
+                seq: trials.len() as u32,
+                repetition: k as u32,
+                started_at: String::new(),
+                status: TrialStatus::Ok,
+                error: None,
+                outcome: o,
+            });
+        }
+    };
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.write_size = 65536;
+    add(
+        &mut points,
+        p.clone(),
+        &[
+            ("bytes", mb_per_cpu * 1e6),
+            ("throughput_bps", mb_per_cpu * 8e6),
+        ],
+    );
+    for share in [0.1, 0.3, 1.0] {
+        let mut q = p.clone();
+        q.host_speed = (share < 1.0).then_some(HostSpeed {
+            side: HostSide::Both,
+            fraction: share,
+        });
+        add(
+            &mut points,
+            q,
+            &[
+                ("bytes", model(share)),
+                ("throughput_bps", model(share) * 8.0),
+            ],
+        );
+    }
+    let experiments = vec![
+        ExperimentRecord {
+            id: "mb-per-cpu".into(),
+            title: String::new(),
+            command: String::new(),
+            first_point: 0,
+            points: 1,
+        },
+        ExperimentRecord {
+            id: "cpu-speed".into(),
+            title: String::new(),
+            command: String::new(),
+            first_point: 1,
+            points: 3,
+        },
+    ];
+    let settings = StudySettings {
+        study: "markatos02".into(),
+        quick: true,
+        experiments,
+    };
+    let run = StoredRun {
+        meta: RunMeta {
+            id: 1,
+            kind: "study:markatos02".into(),
+            command: String::new(),
+            seed: 1,
+            place: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Completed,
+            host: HostFacts {
+                hostname: name.into(),
+                ..HostFacts::default()
+            },
+            settings: serde_json::json!({ SETTINGS_KEY: settings }),
+            tool_version: String::new(),
+        },
+        points,
+        trials,
+    };
+    let summaries = analysis::summarize_run(&run);
+    let mut d = StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap();
+    d.host.cpu_score = Some(score);
+    d.host.mem_bw = Some(bw);
+    d
+}
+
+fn hosts_section(d: &StudyData) -> report::Section {
+    crate::markatos02::report(d)
+        .into_iter()
+        .find(|s| s.title.starts_with("Across hosts"))
+        .expect("the across-hosts section")
+}
+
+fn finding_texts(s: &report::Section) -> Vec<String> {
+    s.blocks
+        .iter()
+        .filter_map(|b| match b {
+            report::Block::Finding { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn other_hosts_join_the_mileage_and_scaling_plots() {
+    // Alone: a table row and how to add hosts, no figures.
+    let alone = markatos_run("here", 20_000.0, 3000.0, 1.2e10, 2e-6);
+    let s = hosts_section(&alone);
+    assert_eq!(s.figures().count(), 0);
+    assert!(finding_texts(&s).is_empty());
+    // With a slower host whose MB per CPU-second is relatively higher:
+    // mileage falls with speed, and one model fits both hosts' points.
+    let mut d = markatos_run("here", 20_000.0, 3000.0, 1.2e10, 2e-6);
+    d.peers
+        .push(markatos_run("old-box", 5_000.0, 1500.0, 1.2e10, 2e-6));
+    let s = hosts_section(&d);
+    assert_eq!(s.figures().count(), 2);
+    let mileage_plot = s.figures().next().unwrap();
+    let names: Vec<&str> = mileage_plot
+        .series
+        .iter()
+        .map(|x| x.name.as_str())
+        .collect();
+    assert_eq!(names, ["here", "old-box"]);
+    let f = finding_texts(&s);
+    assert!(
+        f[0].contains("here (score 20000)") && f[0].contains("mileage falls with CPU speed"),
+        "{f:#?}"
+    );
+    assert!(f[1].contains("6 points from 2 hosts"), "{f:#?}");
+    assert!(
+        f[1].contains("within 0.") && f[1].contains("as their CPU scores say"),
+        "{f:#?}"
+    );
+    // Other data, other sentences: the old host moves little per CPU-second.
+    let mut e = markatos_run("here", 20_000.0, 3000.0, 1.2e10, 2e-6);
+    e.peers
+        .push(markatos_run("old-box", 5_000.0, 400.0, 1.2e10, 2e-5));
+    let g = finding_texts(&hosts_section(&e));
+    assert!(g[0].contains("mileage rises with CPU speed"), "{g:#?}");
+    assert!(g[1].contains("differ in more than CPU score"), "{g:#?}");
+}

@@ -29,6 +29,10 @@ pub enum Command {
     Show(ShowArgs),
     /// Export one stored run as JSON or CSV.
     Export(ExportArgs),
+    /// Bring runs made on other hosts into this database: every run of
+    /// another tcplab database, or one run's JSON export. Studies set them
+    /// beside this host's (markatos02's mileage and scaling plots).
+    Import(ImportArgs),
     /// What the probes saw in a run's probed trials: hop delays, queue
     /// lengths, packet classes, idle time; or one trial as pcapng.
     Probes(ProbesArgs),
@@ -281,6 +285,16 @@ pub struct ReportArgs {
     /// FILE.json) [default: tcplab-run-<id>.html].
     #[arg(long, short, value_name = "FILE.html")]
     pub out: Option<PathBuf>,
+}
+
+/// `tcplab import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// tcplab databases (their runs are copied with probe records, CPU
+    /// samples and host profiles) or JSON exports (tcplab export RUN
+    /// --format json); runs already here are skipped.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// `tcplab compare`.

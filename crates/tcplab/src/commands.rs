@@ -29,6 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => crate::report_cmd::report(open_store(db)?, a),
         Command::Compare(a) => crate::report_cmd::compare(open_store(db)?, a),
         Command::Study(a) => crate::study_cmd::study(db, a),
+        Command::Import(a) => crate::import_cmd::import(open_store(db)?, a),
         Command::Calibrate(a) => {
             crate::calibrate_cmd::calibrate(open_store(db)?, a, interrupt_flag()?)
         }
@@ -251,7 +252,12 @@ fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
         match a.format {
             Format::Json => {
                 let points = analysis::summarize_run(&run);
-                serde_json::to_writer_pretty(&mut buf, &output::run_json(&run, &points, true))?;
+                let mut doc = output::run_json(&run, &points, true);
+                // The host profile the run references, so that an import
+                // elsewhere (tcplab import) keeps the host's figures.
+                doc["host_profile"] =
+                    serde_json::to_value(store.run_host_profile(id)?.map(|p| p.1))?;
+                serde_json::to_writer_pretty(&mut buf, &doc)?;
                 buf.push(b'\n');
             }
             Format::Csv => record::export::trials_csv(&run, &mut buf)?,

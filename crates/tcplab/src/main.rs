@@ -6,6 +6,7 @@ mod calibrate_cmd;
 mod cli;
 mod commands;
 mod cpu_report;
+mod import_cmd;
 mod output;
 mod places;
 mod plan_args;
@@ -15,6 +16,7 @@ mod report_cmd;
 mod runner;
 mod session;
 mod study_cmd;
+mod study_report;
 mod usage;
 
 use clap::Parser;

@@ -15,6 +15,7 @@ pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> 
         .map(|p| {
             json!({
                 "index": p.index,
+                "point_id": p.point_id,
                 "params": p.params,
                 "trials_ok": p.trials_ok,
                 "trials_failed": p.trials_failed,

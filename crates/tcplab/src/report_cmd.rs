@@ -241,6 +241,12 @@ pub fn report(store: Store, a: ReportArgs) -> anyhow::Result<ExitCode> {
         .out
         .unwrap_or_else(|| PathBuf::from(format!("tcplab-run-{id}.html")));
     check_out(&out)?;
+    if crate::study_report::is_study_run(&store, id)? {
+        // A study run gets its study's report, with the other hosts
+        // imported since it ran.
+        crate::study_report::write(&store, id, &[], &out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
     let rep = run_report(&store, &run, &points)?;

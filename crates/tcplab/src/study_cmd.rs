@@ -12,15 +12,14 @@ use crate::usage::usage;
 use anyhow::Context;
 use clap::Parser;
 use record::{RunStatus, Store};
-use report::{DataFile, Report, Section};
+use report::{Report, Section};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use studies::{ExperimentRecord, PlanOptions, StudyData, StudyPlan, StudySettings};
+use studies::{ExperimentRecord, PlanOptions, StudyPlan, StudySettings};
 
 /// One experiment checked and expanded into points.
 struct Parsed {
@@ -248,7 +247,7 @@ fn run_study(
         ));
     }
     let html = out_dir.join(format!("{}-run-{run_id}.html", plan.study));
-    let findings = write_study_report(store, run_id, &plan.study, &warnings, &html)?;
+    let findings = crate::study_report::write(store, run_id, &warnings, &html)?;
     Ok(StudyResult {
         name: plan.study.clone(),
         run_id,
@@ -256,148 +255,6 @@ fn run_study(
         findings,
         status: run_status,
     })
-}
-
-/// Reads a study run back and writes its report; returns the number of
-/// finding sentences.
-fn write_study_report(
-    store: &Store,
-    run_id: i64,
-    name: &str,
-    warnings: &[String],
-    out: &Path,
-) -> anyhow::Result<usize> {
-    let run = store.load_run(run_id)?;
-    let points = analysis::summarize_run(&run);
-    let mut events = BTreeMap::new();
-    let mut profiles = BTreeMap::new();
-    for t in &run.trials {
-        if let Some(blob) = store.load_events(t.id)? {
-            if blob.version == record::probe_event::EVENT_VERSION {
-                events.insert(t.id, record::probe_event::decode_all(&blob.data));
-            }
-        }
-        if let Some(p) = store.load_profile(t.id)? {
-            profiles.insert(t.id, p);
-        }
-    }
-    let csv = {
-        let mut v = Vec::new();
-        record::export::trials_csv(&run, &mut v)?;
-        v
-    };
-    let json = serde_json::to_vec_pretty(&record::export::run_json(&run))?;
-    let mut data = StudyData::new(run, points, events, profiles)?;
-    if let Some((id, p)) = store.run_host_profile(run_id)? {
-        data.host = studies::HostNumbers {
-            profile_id: Some(id),
-            null_syscall_s: Some(p.null_syscall.median),
-            mem_bw: Some(p.copy_dram.median),
-            cpu_score: Some(p.cpu_score.median),
-            ctx_switch_s: Some(p.context_switch.median),
-        };
-    }
-    let sections = match name {
-        studies::abrams91::NAME => studies::abrams91::report(&data),
-        studies::markatos02::NAME => studies::markatos02::report(&data),
-        other => anyhow::bail!("no report for study {other}"),
-    };
-    let mut r =
-        Report::new(format!("{name} on {}", data.run.meta.host.hostname)).with_subtitle(format!(
-            "tcplab study run {run_id}{}, {} — {}",
-            if data.settings.quick {
-                " (--quick)"
-            } else {
-                ""
-            },
-            data.run.meta.started_at,
-            data.run.meta.host.cpu_model
-        ));
-    r.push(host_section(
-        &data,
-        store.run_host_profile(run_id)?.as_ref(),
-    ));
-    let mut findings = 0;
-    for s in sections {
-        findings += s
-            .blocks
-            .iter()
-            .filter(|b| matches!(b, report::Block::Finding { .. }))
-            .count();
-        r.push(s);
-    }
-    let verdict = studies::verdict::section(&data);
-    findings += verdict
-        .blocks
-        .iter()
-        .filter(|b| matches!(b, report::Block::Finding { .. }))
-        .count();
-    r.push(verdict);
-    r.push(experiments_section(&data, warnings));
-    let files = vec![
-        DataFile::new("csv", "every trial: parameters and metrics (CSV)", csv),
-        DataFile::new(
-            "json",
-            "the run with per-point summaries and every trial (JSON)",
-            json,
-        ),
-    ];
-    let w = report::write_report(&r, out, files)
-        .with_context(|| format!("writing the report {}", out.display()))?;
-    println!("{}", report::summary_text(&r));
-    println!("report: {}", w.html.display());
-    Ok(findings)
-}
-
-fn host_section(d: &StudyData, profile: Option<&(i64, record::HostProfile)>) -> Section {
-    let h = &d.run.meta.host;
-    let mut s = Section::new("This host");
-    let mut kv = vec![
-        ("CPU".to_string(), format!("{} × {}", h.cores, h.cpu_model)),
-        ("kernel".to_string(), h.kernel.clone()),
-        ("system".to_string(), h.os.clone()),
-        (
-            "congestion control".to_string(),
-            h.congestion_control.clone(),
-        ),
-    ];
-    for k in [
-        "net.ipv4.tcp_rmem",
-        "net.ipv4.tcp_wmem",
-        "net.core.rmem_max",
-    ] {
-        if let Some(v) = h.sysctls.get(k) {
-            kv.push((k.to_string(), v.clone()));
-        }
-    }
-    s.push(report::Block::KeyValues(kv));
-    if let Some((id, p)) = profile {
-        s.push(crate::calibrate_cmd::profile_table(p).with_caption(format!(
-            "Host profile {id} (tcplab calibrate, {})",
-            p.created_at
-        )));
-    }
-    s
-}
-
-fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
-    let mut s = Section::new("Experiments of this run");
-    for w in warnings {
-        s.warning(w.clone());
-    }
-    let mut t = report::Table::new(["experiment", "points", "trials ok", "failed", "command"]);
-    for e in &d.settings.experiments {
-        let pts = d.points_of(&e.id);
-        t.row([
-            format!("{} — {}", e.id, e.title),
-            pts.len().to_string(),
-            pts.iter().map(|p| p.trials_ok).sum::<u32>().to_string(),
-            pts.iter().map(|p| p.trials_failed).sum::<u32>().to_string(),
-            e.command.clone(),
-        ]);
-    }
-    s.push(t);
-    s
 }
 
 /// The index page of `study all`: one link per study report.

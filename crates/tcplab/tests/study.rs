@@ -139,6 +139,46 @@ fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
     assert!(
         stdout.contains("MB per CPU-second") || stdout.contains("moves most data per CPU-second")
     );
+    // Another host's markatos02 run, brought in from its JSON export (here
+    // this host's own run relabelled, CPU score halved), joins the mileage
+    // and scaling plots when the report is written again.
+    let markatos = kinds[1].0.to_string();
+    let export = tcplab(&db, &["export", &markatos, "--format", "json"]);
+    let mut doc: serde_json::Value = common::json_of(&export);
+    assert!(doc["host_profile"]["cpu_score"]["median"].as_f64().unwrap() > 0.0);
+    doc["host"]["hostname"] = "elsewhere".into();
+    doc["host_profile"]["hostname"] = "elsewhere".into();
+    let score = doc["host_profile"]["cpu_score"]["median"].as_f64().unwrap();
+    doc["host_profile"]["cpu_score"]["median"] = (score / 2.0).into();
+    let other = dir.path().join("elsewhere.json");
+    std::fs::write(&other, doc.to_string()).unwrap();
+    let imp = tcplab(&db, &["import", other.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&imp.stdout);
+    assert!(imp.status.success() && said.contains("imported"), "{said}");
+    let again = tcplab(&db, &["import", other.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already here"));
+    let page = dir.path().join("markatos-joined.html");
+    let rep = tcplab(&db, &["report", &markatos, "--out", page.to_str().unwrap()]);
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("elsewhere (imported)"),
+        "the other host's row"
+    );
+    assert!(html.contains("MB per sender CPU-second against CPU score, by host"));
+    assert!(
+        html.contains("points from 2 hosts") || html.contains("model could not be fitted across"),
+        "the cross-host fit's finding"
+    );
+    let shots = dir.path().join("render-joined");
+    std::fs::create_dir_all(&shots).unwrap();
+    if let Some(r) = render(&page, &shots) {
+        assert_rendered(&r, 2);
+    }
     // The places were torn down.
     let lab = tcplab(&db, &["lab", "show"]);
     let shown = String::from_utf8_lossy(&lab.stdout);

@@ -6,6 +6,7 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod hosts;
 mod report;
 pub use report::report;
 

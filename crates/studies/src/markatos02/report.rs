@@ -10,7 +10,7 @@ use analysis::summarize;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use std::collections::BTreeMap;
 
-const CITE: &str = "Markatos 2002";
+pub(super) const CITE: &str = "Markatos 2002";
 
 /// The study's sections, in the paper's order.
 pub fn report(d: &StudyData) -> Vec<Section> {
@@ -19,6 +19,7 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         bandwidth_section(d),
         latency_section(d),
         model_section(d),
+        super::hosts::section(d),
     ]
 }
 
@@ -49,7 +50,7 @@ fn syscall_section(d: &StudyData) -> Section {
 
 /// Per point of an experiment: MB per sender CPU-second (Markatos' metric)
 /// over its successful trials, with its place and sender speed.
-fn mb_per_sender_cpu_s(d: &StudyData, id: &str) -> Vec<(String, f64, CurvePoint)> {
+pub(super) fn mb_per_sender_cpu_s(d: &StudyData, id: &str) -> Vec<(String, f64, CurvePoint)> {
     let mut by_point: BTreeMap<i64, (String, f64, Vec<f64>)> = BTreeMap::new();
     for (t, p) in d.trials_of(id) {
         let m = &t.outcome.metrics;
