@@ -344,3 +344,33 @@ fn other_hosts_join_the_mileage_and_scaling_plots() {
     assert!(g[0].contains("mileage rises with CPU speed"), "{g:#?}");
     assert!(g[1].contains("differ in more than CPU score"), "{g:#?}");
 }
+
+#[test]
+fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
+    let sizes = [512u64, 1024, 8192];
+    let on_ether10 = |mbit: f64| {
+        let tcp: Vec<(u64, f64)> = sizes.iter().map(|&s| (s, mbit * 1e6)).collect();
+        let mut d = write_size_run(&tcp, &tcp);
+        for e in d.settings.experiments.iter_mut() {
+            e.id = e.id.replace("-fast", "-slow");
+        }
+        for p in d.run.points.iter_mut() {
+            p.params.topology = Some("ether10".into());
+        }
+        d.points = analysis::summarize_run(&d.run);
+        d
+    };
+    let d = on_ether10(9.4);
+    let sec = crate::abrams91::report(&d).remove(0);
+    let fig = sec.figures().next().expect("the ether10 figure");
+    let r = fig.reference.as_ref().expect("the paper's curve");
+    assert!(r.points.iter().all(|p| p.y == 8.4));
+    let f = findings(&d);
+    assert!(
+        f.iter()
+            .any(|s| s.contains("reaches up to 9.40 Mbit/s") && s.contains("1.12×")),
+        "{f:#?}"
+    );
+    let g = findings(&on_ether10(4.2));
+    assert!(g.iter().any(|s| s.contains("0.50×")), "{g:#?}");
+}
