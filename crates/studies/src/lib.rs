@@ -10,6 +10,7 @@ pub mod data;
 pub mod figures;
 pub mod markatos02;
 pub mod spec;
+pub mod sunos_ipc;
 pub mod verdict;
 
 pub use data::{ExperimentRecord, HostNumbers, StudyData, StudySettings};
@@ -30,13 +31,14 @@ pub enum StudyError {
 }
 
 /// Every study, in the order `study all` runs them.
-pub const NAMES: &[&str] = &[abrams91::NAME, markatos02::NAME];
+pub const NAMES: &[&str] = &[abrams91::NAME, markatos02::NAME, sunos_ipc::NAME];
 
 /// The plan of the study called `name`.
 pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
     match name {
         abrams91::NAME => Ok(abrams91::plan(o)),
         markatos02::NAME => Ok(markatos02::plan(o)),
+        sunos_ipc::NAME => Ok(sunos_ipc::plan(o)),
         _ => Err(StudyError::Unknown(name.to_string())),
     }
 }

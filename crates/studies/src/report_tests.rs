@@ -374,3 +374,142 @@ fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
     let g = findings(&on_ether10(4.2));
     assert!(g.iter().any(|s| s.contains("0.50×")), "{g:#?}");
 }
+
+/// A study run of `study` from experiments, each a list of points with
+/// their metrics; three trials per point at ±1%.
+fn study_run(study: &str, exps: Vec<(&str, Vec<(TrialParams, Vec<(&str, f64)>)>)>) -> StudyData {
+    let mut points = Vec::new();
+    let mut trials = Vec::new();
+    let mut experiments = Vec::new();
+    for (id, pts) in exps {
+        experiments.push(ExperimentRecord {
+            id: id.into(),
+            title: id.into(),
+            command: String::new(),
+            first_point: points.len() as u32,
+            points: pts.len() as u32,
+        });
+        for (params, metrics) in pts {
+            let pid = points.len() as i64 + 1;
+            points.push(PointRecord {
+                id: pid,
+                index: points.len() as u32,
+                params,
+            });
+            for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
+                let mut o = TrialOutcome::default();
+                for (key, v) in &metrics {
+                    o.metrics.insert(key.to_string(), v * f);
+                }
+                trials.push(TrialRecord {
+                    id: trials.len() as i64 + 1,
+                    point_id: pid,
+                    seq: trials.len() as u32,
+                    repetition: k as u32,
+                    started_at: String::new(),
+                    status: TrialStatus::Ok,
+                    error: None,
+                    outcome: o,
+                });
+            }
+        }
+    }
+    let settings = StudySettings {
+        study: study.into(),
+        quick: true,
+        experiments,
+    };
+    let run = StoredRun {
+        meta: RunMeta {
+            id: 1,
+            kind: format!("study:{study}"),
+            command: String::new(),
+            seed: 1,
+            place: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Completed,
+            host: HostFacts::default(),
+            settings: serde_json::json!({ SETTINGS_KEY: settings }),
+            tool_version: String::new(),
+        },
+        points,
+        trials,
+    };
+    let summaries = analysis::summarize_run(&run);
+    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+}
+
+fn all_findings(sections: Vec<report::Section>) -> Vec<String> {
+    sections.iter().flat_map(finding_texts).collect()
+}
+
+#[test]
+fn sunos_ipc_findings_follow_the_data() {
+    // Throughput (Mbit/s) and ACKs per data segment per buffer size on veth.
+    let run = |curve: &[(&str, u64, f64, f64)], mem_bw: Option<f64>| {
+        let exps = curve
+            .iter()
+            .map(|&(id, size, mbit, acks)| {
+                let mut p = TrialParams::defaults(TestKind::TcpStream);
+                p.sndbuf = Some(size);
+                p.rcvbuf = Some(size);
+                let mut lo = p.clone();
+                p.topology = Some("veth".into());
+                let m = vec![
+                    ("throughput_bps", mbit * 1e6),
+                    ("data_segs_out", 1000.0),
+                    ("receiver_segs_out", acks * 1000.0),
+                ];
+                lo.topology = None;
+                (id, vec![(p, m.clone()), (lo, m)])
+            })
+            .collect();
+        let mut d = study_run("sunos-ipc", exps);
+        d.host.mem_bw = mem_bw;
+        all_findings(crate::sunos_ipc::report(&d))
+    };
+    let a = run(
+        &[
+            ("sockbuf-4k", 4096, 700.0, 0.5),
+            ("sockbuf-16k", 16384, 1900.0, 0.2),
+            ("sockbuf-1m", 1 << 20, 1950.0, 0.15),
+        ],
+        Some(1e10),
+    );
+    assert!(
+        a.iter().any(|f| f
+            == "On veth, the largest step is from 4 KB to 16 KB buffers (2.71×), where the paper found it."),
+        "{a:#?}"
+    );
+    assert!(
+        a.iter()
+            .any(|f| f
+                .contains("0.50 ACKs per data segment with 4 KB buffers and 0.15 with 1 MB (3.3×")),
+        "{a:#?}"
+    );
+    // 1950 Mbit/s = 243.75 MB/s of 10 GB/s.
+    assert!(
+        a.iter()
+            .any(|f| f.starts_with("Local TCP peaks at 244 MB/s (1 MB buffers), 2% of")),
+        "{a:#?}"
+    );
+    let b = run(
+        &[
+            ("sockbuf-4k", 4096, 700.0, 0.3),
+            ("sockbuf-16k", 16384, 760.0, 0.3),
+            ("sockbuf-1m", 1 << 20, 1950.0, 0.3),
+        ],
+        None,
+    );
+    assert!(
+        b.iter().any(|f| f
+            .contains("from 16 KB to 1 MB buffers (2.57×); the paper's was from 4 KB to 16 KB")),
+        "{b:#?}"
+    );
+    assert!(
+        !b.iter().any(|f| f.starts_with("Local TCP peaks")),
+        "{b:#?}"
+    );
+    assert_ne!(a, b);
+}

@@ -46,7 +46,7 @@ pub enum Command {
     /// The lab: what tcplab created on this host, and cleaning up after killed runs.
     #[command(subcommand)]
     Lab(LabCommand),
-    /// Redo a classic study on this host (abrams91, markatos02, or all):
+    /// Redo a classic study on this host (abrams91, markatos02, sunos-ipc, or all):
     /// run its plan as one stored run and write its HTML report.
     Study(StudyArgs),
     /// Measure this host: memory copy and checksum bandwidth, system call
@@ -256,7 +256,7 @@ pub struct CalibrateArgs {
 /// `tcplab study`.
 #[derive(Debug, Args)]
 pub struct StudyArgs {
-    /// The study: abrams91, markatos02, or all (every study, with an index page).
+    /// The study: abrams91, markatos02, sunos-ipc, or all (every study, with an index page).
     pub name: String,
     /// A first look: fewer repetitions and a coarser sweep, same figures.
     #[arg(long)]

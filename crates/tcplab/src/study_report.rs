@@ -27,6 +27,7 @@ pub fn write(store: &Store, run_id: i64, warnings: &[String], out: &Path) -> any
     let sections = match name.as_str() {
         studies::abrams91::NAME => studies::abrams91::report(&data),
         studies::markatos02::NAME => studies::markatos02::report(&data),
+        studies::sunos_ipc::NAME => studies::sunos_ipc::report(&data),
         other => anyhow::bail!("no report for study {other}"),
     };
     let mut r =

@@ -1,6 +1,6 @@
 //! `tcplab study` through the binary: every study's plan passes the bench
 //! parser, bad names are refused with one line, and `study all --quick`
-//! runs both studies for real, stores each as one run and writes their
+//! runs every study for real, stores each as one run and writes their
 //! reports and an index page linking them.
 
 mod common;
@@ -36,10 +36,14 @@ fn every_study_plan_is_valid_bench_input() {
             "load-file-udp",
             "mismatch",
             "cpu-speed",
+            "sockbuf-4k",
+            "stop-and-wait",
         ] {
             assert!(text.contains(id), "{id} missing from the plan:\n{text}");
         }
-        assert!(text.contains("study abrams91:") && text.contains("study markatos02:"));
+        for study in ["abrams91", "markatos02", "sunos-ipc"] {
+            assert!(text.contains(&format!("study {study}:")), "{study}: {text}");
+        }
     }
     // Planning stores nothing.
     assert!(!db.exists() || tcplab(&db, &["runs"]).stdout.is_empty());
@@ -68,7 +72,7 @@ fn unknown_studies_and_bad_places_are_bad_input() {
 }
 
 #[test]
-fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
+fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     if !is_root() {
         eprintln!("SKIP: studies build namespaces and need root");
         return;
@@ -107,7 +111,10 @@ fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
         .map(Result::unwrap)
         .collect();
     let names: Vec<&str> = kinds.iter().map(|k| k.1.as_str()).collect();
-    assert_eq!(names, ["study:abrams91", "study:markatos02"]);
+    assert_eq!(
+        names,
+        ["study:abrams91", "study:markatos02", "study:sunos-ipc"]
+    );
     assert!(kinds.iter().all(|k| k.2 == "completed"), "{kinds:?}");
     let index = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     for (id, name, _) in &kinds {
@@ -139,6 +146,7 @@ fn study_all_quick_runs_both_studies_into_reports_and_an_index() {
     assert!(
         stdout.contains("MB per CPU-second") || stdout.contains("moves most data per CPU-second")
     );
+    assert!(stdout.contains("On veth, throughput") && stdout.contains("with socket buffer size"));
     // Another host's markatos02 run, brought in from its JSON export (here
     // this host's own run relabelled, CPU score halved), joins the mileage
     // and scaling plots when the report is written again.

@@ -1,0 +1,163 @@
+//! The SunOS IPC study (Papadopoulos & Parulkar's probes in SunOS 4.0.3):
+//! throughput against socket buffer size, local and remote (Experiment 1);
+//! the four queues of the path and the delay of each hop in a 256 KB
+//! transfer, then one packet at a time (Experiment 2, Table 1); the
+//! receive socket queue and ACK generation in a 1 MB local transfer
+//! (Experiment 3, Fig. 7); throughput and queues under CPU-bound load on
+//! the receiver (Experiment 4, Figs 8–9); and local throughput as a share
+//! of memory-copy bandwidth (the paper's 43%).
+
+use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
+
+mod report;
+pub use report::report;
+
+/// The study's name on the command line.
+pub const NAME: &str = "sunos-ipc";
+
+/// Socket buffer sizes of Experiment 1: the quick sweep and the full one.
+const BUFS_QUICK: &[&str] = &["4K", "16K", "64K", "1M", "4M"];
+const BUFS_FULL: &[&str] = &["4K", "8K", "16K", "32K", "64K", "256K", "1M", "4M"];
+
+/// The experiment id of one socket buffer size.
+pub(crate) fn sockbuf_id(size: &str) -> String {
+    format!("sockbuf-{}", size.to_lowercase())
+}
+
+/// The study's plan. `--topology` replaces the remote places (veth and
+/// ether10) with one.
+pub fn plan(o: &PlanOptions) -> StudyPlan {
+    let r = repeat(o, 3, 5);
+    let dur = if o.quick { "0.5s" } else { "1s" };
+    let (fast, slow) = match &o.topology {
+        Some(t) => (t.clone(), t.clone()),
+        None => ("veth".to_string(), "ether10".to_string()),
+    };
+    let places = if fast == slow {
+        format!("loopback,{fast}")
+    } else {
+        format!("loopback,{fast},{slow}")
+    };
+    let mut e = Vec::new();
+    // Send and receive buffers set together, as the paper did: one
+    // experiment per size, each over the places.
+    for size in if o.quick { BUFS_QUICK } else { BUFS_FULL } {
+        e.push(Experiment::new(
+            &sockbuf_id(size),
+            &format!("Experiment 1: throughput with {size} socket buffers, local and remote"),
+            &[
+                "tcp-stream",
+                "--write-size",
+                "8192",
+                "--sndbuf",
+                size,
+                "--rcvbuf",
+                size,
+                "--topology",
+                &places,
+                "--duration",
+                dur,
+                "--repeat",
+                &r,
+            ],
+        ));
+    }
+    e.push(Experiment::new(
+        "queues-256k",
+        "Experiment 2, Figs 3–6: the four queues and each hop's delay in a 256 KB transfer",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "8192",
+            "--bytes",
+            "256K",
+            "--topology",
+            &fast,
+            "--probe",
+            "queues,tcp,sched",
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "stop-and-wait",
+        "Experiment 2, Table 1: one 1 KB packet at a time, 1 KB buffers, NODELAY: delay per layer",
+        &[
+            "tcp-rr",
+            "--write-size",
+            "1024",
+            "--sndbuf",
+            "1K",
+            "--rcvbuf",
+            "1K",
+            "--nodelay",
+            "--topology",
+            &fast,
+            "--duration",
+            dur,
+            "--probe",
+            "queues,tcp,sched",
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "ack-local",
+        "Experiment 3, Fig. 7: the receive socket queue and ACK generation, 1 MB locally",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "8192",
+            "--bytes",
+            "1M",
+            "--probe",
+            "queues,tcp,sched",
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "load",
+        "Experiment 4, Fig. 8: throughput against CPU-bound workers on the receiver",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "8192",
+            "--load",
+            levels(
+                o,
+                "none,receiver:2,receiver:8",
+                "none,receiver:1,receiver:2,receiver:4,receiver:8",
+            ),
+            "--topology",
+            &fast,
+            "--duration",
+            dur,
+            "--repeat",
+            &r,
+        ],
+    ));
+    e.push(Experiment::new(
+        "load-queues",
+        "Experiment 4, Fig. 9: the queues with 4 CPU-bound workers on the receiver, 1 MB",
+        &[
+            "tcp-stream",
+            "--write-size",
+            "8192",
+            "--bytes",
+            "1M",
+            "--load",
+            "none,receiver:4",
+            "--topology",
+            &fast,
+            "--probe",
+            "queues,tcp,sched",
+            "--repeat",
+            &r,
+        ],
+    ));
+    StudyPlan {
+        study: NAME.into(),
+        experiments: e,
+    }
+}

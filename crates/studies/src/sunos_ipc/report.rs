@@ -1,0 +1,676 @@
+//! The SunOS IPC study's report: socket buffers (Experiment 1), local
+//! throughput against memory bandwidth, the four queues and each hop's
+//! delay (Experiment 2, Table 1), ACK generation (Experiment 3) and
+//! background load (Experiment 4). Every finding is computed from the run.
+
+use crate::data::StudyData;
+use crate::figures::{load_workers, place, series};
+use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
+use analysis::path::{analyse, PathAnalysis, BINS, BIN_US};
+use record::TrialParams;
+use report::{
+    measure, Figure, Histogram, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit,
+};
+use std::collections::BTreeMap;
+
+const CITE: &str = "SunOS IPC study";
+
+/// The study's sections, in the paper's order.
+pub fn report(d: &StudyData) -> Vec<Section> {
+    vec![
+        sockbuf_section(d),
+        memory_section(d),
+        queues_section(d),
+        stop_and_wait_section(d),
+        ack_section(d),
+        load_section(d),
+    ]
+}
+
+/// One point of Experiment 1.
+struct BufPoint {
+    place: String,
+    size: f64,
+    throughput: CurvePoint,
+    /// Receiver segments (ACKs) per data segment sent, mean over trials.
+    acks_per_segment: Option<f64>,
+}
+
+fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
+    let mut out = Vec::new();
+    for e in d
+        .settings
+        .experiments
+        .iter()
+        .filter(|e| e.id.starts_with("sockbuf-"))
+    {
+        for p in d.points_of(&e.id) {
+            let (Some(size), Some(m)) = (p.params.sndbuf, p.metrics.get("throughput_bps")) else {
+                continue;
+            };
+            let ratios: Vec<f64> = d
+                .trials_of(&e.id)
+                .into_iter()
+                .filter(|(t, _)| t.point_id == p.point_id)
+                .filter_map(|(t, _)| {
+                    let m = &t.outcome.metrics;
+                    let acks = m.get("receiver_segs_out")?;
+                    let data = m.get("data_segs_out")?;
+                    (*data > 0.0).then(|| acks / data)
+                })
+                .collect();
+            out.push(BufPoint {
+                place: place(&p.params),
+                size: size as f64,
+                throughput: CurvePoint {
+                    x: size as f64,
+                    mean: m.mean / 1e6,
+                    ci: if m.ci95.is_finite() {
+                        m.ci95 / 1e6
+                    } else {
+                        0.0
+                    },
+                },
+                acks_per_segment: (!ratios.is_empty())
+                    .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.size.total_cmp(&b.size));
+    out
+}
+
+fn sockbuf_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Throughput against socket buffer size (Experiment 1)");
+    s.paper_finding(
+        format!("{CITE}, §4.1"),
+        "Throughput rose with the socket buffers, to 7.5 Mbit/s at the largest (51 KB) on \
+         Ethernet; the largest gain came from quadrupling the 4 KB default to 16 KB. Local IPC \
+         reached about 9 Mbit/s. With 4 KB buffers the receiver sent roughly twice as many ACKs.",
+    );
+    let pts = sockbuf_points(d);
+    if pts.is_empty() {
+        s.warning("The socket buffer experiments have no successful trials in this run.");
+        return s;
+    }
+    let mut by_place: BTreeMap<String, Vec<&BufPoint>> = BTreeMap::new();
+    for p in &pts {
+        by_place.entry(p.place.clone()).or_default().push(p);
+    }
+    let mut f = Figure::new(
+        "TCP throughput against socket buffer size (send = receive buffer)",
+        "socket buffer size (bytes)",
+        "throughput (Mbit/s)",
+    );
+    f.log_x = true;
+    f.x_ticks = TickFormat::Bytes;
+    for (pl, v) in &by_place {
+        let c: Vec<CurvePoint> = v.iter().map(|p| p.throughput).collect();
+        f.series.push(series(pl, &c));
+    }
+    crate::figures::auto_log_y(&mut f);
+    s.push(f);
+    let mut t = Table::new(["place", "buffers", "throughput", "ACKs per data segment"])
+        .with_caption("Send and receive buffers set to the same size (setsockopt; Linux doubles the value for its bookkeeping)")
+        .key();
+    for (pl, v) in &by_place {
+        for p in v {
+            t.row([
+                pl.clone(),
+                size_words(p.size),
+                measure(
+                    p.throughput.mean,
+                    Some(p.throughput.ci),
+                    Unit::Fixed("Mbit/s"),
+                ),
+                p.acks_per_segment.map_or("—".into(), |a| format!("{a:.2}")),
+            ]);
+        }
+    }
+    for (pl, v) in &by_place {
+        let c: Vec<CurvePoint> = v.iter().map(|p| p.throughput).collect();
+        s.finding(shape_sentence(
+            &format!("On {pl}, throughput"),
+            "socket buffer size",
+            &shape(&c),
+            &size_words,
+        ));
+        if let Some((a, b, gain)) = v
+            .windows(2)
+            .map(|w| (w[0], w[1], w[1].throughput.mean / w[0].throughput.mean))
+            .max_by(|x, y| x.2.total_cmp(&y.2))
+        {
+            if gain > 1.05 {
+                s.finding(format!(
+                    "On {pl}, the largest step is from {} to {} buffers ({gain:.2}×){}.",
+                    size_words(a.size),
+                    size_words(b.size),
+                    if a.size == 4096.0 && b.size <= 16384.0 {
+                        ", where the paper found it"
+                    } else {
+                        "; the paper's was from 4 KB to 16 KB"
+                    }
+                ));
+            }
+        }
+        let first = v.first().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
+        let last = v.last().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
+        if let (Some((p0, a0)), Some((p1, a1))) = (first, last) {
+            if a1 > 0.0 && p0.size != p1.size {
+                s.finding(format!(
+                    "On {pl}, the receiver sent {a0:.2} ACKs per data segment with {} buffers and \
+                     {a1:.2} with {} ({:.1}×; the paper: about 2× with 4 KB buffers).",
+                    size_words(p0.size),
+                    size_words(p1.size),
+                    a0 / a1
+                ));
+            }
+        }
+    }
+    s.push(t);
+    s
+}
+
+fn memory_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Local throughput against memory bandwidth (§5)");
+    s.paper_finding(
+        format!("{CITE}, §5"),
+        "Local IPC reached about 43% of memory-copy bandwidth (9 of 21 Mbit/s): two copies and \
+         two checksums bound it at a third of the copy rate.",
+    );
+    let best = sockbuf_points(d)
+        .into_iter()
+        .filter(|p| p.place == "loopback")
+        .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean));
+    let Some(best) = best else {
+        s.warning("No loopback socket buffer trials in this run.");
+        return s;
+    };
+    let bytes_per_s = best.throughput.mean * 1e6 / 8.0;
+    match d.host.mem_bw {
+        Some(bw) => {
+            let share = bytes_per_s / bw;
+            s.finding(format!(
+                "Local TCP peaks at {} ({} buffers), {:.0}% of this host's memory-copy \
+                 bandwidth ({}); two copies alone would bound it at 50% (SunOS, with two copies \
+                 and two checksums bounding it at 33%, reached 43%).",
+                measure(bytes_per_s, None, Unit::Si("B/s")),
+                size_words(best.size),
+                share * 100.0,
+                measure(bw, None, Unit::Si("B/s")),
+            ));
+        }
+        None => {
+            s.warning("This host has no calibration profile: run tcplab calibrate first.");
+        }
+    }
+    s
+}
+
+/// The probed trial of experiment `id` (among points `keep` accepts) with
+/// the most records, analysed, with its sequence number.
+fn richest(
+    d: &StudyData,
+    id: &str,
+    keep: impl Fn(&TrialParams) -> bool,
+) -> Option<(u32, PathAnalysis)> {
+    d.trials_of(id)
+        .into_iter()
+        .filter(|(_, p)| keep(p))
+        .filter_map(|(t, _)| d.events.get(&t.id).map(|ev| (t.seq, ev)))
+        .max_by_key(|(_, ev)| ev.len())
+        .map(|(seq, ev)| (seq, analyse(ev)))
+}
+
+/// Every probed trial of experiment `id`, analysed.
+fn all_probed(d: &StudyData, id: &str) -> Vec<PathAnalysis> {
+    d.trials_of(id)
+        .into_iter()
+        .filter_map(|(t, _)| d.events.get(&t.id))
+        .map(|ev| analyse(ev))
+        .collect()
+}
+
+/// Bytes as KB with one decimal.
+fn kb(bytes: f64) -> String {
+    format!("{:.1} KB", bytes / 1024.0)
+}
+
+fn no_probes(s: &mut Section, what: &str) {
+    s.warning(format!(
+        "No probed trial of the {what} experiment: it needs root and BPF (see tcplab probes)."
+    ));
+}
+
+fn queue_figure(title: String, a: &PathAnalysis, unit: &str) -> Option<Figure> {
+    let qs: Vec<_> = a
+        .queues
+        .iter()
+        .filter(|q| q.queue.contains(unit) && !q.series.is_empty())
+        .collect();
+    if qs.is_empty() {
+        return None;
+    }
+    let bytes = unit == "bytes";
+    let mut f = Figure::new(
+        title,
+        "time since the first record (ms)",
+        if bytes {
+            "queue length (KB)"
+        } else {
+            "queue length (packets)"
+        },
+    );
+    for q in qs {
+        f.series.push(
+            Series::new(
+                q.queue.clone(),
+                q.series
+                    .iter()
+                    .map(|&(t, v)| Point::new(t * 1e3, if bytes { v / 1024.0 } else { v }))
+                    .collect(),
+            )
+            .with_style(SeriesStyle::Path),
+        );
+    }
+    Some(f)
+}
+
+fn hop_histogram(a: &PathAnalysis) -> Option<Histogram> {
+    let mut h = Histogram {
+        title: "Processing delay per hop".into(),
+        caption: Some(format!(
+            "Share of each hop's packets per {BIN_US:.0} µs bin (the paper's bins); the last bin \
+             holds everything beyond {:.0} µs.",
+            BIN_US * BINS as f64
+        )),
+        x_label: "delay (µs)".into(),
+        y_label: "share of the hop's packets (%)".into(),
+        edges: (0..=BINS).map(|i| i as f64 * BIN_US).collect(),
+        overflow: true,
+        series: Vec::new(),
+    };
+    for hp in a.hops.iter().filter(|h| h.n > 0) {
+        let n: u64 = hp.histogram.iter().sum();
+        h.series.push((
+            hp.hop.clone(),
+            hp.histogram
+                .iter()
+                .map(|&c| c as f64 / n as f64 * 100.0)
+                .collect(),
+        ));
+    }
+    (!h.series.is_empty()).then_some(h)
+}
+
+fn queues_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The four queues of a 256 KB transfer (Experiment 2, Figs 3–6)");
+    s.paper_finding(
+        format!("{CITE}, §4.2–4.3"),
+        "Sending as fast as possible, packets queued at the sender's interface queue (the \
+         driver could not keep up with the protocol) and at the receive socket; the IP input \
+         queue stayed short.",
+    );
+    let Some((seq, a)) = richest(d, "queues-256k", |_| true) else {
+        no_probes(&mut s, "256 KB queue");
+        return s;
+    };
+    if let Some(f) = queue_figure(format!("Socket queues over time, trial {seq}"), &a, "bytes") {
+        s.push(f);
+    }
+    if let Some(f) = queue_figure(
+        format!("Interface queue over time, trial {seq}"),
+        &a,
+        "packets",
+    ) {
+        s.push(f);
+    }
+    if let Some(h) = hop_histogram(&a) {
+        s.push(h);
+    }
+    let mut t = Table::new(["queue", "samples", "mean", "max"])
+        .with_caption(format!("Queue lengths in trial {seq}"))
+        .key();
+    for q in &a.queues {
+        t.row([
+            q.queue.clone(),
+            q.n.to_string(),
+            format!("{:.1}", q.mean),
+            format!("{:.0}", q.max),
+        ]);
+    }
+    s.push(t);
+    let bytes_queues: Vec<_> = a
+        .queues
+        .iter()
+        .filter(|q| q.queue.contains("bytes"))
+        .collect();
+    if let Some(q) = bytes_queues.iter().max_by(|x, y| x.mean.total_cmp(&y.mean)) {
+        s.finding(format!(
+            "Data waits most in the {}: {} on average, up to {}.",
+            q.queue.split(" (").next().unwrap_or(&q.queue),
+            kb(q.mean),
+            kb(q.max)
+        ));
+    }
+    if let Some(h) = a
+        .hops
+        .iter()
+        .filter(|h| h.n > 0)
+        .max_by(|x, y| x.p50_us.total_cmp(&y.p50_us))
+    {
+        s.finding(format!(
+            "The slowest hop at the median is the {}: p50 {:.1} µs, p99 {:.1} µs over {} packets.",
+            h.hop.split(':').next().unwrap_or(&h.hop),
+            h.p50_us,
+            h.p99_us,
+            h.n
+        ));
+    }
+    s
+}
+
+/// The paper's Table 1, stop-and-wait column (µs): component, delay.
+const PAPER_TABLE1: [(&str, f64); 6] = [
+    ("send socket (with copy)", 280.0),
+    ("protocol, sending side", 443.0),
+    ("interface queue", 40.0),
+    ("IP queue", 113.0),
+    ("protocol, receiving side", 253.0),
+    ("receive socket queue (with copy)", 412.0),
+];
+
+/// Which of the paper's components each measured hop spans.
+fn paper_components(hop: &str) -> &'static str {
+    if hop.starts_with("send socket") {
+        "send socket + protocol, sending side"
+    } else if hop.starts_with("interface queue") {
+        "interface queue"
+    } else if hop.starts_with("to IP input") {
+        "wire + IP queue"
+    } else if hop.starts_with("receive socket") {
+        "protocol, receiving side + receive socket queue"
+    } else {
+        "—"
+    }
+}
+
+/// A hop's place along the path from the sending application to the
+/// receiving one.
+fn path_rank(hop: &str) -> usize {
+    [
+        "send socket",
+        "interface queue",
+        "qdisc",
+        "driver",
+        "to IP input",
+        "receive socket",
+    ]
+    .iter()
+    .position(|p| hop.starts_with(p))
+    .unwrap_or(usize::MAX)
+}
+
+fn stop_and_wait_section(d: &StudyData) -> Section {
+    let mut s = Section::new("One packet at a time: delay per layer (Experiment 2, Table 1)");
+    let paper_total: f64 = PAPER_TABLE1.iter().map(|c| c.1).sum();
+    s.paper_finding(
+        format!("{CITE}, Table 1"),
+        format!(
+            "Stop-and-wait, 1 KB: send socket with copy 280 µs, sending protocol 443, interface \
+             queue 40, IP queue 113, receiving protocol 253, receive socket with copy 412 — \
+             {paper_total:.0} µs in all on a SPARCstation 1."
+        ),
+    );
+    let runs = all_probed(d, "stop-and-wait");
+    if runs.is_empty() {
+        no_probes(&mut s, "stop-and-wait");
+        return s;
+    }
+    // Median delay of each hop, averaged over the probed trials.
+    let mut per_hop: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for a in &runs {
+        for h in a.hops.iter().filter(|h| h.n > 0) {
+            per_hop.entry(h.hop.clone()).or_default().push(h.p50_us);
+        }
+    }
+    let mut t = Table::new(["hop", "p50 µs (mean over trials)", "the paper's components"])
+        .with_caption(format!(
+            "{} probed trials of 1 KB request/response with NODELAY and 1 KB buffers",
+            runs.len()
+        ))
+        .key();
+    // In path order: the sender's socket to the receiver's.
+    let mut hops: Vec<(&String, &Vec<f64>)> = per_hop.iter().collect();
+    hops.sort_by_key(|(h, _)| path_rank(h));
+    let mut rows: Vec<(String, f64)> = Vec::new();
+    for (hop, v) in hops {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        t.row([
+            hop.clone(),
+            format!("{m:.1}"),
+            paper_components(hop).to_string(),
+        ]);
+        rows.push((hop.clone(), m));
+    }
+    s.push(t);
+    let mut f = Figure::new(
+        "Median delay per hop, one 1 KB packet at a time",
+        "hop",
+        "delay (µs)",
+    );
+    f.x_ticks = TickFormat::Labels(
+        rows.iter()
+            .enumerate()
+            .map(|(i, (h, _))| (i as f64, h.split(':').next().unwrap_or(h).to_string()))
+            .collect(),
+    );
+    f.series.push(
+        Series::new(
+            "this host",
+            rows.iter()
+                .enumerate()
+                .map(|(i, (_, m))| Point::new(i as f64, *m))
+                .collect(),
+        )
+        .with_style(SeriesStyle::Bars),
+    );
+    s.push(f);
+    // The end-to-end hops (excluding the qdisc and driver sub-hops, which
+    // lie inside the interface hop and the hop to IP input).
+    let path: Vec<&(String, f64)> = rows
+        .iter()
+        .filter(|(h, _)| paper_components(h) != "—")
+        .collect();
+    let total: f64 = path.iter().map(|r| r.1).sum();
+    if let Some(big) = path.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        if total > 0.0 {
+            s.finding(format!(
+                "One 1 KB packet crosses the measured hops in {total:.1} µs at the median, {:.0}× \
+                 less than SunOS on a SPARCstation 1 ({paper_total:.0} µs); the largest share is \
+                 the {} ({:.0}%).",
+                paper_total / total,
+                big.0.split(':').next().unwrap_or(&big.0),
+                big.1 / total * 100.0
+            ));
+        }
+    }
+    let lat = d.curve(
+        "stop-and-wait",
+        "latency_p50_s",
+        1e6,
+        |_| Some(0.0),
+        |_| true,
+    );
+    if let Some(l) = lat.first() {
+        s.finding(format!(
+            "The application saw a 1 KB request and its 1 KB response take {:.1} µs at the median \
+             (round trip, with probes attached).",
+            l.mean
+        ));
+    }
+    s
+}
+
+fn ack_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The receive socket queue and ACK generation (Experiment 3, Fig. 7)");
+    s.paper_finding(
+        format!("{CITE}, §4.3"),
+        "In a 1 MB local transfer the receive socket queue grew by a window and drained to zero, \
+         and an ACK followed each drain; the delayed-ACK timer (200 ms) sent the others. Most \
+         ACKs came after the application emptied the receive buffer.",
+    );
+    let Some((seq, a)) = richest(d, "ack-local", |_| true) else {
+        no_probes(&mut s, "local ACK");
+        return s;
+    };
+    let recv: Vec<_> = a
+        .queues
+        .iter()
+        .filter(|q| q.queue.starts_with("receive socket") && !q.series.is_empty())
+        .collect();
+    if !recv.is_empty() {
+        let mut f = Figure::new(
+            format!("Receive socket queue, trial {seq}"),
+            "time since the first record (ms)",
+            "queue length (KB)",
+        );
+        for q in recv {
+            f.series.push(
+                Series::new(
+                    q.queue.clone(),
+                    q.series
+                        .iter()
+                        .map(|&(t, v)| Point::new(t * 1e3, v / 1024.0))
+                        .collect(),
+                )
+                .with_style(SeriesStyle::Path),
+            );
+        }
+        s.push(f);
+    }
+    let acks: u64 = a.ack_causes.iter().map(|c| c.acks).sum();
+    let after: u64 = a.ack_causes.iter().map(|c| c.after_read).sum();
+    let mut t = Table::new(["flow", "pure ACKs", "after a read", "on arrival"])
+        .with_caption(
+            "An ACK within 50 µs after the application's read is a window update the drain caused",
+        )
+        .key();
+    for c in &a.ack_causes {
+        t.row([
+            c.flow.clone(),
+            c.acks.to_string(),
+            c.after_read.to_string(),
+            c.on_arrival.to_string(),
+        ]);
+    }
+    s.push(t);
+    if acks == 0 {
+        s.warning("The probes saw no pure ACKs from the receiver in this trial.");
+        return s;
+    }
+    let share = after as f64 / acks as f64;
+    s.finding(format!(
+        "Of {acks} ACKs the receiver sent, {:.0}% followed a read that drained its socket queue \
+         and {:.0}% were sent on arrival of data{}.",
+        share * 100.0,
+        (1.0 - share) * 100.0,
+        if share >= 0.5 {
+            ": as in the paper, the application's reads drive the ACKs"
+        } else {
+            ": unlike SunOS, Linux acknowledges mostly on arrival (quick ACKs, and an ACK every \
+             second full segment), not when the application drains the queue"
+        }
+    ));
+    s
+}
+
+fn load_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Background load on the receiver (Experiment 4, Figs 8–9)");
+    s.paper_finding(
+        format!("{CITE}, §4.4"),
+        "Throughput dropped sharply as CPU-bound processes were added on the receiver; data \
+         waited at the receive socket queue because the receiving process competed for the CPU.",
+    );
+    let thr = d.curve(
+        "load",
+        "throughput_bps",
+        1e-6,
+        |p| Some(load_workers(p) as f64),
+        |_| true,
+    );
+    if thr.is_empty() {
+        s.warning("The load experiment has no successful trials in this run.");
+        return s;
+    }
+    let mut f = Figure::new(
+        "Throughput against CPU-bound workers on the receiver",
+        "workers on the receiver",
+        "throughput (Mbit/s)",
+    )
+    .with_series(series("TCP", &thr));
+    f.x_ticks = TickFormat::Number;
+    s.push(f);
+    s.finding(shape_sentence(
+        "Throughput",
+        "receiver load",
+        &shape(&thr),
+        &|x| format!("{x:.0} workers"),
+    ));
+    if let (Some(a), Some(b)) = (thr.first(), thr.last()) {
+        if b.x > a.x && a.mean > 0.0 {
+            s.finding(format!(
+                "With {:.0} workers on the receiver, throughput is {:.0}% of the unloaded {:.0} \
+                 Mbit/s.",
+                b.x,
+                b.mean / a.mean * 100.0,
+                a.mean
+            ));
+        }
+    }
+    let unloaded = richest(d, "load-queues", |p| load_workers(p) == 0);
+    let loaded = richest(d, "load-queues", |p| load_workers(p) > 0);
+    if let (Some((_, u)), Some((seq, l))) = (unloaded, loaded) {
+        let rq = |a: &PathAnalysis| {
+            a.queues
+                .iter()
+                .find(|q| {
+                    q.queue
+                        .starts_with("receive socket queue (bytes, at data_ready)")
+                })
+                .map(|q| q.mean)
+        };
+        let preempt = |a: &PathAnalysis| {
+            a.threads
+                .iter()
+                .find(|t| t.role == "receiver" && t.span_s > 0.0)
+                .map(|t| t.preempted_s / t.span_s)
+        };
+        if let Some(f) = queue_figure(
+            format!("Socket queues with 4 workers on the receiver, trial {seq}"),
+            &l,
+            "bytes",
+        ) {
+            s.push(f);
+        }
+        if let (Some(qu), Some(ql)) = (rq(&u), rq(&l)) {
+            s.finding(format!(
+                "With 4 workers the receive socket queue holds {} on average, against {} \
+                 unloaded{}.",
+                kb(ql),
+                kb(qu),
+                match (preempt(&u), preempt(&l)) {
+                    (Some(pu), Some(pl)) => format!(
+                        "; the receiving thread was preempted {:.0}% of its time (unloaded: {:.0}%)",
+                        pl * 100.0,
+                        pu * 100.0
+                    ),
+                    _ => String::new(),
+                }
+            ));
+        }
+    } else {
+        no_probes(&mut s, "load queue");
+    }
+    s
+}
