@@ -120,6 +120,9 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         if p.cork {
             return Err("--cork applies only to tcp-stream".into());
         }
+        if p.quickack {
+            return Err("--quickack applies only to tcp-stream".into());
+        }
         if p.rcvlowat.is_some() {
             return Err("--rcvlowat applies only to tcp-stream".into());
         }

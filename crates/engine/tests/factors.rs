@@ -196,3 +196,19 @@ fn auto_rcvlowat_respects_read_size_and_rcvbuf() {
     p.rcvlowat = Some(7);
     assert_eq!(p.effective_rcvlowat(), 7);
 }
+
+#[test]
+fn quickack_acknowledges_every_read_segment() {
+    // A paced sender and a reader woken per segment: with TCP_QUICKACK
+    // re-armed after each read, every data segment draws an ACK.
+    let mut p = stream(Some(256 << 10), None);
+    p.write_size = 1460;
+    p.nodelay = true;
+    p.send_rate_bps = Some(20_000_000);
+    p.rcvlowat = Some(1);
+    p.quickack = true;
+    let m = run(&p);
+    let ratio = m["receiver_segs_out"] / m["data_segs_out"];
+    assert!(ratio >= 0.9, "{ratio} ACKs per data segment");
+    assert_eq!(m["bytes"], (256 << 10) as f64);
+}

@@ -24,6 +24,8 @@ pub struct Factors {
     pub nodelay: Vec<bool>,
     /// `--cork` levels.
     pub cork: Vec<bool>,
+    /// `--quickack` levels.
+    pub quickack: Vec<bool>,
     /// `--mss` levels.
     pub mss: Vec<u32>,
     /// `--cc` levels.
@@ -94,6 +96,7 @@ impl Factors {
         pts = cross(pts, &self.rcvlowat, |p, v| p.rcvlowat = v);
         pts = cross(pts, &self.nodelay, |p, v| p.nodelay = v);
         pts = cross(pts, &self.cork, |p, v| p.cork = v);
+        pts = cross(pts, &self.quickack, |p, v| p.quickack = v);
         pts = cross(pts, &self.mss, |p, v| p.mss = Some(v));
         pts = cross(pts, &self.cc, |p, v| p.cc = Some(v));
         pts = cross(pts, &self.parallel, |p, v| p.parallel = v);
@@ -127,6 +130,7 @@ impl Factors {
             ("rcvlowat", self.rcvlowat.len()),
             ("nodelay", self.nodelay.len()),
             ("cork", self.cork.len()),
+            ("quickack", self.quickack.len()),
             ("mss", self.mss.len()),
             ("cc", self.cc.len()),
             ("parallel", self.parallel.len()),

@@ -11,7 +11,7 @@ use std::io::Write;
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
 /// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 23] = [
+const PARAM_COLUMNS: [&str; 24] = [
     "test",
     "bytes",
     "duration_s",
@@ -22,6 +22,7 @@ const PARAM_COLUMNS: [&str; 23] = [
     "rcvlowat",
     "nodelay",
     "cork",
+    "quickack",
     "mss",
     "cc",
     "parallel",
@@ -126,6 +127,7 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
         opt(p.rcvlowat.as_ref()),
         p.nodelay.to_string(),
         p.cork.to_string(),
+        p.quickack.to_string(),
         opt(p.mss.as_ref()),
         opt(p.cc.as_ref()),
         p.parallel.to_string(),

@@ -155,6 +155,11 @@ pub struct TrialParams {
     pub nodelay: bool,
     /// MSG_MORE on every write.
     pub cork: bool,
+    /// TCP_QUICKACK re-armed by the stream receiver after every read: an
+    /// ACK for every segment instead of delayed ACKs (Huang & Chen's ACK
+    /// cost). `false` in runs stored before it existed.
+    #[serde(default)]
+    pub quickack: bool,
     /// TCP_MAXSEG, if set.
     pub mss: Option<u32>,
     /// TCP_CONGESTION, if set.
@@ -310,6 +315,7 @@ impl TrialParams {
             rcvlowat: None,
             nodelay: false,
             cork: false,
+            quickack: false,
             mss: None,
             cc: None,
             parallel: 1,

@@ -46,7 +46,8 @@ pub enum Command {
     /// The lab: what tcplab created on this host, and cleaning up after killed runs.
     #[command(subcommand)]
     Lab(LabCommand),
-    /// Redo a classic study on this host (abrams91, markatos02, sunos-ipc, or all):
+    /// Redo a classic study on this host (abrams91, markatos02, huang-chen,
+    /// sunos-ipc, openlink92, or all):
     /// run its plan as one stored run and write its HTML report.
     Study(StudyArgs),
     /// Measure this host: memory copy and checksum bandwidth, system call
@@ -137,6 +138,10 @@ pub struct BenchArgs {
     /// MSG_MORE on every write (TCP_CORK for sendfile); alone means on.
     #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
     pub cork: Option<String>,
+    /// TCP_QUICKACK on the stream receiver, re-armed after every read: an
+    /// ACK per segment instead of delayed ACKs; alone means on.
+    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
+    pub quickack: Option<String>,
     /// TCP_MAXSEG in bytes.
     #[arg(long, value_name = "BYTES")]
     pub mss: Option<String>,
@@ -256,7 +261,8 @@ pub struct CalibrateArgs {
 /// `tcplab study`.
 #[derive(Debug, Args)]
 pub struct StudyArgs {
-    /// The study: abrams91, markatos02, sunos-ipc, or all (every study, with an index page).
+    /// The study: abrams91, markatos02, huang-chen, sunos-ipc, openlink92,
+    /// or all (every study, with an index page).
     pub name: String,
     /// A first look: fewer repetitions and a coarser sweep, same figures.
     #[arg(long)]

@@ -73,6 +73,8 @@ fn bad_input_exits_2_with_one_line_and_stores_nothing() {
         &["bench", "tcp-stream", "--rcvlowat", "0"],
         &["bench", "tcp-stream", "--rcvlowat", "soon"],
         &["bench", "tcp-rr", "--rcvlowat", "32K"],
+        &["bench", "udp-stream", "--quickack"],
+        &["bench", "tcp-stream", "--quickack", "sometimes"],
         &["bench", "no-such-test"],
         &["bench", "tcp-stream", "--no-such-flag"],
         &["show", "abc"],

@@ -118,6 +118,14 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
             }
             last = Some(now);
             r.calls += 1;
+            // Quick-ACK mode lasts only until the kernel's next delayed
+            // ACK decision: re-arm it after every read.
+            if p.quickack {
+                if let Err(e) = setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_QUICKACK, 1) {
+                    r.error = Some(format!("setting TCP_QUICKACK: {e}"));
+                    break;
+                }
+            }
             let n = n as usize;
             if !pattern.matches(off, &buf[..n]) {
                 r.integrity_errors += 1;
