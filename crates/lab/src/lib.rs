@@ -18,6 +18,7 @@ pub mod offload;
 pub mod ring;
 pub mod shaper;
 pub mod topology;
+pub mod trial_changes;
 
 pub use error::LabError;
 pub use link::{LinkSpec, Mechanism};

@@ -39,13 +39,7 @@ impl NetNs {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, LabError> {
-        let path = format!("/run/netns/{}", self.name);
-        std::thread::spawn(move || -> Result<T, LabError> {
-            let _g = enter_path(&path)?;
-            Ok(f())
-        })
-        .join()
-        .map_err(|_| LabError::Unsupported("thread in namespace panicked".into()))?
+        run_in_named(&self.name, f)
     }
 }
 
@@ -82,6 +76,21 @@ impl Drop for NsGuard {
     fn drop(&mut self) {
         let _ = setns(&self.previous);
     }
+}
+
+/// Runs `f` on a fresh thread inside the namespace called `name` (one
+/// `ip netns` knows), for code that holds a name rather than a [`NetNs`].
+pub fn run_in_named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, LabError> {
+    let path = format!("/run/netns/{name}");
+    std::thread::spawn(move || -> Result<T, LabError> {
+        let _g = enter_path(&path)?;
+        Ok(f())
+    })
+    .join()
+    .map_err(|_| LabError::Unsupported("thread in namespace panicked".into()))?
 }
 
 /// Names of existing namespaces that start with `prefix`.

@@ -271,6 +271,20 @@ impl Place {
         }
     }
 
+    /// The client's (or server's) end: its namespace and veth device, which
+    /// share a name (None on loopback).
+    pub fn endpoint(&self, client: bool) -> Option<crate::trial_changes::Endpoint> {
+        let ns = if client {
+            &self.client_ns
+        } else {
+            &self.server_ns
+        };
+        ns.as_ref().map(|n| crate::trial_changes::Endpoint {
+            ns: n.name().to_string(),
+            dev: n.name().to_string(),
+        })
+    }
+
     /// Moves the calling thread into the client's namespace (None on loopback).
     pub fn enter_client(&self) -> Result<Option<NsGuard>, LabError> {
         self.client_ns.as_ref().map(NetNs::enter).transpose()

@@ -52,6 +52,10 @@ pub struct Factors {
     pub host_speed: Vec<Option<HostSpeed>>,
     /// `--pin` (one level).
     pub pin: Vec<Pin>,
+    /// `--routes` levels.
+    pub routes: Vec<u32>,
+    /// `--checksum-offload` levels.
+    pub checksum_offload: Vec<bool>,
 }
 
 /// Replaces every point by one copy per level, with `set` applying the level.
@@ -114,6 +118,8 @@ impl Factors {
         pts = cross(pts, &self.link, |p, v| p.link = Some(v));
         pts = cross(pts, &self.host_speed, |p, v| p.host_speed = v);
         pts = cross(pts, &self.pin, |p, v| p.pin = Some(v));
+        pts = cross(pts, &self.routes, |p, v| p.routes = Some(v));
+        pts = cross(pts, &self.checksum_offload, |p, v| p.checksum_offload = v);
         Ok(pts)
     }
 
@@ -144,6 +150,8 @@ impl Factors {
             ("link", self.link.len()),
             ("host_speed", self.host_speed.len()),
             ("pin", self.pin.len()),
+            ("routes", self.routes.len()),
+            ("checksum_offload", self.checksum_offload.len()),
         ];
         counts
             .iter()

@@ -11,7 +11,7 @@ use std::io::Write;
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
 /// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 24] = [
+const PARAM_COLUMNS: [&str; 26] = [
     "test",
     "bytes",
     "duration_s",
@@ -36,6 +36,8 @@ const PARAM_COLUMNS: [&str; 24] = [
     "link",
     "host_speed",
     "pin",
+    "routes",
+    "checksum_offload",
 ];
 
 /// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
@@ -141,6 +143,8 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
         opt(p.link.as_ref()),
         opt(p.host_speed.as_ref()),
         opt(p.pin.as_ref()),
+        opt(p.routes.as_ref()),
+        p.checksum_offload.to_string(),
     ]
 }
 

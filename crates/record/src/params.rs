@@ -191,6 +191,20 @@ pub struct TrialParams {
     /// CPUs the endpoints are pinned to (`--pin`).
     #[serde(default)]
     pub pin: Option<Pin>,
+    /// Extra /32 routes installed in the sender's namespace for the trial
+    /// (`--routes`; Huang & Chen's routing-table cost). `None`: none.
+    #[serde(default)]
+    pub routes: Option<u32>,
+    /// Checksum offload on the veth ends (`--checksum-offload`); `false`
+    /// turns transmit checksumming off at the sender and receive
+    /// checksumming off at the receiver for the trial.
+    #[serde(default = "checksum_offload_default")]
+    pub checksum_offload: bool,
+}
+
+/// Checksum offload stays as the device has it unless asked.
+fn checksum_offload_default() -> bool {
+    true
 }
 
 /// Which endpoint a host setting applies to.
@@ -329,6 +343,8 @@ impl TrialParams {
             link: None,
             host_speed: None,
             pin: None,
+            routes: None,
+            checksum_offload: true,
         }
     }
 }

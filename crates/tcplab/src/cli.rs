@@ -184,6 +184,15 @@ pub struct BenchArgs {
     /// Pin the endpoints to CPUs, e.g. sender=0,receiver=1.
     #[arg(long, value_name = "SIDE=CPU,…")]
     pub pin: Option<String>,
+    /// Extra /32 routes (198.18.0.0/15) in the sender's routing table for
+    /// each trial, e.g. 1,1000,100000; only in a place's namespaces.
+    #[arg(long, value_name = "N,…")]
+    pub routes: Option<String>,
+    /// Checksum offload on the veth ends: on (as the device has it) or off
+    /// (the sender checksums in software, and the receiver verifies);
+    /// only in a place's namespaces.
+    #[arg(long, value_name = "ON,OFF")]
+    pub checksum_offload: Option<String>,
     /// Trials per sweep point.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repeat: u32,

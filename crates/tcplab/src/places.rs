@@ -6,6 +6,7 @@
 use engine::{Client, EngineError, Limits, PlaceHook, Server, ServerHandle, TrialObserver};
 use lab::host::{pin_current_thread, CpuQuota};
 use lab::names::Tag;
+use lab::trial_changes::{TrialChanges, Wanted};
 use lab::{Place, PlaceSpec};
 use record::{LoadSide, TestKind, TrialOutcome, TrialParams};
 use serde::Serialize;
@@ -253,8 +254,24 @@ impl LivePlace {
         interrupt: &Arc<AtomicBool>,
         observer: Option<Box<dyn TrialObserver>>,
     ) -> Result<TrialOutcome, EngineError> {
+        let changes = self.apply_changes(p)?;
         let before = self.place.emulator_stats();
-        let mut o = self.run(p, interrupt, observer)?;
+        let run = self.run(p, interrupt, observer);
+        // Undone before the result is looked at: after a failed or
+        // interrupted trial too (and on panic, by the guard's Drop).
+        let (routes_installed, install_s) = changes
+            .as_ref()
+            .map_or((0, 0.0), |c| (c.routes_installed, c.install_s));
+        if let Some(c) = changes {
+            c.undo()
+                .map_err(|e| EngineError::Protocol(format!("undoing the trial's changes: {e}")))?;
+        }
+        let mut o = run?;
+        if p.routes.is_some() {
+            o.metrics
+                .insert("routes_installed".into(), f64::from(routes_installed));
+            o.metrics.insert("routes_install_s".into(), install_s);
+        }
         let emulator = match (before, self.place.emulator_stats()) {
             (Some(b), Some(a)) if a.len() == 2 && b.len() == 2 => Some(serde_json::json!({
                 "client_to_server": a[0].since(&b[0]),
@@ -268,6 +285,30 @@ impl LivePlace {
             "emulator": emulator,
         });
         Ok(o)
+    }
+
+    /// Makes the trial's changes to this place (`--routes`,
+    /// `--checksum-offload off`); None when it asks for none.
+    fn apply_changes(&self, p: &TrialParams) -> Result<Option<TrialChanges>, EngineError> {
+        let w = Wanted {
+            routes: p.routes.unwrap_or(0),
+            checksum_off: !p.checksum_offload,
+        };
+        if w == Wanted::default() {
+            return Ok(None);
+        }
+        let client_sends = engine::metrics::sender_is_client(p);
+        let (Some(s), Some(r)) = (
+            self.place.endpoint(client_sends),
+            self.place.endpoint(!client_sends),
+        ) else {
+            return Err(EngineError::Protocol(
+                "--routes and --checksum-offload need a place with namespaces".into(),
+            ));
+        };
+        TrialChanges::apply(w, &s, &r)
+            .map(Some)
+            .map_err(|e| EngineError::Protocol(format!("changing the place for the trial: {e}")))
     }
 
     /// The built place.

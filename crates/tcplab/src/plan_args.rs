@@ -80,6 +80,12 @@ fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
             .map_err(usage)?
             .into_iter()
             .collect(),
+        routes: opt(
+            "--routes",
+            &a.routes,
+            count(1, lab::trial_changes::MAX_ROUTES),
+        )?,
+        checksum_offload: opt("--checksum-offload", &a.checksum_offload, parse::boolean)?,
     })
 }
 
@@ -152,6 +158,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
             "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
             "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,
             "topology": a.topology, "link": a.link, "host_speed": a.host_speed, "pin": a.pin,
+            "routes": a.routes, "checksum_offload": a.checksum_offload,
         },
     });
     Ok(BenchPlan {
@@ -213,6 +220,11 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
     for p in points {
         if seen.insert(crate::session::place_key(p)) {
             crate::session::place_spec(p)?.check().map_err(usage)?;
+        }
+        if (p.routes.is_some() || !p.checksum_offload) && p.topology.is_none() {
+            return Err(usage(
+                "--routes and --checksum-offload off change a place's namespaces; give --topology veth (or another place), never the host's own loopback",
+            ));
         }
         if p.host_speed.is_some() && lab::host::cgroup_version().is_none() {
             return Err(usage(

@@ -1,0 +1,205 @@
+//! Changes a trial makes to its place, and their undoing: extra routes in
+//! the sender's routing table (Huang & Chen's routing-table cost) and
+//! checksum offload switched off on the veth ends (their checksum cost).
+//! Only inside tcplab's own namespaces, never the host's; undone when the
+//! guard drops (after the trial, on error and on Ctrl-C), and gone with
+//! the namespaces in any case (`tcplab lab clean`).
+
+use crate::cmd;
+use crate::error::LabError;
+use crate::netns;
+use crate::offload::{self, Offload};
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::process::{Command, Stdio};
+
+/// The routing protocol number that marks tcplab's routes (252: unassigned
+/// in iproute2's rt_protos, so no daemon claims them).
+pub const ROUTE_PROTO: &str = "252";
+
+/// The most routes a trial can install: the RFC 2544 benchmarking block
+/// 198.18.0.0/15, one /32 per address.
+pub const MAX_ROUTES: u32 = 1 << 17;
+
+/// The first benchmarking address.
+const BENCH_NET: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 0);
+
+/// One end of a place: its namespace and its veth device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The namespace (`tcplab-…`).
+    pub ns: String,
+    /// The device facing the other end.
+    pub dev: String,
+}
+
+/// What a trial asks of its place.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wanted {
+    /// Extra routes in the sender's table (0: none).
+    pub routes: u32,
+    /// Turn checksum offload off on both ends.
+    pub checksum_off: bool,
+}
+
+/// The changes in force; undone on drop.
+#[derive(Debug, Default)]
+pub struct TrialChanges {
+    routes_in: Option<String>,
+    /// (endpoint, tx checksum was on, rx checksum was on).
+    offloads: Vec<(Endpoint, bool, bool)>,
+    /// Routes present in the sender's table once installed.
+    pub routes_installed: u32,
+    /// Seconds the installation took.
+    pub install_s: f64,
+}
+
+impl TrialChanges {
+    /// Applies `w`: routes in `sender`'s namespace, checksum offload off on
+    /// `sender` (transmit) and `receiver` (receive). On error, whatever was
+    /// applied is undone before returning.
+    pub fn apply(
+        w: Wanted,
+        sender: &Endpoint,
+        receiver: &Endpoint,
+    ) -> Result<TrialChanges, LabError> {
+        let mut c = TrialChanges::default();
+        let t0 = std::time::Instant::now();
+        if w.routes > 0 {
+            if w.routes > MAX_ROUTES {
+                return Err(LabError::Spec(format!(
+                    "--routes {} is more than the {MAX_ROUTES} addresses of 198.18.0.0/15",
+                    w.routes
+                )));
+            }
+            c.routes_in = Some(sender.ns.clone());
+            install_routes(&sender.ns, &sender.dev, w.routes)?;
+            c.routes_installed = count_routes(&sender.ns)?;
+        }
+        if w.checksum_off {
+            for (e, tx) in [(sender, true), (receiver, false)] {
+                let (t, r) = read_checksums(e)?;
+                c.offloads.push((e.clone(), t, r));
+                set_checksum(
+                    e,
+                    if tx {
+                        Offload::TxChecksum
+                    } else {
+                        Offload::RxChecksum
+                    },
+                    false,
+                )?;
+            }
+        }
+        c.install_s = t0.elapsed().as_secs_f64();
+        Ok(c)
+    }
+
+    /// Undoes the changes now, reporting the first failure.
+    pub fn undo(mut self) -> Result<(), LabError> {
+        self.undo_all()
+    }
+
+    fn undo_all(&mut self) -> Result<(), LabError> {
+        let mut first = Ok(());
+        if let Some(ns) = self.routes_in.take() {
+            if let Err(e) = flush_routes(&ns) {
+                first = first.and(Err(e));
+            }
+        }
+        for (e, tx, rx) in self.offloads.drain(..).rev() {
+            for (o, on) in [(Offload::TxChecksum, tx), (Offload::RxChecksum, rx)] {
+                if let Err(err) = set_checksum(&e, o, on) {
+                    first = first.and(Err(err));
+                }
+            }
+        }
+        first
+    }
+}
+
+impl Drop for TrialChanges {
+    fn drop(&mut self) {
+        let _ = self.undo_all();
+    }
+}
+
+/// The i-th benchmarking address.
+fn bench_addr(i: u32) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(BENCH_NET) + i)
+}
+
+/// Installs `n` /32 routes to 198.18.0.0 … via `dev` in namespace `ns`, in
+/// one `ip -batch` (a few seconds for 100,000).
+pub fn install_routes(ns: &str, dev: &str, n: u32) -> Result<(), LabError> {
+    let mut script = String::with_capacity(n as usize * 48);
+    for i in 0..n {
+        script.push_str(&format!(
+            "route add {}/32 dev {dev} proto {ROUTE_PROTO}\n",
+            bench_addr(i)
+        ));
+    }
+    let line = format!("ip -n {ns} -batch -");
+    let mut child = Command::new("ip")
+        .args(["-n", ns, "-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| LabError::io(format!("running `{line}`"), e))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(script.as_bytes())
+        .map_err(|e| LabError::io(format!("feeding `{line}`"), e))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| LabError::io(format!("running `{line}`"), e))?;
+    if !out.status.success() {
+        let _ = flush_routes(ns);
+        return Err(LabError::Command {
+            command: line,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The number of tcplab routes in namespace `ns`.
+pub fn count_routes(ns: &str) -> Result<u32, LabError> {
+    Ok(
+        cmd::ip(Some(ns), &["-4", "route", "show", "proto", ROUTE_PROTO])?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count() as u32,
+    )
+}
+
+/// Removes every tcplab route from namespace `ns`.
+pub fn flush_routes(ns: &str) -> Result<(), LabError> {
+    cmd::ip(Some(ns), &["-4", "route", "flush", "proto", ROUTE_PROTO])?;
+    Ok(())
+}
+
+fn in_endpoint<T: Send + 'static>(
+    e: &Endpoint,
+    f: impl FnOnce(&str) -> Result<T, LabError> + Send + 'static,
+) -> Result<T, LabError> {
+    let dev = e.dev.clone();
+    netns::run_in_named(&e.ns, move || f(&dev))?
+}
+
+/// Whether transmit and receive checksum offload are on at `e`.
+pub fn read_checksums(e: &Endpoint) -> Result<(bool, bool), LabError> {
+    in_endpoint(e, |dev| {
+        Ok((
+            offload::get(dev, Offload::TxChecksum)?,
+            offload::get(dev, Offload::RxChecksum)?,
+        ))
+    })
+}
+
+fn set_checksum(e: &Endpoint, o: Offload, on: bool) -> Result<(), LabError> {
+    in_endpoint(e, move |dev| offload::set(dev, o, on))
+}

@@ -1,0 +1,219 @@
+//! Experiments that change a place (`--routes`, `--checksum-offload off`)
+//! leave the host as it was, after a normal run and after Ctrl-C: the
+//! host's routes in every table, its qdiscs, its network sysctls and the
+//! offloads of its own interfaces are unchanged, and no tcplab namespace
+//! is left. Real namespaces, routes and ethtool settings; run as root.
+
+mod common;
+
+use assert_cmd::cargo::cargo_bin;
+use lab::offload::{self, Offload};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn run(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every readable file under `dir` (recursively), by path.
+fn sysctls(dir: &Path, out: &mut BTreeMap<String, String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            // Per-interface trees of the host's own interfaces only.
+            sysctls(&p, out);
+        } else if let Ok(v) = std::fs::read_to_string(&p) {
+            out.insert(p.display().to_string(), v);
+        }
+    }
+}
+
+/// What tcplab must never change on the host.
+#[derive(Debug, PartialEq)]
+struct HostState {
+    routes_v4: String,
+    routes_v6: String,
+    qdiscs: String,
+    sysctls: BTreeMap<String, String>,
+    offloads: BTreeMap<String, Vec<Option<bool>>>,
+    namespaces: Vec<String>,
+}
+
+fn snapshot() -> HostState {
+    let mut s = BTreeMap::new();
+    for d in [
+        "/proc/sys/net/core",
+        "/proc/sys/net/ipv4",
+        "/proc/sys/net/ipv6",
+    ] {
+        sysctls(Path::new(d), &mut s);
+    }
+    // Counters that move by themselves, not settings.
+    s.retain(|k, _| !k.ends_with("/stable_secret") && !k.contains("/neigh/"));
+    let mut offloads = BTreeMap::new();
+    for e in std::fs::read_dir("/sys/class/net").unwrap().flatten() {
+        let dev = e.file_name().to_string_lossy().into_owned();
+        offloads.insert(
+            dev.clone(),
+            [
+                Offload::TxChecksum,
+                Offload::RxChecksum,
+                Offload::Tso,
+                Offload::Gso,
+                Offload::Gro,
+            ]
+            .iter()
+            .map(|o| offload::get(&dev, *o).ok())
+            .collect(),
+        );
+    }
+    HostState {
+        routes_v4: run("ip", &["-4", "route", "show", "table", "all"]),
+        routes_v6: run("ip", &["-6", "route", "show", "table", "all"]),
+        qdiscs: run("tc", &["qdisc", "show"]),
+        sysctls: s,
+        offloads,
+        namespaces: lab::netns::list("tcplab-"),
+    }
+}
+
+fn assert_same(before: &HostState, after: &HostState, when: &str) {
+    assert_eq!(before.routes_v4, after.routes_v4, "IPv4 routes {when}");
+    assert_eq!(before.routes_v6, after.routes_v6, "IPv6 routes {when}");
+    assert_eq!(before.qdiscs, after.qdiscs, "qdiscs {when}");
+    for (k, v) in &before.sysctls {
+        assert_eq!(Some(v), after.sysctls.get(k), "{k} {when}");
+    }
+    assert_eq!(before.offloads, after.offloads, "offloads {when}");
+    assert_eq!(after.namespaces, Vec::<String>::new(), "namespaces {when}");
+}
+
+const CHANGING: [&str; 8] = [
+    "--routes",
+    "1,100000",
+    "--checksum-offload",
+    "on,off",
+    "--topology",
+    "veth",
+    "--write-size",
+    "1024",
+];
+
+/// tcplab's routes in any tcplab namespace now.
+fn tcplab_routes() -> usize {
+    lab::netns::list("tcplab-")
+        .iter()
+        .map(|ns| lab::trial_changes::count_routes(ns).unwrap_or(0) as usize)
+        .sum()
+}
+
+#[test]
+fn changed_places_leave_the_host_as_it_was() {
+    if !is_root() {
+        eprintln!("SKIP: routes, offloads and namespaces need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let before = snapshot();
+    assert!(before.namespaces.is_empty(), "{:?}", before.namespaces);
+
+    // A normal run, each change at each level.
+    let mut args = vec![
+        "bench",
+        "udp-stream",
+        "--duration",
+        "0.2s",
+        "--repeat",
+        "1",
+        "-q",
+    ];
+    args.extend(CHANGING);
+    let out = common::tcplab(&db, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same(&before, &snapshot(), "after a normal run");
+
+    // Ctrl-C while a trial with 100,000 routes and offload off runs.
+    let child = Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "bench",
+            "tcp-stream",
+            "--duration",
+            "3s",
+            "--repeat",
+            "5",
+            "-q",
+        ])
+        .args(CHANGING)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while tcplab_routes() < 100_000 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "the routes never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same(&before, &snapshot(), "after Ctrl-C");
+}
+
+#[test]
+fn changes_to_the_host_itself_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for args in [
+        vec!["bench", "udp-stream", "--routes", "10"],
+        vec!["bench", "tcp-stream", "--checksum-offload", "off"],
+        vec![
+            "bench",
+            "tcp-stream",
+            "--routes",
+            "200000",
+            "--topology",
+            "veth",
+        ],
+        vec![
+            "bench",
+            "tcp-stream",
+            "--checksum-offload",
+            "maybe",
+            "--topology",
+            "veth",
+        ],
+    ] {
+        let out = common::tcplab(&db, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
