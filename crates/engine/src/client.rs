@@ -9,7 +9,7 @@ use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
 use crate::tests::{start_client, PlaceHook};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
-use record::{TrialOutcome, TrialParams};
+use record::{TestKind, TrialOutcome, TrialParams};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -222,7 +222,17 @@ impl Client {
                 deadline.unwrap_or_default().as_secs_f64()
             )));
         }
-        combine(p, &client, &server)
+        let carrier = crate::tests::layer::effective(p);
+        let mut o = combine(&carrier, &client, &server)?;
+        if p.test == TestKind::LayerRate {
+            let snd = if crate::metrics::sender_is_client(&carrier) {
+                &client
+            } else {
+                &server
+            };
+            crate::tests::layer::add_metrics(&carrier, &mut o.metrics, snd)?;
+        }
+        Ok(o)
     }
 
     /// Waits for the server's report, giving up on Ctrl-C.

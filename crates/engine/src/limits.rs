@@ -162,6 +162,26 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
             return Err("--mss, --nodelay and --cc apply only to TCP tests".into());
         }
     }
+    if t == TestKind::LayerRate {
+        use crate::tests::layer::{MAX_FRAME, MIN_FRAME};
+        if !(MIN_FRAME..=MAX_FRAME).contains(&p.write_size) {
+            return Err(format!(
+                "--write-size for layer-rate is the frame size, {MIN_FRAME}..={MAX_FRAME} bytes, got {}",
+                p.write_size
+            ));
+        }
+        if p.ipv6 {
+            return Err("layer-rate runs over IPv4 only: drop --ipv6".into());
+        }
+        if p.parallel != 1 {
+            return Err("--parallel does not apply to layer-rate".into());
+        }
+        if p.layer != Some(record::Layer::Tcp) && (p.mss.is_some() || p.cc.is_some()) {
+            return Err("--mss and --cc apply only to --layer tcp".into());
+        }
+    } else if p.layer.is_some() {
+        return Err("--layer applies only to layer-rate".into());
+    }
     if t == TestKind::Http && p.write_size != TrialParams::defaults(t).write_size {
         return Err(
             "--write-size does not apply to http (its page and objects have fixed sizes)".into(),

@@ -29,6 +29,11 @@ pub fn combine(
     match p.test {
         TestKind::TcpStream => stream_metrics(&mut m, snd, rcv)?,
         TestKind::UdpStream => udp_metrics(&mut m, p, snd, rcv)?,
+        TestKind::LayerRate => {
+            return Err(EngineError::Protocol(
+                "layer-rate is combined as its carrier test (tests::layer::effective)".into(),
+            ))
+        }
         TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http => {
             transaction_metrics(&mut m, client)?;
             let t = client.transactions as f64;

@@ -1,7 +1,7 @@
 //! The factors of a sweep, each a list of levels, and their cartesian product.
 
 use crate::parse::PlanError;
-use record::{Api, HostSpeed, LoadSpec, Pin, TestKind, TrialParams};
+use record::{Api, HostSpeed, Layer, LoadSpec, Pin, TestKind, TrialParams};
 
 /// Levels of every factor. An empty list means "the test's default".
 #[derive(Debug, Clone, Default)]
@@ -56,6 +56,8 @@ pub struct Factors {
     pub routes: Vec<u32>,
     /// `--checksum-offload` levels.
     pub checksum_offload: Vec<bool>,
+    /// `--layer` levels.
+    pub layer: Vec<Layer>,
 }
 
 /// Replaces every point by one copy per level, with `set` applying the level.
@@ -120,6 +122,7 @@ impl Factors {
         pts = cross(pts, &self.pin, |p, v| p.pin = Some(v));
         pts = cross(pts, &self.routes, |p, v| p.routes = Some(v));
         pts = cross(pts, &self.checksum_offload, |p, v| p.checksum_offload = v);
+        pts = cross(pts, &self.layer, |p, v| p.layer = Some(v));
         Ok(pts)
     }
 
@@ -152,6 +155,7 @@ impl Factors {
             ("pin", self.pin.len()),
             ("routes", self.routes.len()),
             ("checksum_offload", self.checksum_offload.len()),
+            ("layer", self.layer.len()),
         ];
         counts
             .iter()

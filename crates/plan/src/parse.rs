@@ -166,6 +166,14 @@ pub fn api(flag: &str, s: &str) -> Result<Api, PlanError> {
         .ok_or_else(|| invalid(flag, s, "expected write, sendmsg, sendfile or zerocopy"))
 }
 
+/// A protocol layer of `layer-rate`: eth, ip, udp or tcp.
+pub fn layer(flag: &str, s: &str) -> Result<record::Layer, PlanError> {
+    record::Layer::ALL
+        .into_iter()
+        .find(|l| l.name() == s)
+        .ok_or_else(|| invalid(flag, s, "expected eth, ip, udp or tcp"))
+}
+
 /// A load level: `sender:N`, `receiver:N`, or `none`.
 pub fn load(flag: &str, s: &str) -> Result<Option<LoadSpec>, PlanError> {
     if s == "none" || s == "0" {

@@ -11,7 +11,7 @@ use std::io::Write;
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
 /// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 26] = [
+const PARAM_COLUMNS: [&str; 27] = [
     "test",
     "bytes",
     "duration_s",
@@ -38,6 +38,7 @@ const PARAM_COLUMNS: [&str; 26] = [
     "pin",
     "routes",
     "checksum_offload",
+    "layer",
 ];
 
 /// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
@@ -145,6 +146,7 @@ fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
         opt(p.pin.as_ref()),
         opt(p.routes.as_ref()),
         p.checksum_offload.to_string(),
+        opt(p.layer.as_ref()),
     ]
 }
 

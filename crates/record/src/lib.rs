@@ -17,6 +17,6 @@ pub use cpu_profile::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
 pub use host::HostFacts;
 pub use host_profile::{HostProfile, Measured, HOST_PROFILE_VERSION};
 pub use import::{ForeignRun, ImportOutcome};
-pub use params::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
+pub use params::{Api, HostSide, HostSpeed, Layer, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};

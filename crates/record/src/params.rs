@@ -17,16 +17,20 @@ pub enum TestKind {
     TcpCrr,
     /// One 10 KB page and 12 objects (40 KB) on one connection, like lmbench lat_http.
     Http,
+    /// Packets and bytes per second a host sustains at one protocol layer
+    /// (`--layer`), by frame size (Guerrero & Frieder Figs 1–4).
+    LayerRate,
 }
 
 impl TestKind {
     /// All tests, in CLI order.
-    pub const ALL: [TestKind; 5] = [
+    pub const ALL: [TestKind; 6] = [
         TestKind::TcpStream,
         TestKind::UdpStream,
         TestKind::TcpRr,
         TestKind::TcpCrr,
         TestKind::Http,
+        TestKind::LayerRate,
     ];
 
     /// The CLI name, e.g. `tcp-stream`.
@@ -37,6 +41,7 @@ impl TestKind {
             TestKind::TcpRr => "tcp-rr",
             TestKind::TcpCrr => "tcp-crr",
             TestKind::Http => "http",
+            TestKind::LayerRate => "layer-rate",
         }
     }
 
@@ -61,6 +66,58 @@ impl TestKind {
 }
 
 impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The protocol layer a `layer-rate` trial sends at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// Raw Ethernet frames (AF_PACKET), EtherType 0x88B5.
+    Eth,
+    /// Raw IPv4 datagrams, protocol 253 (RFC 3692 experimentation).
+    Ip,
+    /// UDP datagrams.
+    Udp,
+    /// TCP segments, one write per segment (NODELAY).
+    Tcp,
+}
+
+impl Layer {
+    /// Every layer, bottom up.
+    pub const ALL: [Layer; 4] = [Layer::Eth, Layer::Ip, Layer::Udp, Layer::Tcp];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Eth => "eth",
+            Layer::Ip => "ip",
+            Layer::Udp => "udp",
+            Layer::Tcp => "tcp",
+        }
+    }
+
+    /// Header bytes in a frame below and including this layer: Ethernet 14,
+    /// IPv4 20, UDP 8, TCP 20 + 12 of timestamps (Linux's default).
+    pub fn header_bytes(self) -> u64 {
+        match self {
+            Layer::Eth => 14,
+            Layer::Ip => 14 + 20,
+            Layer::Udp => 14 + 20 + 8,
+            Layer::Tcp => 14 + 20 + 32,
+        }
+    }
+
+    /// Payload bytes a frame of `frame` bytes carries at this layer, at
+    /// least `min` (the frame grows when its headers leave less).
+    pub fn payload(self, frame: u64, min: u64) -> u64 {
+        frame.saturating_sub(self.header_bytes()).max(min)
+    }
+}
+
+impl fmt::Display for Layer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -200,6 +257,9 @@ pub struct TrialParams {
     /// checksumming off at the receiver for the trial.
     #[serde(default = "checksum_offload_default")]
     pub checksum_offload: bool,
+    /// The layer of a `layer-rate` trial (`--layer`); `None` for others.
+    #[serde(default)]
+    pub layer: Option<Layer>,
 }
 
 /// Checksum offload stays as the device has it unless asked.
@@ -316,6 +376,7 @@ impl TrialParams {
         let write_size = match test {
             TestKind::TcpRr | TestKind::TcpCrr => 1,
             TestKind::UdpStream => 1472,
+            TestKind::LayerRate => 1514,
             _ => 128 * 1024,
         };
         TrialParams {
@@ -345,6 +406,7 @@ impl TrialParams {
             pin: None,
             routes: None,
             checksum_offload: true,
+            layer: (test == TestKind::LayerRate).then_some(Layer::Tcp),
         }
     }
 }

@@ -88,6 +88,10 @@ pub enum TestArg {
     TcpCrr,
     /// A 10 KB page and 12 objects (40 KB) on one HTTP/1.1 connection, like lmbench lat_http.
     Http,
+    /// Packets and bytes per second at one protocol layer (--layer eth, ip,
+    /// udp, tcp) against frame size (--write-size, 60–1514 bytes), between
+    /// two namespaces (--topology veth): Guerrero & Frieder Figs 1–4.
+    LayerRate,
 }
 
 /// `tcplab bench`.
@@ -193,6 +197,10 @@ pub struct BenchArgs {
     /// only in a place's namespaces.
     #[arg(long, value_name = "ON,OFF")]
     pub checksum_offload: Option<String>,
+    /// layer-rate: the protocol layers to send at (eth = AF_PACKET frames,
+    /// ip = raw IPv4, udp, tcp) [default: tcp].
+    #[arg(long, value_name = "eth,ip,udp,tcp")]
+    pub layer: Option<String>,
     /// Trials per sweep point.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repeat: u32,

@@ -87,6 +87,15 @@ fn columns(test: TestKind) -> Vec<Col> {
             col("loss %", "loss_rate", 100.0, 3),
             col("jitter µs", "jitter_s", 1e6, 1),
         ],
+        TestKind::LayerRate => {
+            return vec![
+                col("packets/s", "packets_per_s", 1.0, 0),
+                col("Mbit/s frames", "throughput_bps", 1e-6, 1),
+                col("Mbit/s payload", "payload_bps", 1e-6, 1),
+                col("loss %", "loss_rate", 100.0, 3),
+                col("snd µs/packet", "cpu_sender_us_per_packet", 1.0, 3),
+            ]
+        }
         _ => Vec::new(),
     };
     v.extend(cpu);

@@ -30,6 +30,7 @@ pub fn test_kind(t: TestArg) -> TestKind {
         TestArg::TcpRr => TestKind::TcpRr,
         TestArg::TcpCrr => TestKind::TcpCrr,
         TestArg::Http => TestKind::Http,
+        TestArg::LayerRate => TestKind::LayerRate,
     }
 }
 
@@ -86,6 +87,7 @@ fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
             count(1, lab::trial_changes::MAX_ROUTES),
         )?,
         checksum_offload: opt("--checksum-offload", &a.checksum_offload, parse::boolean)?,
+        layer: opt("--layer", &a.layer, parse::layer)?,
     })
 }
 
@@ -100,6 +102,11 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
             "the sweep has {} points; at most {MAX_POINTS} are allowed",
             points.len()
         )));
+    }
+    if a.to.is_some() && test == TestKind::LayerRate {
+        return Err(usage(
+            "layer-rate runs only between namespaces on this host (--topology), not with --to",
+        ));
     }
     if a.to.is_none() {
         check_cc_available(&f.cc)?;
@@ -158,7 +165,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
             "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
             "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,
             "topology": a.topology, "link": a.link, "host_speed": a.host_speed, "pin": a.pin,
-            "routes": a.routes, "checksum_offload": a.checksum_offload,
+            "routes": a.routes, "checksum_offload": a.checksum_offload, "layer": a.layer,
         },
     });
     Ok(BenchPlan {
@@ -220,6 +227,11 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
     for p in points {
         if seen.insert(crate::session::place_key(p)) {
             crate::session::place_spec(p)?.check().map_err(usage)?;
+        }
+        if p.test == TestKind::LayerRate && p.topology.is_none() {
+            return Err(usage(
+                "layer-rate sends raw frames between two namespaces: give --topology veth (or another place), never the host's own loopback",
+            ));
         }
         if (p.routes.is_some() || !p.checksum_offload) && p.topology.is_none() {
             return Err(usage(

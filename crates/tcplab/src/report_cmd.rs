@@ -44,6 +44,7 @@ const TPS: Metric = metric("transactions_per_s", "transactions/s", Unit::Plain);
 const P50: Metric = metric("latency_p50_s", "p50 latency", Unit::Si("s"));
 const P99: Metric = metric("latency_p99_s", "p99 latency", Unit::Si("s"));
 const LOSS: Metric = metric("loss_rate", "loss", Unit::Percent);
+const PACKETS: Metric = metric("packets_per_s", "packets per second", Unit::Plain);
 
 /// The table's metrics for a test.
 fn table_metrics(test: TestKind) -> Vec<Metric> {
@@ -60,6 +61,19 @@ fn table_metrics(test: TestKind) -> Vec<Metric> {
             metric(
                 "cpu_receiver_us_per_transaction",
                 "server CPU/trans",
+                Unit::Fixed("µs"),
+            ),
+        ];
+    }
+    if test == TestKind::LayerRate {
+        return vec![
+            PACKETS,
+            metric("throughput_bps", "frame throughput", Unit::Si("bit/s")),
+            metric("payload_bps", "payload throughput", Unit::Si("bit/s")),
+            LOSS,
+            metric(
+                "cpu_sender_us_per_packet",
+                "sender CPU/packet",
                 Unit::Fixed("µs"),
             ),
         ];
@@ -94,6 +108,11 @@ fn figure_groups(test: TestKind) -> Vec<(&'static str, Vec<Metric>)> {
         vec![
             ("Transactions per second", vec![TPS]),
             ("Latency", vec![P50, P99]),
+        ]
+    } else if test == TestKind::LayerRate {
+        vec![
+            ("Packets per second", vec![PACKETS]),
+            ("Throughput", vec![THROUGHPUT]),
         ]
     } else {
         vec![("Throughput", vec![THROUGHPUT])]

@@ -2,6 +2,7 @@
 //! server side of a trial do, started in threads and joined into a report.
 
 pub mod http;
+pub mod layer;
 pub mod rr;
 pub mod sender;
 pub mod stream;
@@ -179,7 +180,7 @@ pub fn start_server(
     cancel: &Canceller,
     hook: Option<PlaceHook>,
 ) -> Result<(RunningRole, Vec<u16>), EngineError> {
-    let p = p.clone();
+    let p = layer::effective(p);
     let pattern = pattern_for(&p);
     let finish = StopFlag::new();
     let client_sends = sender_is_client(&p);
@@ -192,17 +193,27 @@ pub fn start_server(
     let mut kernel_udp = None;
     let (handle, ports, listener) = match p.test {
         TestKind::UdpStream => {
+            let raw = layer::is_raw(&p);
             let mut socks = Vec::new();
             for _ in 0..n {
-                let s = sockopt::udp_socket(&any, &p)?;
-                s.bind(&any.into())
-                    .map_err(|e| EngineError::io("binding UDP socket", e))?;
+                let s = if raw {
+                    layer::raw_receiver(&p, ip)?
+                } else {
+                    let s = sockopt::udp_socket(&any, &p)?;
+                    s.bind(&any.into())
+                        .map_err(|e| EngineError::io("binding UDP socket", e))?;
+                    s
+                };
                 socks.push(s);
             }
-            let ports = socks
-                .iter()
-                .map(sockopt::local_port)
-                .collect::<Result<Vec<_>, _>>()?;
+            let ports = if raw {
+                vec![0; n]
+            } else {
+                socks
+                    .iter()
+                    .map(sockopt::local_port)
+                    .collect::<Result<Vec<_>, _>>()?
+            };
             if client_sends {
                 kernel_udp = Some(udp::KernelUdpSnapshot::take(p.ipv6));
             }
@@ -220,7 +231,8 @@ pub fn start_server(
                 fan_out(socks.into_iter().zip(amounts).collect(), |_, (s, a)| {
                     let _reg = cancel.register(&s);
                     if client_sends {
-                        udp::receive(&s, &p, &pattern, &fin, false)
+                        let ip_header = p.layer == Some(record::Layer::Ip);
+                        udp::receive_datagrams(&s, &p, &pattern, &fin, false, ip_header)
                     } else {
                         match udp::await_hello(&s) {
                             Ok(()) => udp::send(&s, &p, &pattern, a, &stop),
@@ -313,7 +325,7 @@ pub fn start_client(
     cancel: &Canceller,
     hook: Option<PlaceHook>,
 ) -> Result<RunningRole, EngineError> {
-    let p = p.clone();
+    let p = layer::effective(p);
     let pattern = pattern_for(&p);
     let finish = StopFlag::new();
     let client_sends = sender_is_client(&p);
@@ -372,6 +384,14 @@ fn client_conn(
     match p.test {
         TestKind::TcpCrr => return rr::crr_client(addr, p, pattern, a, stop, cancel),
         TestKind::Http => return http::client(addr, p, pattern, a, stop, cancel),
+        TestKind::UdpStream if layer::is_raw(p) => {
+            let (s, dest) = match layer::raw_sender(p, addr.ip()) {
+                Ok(x) => x,
+                Err(e) => return ConnResult::failed(e.to_string()),
+            };
+            let _reg = cancel.register(&s);
+            return udp::send_to(&s, dest.as_ref(), p, pattern, a, stop);
+        }
         TestKind::UdpStream => {
             let s = match udp_connected(p, addr) {
                 Ok(s) => s,

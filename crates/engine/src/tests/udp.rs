@@ -13,7 +13,7 @@ use crate::pace::Pacer;
 use crate::pattern::Pattern;
 use crate::report::{ConnResult, KernelUdpDeltas, UdpCounters};
 use record::TrialParams;
-use socket2::Socket;
+use socket2::{SockAddr, Socket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,12 @@ fn now_us32() -> u32 {
 }
 
 fn send_raw(fd: i32, header: &[u8; HEADER], payload: &[u8]) -> isize {
+    send_raw_to(fd, None, header, payload)
+}
+
+/// Sends one datagram, to `dest` when the socket cannot be connected
+/// (AF_PACKET).
+fn send_raw_to(fd: i32, dest: Option<&SockAddr>, header: &[u8; HEADER], payload: &[u8]) -> isize {
     let mut iov = [
         libc::iovec {
             iov_base: header.as_ptr() as *mut libc::c_void,
@@ -53,6 +59,10 @@ fn send_raw(fd: i32, header: &[u8; HEADER], payload: &[u8]) -> isize {
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = iov.as_mut_ptr();
         msg.msg_iovlen = if payload.is_empty() { 1 } else { 2 };
+        if let Some(d) = dest {
+            msg.msg_name = d.as_ptr() as *mut libc::c_void;
+            msg.msg_namelen = d.len();
+        }
         libc::sendmsg(fd, &msg, 0)
     }
 }
@@ -73,6 +83,19 @@ pub fn send(
     amount: Amount,
     stop: &StopFlag,
 ) -> ConnResult {
+    send_to(sock, None, p, pattern, amount, stop)
+}
+
+/// [`send`], naming `dest` in every datagram when given (for sockets that
+/// cannot connect: layer-rate's AF_PACKET frames).
+pub fn send_to(
+    sock: &Socket,
+    dest: Option<&SockAddr>,
+    p: &TrialParams,
+    pattern: &Pattern,
+    amount: Amount,
+    stop: &StopFlag,
+) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
@@ -86,7 +109,7 @@ pub fn send(
     let mut seq: u32 = 0;
     while u64::from(seq) < count && !stop.is_raised() {
         let h = header(seq, now_us32());
-        let rc = send_raw(fd, &h, pattern.window(u64::from(seq), plen));
+        let rc = send_raw_to(fd, dest, &h, pattern.window(u64::from(seq), plen));
         if rc < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
@@ -111,7 +134,7 @@ pub fn send(
     r.ended = Instant::now();
     c.sent = u64::from(seq);
     for _ in 0..FINS {
-        send_raw(fd, &header(FIN, c.sent as u32), &[]);
+        send_raw_to(fd, dest, &header(FIN, c.sent as u32), &[]);
     }
     r.udp = Some(c);
     r.cpu = CpuTime::thread_now().since(cpu0);
@@ -164,6 +187,19 @@ pub fn receive(
     finish: &StopFlag,
     hello: bool,
 ) -> ConnResult {
+    receive_datagrams(sock, p, pattern, finish, hello, false)
+}
+
+/// [`receive`]; with `ip_header`, each datagram starts with an IPv4 header
+/// to skip (a raw IP socket's view).
+pub fn receive_datagrams(
+    sock: &Socket,
+    p: &TrialParams,
+    pattern: &Pattern,
+    finish: &StopFlag,
+    hello: bool,
+    ip_header: bool,
+) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
@@ -206,9 +242,18 @@ pub fn receive(
                 }
             }
         }
-        let n = n as usize;
+        let mut n = n as usize;
         if n == 0 {
             break; // tcplab never sends empty datagrams: the socket was shut down
+        }
+        if ip_header {
+            let ihl = usize::from(buf[0] & 0x0f) * 4;
+            if n < ihl + HEADER {
+                r.integrity_errors += 1;
+                continue;
+            }
+            buf.copy_within(ihl..n, 0);
+            n -= ihl;
         }
         if n < HEADER {
             r.integrity_errors += 1;
