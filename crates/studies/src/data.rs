@@ -53,6 +53,8 @@ pub struct HostNumbers {
     pub cpu_score: Option<f64>,
     /// Context switch latency, s.
     pub ctx_switch_s: Option<f64>,
+    /// The fast Internet checksum's bandwidth, bytes/s.
+    pub checksum_bw: Option<f64>,
 }
 
 /// Everything a study's report reads.

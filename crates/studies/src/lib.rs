@@ -8,7 +8,9 @@
 pub mod abrams91;
 pub mod data;
 pub mod figures;
+pub mod huang_chen;
 pub mod markatos02;
+pub mod openlink92;
 pub mod spec;
 pub mod sunos_ipc;
 pub mod verdict;
@@ -31,7 +33,13 @@ pub enum StudyError {
 }
 
 /// Every study, in the order `study all` runs them.
-pub const NAMES: &[&str] = &[abrams91::NAME, markatos02::NAME, sunos_ipc::NAME];
+pub const NAMES: &[&str] = &[
+    abrams91::NAME,
+    markatos02::NAME,
+    huang_chen::NAME,
+    sunos_ipc::NAME,
+    openlink92::NAME,
+];
 
 /// The plan of the study called `name`.
 pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
@@ -39,6 +47,8 @@ pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
         abrams91::NAME => Ok(abrams91::plan(o)),
         markatos02::NAME => Ok(markatos02::plan(o)),
         sunos_ipc::NAME => Ok(sunos_ipc::plan(o)),
+        openlink92::NAME => Ok(openlink92::plan(o)),
+        huang_chen::NAME => Ok(huang_chen::plan(o)),
         _ => Err(StudyError::Unknown(name.to_string())),
     }
 }

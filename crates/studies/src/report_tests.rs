@@ -377,7 +377,10 @@ fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
 
 /// A study run of `study` from experiments, each a list of points with
 /// their metrics; three trials per point at ±1%.
-fn study_run(study: &str, exps: Vec<(&str, Vec<(TrialParams, Vec<(&str, f64)>)>)>) -> StudyData {
+/// One point of a synthetic experiment: its parameters and metrics.
+type SyntheticPoint<'a> = (TrialParams, Vec<(&'a str, f64)>);
+
+fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
     let mut points = Vec::new();
     let mut trials = Vec::new();
     let mut experiments = Vec::new();
@@ -512,4 +515,94 @@ fn sunos_ipc_findings_follow_the_data() {
         "{b:#?}"
     );
     assert_ne!(a, b);
+}
+
+#[test]
+fn the_implementation_matrix_and_stream_size_findings_follow_the_data() {
+    let matrix = |reno: f64, bbr: f64| {
+        let pts = [("reno", reno), ("bbr", bbr)]
+            .into_iter()
+            .map(|(cc, mbit)| {
+                let mut p = TrialParams::defaults(TestKind::TcpStream);
+                p.cc = Some(cc.into());
+                p.topology = Some("lan100".into());
+                (
+                    p,
+                    vec![("throughput_bps", mbit * 1e6), ("retransmits", 0.0)],
+                )
+            })
+            .collect();
+        all_findings(crate::openlink92::report(&study_run(
+            "openlink92",
+            vec![("implementations", pts)],
+        )))
+    };
+    let a = matrix(94.0, 47.0);
+    assert!(
+        a.iter().any(|f| f.starts_with(
+            "On lan100, reno is fastest (94.0 Mbit/s) and bbr slowest (47.0 Mbit/s), 2.00× apart."
+        )),
+        "{a:#?}"
+    );
+    let b = matrix(90.0, 92.0);
+    assert!(
+        b.iter()
+            .any(|f| f.contains("bbr is fastest") && f.contains("alike here")),
+        "{b:#?}"
+    );
+    // Stream size: NODELAY against Nagle at small writes.
+    let stream = |nodelay_cost: f64| {
+        let mut pts = Vec::new();
+        for (nodelay, cost) in [(true, nodelay_cost), (false, 2.0)] {
+            for ws in [64u64, 1024] {
+                let mut p = TrialParams::defaults(TestKind::TcpStream);
+                p.write_size = ws;
+                p.nodelay = nodelay;
+                let c = if ws == 64 { cost } else { 0.5 };
+                pts.push((p, vec![("service_demand_sender_us_per_kb", c)]));
+            }
+        }
+        all_findings(crate::huang_chen::report(&study_run(
+            "huang-chen",
+            vec![("stream-size", pts)],
+        )))
+    };
+    let c = stream(8.0);
+    assert!(
+        c.iter().any(|f| f == "At 64-byte writes, NODELAY costs the sender 4.00× the CPU per KB of Nagle's algorithm."),
+        "{c:#?}"
+    );
+    let e = stream(3.0);
+    assert!(
+        e.iter().any(|f| f.contains("1.50× the CPU per KB")),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn the_verdict_leaves_out_pathological_experiments() {
+    let point = |rwnd: f64| {
+        let p = TrialParams::defaults(TestKind::TcpStream);
+        (
+            p,
+            vec![
+                ("throughput_bps", 1e9),
+                ("busy_s", 1.0),
+                ("rwnd_limited_s", rwnd),
+            ],
+        )
+    };
+    let d = study_run(
+        "openlink92",
+        vec![
+            ("sws-healthy", vec![point(0.1)]),
+            ("sws-pathological", vec![point(1.0)]),
+        ],
+    );
+    let v = crate::verdict::verdict(&d);
+    let w = v
+        .iter()
+        .find(|b| b.name == "window and flow control")
+        .unwrap();
+    assert!((w.score.unwrap() - 0.1).abs() < 1e-9, "{v:#?}");
 }

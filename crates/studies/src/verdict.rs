@@ -52,6 +52,10 @@ fn keep_max(best: &mut Best, score: f64, evidence: impl FnOnce() -> String) {
     }
 }
 
+/// The id suffix of experiments built to show a pathology, which the
+/// verdict leaves out.
+pub const PATHOLOGICAL: &str = "-pathological";
+
 /// The best (score, evidence) found for a candidate so far.
 type Best = Option<(f64, String)>;
 
@@ -72,7 +76,14 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
         ),
         ("the scheduler", &["scheduler"], None),
     ];
-    for e in &d.settings.experiments {
+    // A deliberately pathological experiment (a study's counter-example)
+    // says nothing about what limits this host.
+    for e in d
+        .settings
+        .experiments
+        .iter()
+        .filter(|e| !e.id.ends_with(PATHOLOGICAL))
+    {
         for (t, p) in d.trials_of(&e.id) {
             let m = &t.outcome.metrics;
             let get = |k: &str| m.get(k).copied();

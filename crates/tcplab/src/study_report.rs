@@ -28,6 +28,8 @@ pub fn write(store: &Store, run_id: i64, warnings: &[String], out: &Path) -> any
         studies::abrams91::NAME => studies::abrams91::report(&data),
         studies::markatos02::NAME => studies::markatos02::report(&data),
         studies::sunos_ipc::NAME => studies::sunos_ipc::report(&data),
+        studies::openlink92::NAME => studies::openlink92::report(&data),
+        studies::huang_chen::NAME => studies::huang_chen::report(&data),
         other => anyhow::bail!("no report for study {other}"),
     };
     let mut r =
@@ -107,6 +109,7 @@ fn load(store: &Store, run_id: i64, probe_data: bool) -> anyhow::Result<StudyDat
             mem_bw: Some(p.copy_dram.median),
             cpu_score: Some(p.cpu_score.median),
             ctx_switch_s: Some(p.context_switch.median),
+            checksum_bw: Some(p.checksum_fast.median),
         };
     }
     Ok(data)

@@ -1,0 +1,691 @@
+//! The Huang & Chen report: CPU time per function block against MSS,
+//! its shares, the per-packet and per-byte fit, stream size with and
+//! without NODELAY, the checksum's share with offload on and off, and the
+//! routing table's cost. Every finding is computed from the run.
+
+use crate::data::StudyData;
+use crate::figures::series;
+use analysis::cpu::{attribute, fit_packet_byte, CpuAttribution};
+use analysis::findings::{shape, shape_sentence, CurvePoint};
+use analysis::layers::{Block, Layer};
+use record::{ThreadRole, TrialParams};
+use report::{measure, Figure, Point, Section, Series, SeriesStyle, StackedBars, Table, Unit};
+use std::collections::BTreeMap;
+
+const CITE: &str = "Huang & Chen";
+
+/// The paper's transfer: every block's time is scaled to 20 MB.
+const PAPER_BYTES: f64 = 20e6;
+
+/// The study's sections, in the paper's order.
+pub fn report(d: &StudyData) -> Vec<Section> {
+    vec![
+        blocks_section(d),
+        fit_section(d),
+        stream_section(d),
+        ack_section(d),
+        checksum_section(d),
+        routes_section(d),
+    ]
+}
+
+/// A factor of a point by its JSON name (for factors other crates add).
+fn param(p: &TrialParams, key: &str) -> Option<serde_json::Value> {
+    serde_json::to_value(p).ok()?.get(key).cloned()
+}
+
+/// The blocks of the paper's Table 1, in its order, with its seconds for
+/// 20 MB at MSS 1024 on a 386/33 sender.
+const PAPER_1024: [(Block, f64); 7] = [
+    (Block::WriteSocket, 2.08),
+    (Block::TcpOutput, 13.68),
+    (Block::IpOutput, 1.52),
+    (Block::DriverOut, 20.72),
+    (Block::DriverInput, 1.55),
+    (Block::IpInput, 0.66),
+    (Block::TcpInput, 3.44),
+];
+
+/// One CPU-sampled trial: its MSS, attribution and counters.
+struct Sampled {
+    mss: f64,
+    attribution: CpuAttribution,
+    bytes: f64,
+    packets: f64,
+}
+
+fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
+    d.trials_of(id)
+        .into_iter()
+        .filter_map(|(t, p)| {
+            let prof = d.profiles.get(&t.id)?;
+            let m = &t.outcome.metrics;
+            Some(Sampled {
+                mss: p.mss.map(f64::from).or_else(|| m.get("snd_mss").copied())?,
+                attribution: attribute(prof),
+                bytes: *m.get("bytes")?,
+                packets: *m.get("data_segs_out")?,
+            })
+        })
+        .filter(|s| s.bytes > 0.0)
+        .collect()
+}
+
+/// Mean seconds per 20 MB in each block for one role, per MSS.
+fn blocks_per_mss(v: &[Sampled], role: ThreadRole) -> BTreeMap<u64, Vec<(Block, f64)>> {
+    let mut acc: BTreeMap<u64, (usize, Vec<f64>)> = BTreeMap::new();
+    for s in v {
+        let Some(r) = s.attribution.role(role) else {
+            continue;
+        };
+        let e = acc
+            .entry(s.mss as u64)
+            .or_insert_with(|| (0, vec![0.0; Block::ALL.len()]));
+        e.0 += 1;
+        for (i, b) in Block::ALL.iter().enumerate() {
+            e.1[i] += r.block_s(*b) * PAPER_BYTES / s.bytes;
+        }
+    }
+    acc.into_iter()
+        .map(|(mss, (n, sums))| {
+            (
+                mss,
+                Block::ALL
+                    .iter()
+                    .zip(sums)
+                    .map(|(b, s)| (*b, s / n as f64))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn blocks_section(d: &StudyData) -> Section {
+    let mut s = Section::new("CPU time per function block against MSS (Table 1, Figs 3–7)");
+    s.paper_finding(
+        format!("{CITE}, Table 1 and Fig. 3"),
+        "Sending 20 MB at MSS 1024 took 43.4 s of a 386/33's CPU: driver_out 20.7 s (48%, \
+         moving data to the card), tcp_output 13.7 s (32%), ip_output 1.5 s (4%); the time \
+         per block fell with larger segments except driver_out, a per-byte cost.",
+    );
+    let v = sampled(d, "mss-blocks");
+    if v.is_empty() {
+        s.warning(
+            "No CPU-sampled trial of the MSS experiment: it needs --probe cpu (root, perf events).",
+        );
+        return s;
+    }
+    for (role, name) in [
+        (ThreadRole::Sender, "sender"),
+        (ThreadRole::Receiver, "receiver"),
+    ] {
+        let per = blocks_per_mss(&v, role);
+        if per.is_empty() {
+            continue;
+        }
+        let mut header = vec![format!("{name}: block")];
+        header.extend(per.keys().map(|m| format!("MSS {m}")));
+        let mut t = Table::new(header)
+            .with_caption(format!(
+                "CPU seconds per 20 MB in each block on the {name}'s threads (measured transfer scaled to 20 MB). \
+                 On veth and loopback the receiving side's driver_input, ip_input and tcp_input run in the \
+                 softirq of the thread that sent the packet: data input counts toward the sender, ACK input \
+                 toward the receiver."
+            ))
+            .key();
+        for (i, b) in Block::ALL.iter().enumerate() {
+            if per.values().all(|v| v[i].1 < 1e-6) {
+                continue;
+            }
+            let mut row = vec![b.name().to_string()];
+            row.extend(per.values().map(|v| format!("{:.4}", v[i].1)));
+            t.row(row);
+        }
+        let mut total = vec![format!("total ({name})")];
+        total.extend(
+            per.values()
+                .map(|v| format!("{:.4}", v.iter().map(|x| x.1).sum::<f64>())),
+        );
+        t.row(total);
+        s.push(t);
+        let cats: Vec<String> = Block::ALL.iter().map(|b| b.name().to_string()).collect();
+        s.push(StackedBars {
+            title: format!("Share of the {name}'s CPU time per block, by MSS (Figs 3, 6)"),
+            caption: None,
+            value_label: "share of CPU time (%)".into(),
+            categories: cats,
+            bars: per
+                .iter()
+                .map(|(mss, v)| {
+                    let tot: f64 = v.iter().map(|x| x.1).sum();
+                    (
+                        format!("MSS {mss}"),
+                        v.iter()
+                            .map(|x| if tot > 0.0 { x.1 / tot * 100.0 } else { 0.0 })
+                            .collect(),
+                    )
+                })
+                .collect(),
+        });
+        // The MSS nearest 1024, to set against the paper.
+        let Some((mss, blocks)) = per.iter().min_by_key(|(m, _)| m.abs_diff(1024)) else {
+            continue;
+        };
+        let tot: f64 = blocks.iter().map(|x| x.1).sum();
+        if let Some((b, t)) = blocks
+            .iter()
+            .filter(|x| x.0 != Block::Other && x.0 != Block::Application)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        {
+            if tot > 0.0 {
+                s.finding(format!(
+                    "On the {name} at MSS {mss}, {} takes the most CPU: {:.1}% of {:.3} s per \
+                     20 MB ({:.0}× less CPU in all than the paper's 386/33 sender's 43.4 s).",
+                    b.name(),
+                    t / tot * 100.0,
+                    tot,
+                    43.39 / tot
+                ));
+            }
+        }
+        if role == ThreadRole::Sender {
+            let mut cmp = Table::new(["block", "paper, MSS 1024 (s)", "this host (s)", "ratio"])
+                .with_caption(format!(
+                    "The paper's Table 1 at MSS 1024 against this host's sender at MSS {mss}"
+                ));
+            for (b, paper) in PAPER_1024 {
+                let here = blocks.iter().find(|x| x.0 == b).map_or(0.0, |x| x.1);
+                cmp.row([
+                    b.name().to_string(),
+                    format!("{paper:.2}"),
+                    format!("{here:.4}"),
+                    if here > 0.0 {
+                        format!("{:.0}×", paper / here)
+                    } else {
+                        "—".into()
+                    },
+                ]);
+            }
+            s.push(cmp);
+        }
+    }
+    s
+}
+
+fn fit_section(d: &StudyData) -> Section {
+    let mut s = Section::new("CPU time against MSS and packet count (Figs 8–9)");
+    s.paper_finding(
+        format!("{CITE}, Figs 8–9"),
+        "Sender CPU time for 20 MB rose sharply at small segments (79.2 s at 256 against 41.0 s \
+         at 1280) and was linear in the number of packets sent.",
+    );
+    let v = sampled(d, "mss-blocks");
+    let obs: Vec<(f64, f64, f64)> = v
+        .iter()
+        .filter_map(|x| {
+            x.attribution
+                .role(ThreadRole::Sender)
+                .map(|r| (x.packets, x.bytes, r.cpu_s))
+        })
+        .collect();
+    if obs.is_empty() {
+        s.warning("No CPU-sampled trial of the MSS experiment in this run.");
+        return s;
+    }
+    let mut by_mss: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+    for (x, o) in v.iter().zip(&obs) {
+        by_mss
+            .entry(x.mss as u64)
+            .or_default()
+            .push((o.2 * PAPER_BYTES / o.1, o.0 * PAPER_BYTES / o.1));
+    }
+    let curve: Vec<CurvePoint> = by_mss
+        .iter()
+        .filter_map(|(m, xs)| {
+            let cpu: Vec<f64> = xs.iter().map(|x| x.0).collect();
+            let st = analysis::summarize(&cpu)?;
+            Some(CurvePoint {
+                x: *m as f64,
+                mean: st.mean,
+                ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
+            })
+        })
+        .collect();
+    let mut f = Figure::new(
+        "Sender CPU seconds per 20 MB against MSS (Fig. 8)",
+        "MSS (bytes)",
+        "sender CPU (s per 20 MB)",
+    )
+    .with_series(series("this host", &curve));
+    f.reference = Some(Series::new(
+        "paper: 386/33 sender (Table 1, s ÷ 100)",
+        [
+            (256.0, 79.20),
+            (512.0, 55.37),
+            (768.0, 47.40),
+            (1024.0, 43.39),
+            (1280.0, 41.03),
+        ]
+        .iter()
+        .map(|&(x, y)| Point::new(x, y / 100.0))
+        .collect(),
+    ));
+    s.push(f);
+    s.finding(shape_sentence(
+        "Sender CPU per 20 MB",
+        "MSS",
+        &shape(&curve),
+        &|x| format!("{x:.0} B"),
+    ));
+    let mut g = Figure::new(
+        "Sender CPU seconds against data segments sent, per 20 MB (Fig. 9)",
+        "data segments per 20 MB",
+        "sender CPU (s per 20 MB)",
+    );
+    g.series.push(
+        Series::new(
+            "trials",
+            by_mss
+                .values()
+                .flatten()
+                .map(|&(cpu, pk)| Point::new(pk, cpu))
+                .collect(),
+        )
+        .with_style(SeriesStyle::Points),
+    );
+    match fit_packet_byte(&obs) {
+        Ok(fit) => {
+            let mut xs: Vec<f64> = by_mss.values().flatten().map(|x| x.1).collect();
+            xs.sort_by(f64::total_cmp);
+            g.series.push(
+                Series::new(
+                    "fit: per packet + per byte",
+                    xs.iter()
+                        .map(|&pk| {
+                            Point::new(
+                                pk,
+                                fit.per_packet_us * 1e-6 * pk
+                                    + fit.per_byte_ns * 1e-9 * PAPER_BYTES,
+                            )
+                        })
+                        .collect(),
+                )
+                .with_style(SeriesStyle::Path),
+            );
+            s.push(g);
+            let pk1024 = PAPER_BYTES / 1024.0;
+            let per_packet = fit.per_packet_us * 1e-6 * pk1024;
+            let per_byte = fit.per_byte_ns * 1e-9 * PAPER_BYTES;
+            s.finding(format!(
+                "The sender's CPU costs {:.2} ± {:.2} µs per segment plus {:.3} ± {:.3} ns per byte \
+                 (R² {:.2}, {} trials): at 1 KB segments the per-packet part is {:.0}% of the total{}.",
+                fit.per_packet_us,
+                fit.per_packet_se_us * 1.96,
+                fit.per_byte_ns,
+                fit.per_byte_se_ns * 1.96,
+                fit.r2,
+                fit.n,
+                per_packet / (per_packet + per_byte) * 100.0,
+                if fit.r2 < 0.5 {
+                    "; the fit explains little of the spread between trials, so neither cost is \
+                     well determined"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Err(e) => {
+            s.push(g);
+            s.warning(format!("No per-packet and per-byte fit: {e}."));
+        }
+    }
+    s
+}
+
+fn stream_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Stream size, with and without NODELAY (Fig. 10)");
+    s.paper_finding(
+        format!("{CITE}, Fig. 10"),
+        "Transmission time rose sharply for small stream sizes (bytes per send call), \
+         especially with PUSH set on every send.",
+    );
+    let mut f = Figure::new(
+        "Sender CPU per KB against write size, MSS 1024",
+        "write size (bytes)",
+        "sender CPU (µs per KB)",
+    );
+    f.log_x = true;
+    f.x_ticks = report::TickFormat::Bytes;
+    let mut curves = Vec::new();
+    for (on, name) in [
+        (true, "NODELAY (PUSH each write)"),
+        (false, "Nagle (default)"),
+    ] {
+        let c = d.curve(
+            "stream-size",
+            "service_demand_sender_us_per_kb",
+            1.0,
+            crate::figures::write_size,
+            |p| p.nodelay == on,
+        );
+        if !c.is_empty() {
+            f.series.push(series(name, &c));
+            curves.push((name, c));
+        }
+    }
+    if curves.is_empty() {
+        s.warning("The stream-size experiment has no successful trials in this run.");
+        return s;
+    }
+    s.push(f);
+    for (name, c) in &curves {
+        s.finding(shape_sentence(
+            &format!("With {name}, sender CPU per KB"),
+            "write size",
+            &shape(c),
+            &|x| format!("{x:.0} B"),
+        ));
+    }
+    if let [(_, on), (_, off)] = curves.as_slice() {
+        if let (Some(a), Some(b)) = (on.first(), off.first()) {
+            if a.x == b.x && b.mean > 0.0 {
+                s.finding(format!(
+                    "At {:.0}-byte writes, NODELAY costs the sender {:.2}× the CPU per KB of \
+                     Nagle's algorithm.",
+                    a.x,
+                    a.mean / b.mean
+                ));
+            }
+        }
+    }
+    s
+}
+
+fn ack_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The cost of ACKs: quick ACKs against delayed ACKs (Fig. 5)");
+    s.paper_finding(
+        format!("{CITE}, Fig. 5"),
+        "Sending and receiving an ACK for every data packet took roughly 10% of all the \
+         processing; ACKing every second packet, as many products did, would save 5%.",
+    );
+    let mut t = Table::new([
+        "ACKs",
+        "ACKs per data segment",
+        "sender tcp_input (ACK processing)",
+        "receiver CPU per KB",
+        "throughput",
+    ])
+    .with_caption("Receiver reads woken per segment (--rcvlowat 1); TCP_QUICKACK re-armed after every read, or the kernel's delayed ACKs")
+    .key();
+    let mut rows = Vec::new();
+    for (on, name) in [(true, "quick (TCP_QUICKACK)"), (false, "delayed (default)")] {
+        let trials: Vec<_> = d
+            .trials_of("ack")
+            .into_iter()
+            .filter(|(_, p)| p.quickack == on)
+            .collect();
+        if trials.is_empty() {
+            continue;
+        }
+        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let ratio = mean(
+            trials
+                .iter()
+                .filter_map(|(t, _)| {
+                    let m = &t.outcome.metrics;
+                    Some(m.get("receiver_segs_out")? / m.get("data_segs_out")?)
+                })
+                .collect(),
+        );
+        let ack_share = mean(
+            trials
+                .iter()
+                .filter_map(|(t, _)| {
+                    let a = attribute(d.profiles.get(&t.id)?);
+                    let r = a.role(ThreadRole::Sender)?;
+                    (r.cpu_s > 0.0).then(|| r.block_s(Block::TcpInput) / r.cpu_s)
+                })
+                .collect(),
+        );
+        let per_kb = mean(
+            trials
+                .iter()
+                .filter_map(|(t, _)| {
+                    t.outcome
+                        .metrics
+                        .get("service_demand_receiver_us_per_kb")
+                        .copied()
+                })
+                .collect(),
+        );
+        let thr = mean(
+            trials
+                .iter()
+                .filter_map(|(t, _)| t.outcome.metrics.get("throughput_bps").copied())
+                .collect(),
+        );
+        t.row([
+            name.to_string(),
+            ratio.map_or("—".into(), |r| format!("{r:.3}")),
+            ack_share.map_or("— (not sampled)".into(), |x| {
+                format!("{:.1}% of its CPU", x * 100.0)
+            }),
+            per_kb.map_or("—".into(), |x| format!("{x:.3} µs")),
+            thr.map_or("—".into(), |x| measure(x, None, Unit::Si("bit/s"))),
+        ]);
+        rows.push((name, ratio, ack_share));
+    }
+    if rows.is_empty() {
+        s.warning("The ACK experiment has no successful trials in this run.");
+        return s;
+    }
+    s.push(t);
+    if let [(_, Some(q), qs), (_, Some(dl), ds)] = rows.as_slice() {
+        s.finding(format!(
+            "The receiver sent {q:.3} ACKs per data segment with quick ACKs and {dl:.3} with \
+             delayed ACKs ({:.2}×){}{}.",
+            q / dl,
+            if *q < 0.3 {
+                "; far below one per segment either way: GRO hands TCP many segments at once and \
+                 it acknowledges each batch, so the per-packet ACK cost the paper measured is \
+                 amortized"
+            } else {
+                ""
+            },
+            match (qs, ds) {
+                (Some(a), Some(b)) => format!(
+                    "; processing ACKs took {:.1}% and {:.1}% of the sender's CPU (the paper: \
+                     about 10% of all time)",
+                    a * 100.0,
+                    b * 100.0
+                ),
+                _ => String::new(),
+            }
+        ));
+    }
+    s
+}
+
+/// Share of a role's CPU in the checksum layer, mean over trials, per
+/// offload setting.
+fn checksum_shares(d: &StudyData, role: ThreadRole) -> BTreeMap<String, f64> {
+    let mut acc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (t, p) in d.trials_of("checksum") {
+        let Some(prof) = d.profiles.get(&t.id) else {
+            continue;
+        };
+        let a = attribute(prof);
+        let Some(r) = a.role(role) else { continue };
+        if r.cpu_s <= 0.0 {
+            continue;
+        }
+        let key = offload_setting(p);
+        acc.entry(key)
+            .or_default()
+            .push(r.layer_s(Layer::Checksum) / r.cpu_s);
+    }
+    acc.into_iter()
+        .map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64))
+        .collect()
+}
+
+fn offload_setting(p: &TrialParams) -> String {
+    match param(p, "checksum_offload") {
+        Some(serde_json::Value::Bool(true)) => "on".into(),
+        Some(serde_json::Value::Bool(false)) => "off".into(),
+        Some(serde_json::Value::String(s)) => s,
+        _ => "on".into(),
+    }
+}
+
+fn checksum_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The checksum's cost, offload on and off (§3, Fig. 4)");
+    s.paper_finding(
+        format!("{CITE}, Fig. 4"),
+        "The TCP checksum, in assembly, took almost 25% of all the time, half of TCP/IP's \
+         processing; the authors urged doing it in hardware.",
+    );
+    let snd = checksum_shares(d, ThreadRole::Sender);
+    let rcv = checksum_shares(d, ThreadRole::Receiver);
+    if snd.is_empty() && rcv.is_empty() {
+        s.warning("No CPU-sampled trial of the checksum experiment: it needs --probe cpu (root).");
+        return s;
+    }
+    let mut t = Table::new([
+        "checksum offload",
+        "sender CPU in checksum",
+        "receiver CPU in checksum",
+        "throughput",
+    ])
+    .with_caption("Share of each side's CPU time in the checksum layer (csum_partial and kin)")
+    .key();
+    for k in ["on", "off"] {
+        let thr = d
+            .points_of("checksum")
+            .into_iter()
+            .find(|p| offload_setting(&p.params) == k)
+            .and_then(|p| p.metrics.get("throughput_bps").map(|m| (m.mean, m.ci95)));
+        t.row([
+            k.to_string(),
+            snd.get(k)
+                .map_or("—".into(), |x| format!("{:.1}%", x * 100.0)),
+            rcv.get(k)
+                .map_or("—".into(), |x| format!("{:.1}%", x * 100.0)),
+            thr.map_or("—".into(), |(m, c)| {
+                measure(m, Some(c), Unit::Si("bit/s"))
+            }),
+        ]);
+    }
+    s.push(t);
+    if let (Some(on), Some(off)) = (snd.get("on"), snd.get("off")) {
+        s.finding(format!(
+            "With checksum offload off, the sender spends {:.1}% of its CPU checksumming \
+             ({:.1}% with it on; the receiver: {}); the paper's 386 spent about 25%.",
+            off * 100.0,
+            on * 100.0,
+            match (rcv.get("off"), rcv.get("on")) {
+                (Some(a), Some(b)) => format!("{:.1}% and {:.1}%", a * 100.0, b * 100.0),
+                _ => "not sampled".into(),
+            }
+        ));
+    }
+    if let Some(bw) = d.host.checksum_bw {
+        s.finding(format!(
+            "tcplab calibrate checksums at {} here: one byte costs {:.3} ns, against about \
+             {:.1} ns of sender CPU per byte moved at 64 KB writes.",
+            measure(bw, None, Unit::Si("B/s")),
+            1e9 / bw,
+            d.points_of("checksum")
+                .first()
+                .and_then(|p| p.metrics.get("service_demand_sender_us_per_kb"))
+                .map_or(f64::NAN, |m| m.mean * 1e3 / 1024.0)
+        ));
+    }
+    s
+}
+
+fn routes_section(d: &StudyData) -> Section {
+    let mut s = Section::new("The routing table's size (Table 2)");
+    s.paper_finding(
+        format!("{CITE}, Table 2"),
+        "With a linear route search, ip_output's time for 20 MB grew from 1.52 s with the \
+         destination first in the table to 2.92 s with it tenth: about 0.16 s per position.",
+    );
+    let routes = |p: &TrialParams| param(p, "routes").and_then(|v| v.as_f64());
+    let cost = d.curve("routes", "cpu_sender_us_per_datagram", 1.0, routes, |_| {
+        true
+    });
+    let cost = if cost.is_empty() {
+        // Sender CPU per datagram from the counters.
+        let mut acc: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+        for (t, p) in d.trials_of("routes") {
+            let m = &t.outcome.metrics;
+            if let (Some(n), Some(c), Some(r)) =
+                (m.get("datagrams_sent"), m.get("cpu_sender_s"), routes(p))
+            {
+                if *n > 0.0 {
+                    acc.entry(r as u64).or_default().push(c / n * 1e6);
+                }
+            }
+        }
+        acc.into_iter()
+            .filter_map(|(r, v)| {
+                let st = analysis::summarize(&v)?;
+                Some(CurvePoint {
+                    x: r as f64,
+                    mean: st.mean,
+                    ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
+                })
+            })
+            .collect()
+    } else {
+        cost
+    };
+    if cost.is_empty() {
+        s.warning("The routing-table experiment has no successful trials in this run.");
+        return s;
+    }
+    let mut f = Figure::new(
+        "Sender CPU per 64-byte datagram against routes in the sender's table",
+        "routes installed",
+        "sender CPU (µs per datagram)",
+    )
+    .with_series(series("this host", &cost));
+    f.log_x = true;
+    s.push(f);
+    let thr = d.curve("routes", "throughput_bps", 1e-6, routes, |_| true);
+    if !thr.is_empty() {
+        let mut g = Figure::new(
+            "UDP throughput (64-byte datagrams) against routes installed",
+            "routes installed",
+            "throughput (Mbit/s)",
+        )
+        .with_series(series("this host", &thr));
+        g.log_x = true;
+        s.push(g);
+    }
+    if let (Some(a), Some(b)) = (cost.first(), cost.last()) {
+        if b.x > a.x && a.mean > 0.0 {
+            let grew = b.mean - a.mean;
+            let beyond_ci = grew.abs() > a.ci + b.ci;
+            s.finding(format!(
+                "From {:.0} to {:.0} routes, the sender's CPU per datagram goes from {:.2} to \
+                 {:.2} µs ({:+.0}%{}): Linux looks routes up in an LC-trie, so a {:.0}× larger \
+                 table {}, where the paper's linear search grew by a position's cost per route.",
+                a.x,
+                b.x,
+                a.mean,
+                b.mean,
+                grew / a.mean * 100.0,
+                if beyond_ci { "" } else { ", within CI" },
+                b.x / a.x,
+                if beyond_ci && grew > 0.0 {
+                    "costs measurably more, far less than in proportion"
+                } else {
+                    "costs no measurable time"
+                }
+            ));
+        }
+    }
+    s
+}

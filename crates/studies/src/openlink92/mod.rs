@@ -1,0 +1,180 @@
+//! Guerrero & Frieder 1992, "Tuning the performance of a commercial TCP
+//! implementation" (OPEN-Link): the packet and byte rate a host sustains at
+//! each protocol layer against packet size (Figs 1–4); time–sequence traces
+//! with packets classified as data, ACK and window update (Fig. 8); silly
+//! window syndrome on a healthy flow and a pathological one; the kernel's
+//! smoothed RTT against the RTT an application measures; and a performance
+//! matrix between the TCP implementations this host offers (Table 1).
+
+use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
+
+mod report;
+pub use report::report;
+
+/// The study's name on the command line.
+pub const NAME: &str = "openlink92";
+
+/// Frame sizes from 64 to 1512 bytes in steps of `step`.
+fn frame_sizes(step: usize) -> String {
+    let mut v: Vec<String> = (64..=1512).step_by(step).map(|s| s.to_string()).collect();
+    if v.last().is_none_or(|s| s != "1512") {
+        v.push("1512".into());
+    }
+    v.join(",")
+}
+
+/// The congestion-control modules this kernel offers, as `--cc` levels:
+/// every TCP implementation the host has, as senders.
+fn congestion_controls() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .ok()
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(","))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "cubic,reno".into())
+}
+
+/// Places as one `--topology` list, each once.
+fn distinct(places: &[&str]) -> String {
+    let mut v: Vec<&str> = Vec::new();
+    for p in places {
+        if !v.contains(p) {
+            v.push(p);
+        }
+    }
+    v.join(",")
+}
+
+/// The study's plan. `--topology` replaces `veth` and the shaped link.
+pub fn plan(o: &PlanOptions) -> StudyPlan {
+    let r = repeat(o, 2, 3);
+    let dur = if o.quick { "0.3s" } else { "1s" };
+    let (fast, slow) = match &o.topology {
+        Some(t) => (t.clone(), t.clone()),
+        None => ("veth".to_string(), "lan100".to_string()),
+    };
+    let sizes = frame_sizes(if o.quick { 160 } else { 10 });
+    let e = vec![
+        Experiment::new(
+            "layer-rate",
+            "Figs 1–4: packet and byte rate at the Ethernet, IP, UDP and TCP layers against packet size",
+            &[
+                "layer-rate",
+                "--layer",
+                "eth,ip,udp,tcp",
+                "--write-size",
+                &sizes,
+                "--topology",
+                &fast,
+                "--duration",
+                if o.quick { "0.3s" } else { "0.5s" },
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
+            "time-sequence",
+            "Fig. 8: a 256 KB transfer traced, packets classified as data, ACK and window update",
+            &[
+                "tcp-stream",
+                "--write-size",
+                "1460",
+                "--bytes",
+                "256K",
+                "--topology",
+                &slow,
+                "--probe",
+                "queues,tcp",
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
+            "sws-healthy",
+            "SWS: a healthy flow, 8 KB writes and reads, default buffers",
+            &[
+                "tcp-stream",
+                "--write-size",
+                "8192",
+                "--bytes",
+                "256K",
+                "--topology",
+                &fast,
+                "--probe",
+                "queues,tcp",
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
+            "sws-pathological",
+            "SWS: a pathological flow, a tiny receive buffer and a receiver reading 7 bytes at a time",
+            &[
+                "tcp-stream",
+                "--write-size",
+                "8192",
+                "--read-size",
+                "7",
+                "--rcvbuf",
+                "2K",
+                "--bytes",
+                "64K",
+                "--topology",
+                &fast,
+                "--probe",
+                "queues,tcp",
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
+            "rtt",
+            "§4: the kernel's smoothed RTT (tcp_probe) against the RTT request/response measures",
+            &[
+                "tcp-rr",
+                "--write-size",
+                "1",
+                "--topology",
+                &distinct(&[&fast, if o.topology.is_some() { &slow } else { "man" }]),
+                "--duration",
+                dur,
+                "--probe",
+                "tcp",
+                "--repeat",
+                &r,
+            ],
+        ),
+        Experiment::new(
+            "implementations",
+            "Table 1: a 2.5 MB transfer from each TCP implementation on this host to the default receiver",
+            &[
+                "tcp-stream",
+                "--cc",
+                &congestion_controls(),
+                "--bytes",
+                "2500K",
+                "--topology",
+                &distinct(&[&fast, &slow]),
+                "--repeat",
+                levels(o, "3", "5"),
+            ],
+        ),
+    ];
+    StudyPlan {
+        study: NAME.into(),
+        experiments: e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sizes_run_from_64_to_1512() {
+        let full = frame_sizes(10);
+        assert!(full.starts_with("64,74,84,"));
+        assert!(full.ends_with(",1504,1512"));
+        assert_eq!(full.split(',').count(), 146);
+        assert_eq!(frame_sizes(160).split(',').count(), 11);
+    }
+}
