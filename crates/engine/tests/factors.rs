@@ -198,9 +198,14 @@ fn auto_rcvlowat_respects_read_size_and_rcvbuf() {
 }
 
 #[test]
-fn quickack_acknowledges_every_read_segment() {
-    // A paced sender and a reader woken per segment: with TCP_QUICKACK
-    // re-armed after each read, every data segment draws an ACK.
+fn quickack_stream_delivers_and_acknowledges_each_read() {
+    // A paced sender and a reader woken per segment, TCP_QUICKACK re-armed
+    // after each read: every byte arrives and every read that found data
+    // draws an ACK. (Not one ACK per data segment: on a busy 2-CPU host a
+    // read may find two segments, and Linux acknowledges the read. Nor is
+    // this different from the default on loopback, where Linux already
+    // acknowledges each read of a unidirectional stream; the README says
+    // so under --quickack.)
     let mut p = stream(Some(256 << 10), None);
     p.write_size = 1460;
     p.nodelay = true;
@@ -208,7 +213,11 @@ fn quickack_acknowledges_every_read_segment() {
     p.rcvlowat = Some(1);
     p.quickack = true;
     let m = run(&p);
-    let ratio = m["receiver_segs_out"] / m["data_segs_out"];
-    assert!(ratio >= 0.9, "{ratio} ACKs per data segment");
+    let (acks, reads) = (m["receiver_segs_out"], m["receiver_calls"]);
     assert_eq!(m["bytes"], (256 << 10) as f64);
+    assert!(
+        reads >= 20.0,
+        "{reads} reads: the reader was not woken per segment"
+    );
+    assert!(acks >= 0.9 * (reads - 1.0), "{acks} ACKs for {reads} reads");
 }

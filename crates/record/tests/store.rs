@@ -299,16 +299,18 @@ fn exports_trials_as_csv() {
         .iter()
         .map(str::to_string)
         .collect();
-    assert_eq!(header.len(), 6 + 23 + 2);
+    assert_eq!(header.len(), 6 + 27 + 2);
     assert_eq!(
         &header[..6],
         ["run_id", "point", "seq", "repetition", "status", "error"]
     );
     assert_eq!(header[6], "test");
     assert_eq!(header[13], "rcvlowat");
-    assert_eq!(header[24], "load");
-    assert_eq!(header[28], "pin");
-    assert_eq!(&header[29..], ["delay_s", "throughput_bps"]);
+    assert_eq!(header[16], "quickack");
+    assert_eq!(header[25], "load");
+    assert_eq!(header[29], "pin");
+    assert_eq!(&header[30..33], ["routes", "checksum_offload", "layer"]);
+    assert_eq!(&header[33..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);
@@ -322,6 +324,9 @@ fn exports_trials_as_csv() {
     assert_eq!(&first[col("mss")], "");
     assert_eq!(&first[col("rcvlowat")], "", "auto is empty");
     assert_eq!(&first[col("nodelay")], "false");
+    assert_eq!(&first[col("quickack")], "false");
+    assert_eq!(&first[col("routes")], "");
+    assert_eq!(&first[col("checksum_offload")], "true");
     assert_eq!(&first[col("throughput_bps")], "2000000000");
     let failed = &rows[2];
     assert_eq!(&failed[col("status")], "failed");

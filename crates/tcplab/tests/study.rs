@@ -38,10 +38,20 @@ fn every_study_plan_is_valid_bench_input() {
             "cpu-speed",
             "sockbuf-4k",
             "stop-and-wait",
+            "mss-blocks",
+            "routes",
+            "layer-rate",
+            "implementations",
         ] {
             assert!(text.contains(id), "{id} missing from the plan:\n{text}");
         }
-        for study in ["abrams91", "markatos02", "sunos-ipc"] {
+        for study in [
+            "abrams91",
+            "markatos02",
+            "huang-chen",
+            "sunos-ipc",
+            "openlink92",
+        ] {
             assert!(text.contains(&format!("study {study}:")), "{study}: {text}");
         }
     }
@@ -113,7 +123,13 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     let names: Vec<&str> = kinds.iter().map(|k| k.1.as_str()).collect();
     assert_eq!(
         names,
-        ["study:abrams91", "study:markatos02", "study:sunos-ipc"]
+        [
+            "study:abrams91",
+            "study:markatos02",
+            "study:huang-chen",
+            "study:sunos-ipc",
+            "study:openlink92"
+        ]
     );
     assert!(kinds.iter().all(|k| k.2 == "completed"), "{kinds:?}");
     let index = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
@@ -147,6 +163,14 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
         stdout.contains("MB per CPU-second") || stdout.contains("moves most data per CPU-second")
     );
     assert!(stdout.contains("On veth, throughput") && stdout.contains("with socket buffer size"));
+    assert!(
+        stdout.contains("packets/s at 64-byte frames"),
+        "openlink92's layer findings"
+    );
+    assert!(
+        stdout.contains("routes, the sender's CPU per datagram"),
+        "huang-chen's routes"
+    );
     // Another host's markatos02 run, brought in from its JSON export (here
     // this host's own run relabelled, CPU score halved), joins the mileage
     // and scaling plots when the report is written again.
