@@ -8,6 +8,7 @@
 //! TCP_INFO, UDP counters, latency histograms) and the client combines both
 //! reports into the trial's metrics.
 
+pub mod buffer;
 pub mod cancel;
 pub mod client;
 pub mod cpu;

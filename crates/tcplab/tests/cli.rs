@@ -412,4 +412,26 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
             "SELECT COUNT(*) FROM trials WHERE status = 'failed' AND error IS NOT NULL"
         ) >= 2
     );
+    // The report shows failed trials as failed, never as zeros: the trials
+    // column counts them, and a point with no good trial reads "failed".
+    let page = d.path.with_extension("html");
+    let run_id = doc["run_id"].as_i64().unwrap().to_string();
+    let rep = Command::new(cargo_bin("tcplab"))
+        .arg("--db")
+        .arg(&d.path)
+        .args(["report", &run_id, "--out", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(" failed)"), "no failed count in the report");
+    for p in doc["points"].as_array().unwrap() {
+        if p["trials_ok"].as_u64() == Some(0) {
+            assert!(html.contains(">failed<"), "a point with no good trial");
+        }
+    }
 }

@@ -94,7 +94,7 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
     let rs = p.read_size as usize;
-    let mut buf = vec![0u8; rs];
+    let mut buf = crate::buffer::PageBuf::zeroed(rs);
     let mut work = p.recv_work_ns_per_kb.map(RecvWork::new);
     let mut off = 0u64;
     let mut first = None;
