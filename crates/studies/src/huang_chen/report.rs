@@ -316,22 +316,9 @@ fn fit_section(d: &StudyData) -> Section {
             let pk1024 = PAPER_BYTES / 1024.0;
             let per_packet = fit.per_packet_us * 1e-6 * pk1024;
             let per_byte = fit.per_byte_ns * 1e-9 * PAPER_BYTES;
-            s.finding(format!(
-                "The sender's CPU costs {:.2} ± {:.2} µs per segment plus {:.3} ± {:.3} ns per byte \
-                 (R² {:.2}, {} trials): at 1 KB segments the per-packet part is {:.0}% of the total{}.",
-                fit.per_packet_us,
-                fit.per_packet_se_us * 1.96,
-                fit.per_byte_ns,
-                fit.per_byte_se_ns * 1.96,
-                fit.r2,
-                fit.n,
-                per_packet / (per_packet + per_byte) * 100.0,
-                if fit.r2 < 0.5 {
-                    "; the fit explains little of the spread between trials, so neither cost is \
-                     well determined"
-                } else {
-                    ""
-                }
+            s.finding(packet_byte_sentence(
+                &fit,
+                per_packet / (per_packet + per_byte),
             ));
         }
         Err(e) => {
@@ -688,4 +675,73 @@ fn routes_section(d: &StudyData) -> Section {
         }
     }
     s
+}
+
+/// The finding under the per-packet / per-byte fit: both costs with their
+/// 95% intervals, the fit's error, and what the data cannot tell apart.
+fn packet_byte_sentence(fit: &analysis::cpu::PacketByteFit, packet_share: f64) -> String {
+    let (pp, pp_ci) = (fit.per_packet_us, fit.per_packet_se_us * 1.96);
+    let quality = if fit.r2 >= 0.0 {
+        format!("R² {:.2}", fit.r2)
+    } else {
+        // A fit through the origin can do worse than the mean when the
+        // trials' CPU times hardly differ; R² then says nothing.
+        "R² below 0".to_string()
+    };
+    let mut caveats = Vec::new();
+    if pp - pp_ci <= 0.0 {
+        caveats.push(
+            "the per-segment cost is not distinguishable from zero within its 95% CI, \
+             as when segmentation offload hands the stack the same large segments whatever the MSS",
+        );
+    }
+    if fit.r2 < 0.5 {
+        caveats.push(
+            "the fit explains little of the spread between trials, so neither cost is well determined",
+        );
+    }
+    format!(
+        "The sender's CPU costs {pp:.2} ± {pp_ci:.2} µs per segment plus {:.3} ± {:.3} ns per byte \
+         ({quality}, rms error {:.1}%, {} trials): at 1 KB segments the per-packet part is {:.0}% of the total{}.",
+        fit.per_byte_ns,
+        fit.per_byte_se_ns * 1.96,
+        fit.rms_rel_error * 100.0,
+        fit.n,
+        packet_share * 100.0,
+        caveats.iter().map(|c| format!("; {c}")).collect::<String>(),
+    )
+}
+
+#[cfg(test)]
+mod sentence_tests {
+    use super::*;
+
+    #[test]
+    fn the_fit_sentence_follows_the_fit() {
+        // 2 µs per packet + 0.5 ns per byte, recovered exactly.
+        let obs: Vec<(f64, f64, f64)> = [(1000.0, 2e6), (4000.0, 2.5e6), (16000.0, 3e6)]
+            .iter()
+            .map(|&(p, b)| (p, b, p * 2e-6 + b * 0.5e-9))
+            .collect();
+        let good = packet_byte_sentence(&fit_packet_byte(&obs).unwrap(), 0.4);
+        assert!(good.contains("2.00 ± 0.00 µs per segment"), "{good}");
+        assert!(
+            good.contains("R² 1.00") && !good.contains("not distinguishable"),
+            "{good}"
+        );
+        // CPU time that does not follow the work: the caveats appear.
+        let flat: Vec<(f64, f64, f64)> = [
+            (1000.0, 3e6),
+            (4000.0, 2e6),
+            (16000.0, 2.9e6),
+            (8000.0, 2.2e6),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, b))| (p, b, 1.0 + 0.01 * i as f64))
+        .collect();
+        let bad = packet_byte_sentence(&fit_packet_byte(&flat).unwrap(), 0.1);
+        assert_ne!(good, bad);
+        assert!(bad.contains("neither cost is well determined"), "{bad}");
+    }
 }
