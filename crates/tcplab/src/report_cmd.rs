@@ -809,29 +809,36 @@ fn path_section(
         an.records,
         an.span_s,
     ));
-    for th in an.threads.iter().filter(|th| th.span_s > 0.0) {
-        s.finding(format!(
-            "The {} thread was blocked (idle) {:.1}% of its {:.1} ms in trial {}.",
-            th.role,
-            th.idle_fraction * 100.0,
-            th.span_s * 1e3,
-            t.seq
-        ));
-    }
-    if let Some(h) = an
+    // Findings go under the figure they read: idle time under the
+    // time-sequence plot, the slowest hop under the delay histogram.
+    let idle_findings: Vec<String> = an
+        .threads
+        .iter()
+        .filter(|th| th.span_s > 0.0)
+        .map(|th| {
+            format!(
+                "The {} thread was blocked (idle) {:.1}% of its {:.1} ms in trial {}.",
+                th.role,
+                th.idle_fraction * 100.0,
+                th.span_s * 1e3,
+                t.seq
+            )
+        })
+        .collect();
+    let hop_finding = an
         .hops
         .iter()
         .filter(|h| h.n > 0)
         .max_by(|a, b| a.p50_us.total_cmp(&b.p50_us))
-    {
-        s.finding(format!(
-            "The slowest hop at the median is the {}: p50 {:.1} µs, p99 {:.1} µs over {} packets.",
-            h.hop.split(':').next().unwrap_or(&h.hop),
-            h.p50_us,
-            h.p99_us,
-            h.n
-        ));
-    }
+        .map(|h| {
+            format!(
+                "The slowest hop at the median is the {}: p50 {:.1} µs, p99 {:.1} µs over {} packets.",
+                h.hop.split(':').next().unwrap_or(&h.hop),
+                h.p50_us,
+                h.p99_us,
+                h.n
+            )
+        });
     let lost = t.outcome.metrics.get("probe_lost").copied().unwrap_or(0.0);
     if lost > 0.0 {
         s.warning(format!(
@@ -883,6 +890,9 @@ fn path_section(
             s.push(fig);
         }
     }
+    for f in idle_findings {
+        s.finding(f);
+    }
     // Per-hop delays.
     let hops: Vec<_> = an.hops.iter().filter(|h| h.n > 0).collect();
     if !hops.is_empty() {
@@ -912,6 +922,9 @@ fn path_section(
             ));
         }
         s.push(h);
+        if let Some(f) = hop_finding {
+            s.finding(f);
+        }
         let mut t = Table::new(["hop", "n", "p50 µs", "p90 µs", "p99 µs", "max µs"])
             .with_caption("Delay of each hop along the path");
         for hp in &hops {

@@ -50,6 +50,9 @@ pub fn assert_self_contained(html: &str, min_svgs: usize) {
 /// PDF print. None when Chromium is not installed.
 pub struct Rendered {
     pub dom: String,
+    /// What the page wrote to the browser's console (errors, uncaught
+    /// exceptions, failed loads): a report must write nothing.
+    pub console: Vec<String>,
     pub png: PathBuf,
     pub pdf: PathBuf,
 }
@@ -98,7 +101,20 @@ pub fn render(page: &Path, out_dir: &Path) -> Option<Rendered> {
     }
     let png = out_dir.join("page.png");
     let pdf = out_dir.join("page.pdf");
-    let dom = chromium(page, out_dir, &["--dump-dom".into()]);
+    let dom = chromium(
+        page,
+        out_dir,
+        &[
+            "--dump-dom".into(),
+            "--enable-logging=stderr".into(),
+            "--v=0".into(),
+        ],
+    );
+    let console = String::from_utf8_lossy(&dom.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
     chromium(
         page,
         out_dir,
@@ -117,6 +133,7 @@ pub fn render(page: &Path, out_dir: &Path) -> Option<Rendered> {
     );
     Some(Rendered {
         dom: String::from_utf8_lossy(&dom.stdout).into_owned(),
+        console,
         png,
         pdf,
     })
@@ -129,10 +146,38 @@ pub fn assert_rendered(r: &Rendered, svgs: usize) {
         "the DOM holds {dom_svgs} SVGs, expected ≥ {svgs}"
     );
     assert!(r.dom.contains("Figure 1."), "figures in the DOM");
+    assert!(r.console.is_empty(), "console output: {:?}", r.console);
+    assert_figures_drawn_with_findings(&r.dom);
     let png = std::fs::read(&r.png).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     assert!(png.len() > 30_000, "screenshot of {} bytes", png.len());
     let pdf = std::fs::read(&r.pdf).unwrap();
     assert!(pdf.starts_with(b"%PDF"), "a PDF print");
     assert!(pdf.len() > 20_000, "PDF of {} bytes", pdf.len());
+}
+
+/// Every figure in the rendered DOM holds a drawn SVG (marks, not just
+/// axes' frame), and every section with a figure has a computed finding
+/// after its first figure.
+pub fn assert_figures_drawn_with_findings(dom: &str) {
+    let figures: Vec<&str> = dom.split("<figure").skip(1).collect();
+    assert!(!figures.is_empty(), "no figure in the DOM");
+    for (i, f) in figures.iter().enumerate() {
+        let body = &f[..f.find("</figure>").expect("an unclosed figure")];
+        assert!(body.contains("<svg"), "figure {} has no SVG", i + 1);
+        let marks = ["<path", "<circle", "<rect", "<polyline", "<line"]
+            .iter()
+            .map(|m| body.matches(m).count())
+            .sum::<usize>();
+        assert!(marks >= 5, "figure {} draws only {marks} marks", i + 1);
+    }
+    for section in dom.split("<h2").skip(1) {
+        if let Some(at) = section.find("<figure") {
+            let title = &section[..section.find("</h2>").unwrap_or(0).min(120)];
+            assert!(
+                section[at..].contains("class=\"finding\""),
+                "the section {title:?} has a figure but no finding after it"
+            );
+        }
+    }
 }
