@@ -1,5 +1,6 @@
 //! The reports' finding sentences follow the data: the same report code on
-//! two different (stored-run-shaped) data sets says different things.
+//! two different data sets says different things (the write-size runs go
+//! through a real SQLite store and back, as `tcplab report` reads them).
 
 use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
 use record::{
@@ -74,8 +75,31 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
         points,
         trials,
     };
+    let run = through_sqlite(run);
     let summaries = analysis::summarize_run(&run);
     StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+}
+
+/// Writes `run` into a real (in-memory) SQLite store and reads it back, as
+/// `tcplab report` reads a stored run.
+fn through_sqlite(run: StoredRun) -> StoredRun {
+    let mut store = record::Store::open_in_memory().unwrap();
+    let id = store.create_run(&run.meta).unwrap();
+    let mut ids = BTreeMap::new();
+    for p in &run.points {
+        ids.insert(p.id, store.add_point(id, p).unwrap());
+    }
+    for t in &run.trials {
+        let mut t = t.clone();
+        t.point_id = ids[&t.point_id];
+        store.add_trial(id, &t).unwrap();
+    }
+    store
+        .finish_run(id, RunStatus::Completed, "2026-11-23T00:00:00Z")
+        .unwrap();
+    let back = store.load_run(id).unwrap();
+    assert_eq!(back.trials.len(), run.trials.len());
+    back
 }
 
 fn findings(d: &StudyData) -> Vec<String> {
