@@ -416,12 +416,10 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
     // column counts them, and a point with no good trial reads "failed".
     let page = d.path.with_extension("html");
     let run_id = doc["run_id"].as_i64().unwrap().to_string();
-    let rep = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&d.path)
-        .args(["report", &run_id, "--out", page.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let rep = tcplab(
+        &d.path,
+        &["report", &run_id, "--out", page.to_str().unwrap()],
+    );
     assert!(
         rep.status.success(),
         "{}",
