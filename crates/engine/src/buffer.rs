@@ -1,11 +1,12 @@
 //! Page-aligned byte buffers for the data path.
 //!
-//! The kernel's copy to and from user memory (`rep movsb` on x86) runs
-//! fastest when the user address is aligned; a `Vec<u8>` of 128 KiB comes
-//! from glibc's mmap path 16 bytes past a page boundary, which cost tcplab's
-//! receiver a fifth of its loopback throughput against nuttcp, whose
-//! buffers are 16 KiB-aligned. Every application buffer of a transfer is
-//! therefore page-aligned, as in the peers that align theirs.
+//! The kernel's copy to and from user memory (`rep movsb` on x86) prefers
+//! aligned user addresses; a `Vec<u8>` of 128 KiB comes from glibc's mmap
+//! path 16 bytes past a page boundary. Every application buffer of a
+//! transfer is page-aligned instead, as nuttcp aligns its own (16 KiB), so
+//! alignment is never a difference between tcplab and a peer. (On the
+//! development VM the receive buffer's alignment alone made no measurable
+//! difference; the sender's source alignment, see `pattern`, did.)
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ops::{Deref, DerefMut};

@@ -3,6 +3,7 @@
 //! transaction's latency goes into an HDR histogram.
 
 use super::Amount;
+use crate::buffer::PageBuf;
 use crate::cancel::{Canceller, StopFlag};
 use crate::cpu::CpuTime;
 use crate::pattern::Pattern;
@@ -49,7 +50,7 @@ pub fn rr_client(
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
-    let mut buf = crate::buffer::PageBuf::zeroed(ws);
+    let mut buf = PageBuf::zeroed(ws);
     let mut hist = latency_histogram();
     let limit = transaction_limit(amount, p.write_size);
     let mut off = 0u64;
@@ -80,7 +81,7 @@ pub fn rr_client(
 /// until the client closes.
 pub fn serve_requests(mut s: &Socket, p: &TrialParams, pattern: &Pattern, r: &mut ConnResult) {
     let ws = p.write_size as usize;
-    let mut buf = crate::buffer::PageBuf::zeroed(ws);
+    let mut buf = PageBuf::zeroed(ws);
     let mut off = 0u64;
     loop {
         match read_request(s, &mut buf) {
@@ -140,7 +141,7 @@ pub fn crr_client(
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
-    let mut buf = crate::buffer::PageBuf::zeroed(ws);
+    let mut buf = PageBuf::zeroed(ws);
     let mut hist = latency_histogram();
     let limit = transaction_limit(amount, p.write_size);
     while r.transactions < limit && !stop.is_raised() && !cancel.is_cancelled() {
@@ -186,7 +187,7 @@ pub fn crr_server(
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
-    let mut buf = crate::buffer::PageBuf::zeroed(ws);
+    let mut buf = PageBuf::zeroed(ws);
     while let Ok((sock, _)) = listener.accept() {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);

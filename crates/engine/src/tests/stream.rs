@@ -2,6 +2,7 @@
 //! (Abrams & Chen §2.1). The receiver times first byte to last byte.
 
 use super::Amount;
+use crate::buffer::PageBuf;
 use crate::cancel::StopFlag;
 use crate::cpu::{CpuTime, RecvWork};
 use crate::pace::Pacer;
@@ -94,7 +95,7 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
     let rs = p.read_size as usize;
-    let mut buf = crate::buffer::PageBuf::zeroed(rs);
+    let mut buf = PageBuf::zeroed(rs);
     let mut work = p.recv_work_ns_per_kb.map(RecvWork::new);
     let mut off = 0u64;
     let mut first = None;

@@ -7,6 +7,7 @@
 //! receiving client sends so a sending server learns its address.
 
 use super::Amount;
+use crate::buffer::PageBuf;
 use crate::cancel::StopFlag;
 use crate::cpu::{CpuTime, RecvWork};
 use crate::pace::Pacer;
@@ -205,7 +206,7 @@ pub fn receive_datagrams(
     let fd = sock.as_raw_fd();
     let quiet = Duration::from_millis(250);
     let _ = sock.set_read_timeout(Some(Duration::from_millis(50)));
-    let mut buf = crate::buffer::PageBuf::zeroed((p.write_size as usize).max(HEADER) + 64);
+    let mut buf = PageBuf::zeroed((p.write_size as usize).max(HEADER) + 64);
     let mut work = p.recv_work_ns_per_kb.map(RecvWork::new);
     let mut t = SeqTracker::default();
     let mut last_rx = Instant::now();
