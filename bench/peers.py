@@ -640,10 +640,12 @@ def main():
              f"(max {ncpu})."]
     if not args.match_reads and any(c in ("a", "b") for c in cases):
         notes.append("streams: the iperf3 and nuttcp receivers read in write-size chunks; "
-                     "tcplab and the iperf 2 server read up to 128 KiB (see --match-reads).")
+                     "tcplab reads up to 512 KiB and the iperf 2 server up to 128 KiB "
+                     "(see --match-reads).")
     if any(c in ("a", "b") for c in cases):
-        notes.append("streams: the tcplab receiver sets SO_RCVLOWAT to 32 KiB after its first "
-                     "read (--rcvlowat auto, its default); --rcvlowat 1 is the kernel's default.")
+        notes.append("streams: the tcplab receiver sets SO_RCVLOWAT to twice the write size "
+                     "(32-256 KiB, capped at its read size) after its first read (--rcvlowat "
+                     "auto, its default); --rcvlowat 1 is the kernel's default.")
     if args.pin:
         notes.append(f"every server ran under taskset -c {args.pin[0]}, every client under "
                      f"taskset -c {args.pin[1]}.")

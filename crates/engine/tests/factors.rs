@@ -183,9 +183,16 @@ fn rcvlowat_larger_than_the_transfer_still_ends() {
 }
 
 #[test]
-fn auto_rcvlowat_respects_read_size_and_rcvbuf() {
+fn auto_rcvlowat_follows_write_size_within_bounds_and_respects_read_size_and_rcvbuf() {
     let mut p = stream(Some(1), None);
+    p.write_size = 1460;
     assert_eq!(p.effective_rcvlowat(), 32 * 1024);
+    p.write_size = 64 * 1024;
+    assert_eq!(p.effective_rcvlowat(), 128 * 1024);
+    p.write_size = 128 * 1024;
+    assert_eq!(p.effective_rcvlowat(), 256 * 1024);
+    p.write_size = 16 << 20;
+    assert_eq!(p.effective_rcvlowat(), 256 * 1024);
     p.read_size = 1460;
     assert_eq!(p.effective_rcvlowat(), 1460);
     p.read_size = 128 * 1024;

@@ -120,7 +120,7 @@ pub struct BenchArgs {
     /// Bytes per application write (datagram size for UDP, message size for rr/crr).
     #[arg(long, value_name = "SIZES")]
     pub write_size: Option<String>,
-    /// Bytes per application read [default: 128K].
+    /// Bytes per application read [default: 512K].
     #[arg(long, value_name = "SIZES")]
     pub read_size: Option<String>,
     /// SO_SNDBUF on every data socket of both endpoints.
@@ -131,9 +131,9 @@ pub struct BenchArgs {
     pub rcvbuf: Option<String>,
     /// SO_RCVLOWAT of the tcp-stream receiver, set after its first read: the
     /// kernel wakes it when this many bytes wait (or on FIN, or when the
-    /// window nearly closes). `auto` is 32K capped at --read-size and at a
-    /// quarter of --rcvbuf; 1 is the kernel's default (wake per segment)
-    /// [default: auto].
+    /// window nearly closes). `auto` is twice --write-size within 32K..256K,
+    /// capped at --read-size and at a quarter of --rcvbuf; 1 is the kernel's
+    /// default (wake per segment) [default: auto].
     #[arg(long, value_name = "SIZES|auto")]
     pub rcvlowat: Option<String>,
     /// TCP_NODELAY; alone means on, or give levels: on,off.
