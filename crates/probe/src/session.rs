@@ -44,11 +44,18 @@ pub struct ProbeConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Capture {
     /// Every record as the kernel wrote it ([`crate::EVENT_SIZE`] bytes
-    /// each), in the order the ring buffer delivered them.
+    /// each), in time order.
     #[serde(skip)]
     pub raw: Vec<u8>,
-    /// Records written per probe (by the BPF side).
+    /// Records captured per probe.
     pub written: BTreeMap<String, u64>,
+    /// Records the BPF side handed to the ring buffer (whole batches).
+    pub flushed: u64,
+    /// Of those, records that arrived through the ring buffer: equal to
+    /// `flushed` unless the drain timed out.
+    pub from_ring: u64,
+    /// Records read from the per-CPU batches still partly filled at the end.
+    pub from_batches: u64,
     /// Records lost per probe because the ring buffer was full.
     pub lost: BTreeMap<String, u64>,
     /// Invocations the kernel skipped per probe because the same program
@@ -75,9 +82,12 @@ impl Capture {
         crate::decode_all(&self.raw)
     }
 
-    /// Records lost in all: ring buffer full, or invocations skipped.
+    /// Records lost in all: ring buffer full, nested too deep, invocations
+    /// skipped, or handed to the ring buffer but not drained in time.
     pub fn total_lost(&self) -> u64 {
-        self.lost.values().sum::<u64>() + self.missed.values().sum::<u64>()
+        self.lost.values().sum::<u64>()
+            + self.missed.values().sum::<u64>()
+            + self.flushed.saturating_sub(self.from_ring)
     }
 }
 
@@ -274,29 +284,43 @@ fn run(
             .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
         records.borrow_mut().refill();
     }
-    // Stop writing first (programs check the flag before anything else),
-    // give programs already past the check time to finish, then drain: no
-    // program writes while the ring and the per-CPU batches are read.
+    // Stop writing first: programs check the flag after taking a nesting
+    // level, so once it is clear and every CPU's levels are free, no
+    // program is writing a record or a batch.
     if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
         bss.enabled = 0;
     }
     capture.attached_s = t0.elapsed().as_secs_f64();
-    // A program that reserved a record before the flag flipped and was then
-    // preempted submits it late: drain until every written record arrived
-    // (or a second has passed).
+    let mut partial = Vec::new();
     for _ in 0..50 {
         std::thread::sleep(Duration::from_millis(20));
-        rb.consume()
-            .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
-        capture.written = per_probe(&skel.maps.written, &wanted)?;
-        if records.borrow().len() as u64 >= capture.written.values().sum::<u64>() {
+        let snapshot = PartialBatches::read(&skel.maps.batch)?;
+        if snapshot.quiet {
+            partial = snapshot.records;
             break;
         }
+    }
+    // Every batch output before that is committed: drain until all arrived
+    // (or a second has passed).
+    capture.flushed = percpu_sum(&skel.maps.flushed, 0)?;
+    for _ in 0..50 {
+        rb.consume()
+            .map_err(|e| ProbeError::bpf("reading the ring buffer", e))?;
+        if records.borrow().len() as u64 >= capture.flushed {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
     drop(rb);
     capture.lost = per_probe(&skel.maps.lost, &wanted)?;
     capture.missed = recursion_misses(&skel, &wanted);
-    capture.raw = records.into_inner().into_bytes();
+    let records = records.into_inner();
+    capture.from_ring = records.len() as u64;
+    capture.from_batches = (partial.len() / crate::EVENT_SIZE) as u64;
+    let mut raw = records.into_bytes();
+    raw.extend_from_slice(&partial);
+    capture.raw = sort_by_time(&raw);
+    capture.written = per_probe_counts(&capture.raw, &wanted);
     drop(links);
     Ok(capture)
 }
@@ -338,6 +362,72 @@ fn recursion_misses(skel: &PathSkel, wanted: &BTreeSet<ProbeId>) -> BTreeMap<Str
         if let Some(id) = wanted.iter().find(|id| program_name(**id) == name) {
             out.insert(id.tracepoint().to_string(), p.recursion_misses);
         }
+    }
+    out
+}
+
+/// Layout of `struct batches` in `path.bpf.c`: records per batch, nesting
+/// levels, and the bytes before the first record.
+const BATCH: usize = 32;
+const NEST: usize = 4;
+const BATCH_HEADER: usize = 32;
+
+/// The per-CPU batches as read at the end of a session.
+struct PartialBatches {
+    /// No CPU had a nesting level in use: no program was writing.
+    quiet: bool,
+    /// The records waiting in every CPU's batches.
+    records: Vec<u8>,
+}
+
+impl PartialBatches {
+    fn read(map: &dyn MapCore) -> Result<PartialBatches, ProbeError> {
+        let per_cpu = map
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| ProbeError::bpf("reading the record batches", e))?
+            .unwrap_or_default();
+        let word = |v: &[u8], at: usize| {
+            v.get(at..at + 4)
+                .map(|b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])) as usize)
+                .unwrap_or(0)
+        };
+        let mut out = PartialBatches {
+            quiet: true,
+            records: Vec::new(),
+        };
+        for v in &per_cpu {
+            if word(v, 0) != 0 {
+                out.quiet = false;
+            }
+            for level in 0..NEST {
+                let n = word(v, 4 + 4 * level).min(BATCH);
+                let start = BATCH_HEADER + level * BATCH * crate::EVENT_SIZE;
+                if let Some(recs) = v.get(start..start + n * crate::EVENT_SIZE) {
+                    out.records.extend_from_slice(recs);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Records reordered by timestamp (stable): batches arrive per CPU and
+/// nesting level, not in the order the records were written.
+fn sort_by_time(raw: &[u8]) -> Vec<u8> {
+    let mut recs: Vec<&[u8]> = raw.chunks_exact(crate::EVENT_SIZE).collect();
+    recs.sort_by_key(|r| u64::from_ne_bytes(r[..8].try_into().unwrap_or([0; 8])));
+    recs.concat()
+}
+
+/// Records per probe, by tracepoint name, for the probes of the session.
+fn per_probe_counts(raw: &[u8], wanted: &BTreeSet<ProbeId>) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = wanted
+        .iter()
+        .map(|id| (id.tracepoint().to_string(), 0))
+        .collect();
+    for e in crate::decode_all(raw) {
+        *out.entry(e.probe_id().tracepoint().to_string())
+            .or_default() += 1;
     }
     out
 }

@@ -173,6 +173,9 @@ fn record_capture(mut cap: Capture, o: &mut TrialOutcome) {
     d["attached"] = json!(cap.attached);
     d["skipped"] = json!(cap.skipped);
     d["written"] = json!(cap.written);
+    d["flushed"] = json!(cap.flushed);
+    d["from_ring"] = json!(cap.from_ring);
+    d["from_batches"] = json!(cap.from_batches);
     d["lost"] = json!(cap.lost);
     d["missed"] = json!(cap.missed);
     d["attached_s"] = json!(cap.attached_s);
