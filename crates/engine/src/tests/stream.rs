@@ -134,6 +134,11 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
             off += n as u64;
             if let Some(w) = &mut work {
                 w.consumed(n);
+                // A slower receiver μ is done with a byte when it has worked
+                // through it: end the delay there, or the last read's work
+                // (up to --read-size of it) would fall outside the delay and
+                // the measured rate would exceed μ.
+                last = Some(Instant::now());
             }
             continue;
         }
