@@ -75,7 +75,14 @@ pub(crate) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 
 fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = bench_plan(&a)?;
-    let probes = a.probe.as_deref().map(crate::probes::prepare).transpose()?;
+    if a.sample_hz.is_some() && a.probe.is_none() {
+        return Err(usage("--sample-hz applies only with --probe cpu (or all)"));
+    }
+    let probes = a
+        .probe
+        .as_deref()
+        .map(|spec| crate::probes::prepare(spec, a.sample_hz))
+        .transpose()?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
     let mut store = open_store(db)?;

@@ -11,22 +11,47 @@ use record::{CpuProfile, EventBlob, ThreadRole, TrialOutcome, TrialParams};
 use serde_json::json;
 use std::collections::BTreeSet;
 
-/// The groups `--probe` asked for.
-pub type ProbeSet = BTreeSet<ProbeGroup>;
+/// What `--probe` (and `--sample-hz`) asked for.
+#[derive(Debug, Clone)]
+pub struct ProbeSet {
+    /// The probe groups.
+    pub groups: BTreeSet<ProbeGroup>,
+    /// The CPU sampler's period per CPU, ns (`cpu` group only).
+    pub period_ns: u64,
+}
+
+/// Slowest and fastest `--sample-hz` (the sampler refuses periods under 10 µs).
+const SAMPLE_HZ_RANGE: std::ops::RangeInclusive<u32> = 100..=100_000;
 
 /// What this kernel cannot give, said once in every trial's probe details.
 const NO_FENTRY: &str = "tracepoints and raw tracepoints only: this build does not use \
     kprobes or fentry/fexit, so function durations are not measured directly \
     (this development kernel refuses both); the records give the time between probe points";
 
-/// Parses `--probe` and checks, once, that this kernel and process can load
-/// and attach the programs: a one-line explanation (exit 2) if not.
-pub fn prepare(spec: &str) -> anyhow::Result<ProbeSet> {
+/// Parses `--probe` (and `--sample-hz`, which needs the `cpu` group) and
+/// checks, once, that this kernel and process can load and attach the
+/// programs: a one-line explanation (exit 2) if not.
+pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
     let groups = probe::parse_groups(spec).map_err(usage)?;
-    if has_tracepoints(&groups) {
+    let period_ns = match sample_hz {
+        None => DEFAULT_PERIOD_NS,
+        Some(_) if !groups.contains(&ProbeGroup::Cpu) => {
+            return Err(usage("--sample-hz applies only with --probe cpu (or all)"));
+        }
+        Some(hz) if !SAMPLE_HZ_RANGE.contains(&hz) => {
+            return Err(usage(format!(
+                "--sample-hz must be {}..={}, got {hz}",
+                SAMPLE_HZ_RANGE.start(),
+                SAMPLE_HZ_RANGE.end()
+            )));
+        }
+        Some(hz) => 1_000_000_000 / u64::from(hz),
+    };
+    let set = ProbeSet { groups, period_ns };
+    if has_tracepoints(&set.groups) {
         // A filter on port 0 matches no real flow: load and attach, then detach.
         let check = ProbeSession::start(ProbeConfig {
-            groups: groups.clone(),
+            groups: set.groups.clone(),
             ports: vec![0],
             tgid: 0,
             ring_bytes: 1 << 16,
@@ -36,26 +61,27 @@ pub fn prepare(spec: &str) -> anyhow::Result<ProbeSet> {
             .stop()
             .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
     }
-    if groups.contains(&ProbeGroup::Cpu) {
-        let check =
-            CpuSampler::start(sampler_config()).map_err(|e| usage(format!("--probe cpu: {e}")))?;
+    if set.groups.contains(&ProbeGroup::Cpu) {
+        let check = CpuSampler::start(sampler_config(set.period_ns))
+            .map_err(|e| usage(format!("--probe cpu: {e}")))?;
         check
             .stop()
             .map_err(|e| usage(format!("--probe cpu: {e}")))?;
     }
-    Ok(groups)
+    Ok(set)
 }
 
 /// Whether any chosen group has tracepoint probes (all but `cpu`).
-fn has_tracepoints(groups: &ProbeSet) -> bool {
+fn has_tracepoints(groups: &BTreeSet<ProbeGroup>) -> bool {
     groups.iter().any(|g| !g.probes().is_empty())
 }
 
-/// The sampler of `--probe cpu`: this process, 10 kHz per CPU.
-fn sampler_config() -> SamplerConfig {
+/// The sampler of `--probe cpu`: this process, every CPU, one sample per
+/// `period_ns` (10 kHz unless `--sample-hz` says otherwise).
+fn sampler_config(period_ns: u64) -> SamplerConfig {
     SamplerConfig {
         tgid: std::process::id(),
-        period_ns: DEFAULT_PERIOD_NS,
+        period_ns,
     }
 }
 
@@ -67,7 +93,7 @@ pub struct ProbeObserver {
 }
 
 impl ProbeObserver {
-    /// An observer for `groups`.
+    /// An observer for the probes of `groups`.
     pub fn new(groups: ProbeSet) -> ProbeObserver {
         ProbeObserver {
             groups,
@@ -79,17 +105,18 @@ impl ProbeObserver {
 
 impl TrialObserver for ProbeObserver {
     fn start(&mut self, _p: &TrialParams, ports: &[u16]) -> Result<(), String> {
-        if has_tracepoints(&self.groups) {
+        if has_tracepoints(&self.groups.groups) {
             let cfg = ProbeConfig {
-                groups: self.groups.clone(),
+                groups: self.groups.groups.clone(),
                 ports: ports.to_vec(),
                 tgid: std::process::id(),
                 ring_bytes: DEFAULT_RING_BYTES,
             };
             self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
         }
-        if self.groups.contains(&ProbeGroup::Cpu) {
-            self.sampler = Some(CpuSampler::start(sampler_config()).map_err(|e| e.to_string())?);
+        if self.groups.groups.contains(&ProbeGroup::Cpu) {
+            let cfg = sampler_config(self.groups.period_ns);
+            self.sampler = Some(CpuSampler::start(cfg).map_err(|e| e.to_string())?);
         }
         Ok(())
     }
@@ -108,7 +135,7 @@ impl TrialObserver for ProbeObserver {
             None => None,
         };
         o.details["probe"] = json!({
-            "groups": self.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
+            "groups": self.groups.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
             "note": NO_FENTRY,
         });
         if let Some(cap) = cap {

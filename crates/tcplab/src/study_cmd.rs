@@ -208,7 +208,7 @@ fn run_study(
     let mut failed = 0;
     for (e, p) in settings.experiments.iter().zip(&parsed) {
         let probes = match &p.probe {
-            Some(spec) => match crate::probes::prepare(spec) {
+            Some(spec) => match crate::probes::prepare(spec, None) {
                 Ok(g) => Some(g),
                 Err(err) => {
                     let w = format!("{}: ran without --probe {spec}: {err:#}", e.id);

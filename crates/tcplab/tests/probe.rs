@@ -231,6 +231,78 @@ fn unknown_groups_are_bad_input() {
 }
 
 #[test]
+fn sample_hz_needs_the_cpu_group_and_a_sane_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for (args, why) in [
+        (
+            &["--sample-hz", "1000"][..],
+            "applies only with --probe cpu",
+        ),
+        (
+            &["--probe", "queues", "--sample-hz", "1000"][..],
+            "applies only with --probe cpu",
+        ),
+        (
+            &["--probe", "cpu", "--sample-hz", "10"][..],
+            "--sample-hz must be",
+        ),
+        (
+            &["--probe", "cpu", "--sample-hz", "0"][..],
+            "--sample-hz must be",
+        ),
+    ] {
+        let mut all = vec!["bench", "tcp-stream"];
+        all.extend_from_slice(args);
+        assert_usage_error(&tcplab(&db, &all), why);
+    }
+    assert!(!db.exists(), "nothing may be stored");
+}
+
+#[test]
+fn sample_hz_sets_the_cpu_samplers_rate() {
+    if !is_root() {
+        eprintln!("SKIP: --probe cpu needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let samples = |hz: &str| {
+        let out = tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-stream",
+                "--duration",
+                "1s",
+                "--repeat",
+                "1",
+                "--probe",
+                "cpu",
+                "--sample-hz",
+                hz,
+                "--json",
+            ],
+        );
+        let doc = json_of(&out);
+        doc["points"][0]["metrics"]["probe_cpu_samples"]["mean"]
+            .as_f64()
+            .expect("sample count")
+    };
+    let slow = samples("1000");
+    let fast = samples("10000");
+    eprintln!("samples in a 1 s trial: {slow} at 1 kHz, {fast} at 10 kHz");
+    // Both CPUs for about a second: at most ~2,000 samples at 1 kHz (room
+    // for the attach time around the trial), and ten times the rate gives
+    // several times the samples.
+    assert!((200.0..=4000.0).contains(&slow), "{slow} samples at 1 kHz");
+    assert!(
+        fast > 4.0 * slow,
+        "{fast} at 10 kHz against {slow} at 1 kHz"
+    );
+}
+
+#[test]
 fn without_privileges_probe_fails_with_one_line() {
     if !is_root() {
         eprintln!("SKIP: needs root to drop to an unprivileged user");
