@@ -18,8 +18,10 @@ pub enum ProbeId {
     /// (`seq` write_seq after the call, `x[0]` return value, `x[1]` bytes in
     /// the send queue, `x[2]` SO_SNDBUF).
     SendApp = 1,
-    /// `tcp_sendmsg_locked`: TCP appended to its send queue
-    /// (`len` tail skb length, `x[0]` size goal, `x[1]` send-queue bytes).
+    /// `tcp_sendmsg_locked`: TCP began filling a segment with the
+    /// application's data, recorded once per segment, not per chunk copied
+    /// (`seq` write_seq, `len` tail skb length, `x[0]` size goal, `x[1]`
+    /// send-queue bytes, `x[2]` the segment's first sequence number).
     TcpSendmsg = 2,
     /// `net_dev_queue`: IP handed a packet to the device layer.
     DevQueue = 3,

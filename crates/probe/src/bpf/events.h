@@ -9,7 +9,7 @@
 /* Probe ids: stable, stored with every record. */
 enum probe_id {
 	P_SEND_APP = 1,       /* sock_send_length: the application hands data to the socket */
-	P_TCP_SENDMSG = 2,    /* tcp_sendmsg_locked: TCP takes it into the send queue */
+	P_TCP_SENDMSG = 2,    /* tcp_sendmsg_locked: TCP starts filling a segment with it (once per segment) */
 	P_DEV_QUEUE = 3,      /* net_dev_queue: IP hands a packet to the device layer */
 	P_QDISC_ENQ = 4,      /* qdisc_enqueue: the packet enters the interface queue */
 	P_QDISC_DEQ = 5,      /* qdisc_dequeue: it leaves the interface queue */
