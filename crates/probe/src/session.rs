@@ -291,12 +291,13 @@ fn run(
         bss.enabled = 0;
     }
     capture.attached_s = t0.elapsed().as_secs_f64();
-    let mut partial = Vec::new();
+    // Wait up to a second for every level to be free; programs take
+    // microseconds, so the last snapshot is kept even if one never was.
+    let mut partial = PartialBatches::default();
     for _ in 0..50 {
         std::thread::sleep(Duration::from_millis(20));
-        let snapshot = PartialBatches::read(&skel.maps.batch)?;
-        if snapshot.quiet {
-            partial = snapshot.records;
+        partial = PartialBatches::read(&skel.maps.batch)?;
+        if partial.quiet {
             break;
         }
     }
@@ -316,9 +317,9 @@ fn run(
     capture.missed = recursion_misses(&skel, &wanted);
     let records = records.into_inner();
     capture.from_ring = records.len() as u64;
-    capture.from_batches = (partial.len() / crate::EVENT_SIZE) as u64;
+    capture.from_batches = (partial.records.len() / crate::EVENT_SIZE) as u64;
     let mut raw = records.into_bytes();
-    raw.extend_from_slice(&partial);
+    raw.extend_from_slice(&partial.records);
     capture.raw = sort_by_time(&raw);
     capture.written = per_probe_counts(&capture.raw, &wanted);
     drop(links);
@@ -373,6 +374,7 @@ const NEST: usize = 4;
 const BATCH_HEADER: usize = 32;
 
 /// The per-CPU batches as read at the end of a session.
+#[derive(Default)]
 struct PartialBatches {
     /// No CPU had a nesting level in use: no program was writing.
     quiet: bool,

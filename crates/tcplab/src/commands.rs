@@ -76,7 +76,7 @@ pub(crate) fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
 fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     let plan = bench_plan(&a)?;
     if a.sample_hz.is_some() && a.probe.is_none() {
-        return Err(usage("--sample-hz applies only with --probe cpu (or all)"));
+        return Err(usage(crate::probes::SAMPLE_HZ_NEEDS_CPU));
     }
     let probes = a
         .probe

@@ -20,6 +20,9 @@ pub struct ProbeSet {
     pub period_ns: u64,
 }
 
+/// The error for `--sample-hz` without the `cpu` group.
+pub const SAMPLE_HZ_NEEDS_CPU: &str = "--sample-hz applies only with --probe cpu (or all)";
+
 /// Slowest and fastest `--sample-hz` (the sampler refuses periods under 10 µs).
 const SAMPLE_HZ_RANGE: std::ops::RangeInclusive<u32> = 100..=100_000;
 
@@ -36,7 +39,7 @@ pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
     let period_ns = match sample_hz {
         None => DEFAULT_PERIOD_NS,
         Some(_) if !groups.contains(&ProbeGroup::Cpu) => {
-            return Err(usage("--sample-hz applies only with --probe cpu (or all)"));
+            return Err(usage(SAMPLE_HZ_NEEDS_CPU));
         }
         Some(hz) if !SAMPLE_HZ_RANGE.contains(&hz) => {
             return Err(usage(format!(
@@ -87,16 +90,16 @@ fn sampler_config(period_ns: u64) -> SamplerConfig {
 
 /// Attaches the probes for one trial at a time.
 pub struct ProbeObserver {
-    groups: ProbeSet,
+    probes: ProbeSet,
     session: Option<ProbeSession>,
     sampler: Option<CpuSampler>,
 }
 
 impl ProbeObserver {
-    /// An observer for the probes of `groups`.
-    pub fn new(groups: ProbeSet) -> ProbeObserver {
+    /// An observer for `probes`.
+    pub fn new(probes: ProbeSet) -> ProbeObserver {
         ProbeObserver {
-            groups,
+            probes,
             session: None,
             sampler: None,
         }
@@ -105,17 +108,17 @@ impl ProbeObserver {
 
 impl TrialObserver for ProbeObserver {
     fn start(&mut self, _p: &TrialParams, ports: &[u16]) -> Result<(), String> {
-        if has_tracepoints(&self.groups.groups) {
+        if has_tracepoints(&self.probes.groups) {
             let cfg = ProbeConfig {
-                groups: self.groups.groups.clone(),
+                groups: self.probes.groups.clone(),
                 ports: ports.to_vec(),
                 tgid: std::process::id(),
                 ring_bytes: DEFAULT_RING_BYTES,
             };
             self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
         }
-        if self.groups.groups.contains(&ProbeGroup::Cpu) {
-            let cfg = sampler_config(self.groups.period_ns);
+        if self.probes.groups.contains(&ProbeGroup::Cpu) {
+            let cfg = sampler_config(self.probes.period_ns);
             self.sampler = Some(CpuSampler::start(cfg).map_err(|e| e.to_string())?);
         }
         Ok(())
@@ -135,7 +138,7 @@ impl TrialObserver for ProbeObserver {
             None => None,
         };
         o.details["probe"] = json!({
-            "groups": self.groups.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
+            "groups": self.probes.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
             "note": NO_FENTRY,
         });
         if let Some(cap) = cap {

@@ -237,7 +237,7 @@ static __always_inline int parse_packet(struct sk_buff *skb, struct tcp_fields *
 		return read_tcp(nh + ihl, l3 - ihl, f);
 	}
 	if (version == 6) {
-		if (h[6] != 6 || l3 < 40)
+		if (h[6] != 6)
 			return -1;
 		return read_tcp(nh + 40, l3 - 40, f);
 	}
