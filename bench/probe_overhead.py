@@ -8,6 +8,15 @@ to CPUs 0 and 1 in both, and reports medians and the median of per-round
 B/A ratios. The target (issue 4) is B/A >= 0.97. It also reports the probe
 records per second and how many the ring buffer lost.
 
+--depths splits the loss. Besides full probes, B runs can use
+`--probe-depth filter` (the programs find the experiment's packets but record
+nothing) and `--probe-depth empty` (they return at once): empty measures
+what attaching costs, filter - empty what finding the flow costs, full -
+filter what recording costs. --cc sets the congestion control of every run:
+on a host whose default is BBR, loopback and veth streams are limited by
+BBR's pacing timers rather than by CPU, and the probes' cost shows only when
+the stream is CPU-bound (--cc cubic).
+
 After the rounds, one more probed run per place is made with the kernel's
 BPF run-time statistics on (kernel.bpf_stats_enabled, restored afterwards;
 kept out of the A/B runs because the statistics cost time of their own): it
@@ -31,13 +40,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def run(tcplab, place, probes, duration, db, groups="all"):
+def run(tcplab, place, depth, duration, db, groups="all", cc=None):
+    """One trial: without probes if depth is None, else at that --probe-depth."""
     cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{duration}s", "--repeat", "1",
            "--pin", "sender=0,receiver=1", "--json", "--quiet", "--db", db]
+    if cc:
+        cmd += ["--cc", cc]
     if place != "loopback":
         cmd += ["--topology", place]
-    if probes:
-        cmd += ["--probe", groups]
+    if depth:
+        cmd += ["--probe", groups, "--probe-depth", depth]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration * 10 + 60)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
@@ -59,7 +71,7 @@ def bpf_progs():
             for x in json.loads(p.stdout or "[]")}
 
 
-def cost_breakdown(tcplab, place, groups, duration, db):
+def cost_breakdown(tcplab, place, groups, duration, db, cc=None):
     """One probed run with BPF statistics on: per program ns/run and runs/s,
     and the CPU share of all the run's programs, over the middle of the run."""
     before = max(bpf_progs(), default=0)
@@ -68,6 +80,8 @@ def cost_breakdown(tcplab, place, groups, duration, db):
     try:
         cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{max(duration, 4)}s", "--repeat", "1",
                "--pin", "sender=0,receiver=1", "--quiet", "--db", db, "--probe", groups]
+        if cc:
+            cmd += ["--cc", cc]
         if place != "loopback":
             cmd += ["--topology", place]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -112,6 +126,12 @@ def main():
     ap.add_argument("--places", default="loopback,veth")
     ap.add_argument("--groups", default="all",
                     help="--probe groups of the B runs (e.g. cpu, or queues,tcp,sched)")
+    ap.add_argument("--cc", help="congestion control of both A and B (default: the host's, "
+                    "net.ipv4.tcp_congestion_control)")
+    ap.add_argument("--depths", default="full",
+                    help="--probe-depth of the B runs, comma-separated: full, filter, empty. With "
+                    "several, the loss is split into attaching (empty), finding the flow "
+                    "(filter) and recording (full)")
     ap.add_argument("--no-cost-breakdown", action="store_true",
                     help="skip the extra run with BPF run-time statistics")
     ap.add_argument("--tcplab", type=Path, default=ROOT / "target" / "release" / "tcplab")
@@ -123,32 +143,56 @@ def main():
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     db = f"/tmp/tcplab-probe-overhead-{stamp}.db"
     result = {"started_utc": stamp, "rounds": a.rounds, "duration_s": a.duration,
-              "groups": a.groups, "places": {}}
+              "groups": a.groups, "cc": a.cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip(),
+              "places": {}}
+    depths = a.depths.split(",")
+    for d in depths:
+        if d not in ("full", "filter", "empty"):
+            print(f"error: unknown depth {d!r} in --depths (full, filter, empty)", file=sys.stderr)
+            return 2
     for place in a.places.split(","):
         runs = []
         for r in range(a.rounds):
-            order = [False, True] if r % 2 == 0 else [True, False]
-            pair = {}
-            for probes in order:
-                x = run(a.tcplab, place, probes, a.duration, db, a.groups)
-                pair["B" if probes else "A"] = x
-                print(f"  {place:<9} round {r + 1} {'probes' if probes else 'plain ':<6} "
+            # A and every B in each round, the order rotated round to round.
+            order = [None] + depths
+            k = r % len(order)
+            order = order[k:] + order[:k]
+            row = {}
+            for depth in order:
+                x = run(a.tcplab, place, depth, a.duration, db, a.groups, a.cc)
+                row[depth or "plain"] = x
+                print(f"  {place:<9} round {r + 1} {depth or 'plain':<6} "
                       f"{x['throughput_bps'] / 1e9:6.2f} Gbit/s"
                       + (f"  {x['probe_records'] / a.duration / 1e3:7.0f}k records/s, lost {x['probe_lost']:.0f}"
-                         if probes else ""), flush=True)
-            runs.append(pair)
-        ratios = [p["B"]["throughput_bps"] / p["A"]["throughput_bps"] for p in runs]
-        med_a = statistics.median(p["A"]["throughput_bps"] for p in runs)
-        med_b = statistics.median(p["B"]["throughput_bps"] for p in runs)
-        lost = sum(p["B"]["probe_lost"] or 0 for p in runs)
-        rec = statistics.median(p["B"]["probe_records"] / a.duration for p in runs)
-        print(f"{place} (--probe {a.groups}): plain {med_a / 1e9:.2f} Gbit/s, probes {med_b / 1e9:.2f} Gbit/s, "
-              f"median ratio {statistics.median(ratios):.3f} [min {min(ratios):.3f}, max {max(ratios):.3f}], "
-              f"{rec / 1e3:.0f}k records/s, {lost:.0f} lost in all", flush=True)
-        result["places"][place] = {"runs": runs, "ratios": ratios,
-                                   "median_ratio": statistics.median(ratios)}
-        if not a.no_cost_breakdown:
-            c = cost_breakdown(a.tcplab, place, a.groups, a.duration, db)
+                         if depth == "full" else ""), flush=True)
+            runs.append(row)
+        med_a = statistics.median(p["plain"]["throughput_bps"] for p in runs)
+        summary = {}
+        for depth in depths:
+            ratios = [p[depth]["throughput_bps"] / p["plain"]["throughput_bps"] for p in runs]
+            med_b = statistics.median(p[depth]["throughput_bps"] for p in runs)
+            summary[depth] = {"ratios": ratios, "median_ratio": statistics.median(ratios)}
+            line = (f"{place} (--probe {a.groups} --probe-depth {depth}): plain {med_a / 1e9:.2f} Gbit/s, "
+                    f"probes {med_b / 1e9:.2f} Gbit/s, median ratio {statistics.median(ratios):.3f} "
+                    f"[min {min(ratios):.3f}, max {max(ratios):.3f}]")
+            if depth == "full":
+                lost = sum(p["full"]["probe_lost"] or 0 for p in runs)
+                rec = statistics.median(p["full"]["probe_records"] / a.duration for p in runs)
+                line += f", {rec / 1e3:.0f}k records/s, {lost:.0f} lost in all"
+            print(line, flush=True)
+        if len(depths) > 1:
+            # Each depth adds to the one below it: attaching (empty), finding
+            # the flow (filter), recording (full).
+            steps = [d for d in ("empty", "filter", "full") if d in depths]
+            prev, parts = 1.0, []
+            for d in steps:
+                m = summary[d]["median_ratio"]
+                parts.append(f"{d} {100 * (prev - m):+.1f}%")
+                prev = m
+            print(f"  {place}: throughput lost by step (medians): " + ", ".join(parts), flush=True)
+        result["places"][place] = {"runs": runs, "depths": summary}
+        if not a.no_cost_breakdown and "full" in depths:
+            c = cost_breakdown(a.tcplab, place, a.groups, a.duration, db, a.cc)
             result["places"][place]["cost"] = c
             print(f"  {place}: the probes' programs took {c['cpu_share'] * 100:.1f}% of one CPU "
                   f"(of {os.cpu_count()}); per program:")

@@ -9,6 +9,9 @@ pub enum ProbeError {
     /// `--probe` named something that is not a probe group.
     #[error("unknown probe group {0:?} (expected queues, tcp, sched, cpu or all)")]
     UnknownGroup(String),
+    /// `--probe-depth` named something that is not a depth.
+    #[error("unknown probe depth {0:?} (expected full, filter or empty)")]
+    UnknownDepth(String),
     /// libbpf failed to open, load or attach the programs.
     #[error("{what}: {detail}")]
     Bpf {

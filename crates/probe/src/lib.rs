@@ -13,6 +13,7 @@
 //! never measured directly: time between tracepoints is what the records give.
 
 pub mod buffer;
+pub mod depth;
 pub mod error;
 pub use record::probe_event as event;
 pub mod groups;
@@ -30,6 +31,7 @@ mod skel {
     }
 }
 
+pub use depth::ProbeDepth;
 pub use error::ProbeError;
 pub use event::{decode_all, ProbeEvent, ProbeId, EVENT_SIZE, EVENT_VERSION};
 pub use groups::{parse_groups, ProbeGroup};

@@ -4,6 +4,7 @@
 //! stacks in the kernel. Stopping reads the counts and the stacks and
 //! symbolizes them into a [`CpuProfile`].
 
+use crate::depth::ProbeDepth;
 use crate::error::ProbeError;
 use crate::skel::profile::{ProfileSkel, ProfileSkelBuilder};
 use crate::symbols::symbolize;
@@ -39,6 +40,8 @@ pub struct SamplerConfig {
     pub tgid: u32,
     /// CPU clock between samples on each CPU, ns.
     pub period_ns: u64,
+    /// How far the programs go (anything but full samples nothing).
+    pub depth: ProbeDepth,
 }
 
 /// One distinct sample as the kernel counted it, before symbolization.
@@ -309,6 +312,7 @@ fn run(
             .as_deref_mut()
             .ok_or_else(|| ProbeError::Thread("sampler BPF object has no rodata".into()))?;
         ro.filter_tgid = cfg.tgid;
+        ro.depth = cfg.depth.code();
         // SAFETY: gettid has no preconditions.
         ro.ignore_tid = unsafe { libc::gettid() } as u32;
     }

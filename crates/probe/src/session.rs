@@ -3,6 +3,7 @@
 //! thread draining their ring buffer. Dropping the session detaches them.
 
 use crate::buffer::RecordBuffer;
+use crate::depth::ProbeDepth;
 use crate::error::ProbeError;
 use crate::event::{ProbeEvent, ProbeId};
 use crate::groups::ProbeGroup;
@@ -38,6 +39,8 @@ pub struct ProbeConfig {
     pub tgid: u32,
     /// Ring buffer bytes (a power of two).
     pub ring_bytes: u32,
+    /// How far the programs go (anything but full records nothing).
+    pub depth: ProbeDepth,
 }
 
 /// What a session recorded.
@@ -214,6 +217,7 @@ fn run(
         }
         ro.n_ports = cfg.ports.len() as u32;
         ro.filter_tgid = cfg.tgid;
+        ro.depth = cfg.depth.code();
         // SAFETY: gettid has no preconditions.
         ro.ignore_tid = unsafe { libc::gettid() } as u32;
     }

@@ -3,7 +3,7 @@
 //! sampled time; a thread in a system call is sampled in the kernel.
 //! Needs root (CI runs as root).
 
-use probe::{CpuSampler, SamplerConfig, DEFAULT_PERIOD_NS};
+use probe::{CpuSampler, ProbeDepth, SamplerConfig, DEFAULT_PERIOD_NS};
 use record::ThreadRole;
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,7 @@ fn a_busy_thread_is_sampled_for_its_cpu_time_in_its_function() {
     let sampler = CpuSampler::start(SamplerConfig {
         tgid: std::process::id(),
         period_ns: DEFAULT_PERIOD_NS,
+        depth: ProbeDepth::Full,
     })
     .expect("the sampler starts (needs root)");
     let (tid, cpu_s) = std::thread::spawn(|| {
@@ -100,6 +101,7 @@ fn time_in_a_system_call_is_sampled_with_its_kernel_stack() {
     let sampler = CpuSampler::start(SamplerConfig {
         tgid: std::process::id(),
         period_ns: DEFAULT_PERIOD_NS,
+        depth: ProbeDepth::Full,
     })
     .expect("the sampler starts (needs root)");
     let tid = std::thread::spawn(|| {

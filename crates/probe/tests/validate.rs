@@ -28,6 +28,7 @@ impl TrialObserver for Keep {
             ports: ports.to_vec(),
             tgid: std::process::id(),
             ring_bytes: probe::DEFAULT_RING_BYTES,
+            depth: probe::ProbeDepth::Full,
         };
         self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
         Ok(())

@@ -117,6 +117,14 @@ pub struct BenchArgs {
     /// its throughput on the development VM, 1 kHz ~7%.
     #[arg(long, value_name = "HZ")]
     pub sample_hz: Option<u32>,
+    /// How far each probe program goes: full records (the default); filter
+    /// finds the experiment's packets but records nothing; empty returns at
+    /// once. For measuring what probing itself costs (bench/probe_overhead.py
+    /// --depths): empty is the price of attaching, filter minus empty that of
+    /// finding the flow, full minus filter that of recording. Trials at
+    /// filter or empty store no records or samples.
+    #[arg(long, value_name = "DEPTH", value_parser = ["full", "filter", "empty"])]
+    pub probe_depth: Option<String>,
     /// Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes).
     #[arg(long, value_name = "SIZES", conflicts_with = "duration")]
     pub bytes: Option<String>,

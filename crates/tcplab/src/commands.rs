@@ -78,10 +78,17 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.sample_hz.is_some() && a.probe.is_none() {
         return Err(usage(crate::probes::SAMPLE_HZ_NEEDS_CPU));
     }
+    if a.probe_depth.is_some() && a.probe.is_none() {
+        return Err(usage(crate::probes::DEPTH_NEEDS_PROBE));
+    }
+    let depth = match a.probe_depth.as_deref() {
+        Some(d) => probe::ProbeDepth::parse(d).map_err(usage)?,
+        None => probe::ProbeDepth::Full,
+    };
     let probes = a
         .probe
         .as_deref()
-        .map(|spec| crate::probes::prepare(spec, a.sample_hz))
+        .map(|spec| crate::probes::prepare(spec, a.sample_hz, depth))
         .transpose()?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);

@@ -4,8 +4,8 @@
 use crate::usage::usage;
 use engine::TrialObserver;
 use probe::{
-    Capture, CpuSampler, ProbeConfig, ProbeGroup, ProbeSession, SamplerConfig, DEFAULT_PERIOD_NS,
-    DEFAULT_RING_BYTES,
+    Capture, CpuSampler, ProbeConfig, ProbeDepth, ProbeGroup, ProbeSession, SamplerConfig,
+    DEFAULT_PERIOD_NS, DEFAULT_RING_BYTES,
 };
 use record::{CpuProfile, EventBlob, ThreadRole, TrialOutcome, TrialParams};
 use serde_json::json;
@@ -18,10 +18,16 @@ pub struct ProbeSet {
     pub groups: BTreeSet<ProbeGroup>,
     /// The CPU sampler's period per CPU, ns (`cpu` group only).
     pub period_ns: u64,
+    /// How far the programs go (`--probe-depth`; full unless measuring
+    /// what probing costs).
+    pub depth: ProbeDepth,
 }
 
 /// The error for `--sample-hz` without the `cpu` group.
 pub const SAMPLE_HZ_NEEDS_CPU: &str = "--sample-hz applies only with --probe cpu (or all)";
+
+/// The error for `--probe-depth` without `--probe`.
+pub const DEPTH_NEEDS_PROBE: &str = "--probe-depth applies only with --probe";
 
 /// Slowest and fastest `--sample-hz` (the sampler refuses periods under 10 µs).
 const SAMPLE_HZ_RANGE: std::ops::RangeInclusive<u32> = 100..=100_000;
@@ -34,7 +40,7 @@ const NO_FENTRY: &str = "tracepoints and raw tracepoints only: this build does n
 /// Parses `--probe` (and `--sample-hz`, which needs the `cpu` group) and
 /// checks, once, that this kernel and process can load and attach the
 /// programs: a one-line explanation (exit 2) if not.
-pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
+pub fn prepare(spec: &str, sample_hz: Option<u32>, depth: ProbeDepth) -> anyhow::Result<ProbeSet> {
     let groups = probe::parse_groups(spec).map_err(usage)?;
     let period_ns = match sample_hz {
         None => DEFAULT_PERIOD_NS,
@@ -50,7 +56,11 @@ pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
         }
         Some(hz) => 1_000_000_000 / u64::from(hz),
     };
-    let set = ProbeSet { groups, period_ns };
+    let set = ProbeSet {
+        groups,
+        period_ns,
+        depth,
+    };
     if has_tracepoints(&set.groups) {
         // A filter on port 0 matches no real flow: load and attach, then detach.
         let check = ProbeSession::start(ProbeConfig {
@@ -58,6 +68,7 @@ pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
             ports: vec![0],
             tgid: 0,
             ring_bytes: 1 << 16,
+            depth,
         })
         .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
         check
@@ -65,7 +76,7 @@ pub fn prepare(spec: &str, sample_hz: Option<u32>) -> anyhow::Result<ProbeSet> {
             .map_err(|e| usage(format!("--probe {spec}: {e}")))?;
     }
     if set.groups.contains(&ProbeGroup::Cpu) {
-        let check = CpuSampler::start(sampler_config(set.period_ns))
+        let check = CpuSampler::start(sampler_config(&set))
             .map_err(|e| usage(format!("--probe cpu: {e}")))?;
         check
             .stop()
@@ -81,10 +92,11 @@ fn has_tracepoints(groups: &BTreeSet<ProbeGroup>) -> bool {
 
 /// The sampler of `--probe cpu`: this process, every CPU, one sample per
 /// `period_ns` (10 kHz unless `--sample-hz` says otherwise).
-fn sampler_config(period_ns: u64) -> SamplerConfig {
+fn sampler_config(set: &ProbeSet) -> SamplerConfig {
     SamplerConfig {
         tgid: std::process::id(),
-        period_ns,
+        period_ns: set.period_ns,
+        depth: set.depth,
     }
 }
 
@@ -114,11 +126,12 @@ impl TrialObserver for ProbeObserver {
                 ports: ports.to_vec(),
                 tgid: std::process::id(),
                 ring_bytes: DEFAULT_RING_BYTES,
+                depth: self.probes.depth,
             };
             self.session = Some(ProbeSession::start(cfg).map_err(|e| e.to_string())?);
         }
         if self.probes.groups.contains(&ProbeGroup::Cpu) {
-            let cfg = sampler_config(self.probes.period_ns);
+            let cfg = sampler_config(&self.probes);
             self.sampler = Some(CpuSampler::start(cfg).map_err(|e| e.to_string())?);
         }
         Ok(())
@@ -139,12 +152,15 @@ impl TrialObserver for ProbeObserver {
         };
         o.details["probe"] = json!({
             "groups": self.probes.groups.iter().map(|g| g.name()).collect::<Vec<_>>(),
+            "depth": self.probes.depth.name(),
             "note": NO_FENTRY,
         });
         if let Some(cap) = cap {
             record_capture(cap, o);
         }
-        if let Some((profile, raised)) = sampled {
+        // Short of full depth the sampler walked no stack: its profile is
+        // empty and would read as a trial that used no CPU.
+        if let Some((profile, raised)) = sampled.filter(|_| self.probes.depth == ProbeDepth::Full) {
             record_profile(profile, raised, o);
         }
         Ok(())

@@ -11,6 +11,7 @@ use crate::session::Session;
 use crate::usage::usage;
 use anyhow::Context;
 use clap::Parser;
+use probe::ProbeDepth;
 use record::{RunStatus, Store};
 use report::{Report, Section};
 use serde_json::json;
@@ -208,7 +209,7 @@ fn run_study(
     let mut failed = 0;
     for (e, p) in settings.experiments.iter().zip(&parsed) {
         let probes = match &p.probe {
-            Some(spec) => match crate::probes::prepare(spec, None) {
+            Some(spec) => match crate::probes::prepare(spec, None, ProbeDepth::Full) {
                 Ok(g) => Some(g),
                 Err(err) => {
                     let w = format!("{}: ran without --probe {spec}: {err:#}", e.id);

@@ -260,6 +260,101 @@ fn sample_hz_needs_the_cpu_group_and_a_sane_rate() {
 }
 
 #[test]
+fn probe_depth_needs_probe_and_a_known_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    assert_usage_error(
+        &tcplab(&db, &["bench", "tcp-stream", "--probe-depth", "empty"]),
+        "--probe-depth applies only with --probe",
+    );
+    assert_usage_error(
+        &tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-stream",
+                "--probe",
+                "queues",
+                "--probe-depth",
+                "half",
+            ],
+        ),
+        "invalid value 'half' for '--probe-depth",
+    );
+    assert!(!db.exists(), "nothing may be stored");
+}
+
+#[test]
+fn only_full_depth_records_and_every_depth_runs_its_programs() {
+    if !is_root() {
+        eprintln!("SKIP: --probe needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let trial = |depth: &str| {
+        let out = tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-stream",
+                "--duration",
+                "300ms",
+                "--repeat",
+                "1",
+                "--probe",
+                "queues,tcp,cpu",
+                "--probe-depth",
+                depth,
+                "--json",
+            ],
+        );
+        let doc = json_of(&out);
+        let p = &doc["points"][0];
+        let m = &p["metrics"];
+        (
+            m["throughput_bps"]["mean"].as_f64().unwrap(),
+            m["probe_records"]["mean"].as_f64().unwrap(),
+            m["probe_cpu_samples"]["mean"].as_f64(),
+        )
+    };
+    let (_, full_records, full_samples) = trial("full");
+    assert!(
+        full_records > 1000.0,
+        "{full_records} records at full depth"
+    );
+    assert!(
+        full_samples.unwrap_or(0.0) > 100.0,
+        "{full_samples:?} samples"
+    );
+    for depth in ["filter", "empty"] {
+        let (bps, records, samples) = trial(depth);
+        assert!(bps > 1e8, "the stream ran at {depth} depth: {bps} bit/s");
+        assert_eq!(records, 0.0, "{depth} depth records nothing");
+        assert_eq!(samples, None, "{depth} depth stores no CPU profile");
+    }
+    // Each trial says its depth, and the programs were really attached.
+    let c = Connection::open(&db).unwrap();
+    let mut st = c
+        .prepare("SELECT details_json FROM trials ORDER BY id")
+        .unwrap();
+    let details: Vec<serde_json::Value> = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|d| serde_json::from_str(&d.unwrap()).unwrap())
+        .collect();
+    let depths: Vec<&str> = details
+        .iter()
+        .map(|d| d["probe"]["depth"].as_str().unwrap())
+        .collect();
+    assert_eq!(depths, ["full", "filter", "empty"]);
+    for d in &details {
+        let attached = d["probe"]["attached"].as_array().unwrap();
+        assert!(attached.len() >= 8, "{attached:?}");
+    }
+}
+
+#[test]
 fn sample_hz_sets_the_cpu_samplers_rate() {
     if !is_root() {
         eprintln!("SKIP: --probe cpu needs root");

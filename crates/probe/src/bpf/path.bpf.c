@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
 #include "events.h"
+#include "depth.h"
 
 /* A tcp_sock field, or 0 for a socket that is not TCP (UDP flows). */
 #define TP(tp, f) ((tp) ? (tp)->f : 0)
@@ -26,6 +27,9 @@ volatile __u32 enabled = 0;
 
 /* The probe reader's own thread: its switches are not the experiment's. */
 const volatile __u32 ignore_tid = 0;
+
+/* DEPTH_FULL, DEPTH_FILTER or DEPTH_EMPTY (depth.h). */
+const volatile __u32 depth = DEPTH_FULL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -106,10 +110,12 @@ struct slot {
 };
 
 /* Takes a nesting level and a record slot in its batch, or returns 0 (and
- * takes nothing) when recording is off. Every non-zero return must be
+ * takes nothing) when recording is off or the depth records nothing. Every non-zero return must be
  * followed by submit(). */
 static __always_inline struct probe_event *reserve(__u8 probe, struct slot *s)
 {
+	if (depth != DEPTH_FULL)
+		return 0;
 	__u32 zero = 0;
 	struct batches *b = bpf_map_lookup_elem(&batch, &zero);
 	if (!b)
@@ -322,6 +328,8 @@ static __always_inline int app_call(struct sock *sk, __u8 probe, int ret, bool s
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(send_app, struct sock *sk, int ret, int flags)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return app_call(sk, P_SEND_APP, ret, true);
 }
 
@@ -350,6 +358,8 @@ struct {
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb, int size_goal)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	__u32 queued_to = TP(tp, write_seq);
 	__u32 start = queued_to - (skb ? skb->len : 0);
@@ -377,12 +387,16 @@ int BPF_PROG(tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *s
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(dev_queue, struct sk_buff *skb)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return packet_event(skb, P_DEV_QUEUE, 0, 0);
 }
 
 SEC("tp_btf/qdisc_enqueue")
 int BPF_PROG(qdisc_enq, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return packet_event(skb, P_QDISC_ENQ, q->q.qlen,
 			    q->qstats.backlog);
 }
@@ -390,6 +404,8 @@ int BPF_PROG(qdisc_enq, struct Qdisc *q, struct netdev_queue *txq, struct sk_buf
 SEC("tp_btf/qdisc_dequeue")
 int BPF_PROG(qdisc_deq, struct Qdisc *q, struct netdev_queue *txq, int packets, struct sk_buff *skb)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	if (!skb)
 		return 0;
 	return packet_event(skb, P_QDISC_DEQ, q->q.qlen,
@@ -399,12 +415,16 @@ int BPF_PROG(qdisc_deq, struct Qdisc *q, struct netdev_queue *txq, int packets, 
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return packet_event(skb, P_DEV_START_XMIT, 0, 0);
 }
 
 SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int skb_len)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	/* After a successful transmit the skb may be freed: read only what the
 	 * tracepoint hands over, plus the headers while the driver still holds
 	 * them (veth and loopback pass the same skb on, so they are intact). */
@@ -414,12 +434,16 @@ int BPF_PROG(dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsi
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(netif_receive, struct sk_buff *skb)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return packet_event(skb, P_NETIF_RECEIVE, 0, 0);
 }
 
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	struct slot s;
 	struct probe_event *e = sock_event(sk, P_TCP_PROBE, &s);
 	if (!e)
@@ -445,6 +469,8 @@ int BPF_PROG(tcp_probe, struct sock *sk, struct sk_buff *skb)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(data_ready, struct sock *sk)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	struct slot s;
 	struct probe_event *e = sock_event(sk, P_SK_DATA_READY, &s);
 	if (!e)
@@ -458,6 +484,8 @@ int BPF_PROG(data_ready, struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_app, struct sock *sk, int ret, int flags)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	return app_call(sk, P_RECV_APP, ret, false);
 }
 
@@ -473,6 +501,8 @@ struct {
 SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(rcv_space, struct sock *sk)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	__u16 local, remote;
 	if (!enabled || !sock_ports(sk, &local, &remote))
 		return 0;
@@ -497,6 +527,8 @@ int BPF_PROG(rcv_space, struct sock *sk)
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(retransmit, struct sock *sk, struct sk_buff *skb, int err)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	struct slot s;
 	struct probe_event *e = sock_event(sk, P_RETRANSMIT, &s);
 	if (!e)
@@ -515,6 +547,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	if (depth == DEPTH_EMPTY)
+		return 0;
 	if (filter_tgid == 0)
 		return 0;
 	__u32 prev_tgid = prev->tgid;

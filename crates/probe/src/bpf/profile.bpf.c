@@ -21,12 +21,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "profile.h"
+#include "depth.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 filter_tgid = 0;
 /* The sampler's own thread (reads the maps at the end). */
 const volatile __u32 ignore_tid = 0;
+/* DEPTH_FULL, DEPTH_FILTER (return before the stack walk) or DEPTH_EMPTY
+ * (return at once: the cost of the sampling timer alone). */
+const volatile __u32 depth = DEPTH_FULL;
 /* Set by user space while a trial is sampled. */
 volatile __u32 enabled = 0;
 
@@ -118,7 +122,7 @@ static __always_inline void add(struct sample_key *k, __u64 ns, __u64 samples)
 SEC("perf_event")
 int sample(void *ctx)
 {
-	if (!enabled)
+	if (depth == DEPTH_EMPTY || !enabled)
 		return 0;
 	__u32 zero = 0;
 	struct cpu_state *st = bpf_map_lookup_elem(&state, &zero);
@@ -129,6 +133,8 @@ int sample(void *ctx)
 	struct sample_key k = {};
 	k.tid = (__u32)pid_tgid;
 	k.tgid = pid_tgid >> 32;
+	if (depth == DEPTH_FILTER)
+		return 0;
 	if (k.tid == ignore_tid && k.tid != 0) {
 		st->since = now;
 		st->has_last = 0;
@@ -162,11 +168,11 @@ int sample(void *ctx)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_out, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	if (!enabled)
+	if (depth == DEPTH_EMPTY || !enabled)
 		return 0;
 	__u32 zero = 0;
 	struct cpu_state *st = bpf_map_lookup_elem(&state, &zero);
-	if (!st)
+	if (!st || depth == DEPTH_FILTER)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_tid = prev->pid;
