@@ -40,6 +40,20 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
     // The block table reads best grouped by point.
     sampled.sort_by_key(|c| (c.point_index, c.seq));
     if probed.is_empty() && sampled.is_empty() {
+        // Trials probed at --probe-depth filter or empty recorded nothing
+        // on purpose: say so rather than "not probed".
+        if let Some(depth) = run
+            .trials
+            .iter()
+            .filter(|t| a.trial.is_none_or(|s| s == t.seq))
+            .filter_map(|t| t.outcome.details["probe"]["depth"].as_str())
+            .find(|d| *d != "full")
+        {
+            return Err(usage(format!(
+                "run {id}'s probed trials ran at --probe-depth {depth}, which records \
+                 nothing (it measures what probing costs); bench at full depth to see records"
+            )));
+        }
         return Err(usage(match a.trial {
             Some(s) => format!("run {id} has no probed trial with seq {s} (bench with --probe)"),
             None => format!("run {id} has no probed trials (bench with --probe)"),

@@ -156,7 +156,7 @@ impl TrialObserver for ProbeObserver {
             "note": NO_FENTRY,
         });
         if let Some(cap) = cap {
-            record_capture(cap, o);
+            record_capture(cap, self.probes.depth, o);
         }
         // Short of full depth the sampler walked no stack: its profile is
         // empty and would read as a trial that used no CPU.
@@ -208,8 +208,10 @@ fn record_profile(mut p: CpuProfile, raised_from: Option<u64>, o: &mut TrialOutc
 }
 
 /// Adds a capture to a trial: counts as metrics, the summary as details,
-/// the records as the trial's event blob.
-fn record_capture(mut cap: Capture, o: &mut TrialOutcome) {
+/// the records as the trial's event blob (none short of full depth, where
+/// nothing was recorded: an empty blob would read as a trial whose flow
+/// sent nothing).
+fn record_capture(mut cap: Capture, depth: ProbeDepth, o: &mut TrialOutcome) {
     o.metrics.insert("probe_records".into(), cap.count() as f64);
     o.metrics
         .insert("probe_lost".into(), cap.total_lost() as f64);
@@ -225,6 +227,9 @@ fn record_capture(mut cap: Capture, o: &mut TrialOutcome) {
     d["lost"] = json!(cap.lost);
     d["missed"] = json!(cap.missed);
     d["attached_s"] = json!(cap.attached_s);
+    if depth != ProbeDepth::Full {
+        return;
+    }
     o.events = Some(EventBlob {
         version: probe::EVENT_VERSION,
         record_size: probe::EVENT_SIZE as u32,

@@ -352,6 +352,17 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
         let attached = d["probe"]["attached"].as_array().unwrap();
         assert!(attached.len() >= 8, "{attached:?}");
     }
+    // Only the full-depth trial keeps records; the others say why they have none.
+    let events: i64 = c
+        .query_row("SELECT count(*) FROM trial_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(events, 1, "one event blob, the full-depth trial's");
+    let shown = tcplab(&db, &["probes", "1"]);
+    assert!(shown.status.success(), "{shown:?}");
+    assert_usage_error(
+        &tcplab(&db, &["probes", "3"]),
+        "ran at --probe-depth empty, which records nothing",
+    );
 }
 
 #[test]
