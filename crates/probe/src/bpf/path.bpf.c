@@ -110,8 +110,8 @@ struct slot {
 };
 
 /* Takes a nesting level and a record slot in its batch, or returns 0 (and
- * takes nothing) when recording is off or the depth records nothing. Every non-zero return must be
- * followed by submit(). */
+ * takes nothing) when recording is off or the depth records nothing.
+ * Every non-zero return must be followed by submit(). */
 static __always_inline struct probe_event *reserve(__u8 probe, struct slot *s)
 {
 	if (depth != DEPTH_FULL)
