@@ -21,6 +21,21 @@ fn assert_usage_error(out: &Output, needle: &str) {
     assert!(err.contains(needle), "expected {needle:?} in {err}");
 }
 
+/// The metrics of one tcp-stream trial of `duration` with `extra` arguments.
+fn one_stream(db: &std::path::Path, duration: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "bench",
+        "tcp-stream",
+        "--duration",
+        duration,
+        "--repeat",
+        "1",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json_of(&tcplab(db, &args))["points"][0]["metrics"].clone()
+}
+
 #[test]
 fn probed_trials_store_their_records() {
     if !is_root() {
@@ -293,25 +308,11 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let trial = |depth: &str| {
-        let out = tcplab(
+        let m = one_stream(
             &db,
-            &[
-                "bench",
-                "tcp-stream",
-                "--duration",
-                "300ms",
-                "--repeat",
-                "1",
-                "--probe",
-                "queues,tcp,cpu",
-                "--probe-depth",
-                depth,
-                "--json",
-            ],
+            "300ms",
+            &["--probe", "queues,tcp,cpu", "--probe-depth", depth],
         );
-        let doc = json_of(&out);
-        let p = &doc["points"][0];
-        let m = &p["metrics"];
         (
             m["throughput_bps"]["mean"].as_f64().unwrap(),
             m["probe_records"]["mean"].as_f64().unwrap(),
@@ -374,24 +375,7 @@ fn sample_hz_sets_the_cpu_samplers_rate() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let samples = |hz: &str| {
-        let out = tcplab(
-            &db,
-            &[
-                "bench",
-                "tcp-stream",
-                "--duration",
-                "1s",
-                "--repeat",
-                "1",
-                "--probe",
-                "cpu",
-                "--sample-hz",
-                hz,
-                "--json",
-            ],
-        );
-        let doc = json_of(&out);
-        doc["points"][0]["metrics"]["probe_cpu_samples"]["mean"]
+        one_stream(&db, "1s", &["--probe", "cpu", "--sample-hz", hz])["probe_cpu_samples"]["mean"]
             .as_f64()
             .expect("sample count")
     };
