@@ -123,8 +123,8 @@ pub struct BenchArgs {
     /// --depths): empty is the price of attaching, filter minus empty that of
     /// finding the flow, full minus filter that of recording. Trials at
     /// filter or empty store no records or samples.
-    #[arg(long, value_name = "DEPTH", value_parser = ["full", "filter", "empty"])]
-    pub probe_depth: Option<String>,
+    #[arg(long, value_name = "DEPTH", value_parser = parse_probe_depth)]
+    pub probe_depth: Option<probe::ProbeDepth>,
     /// Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes).
     #[arg(long, value_name = "SIZES", conflicts_with = "duration")]
     pub bytes: Option<String>,
@@ -393,4 +393,9 @@ pub struct ExportArgs {
     /// With --records: only the trial with this execution number.
     #[arg(long, value_name = "SEQ", requires = "records")]
     pub trial: Option<u32>,
+}
+
+/// `--probe-depth`, parsed by the probe crate, which owns the names.
+fn parse_probe_depth(s: &str) -> Result<probe::ProbeDepth, String> {
+    probe::ProbeDepth::parse(s).map_err(|e| e.to_string())
 }

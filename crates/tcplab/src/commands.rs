@@ -81,10 +81,7 @@ fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.probe_depth.is_some() && a.probe.is_none() {
         return Err(usage(crate::probes::DEPTH_NEEDS_PROBE));
     }
-    let depth = match a.probe_depth.as_deref() {
-        Some(d) => probe::ProbeDepth::parse(d).map_err(usage)?,
-        None => probe::ProbeDepth::Full,
-    };
+    let depth = a.probe_depth.unwrap_or_default();
     let probes = a
         .probe
         .as_deref()

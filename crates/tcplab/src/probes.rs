@@ -39,7 +39,7 @@ const NO_FENTRY: &str = "tracepoints and raw tracepoints only: this build does n
 
 /// Parses `--probe` (and `--sample-hz`, which needs the `cpu` group) and
 /// checks, once, that this kernel and process can load and attach the
-/// programs: a one-line explanation (exit 2) if not.
+/// programs at `depth`: a one-line explanation (exit 2) if not.
 pub fn prepare(spec: &str, sample_hz: Option<u32>, depth: ProbeDepth) -> anyhow::Result<ProbeSet> {
     let groups = probe::parse_groups(spec).map_err(usage)?;
     let period_ns = match sample_hz {
