@@ -23,6 +23,13 @@ kept out of the A/B runs because the statistics cost time of their own): it
 reports what each program costs per run and how much CPU all of them take,
 which is what the throughput pays for (--no-cost-breakdown skips it).
 
+--perf-peer HZ adds a run per round in which the stream runs unprobed
+while `perf record -e cpu-clock -F HZ -a -g` samples every CPU: the cost
+of the sampler users know, beside tcplab's `--probe cpu --sample-hz HZ`
+(use `--groups cpu --sample-hz HZ`). On a host without a PMU both sample
+with the same software timer, and what the timer itself costs shows in
+both.
+
 Needs root (BPF, namespaces). Raw numbers go to bench/out/probe-overhead-<UTC>.json.
 """
 
@@ -30,6 +37,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -40,8 +48,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def run(tcplab, place, depth, duration, db, groups="all", cc=None):
-    """One trial: without probes if depth is None, else at that --probe-depth."""
+def run(tcplab, place, depth, duration, db, groups="all", cc=None, sample_hz=None, perf_hz=None):
+    """One trial: without probes if depth is None, else at that --probe-depth;
+    depth "perf" is the unprobed stream under `perf record` at perf_hz."""
+    if depth == "perf":
+        return under_perf(tcplab, place, duration, db, cc, perf_hz)
     cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{duration}s", "--repeat", "1",
            "--pin", "sender=0,receiver=1", "--json", "--quiet", "--db", db]
     if cc:
@@ -50,6 +61,8 @@ def run(tcplab, place, depth, duration, db, groups="all", cc=None):
         cmd += ["--topology", place]
     if depth:
         cmd += ["--probe", groups, "--probe-depth", depth]
+        if sample_hz and "cpu" in groups.replace("all", "cpu"):
+            cmd += ["--sample-hz", str(sample_hz)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration * 10 + 60)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
@@ -57,6 +70,34 @@ def run(tcplab, place, depth, duration, db, groups="all", cc=None):
     g = lambda k: m[k]["mean"] if k in m else None
     return {"throughput_bps": g("throughput_bps"), "probe_records": g("probe_records") or 0,
             "probe_lost": g("probe_lost") or 0, "steal": g("host_steal_fraction")}
+
+
+def under_perf(tcplab, place, duration, db, cc, hz):
+    """The unprobed stream while `perf record -e cpu-clock -F hz -a -g`
+    samples every CPU into a throw-away file; perf is stopped (SIGINT, by
+    its pid) once the stream ends."""
+    data = f"/tmp/tcplab-probe-overhead-perf-{os.getpid()}.data"
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(hz), "-a", "-g",
+                             "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        # perf opens its events before it writes the file's header.
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(data) and os.path.getsize(data) > 0):
+            if perf.poll() is not None:
+                raise RuntimeError(f"perf record exited: {perf.stderr.read().strip()[-400:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("perf record did not start within 10 s")
+            time.sleep(0.05)
+        time.sleep(0.2)
+        return run(tcplab, place, None, duration, db, cc=cc)
+    finally:
+        perf.send_signal(signal.SIGINT)
+        try:
+            perf.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            perf.wait()
+        Path(data).unlink(missing_ok=True)
 
 
 BPF_STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
@@ -132,6 +173,11 @@ def main():
                     help="--probe-depth of the B runs, comma-separated: full, filter, empty. With "
                     "several, the loss is split into attaching (empty), finding the flow "
                     "(filter) and recording (full)")
+    ap.add_argument("--sample-hz", type=int,
+                    help="--sample-hz of the B runs when their groups include cpu (default: tcplab's, 10000)")
+    ap.add_argument("--perf-peer", type=int, metavar="HZ",
+                    help="add a run per round with the unprobed stream under "
+                    "`perf record -e cpu-clock -F HZ -a -g`, the peer of --probe cpu")
     ap.add_argument("--no-cost-breakdown", action="store_true",
                     help="skip the extra run with BPF run-time statistics")
     ap.add_argument("--tcplab", type=Path, default=ROOT / "target" / "release" / "tcplab")
@@ -143,7 +189,7 @@ def main():
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     db = f"/tmp/tcplab-probe-overhead-{stamp}.db"
     result = {"started_utc": stamp, "rounds": a.rounds, "duration_s": a.duration,
-              "groups": a.groups, "cc": a.cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip(),
+              "groups": a.groups, "sample_hz": a.sample_hz, "perf_peer_hz": a.perf_peer, "cc": a.cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip(),
               "places": {}}
     depths = a.depths.split(",")
     for d in depths:
@@ -154,12 +200,12 @@ def main():
         runs = []
         for r in range(a.rounds):
             # A and every B in each round, the order rotated round to round.
-            order = [None] + depths
+            order = [None] + depths + (["perf"] if a.perf_peer else [])
             k = r % len(order)
             order = order[k:] + order[:k]
             row = {}
             for depth in order:
-                x = run(a.tcplab, place, depth, a.duration, db, a.groups, a.cc)
+                x = run(a.tcplab, place, depth, a.duration, db, a.groups, a.cc, a.sample_hz, a.perf_peer)
                 row[depth or "plain"] = x
                 print(f"  {place:<9} round {r + 1} {depth or 'plain':<6} "
                       f"{x['throughput_bps'] / 1e9:6.2f} Gbit/s"
@@ -168,18 +214,24 @@ def main():
             runs.append(row)
         med_a = statistics.median(p["plain"]["throughput_bps"] for p in runs)
         summary = {}
-        for depth in depths:
+        for depth in depths + (["perf"] if a.perf_peer else []):
             ratios = [p[depth]["throughput_bps"] / p["plain"]["throughput_bps"] for p in runs]
             med_b = statistics.median(p[depth]["throughput_bps"] for p in runs)
             summary[depth] = {"ratios": ratios, "median_ratio": statistics.median(ratios)}
-            line = (f"{place} (--probe {a.groups} --probe-depth {depth}): plain {med_a / 1e9:.2f} Gbit/s, "
-                    f"probes {med_b / 1e9:.2f} Gbit/s, median ratio {statistics.median(ratios):.3f} "
+            what = (f"perf record -e cpu-clock -F {a.perf_peer} -a -g" if depth == "perf"
+                    else f"--probe {a.groups} --probe-depth {depth}"
+                    + (f" --sample-hz {a.sample_hz}" if a.sample_hz else ""))
+            line = (f"{place} ({what}): plain {med_a / 1e9:.2f} Gbit/s, "
+                    f"{'under perf' if depth == 'perf' else 'probes'} {med_b / 1e9:.2f} Gbit/s, median ratio {statistics.median(ratios):.3f} "
                     f"[min {min(ratios):.3f}, max {max(ratios):.3f}]")
             if depth == "full":
                 lost = sum(p["full"]["probe_lost"] or 0 for p in runs)
                 rec = statistics.median(p["full"]["probe_records"] / a.duration for p in runs)
                 line += f", {rec / 1e3:.0f}k records/s, {lost:.0f} lost in all"
             print(line, flush=True)
+        if "full" in depths and a.perf_peer:
+            side = statistics.median(p["full"]["throughput_bps"] / p["perf"]["throughput_bps"] for p in runs)
+            print(f"  {place}: tcplab probed / under perf, median of rounds: {side:.3f}", flush=True)
         if len(depths) > 1:
             # Each depth adds to the one below it: attaching (empty), finding
             # the flow (filter), recording (full).
