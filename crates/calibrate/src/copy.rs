@@ -6,21 +6,37 @@ use std::time::{Duration, Instant};
 
 /// Bytes per second of `copy_from_slice` between two `size`-byte buffers,
 /// repeated for at least `min_time` (counting bytes written once).
+///
+/// Both buffers start on a page boundary, as the engine's do. Where they
+/// start matters: on AMD CPUs with fast short `rep movsb` (this development
+/// VM's EPYC), glibc's memcpy ran a 32 KiB copy at 3 GB/s when the
+/// destination sat 16 bytes past a page multiple from the source (two
+/// `Vec`s allocated back to back) against ~50 GB/s page-aligned.
 pub fn copy_bandwidth(size: usize, min_time: Duration) -> f64 {
-    let src: Vec<u8> = (0..size).map(|i| (i * 7 + 3) as u8).collect();
-    let mut dst = vec![0u8; size];
+    let span = size.div_ceil(PAGE) * PAGE;
+    let mut buf = vec![0u8; 2 * span + PAGE];
+    let pad = (PAGE - buf.as_ptr() as usize % PAGE) % PAGE;
+    let (src, dst) = buf[pad..pad + 2 * span].split_at_mut(span);
+    let (src, dst) = (&mut src[..size], &mut dst[..size]);
+    for (i, b) in src.iter_mut().enumerate() {
+        *b = (i * 7 + 3) as u8;
+    }
+    let src = &*src;
     // Warm up: fault the pages in and fill the caches.
-    dst.copy_from_slice(&src);
+    dst.copy_from_slice(src);
     let t0 = Instant::now();
     let mut bytes = 0u64;
     while t0.elapsed() < min_time {
         for _ in 0..4 {
-            black_box(&mut dst).copy_from_slice(black_box(&src));
+            black_box(&mut *dst).copy_from_slice(black_box(src));
             bytes += size as u64;
         }
     }
     bytes as f64 / t0.elapsed().as_secs_f64()
 }
+
+/// Page size the copy buffers are aligned to.
+const PAGE: usize = 4096;
 
 /// The last-level cache size from sysfs (largest cache of CPU 0), bytes.
 pub fn last_level_cache() -> Option<usize> {
