@@ -13,11 +13,22 @@ use std::time::{Duration, Instant};
 /// destination sat 16 bytes past a page multiple from the source (two
 /// `Vec`s allocated back to back) against ~50 GB/s page-aligned.
 pub fn copy_bandwidth(size: usize, min_time: Duration) -> f64 {
-    let span = size.div_ceil(PAGE) * PAGE;
-    let mut buf = vec![0u8; 2 * span + PAGE];
-    let pad = (PAGE - buf.as_ptr() as usize % PAGE) % PAGE;
-    let (src, dst) = buf[pad..pad + 2 * span].split_at_mut(span);
-    let (src, dst) = (&mut src[..size], &mut dst[..size]);
+    copy_bandwidth_skewed(size, 0, min_time)
+}
+
+/// The destination's distance past a page multiple from the source in
+/// [`copy_bandwidth_skewed`] runs for `tcplab calibrate`'s aliased copy: in
+/// the band (1–31 bytes) where this development VM's CPU slowed down.
+pub const ALIAS_SKEW: usize = 16;
+
+/// Like [`copy_bandwidth`], with the destination starting `skew` bytes
+/// (less than a page) past a page boundary while the source starts on one.
+/// A CPU whose copies depend on the two addresses modulo 4 KiB shows it
+/// here; the kernel's copies between user buffers and socket buffers meet
+/// every such distance.
+pub fn copy_bandwidth_skewed(size: usize, skew: usize, min_time: Duration) -> f64 {
+    let mut buf = vec![0u8; pair_len(size)];
+    let (src, dst) = skewed_pair(&mut buf, size, skew);
     for (i, b) in src.iter_mut().enumerate() {
         *b = (i * 7 + 3) as u8;
     }
@@ -33,6 +44,22 @@ pub fn copy_bandwidth(size: usize, min_time: Duration) -> f64 {
         }
     }
     bytes as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// Bytes [`skewed_pair`] needs for two `size`-byte buffers.
+fn pair_len(size: usize) -> usize {
+    2 * size.div_ceil(PAGE) * PAGE + 2 * PAGE
+}
+
+/// Source and destination of `size` bytes in `buf` (at least
+/// [`pair_len`] long): the source on a page boundary, the destination
+/// `skew` bytes past one, after it.
+fn skewed_pair(buf: &mut [u8], size: usize, skew: usize) -> (&mut [u8], &mut [u8]) {
+    assert!(skew < PAGE, "skew {skew} is not within a page");
+    let span = size.div_ceil(PAGE) * PAGE;
+    let pad = (PAGE - buf.as_ptr() as usize % PAGE) % PAGE;
+    let (src, dst) = buf[pad..pad + 2 * span + PAGE].split_at_mut(span);
+    (&mut src[..size], &mut dst[skew..skew + size])
 }
 
 /// Page size the copy buffers are aligned to.
@@ -74,6 +101,21 @@ mod tests {
         assert_eq!(parse_cache_size("32K"), Some(32768));
         assert_eq!(parse_cache_size("16M"), Some(16 << 20));
         assert_eq!(parse_cache_size("x"), None);
+    }
+
+    #[test]
+    fn copy_buffers_sit_where_the_skew_says() {
+        for (size, skew) in [(1, 0), (8192, 0), (32 << 10, ALIAS_SKEW), (5000, 4095)] {
+            let mut buf = vec![0u8; pair_len(size)];
+            let (src, dst) = skewed_pair(&mut buf, size, skew);
+            let (s, d) = (src.as_ptr() as usize, dst.as_ptr() as usize);
+            assert_eq!((src.len(), dst.len()), (size, size));
+            assert_eq!(s % PAGE, 0, "source on a page");
+            assert_eq!((d - s) % PAGE, skew, "size {size} skew {skew}");
+            assert!(d >= s + size, "no overlap");
+        }
+        let r = copy_bandwidth_skewed(32 << 10, ALIAS_SKEW, Duration::from_millis(5));
+        assert!(r > 1e7, "{r}");
     }
 
     #[test]

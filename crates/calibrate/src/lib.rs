@@ -102,6 +102,19 @@ pub fn calibrate(
     let copy_cache = run("memory copy in cache (32 KiB)", &mut || {
         Ok(copy::copy_bandwidth(32 << 10, unit))
     })?;
+    let copy_cache_aliased = run(
+        &format!(
+            "memory copy in cache, destination {} B past a 4 KiB multiple",
+            copy::ALIAS_SKEW
+        ),
+        &mut || {
+            Ok(copy::copy_bandwidth_skewed(
+                32 << 10,
+                copy::ALIAS_SKEW,
+                unit,
+            ))
+        },
+    )?;
     let copy_dram = run(
         &format!("memory copy in DRAM ({} MiB)", dram >> 20),
         &mut || Ok(copy::copy_bandwidth(dram, unit * 2)),
@@ -153,6 +166,7 @@ pub fn calibrate(
         kernel: host.kernel,
         quick: opts.quick,
         copy_cache: measured(&copy_cache, "B/s"),
+        copy_cache_aliased: Some(measured(&copy_cache_aliased, "B/s")),
         copy_dram: measured(&copy_dram, "B/s"),
         checksum_rfc1071: measured(&checksum_rfc1071, "B/s"),
         checksum_fast: measured(&checksum_fast, "B/s"),

@@ -112,6 +112,16 @@ fn rows(p: &HostProfile) -> Vec<(&'static str, &Measured, Unit)> {
     if let Some(net) = &p.context_switch_net {
         rows.insert(7, ("context switch, pipe subtracted", net, Unit::Si("s")));
     }
+    if let Some(aliased) = &p.copy_cache_aliased {
+        rows.insert(
+            1,
+            (
+                "memory copy, in cache, 4K-aliased",
+                aliased,
+                Unit::Si("B/s"),
+            ),
+        );
+    }
     rows
 }
 
@@ -136,5 +146,23 @@ fn print(id: i64, p: &HostProfile, json: bool) -> anyhow::Result<()> {
         p.checksum_fast.median / p.checksum_rfc1071.median,
         p.copy_cache.median / p.copy_dram.median
     );
+    if let Some(note) = aliasing_note(p) {
+        println!("note: {note}");
+    }
     Ok(())
+}
+
+/// A line when this CPU copies much slower with the destination just past a
+/// 4 KiB multiple from the source: such copies happen inside the kernel's
+/// socket reads and writes, so throughput then depends on buffer placement.
+pub fn aliasing_note(p: &HostProfile) -> Option<String> {
+    let aliased = p.copy_cache_aliased.as_ref()?;
+    let slowdown = p.copy_cache.median / aliased.median;
+    (slowdown >= 2.0).then(|| {
+        format!(
+            "Copies whose destination lies 16 bytes past a 4 KiB multiple from the source \
+             run {slowdown:.0}× slower on this CPU; socket throughput can then depend on where \
+             buffers sit"
+        )
+    })
 }

@@ -149,6 +149,9 @@ fn host_section(d: &StudyData, profile: Option<&(i64, record::HostProfile)>) -> 
             "Host profile {id} (tcplab calibrate, {})",
             p.created_at
         )));
+        if let Some(note) = crate::calibrate_cmd::aliasing_note(p) {
+            s.push(report::Block::Paragraph(note));
+        }
     }
     s
 }

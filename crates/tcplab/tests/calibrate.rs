@@ -18,6 +18,10 @@ fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
     assert!(med("copy_cache") > 1e9 && med("copy_dram") > 1e8, "{v}");
     assert!(med("copy_cache") >= 0.8 * med("copy_dram"), "{v}");
     assert!(med("checksum_fast") > med("checksum_rfc1071"), "{v}");
+    // The 4 KiB-aliased copy is measured on every host; only some CPUs
+    // slow down there, so just its presence and a sane rate are asserted.
+    assert!(med("copy_cache_aliased") > 1e8, "{v}");
+    assert_eq!(v["copy_cache_aliased"]["n"], 3);
     assert!((1e-8..1e-4).contains(&med("null_syscall")), "{v}");
     assert!((1e-7..1e-3).contains(&med("context_switch")), "{v}");
     // The switch alone: the ping-pong minus the pipe's own cost, positive
