@@ -160,9 +160,10 @@ pub fn aliasing_note(p: &HostProfile) -> Option<String> {
     let slowdown = p.copy_cache.median / aliased.median;
     (slowdown >= 2.0).then(|| {
         format!(
-            "Copies whose destination lies 16 bytes past a 4 KiB multiple from the source \
+            "Copies whose destination lies {} bytes past a 4 KiB multiple from the source \
              run {slowdown:.0}× slower on this CPU; socket throughput can then depend on where \
-             buffers sit"
+             buffers sit",
+            calibrate::copy::ALIAS_SKEW
         )
     })
 }
