@@ -60,9 +60,7 @@ def run(tcplab, place, depth, duration, db, groups="all", cc=None, sample_hz=Non
     if place != "loopback":
         cmd += ["--topology", place]
     if depth:
-        cmd += ["--probe", groups, "--probe-depth", depth]
-        if sample_hz and "cpu" in groups.replace("all", "cpu"):
-            cmd += ["--sample-hz", str(sample_hz)]
+        cmd += ["--probe", groups, "--probe-depth", depth] + sample_hz_args(groups, sample_hz)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=duration * 10 + 60)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
@@ -100,6 +98,12 @@ def under_perf(tcplab, place, duration, db, cc, hz):
         Path(data).unlink(missing_ok=True)
 
 
+def sample_hz_args(groups, sample_hz):
+    """`--sample-hz` for a probed command whose groups include cpu."""
+    has_cpu = groups == "all" or "cpu" in groups.split(",")
+    return ["--sample-hz", str(sample_hz)] if sample_hz and has_cpu else []
+
+
 BPF_STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
 
 
@@ -112,7 +116,7 @@ def bpf_progs():
             for x in json.loads(p.stdout or "[]")}
 
 
-def cost_breakdown(tcplab, place, groups, duration, db, cc=None):
+def cost_breakdown(tcplab, place, groups, duration, db, cc=None, sample_hz=None):
     """One probed run with BPF statistics on: per program ns/run and runs/s,
     and the CPU share of all the run's programs, over the middle of the run."""
     before = max(bpf_progs(), default=0)
@@ -121,6 +125,7 @@ def cost_breakdown(tcplab, place, groups, duration, db, cc=None):
     try:
         cmd = [str(tcplab), "bench", "tcp-stream", "--duration", f"{max(duration, 4)}s", "--repeat", "1",
                "--pin", "sender=0,receiver=1", "--quiet", "--db", db, "--probe", groups]
+        cmd += sample_hz_args(groups, sample_hz)
         if cc:
             cmd += ["--cc", cc]
         if place != "loopback":
@@ -196,11 +201,13 @@ def main():
         if d not in ("full", "filter", "empty"):
             print(f"error: unknown depth {d!r} in --depths (full, filter, empty)", file=sys.stderr)
             return 2
+    # Every B run of a round: the probe depths, then perf if asked for.
+    variants = depths + (["perf"] if a.perf_peer else [])
     for place in a.places.split(","):
         runs = []
         for r in range(a.rounds):
             # A and every B in each round, the order rotated round to round.
-            order = [None] + depths + (["perf"] if a.perf_peer else [])
+            order = [None] + variants
             k = r % len(order)
             order = order[k:] + order[:k]
             row = {}
@@ -214,7 +221,7 @@ def main():
             runs.append(row)
         med_a = statistics.median(p["plain"]["throughput_bps"] for p in runs)
         summary = {}
-        for depth in depths + (["perf"] if a.perf_peer else []):
+        for depth in variants:
             ratios = [p[depth]["throughput_bps"] / p["plain"]["throughput_bps"] for p in runs]
             med_b = statistics.median(p[depth]["throughput_bps"] for p in runs)
             summary[depth] = {"ratios": ratios, "median_ratio": statistics.median(ratios)}
@@ -244,7 +251,7 @@ def main():
             print(f"  {place}: throughput lost by step (medians): " + ", ".join(parts), flush=True)
         result["places"][place] = {"runs": runs, "depths": summary}
         if not a.no_cost_breakdown and "full" in depths:
-            c = cost_breakdown(a.tcplab, place, a.groups, a.duration, db, a.cc)
+            c = cost_breakdown(a.tcplab, place, a.groups, a.duration, db, a.cc, a.sample_hz)
             result["places"][place]["cost"] = c
             print(f"  {place}: the probes' programs took {c['cpu_share'] * 100:.1f}% of one CPU "
                   f"(of {os.cpu_count()}); per program:")
