@@ -570,7 +570,12 @@ fn thread_times(ev: &[&ProbeEvent]) -> Vec<ThreadTime> {
         for c in &calls {
             *counts.entry(c.tid).or_default() += 1;
         }
-        let Some((&tid, _)) = counts.iter().max_by_key(|(_, n)| **n) else {
+        // The thread with the most calls; on a tie the lowest tid, so the
+        // choice does not depend on the map's iteration order.
+        let Some((&tid, _)) = counts
+            .iter()
+            .max_by_key(|(tid, n)| (**n, std::cmp::Reverse(**tid)))
+        else {
             continue;
         };
         let mine: Vec<&&&ProbeEvent> = calls.iter().filter(|c| c.tid == tid).collect();

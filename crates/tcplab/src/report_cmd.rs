@@ -8,7 +8,7 @@ use crate::cpu_report::trial_cpu;
 use crate::output;
 use crate::usage::usage;
 use analysis::findings::{differ, shape, shape_sentence, size_words, CurvePoint};
-use analysis::layers::Layer;
+use analysis::layers::CpuLayer;
 use analysis::path::{analyse, PathAnalysis, BINS, BIN_US};
 use analysis::PointSummary;
 use record::{Store, StoredRun, TestKind, ThreadRole, TrialRecord, TrialStatus};
@@ -1046,7 +1046,7 @@ fn cpu_section(
             } else {
                 format!("{label} · {}", role.name())
             };
-            let shares: Vec<f64> = Layer::ALL
+            let shares: Vec<f64> = CpuLayer::ALL
                 .iter()
                 .map(|l| r.layer_s(*l) / r.cpu_s * 100.0)
                 .collect();
@@ -1059,7 +1059,7 @@ fn cpu_section(
                     } else {
                         format!(" at {label}")
                     },
-                    Layer::ALL[i].name()
+                    CpuLayer::ALL[i].name()
                 ));
             }
             bars.push((name, shares));
@@ -1081,7 +1081,7 @@ fn cpu_section(
         }
     }
     // Keep the layers that hold time somewhere, in report order.
-    let used: Vec<usize> = (0..Layer::ALL.len())
+    let used: Vec<usize> = (0..CpuLayer::ALL.len())
         .filter(|&i| bars.iter().any(|b| b.1[i] > 0.05))
         .collect();
     if !bars.is_empty() {
@@ -1094,7 +1094,7 @@ fn cpu_section(
             value_label: "share of the side's CPU time (%)".into(),
             categories: used
                 .iter()
-                .map(|&i| Layer::ALL[i].name().to_string())
+                .map(|&i| CpuLayer::ALL[i].name().to_string())
                 .collect(),
             bars: bars
                 .into_iter()
