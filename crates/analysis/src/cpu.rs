@@ -4,7 +4,7 @@
 //! per-byte cost (Huang & Chen §4).
 
 use crate::layers::{
-    Block, BlockTable, Category, FunctionTable, CpuLayer, LayerTable, BLOCK_TABLE_VERSION,
+    Block, BlockTable, Category, CpuLayer, FunctionTable, LayerTable, BLOCK_TABLE_VERSION,
     LAYER_TABLE_VERSION,
 };
 use record::{CpuProfile, ThreadRole};

@@ -323,7 +323,10 @@ mod tests {
         let stack = ["some_unlisted_helper", "tcp_ack", "tcp_rcv_established"];
         assert_eq!(t.classify(stack), (CpuLayer::Tcp, Some("tcp_ack")));
         // The checksum rule comes before the tcp_* prefix.
-        assert_eq!(t.layer_of("tcp_checksum_complete"), Some(CpuLayer::Checksum));
+        assert_eq!(
+            t.layer_of("tcp_checksum_complete"),
+            Some(CpuLayer::Checksum)
+        );
         assert_eq!(t.layer_of("csum_partial"), Some(CpuLayer::Checksum));
         assert_eq!(t.layer_of("ip_finish_output2"), Some(CpuLayer::Ip));
         assert_eq!(t.layer_of("__dev_queue_xmit"), Some(CpuLayer::Netdev));
@@ -346,7 +349,10 @@ mod tests {
     #[test]
     fn user_mode_and_unknown_stacks() {
         let t = LayerTable::builtin();
-        assert_eq!(t.classify(std::iter::empty::<&str>()).0, CpuLayer::Application);
+        assert_eq!(
+            t.classify(std::iter::empty::<&str>()).0,
+            CpuLayer::Application
+        );
         assert_eq!(t.classify(["mystery_fn"]).0, CpuLayer::Other);
     }
 

@@ -270,12 +270,20 @@ mod tests {
         let c = trial_cpu(&t, &points, &profile(0.4, 0.2));
         assert_eq!((c.seq, c.point_index), (7, 1));
         assert_eq!(c.point, "mss=1448");
-        let sender = c.sides.iter().find(|s| s.role == ThreadRole::Sender).unwrap();
+        let sender = c
+            .sides
+            .iter()
+            .find(|s| s.role == ThreadRole::Sender)
+            .unwrap();
         assert!((sender.attributed_cpu_s - 0.4).abs() < 1e-9);
         assert!((sender.ratio - 0.8).abs() < 1e-9);
         assert!((sender.us_per_segment - 400.0).abs() < 1e-6);
         assert!((sender.us_per_kb - 400.0).abs() < 1e-6);
-        let receiver = c.sides.iter().find(|s| s.role == ThreadRole::Receiver).unwrap();
+        let receiver = c
+            .sides
+            .iter()
+            .find(|s| s.role == ThreadRole::Receiver)
+            .unwrap();
         assert_eq!(receiver.ratio, 0.0, "no engine time: no ratio");
         assert!((receiver.us_per_segment - 400.0).abs() < 1e-6);
     }

@@ -45,8 +45,8 @@ mod tests {
     use super::*;
     use crate::probe_event::{encode_all, ProbeId};
     use crate::{
-        EventBlob, HostFacts, PointRecord, RunMeta, RunStatus, TestKind, TrialOutcome,
-        TrialParams, TrialRecord, TrialStatus,
+        EventBlob, HostFacts, PointRecord, RunMeta, RunStatus, TestKind, TrialOutcome, TrialParams,
+        TrialRecord, TrialStatus,
     };
 
     fn event(ts_ns: u64) -> ProbeEvent {
@@ -123,7 +123,11 @@ mod tests {
         };
         let ids = store_trials(
             &mut store,
-            vec![Some(blob(EVENT_VERSION)), Some(blob(EVENT_VERSION + 1)), None],
+            vec![
+                Some(blob(EVENT_VERSION)),
+                Some(blob(EVENT_VERSION + 1)),
+                None,
+            ],
         );
         assert_eq!(store.load_probe_events(ids[0]).unwrap(), Some(events));
         match store.load_probe_events(ids[1]) {

@@ -10,12 +10,7 @@ use report::{Block, Figure, Point, Report, Section, Series, SeriesStyle, Table, 
 
 /// The HTML report of `tcplab compare --out`: the runs and their hosts,
 /// the comparison `table` of metric `m`, and an overlay figure.
-pub fn compare_report(
-    runs: &[RunPoints],
-    cmp: &Comparison,
-    table: Table,
-    m: Metric,
-) -> Report {
+pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Metric) -> Report {
     let ids: Vec<String> = runs.iter().map(|(r, _)| r.meta.id.to_string()).collect();
     let mut rep = Report::new(format!("tcplab compare: runs {}", ids.join(", "))).with_subtitle(
         format!("{} side by side; the first run is the baseline", m.name),
@@ -161,4 +156,3 @@ pub fn compare_report(
     rep.push(s);
     rep
 }
-

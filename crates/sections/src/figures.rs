@@ -118,7 +118,6 @@ fn factor_figure(
     Some((fig, findings))
 }
 
-
 /// The Figures section: each metric group against each numeric varying
 /// factor, with the shape of each curve in words; bars per point when only
 /// categorical factors vary.

@@ -24,12 +24,10 @@ pub fn host_section(store: &Store, run: &StoredRun) -> Section {
 /// The host profile the run references (`tcplab calibrate`), as a table.
 fn host_profile_blocks(store: &Store, run: &StoredRun) -> Vec<Block> {
     match store.run_host_profile(run.meta.id) {
-        Ok(Some((id, p))) => vec![Block::Table(
-            profile_table(&p).with_caption(format!(
-                "Host profile {id} (tcplab calibrate, {})",
-                p.created_at
-            )),
-        )],
+        Ok(Some((id, p))) => vec![Block::Table(profile_table(&p).with_caption(format!(
+            "Host profile {id} (tcplab calibrate, {})",
+            p.created_at
+        )))],
         _ => vec![Block::Paragraph(
             "No host profile: run tcplab calibrate before measuring to record this host's \
              copy, checksum, system call and context switch costs."

@@ -63,7 +63,10 @@ impl<'a> ProbedTrials<'a> {
 
     /// Each probed trial's path analysis.
     pub fn analyses(&self) -> Vec<(&'a TrialRecord, PathAnalysis)> {
-        self.probed.iter().map(|(t, ev)| (*t, analyse(ev))).collect()
+        self.probed
+            .iter()
+            .map(|(t, ev)| (*t, analyse(ev)))
+            .collect()
     }
 
     /// `tcplab probes --json` of run `run_id`: each probed trial's analysis,

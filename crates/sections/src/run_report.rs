@@ -141,7 +141,11 @@ fn metric_column(points: &[PointSummary], m: &Metric) -> Option<(String, Vec<Str
 
 /// The results table: one row per point, each metric's mean ± 95% CI;
 /// `warnings` below it.
-pub fn results_section(points: &[PointSummary], varying: &[String], warnings: &[String]) -> Section {
+pub fn results_section(
+    points: &[PointSummary],
+    varying: &[String],
+    warnings: &[String],
+) -> Section {
     let test = test_of(points);
     let mut s = Section::new("Results");
     s.paragraph(

@@ -18,8 +18,8 @@ pub mod verdict;
 
 pub use data::{ExperimentRecord, HostNumbers, StudyData, StudySettings};
 pub use document::StudyDocument;
-pub use spec::{Experiment, PlanOptions, StudyPlan};
 use report::Section;
+pub use spec::{Experiment, PlanOptions, StudyPlan};
 
 /// Why a study cannot be planned or reported.
 #[derive(Debug, thiserror::Error)]
@@ -182,3 +182,6 @@ mod tests {
 
 #[cfg(test)]
 mod report_tests;
+
+#[cfg(test)]
+mod document_tests;

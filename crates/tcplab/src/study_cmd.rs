@@ -4,10 +4,10 @@
 //! beside its raw data. `all` runs every study and writes an index page.
 
 use crate::cli::{Cli, Command, StudyArgs};
-use crate::store_access::{interrupt_flag, open_store};
 use crate::plan_args::{bench_plan, BenchPlan};
 use crate::runner::{now, run_meta, run_points, trial_progress};
 use crate::session::Session;
+use crate::store_access::{interrupt_flag, open_store};
 use crate::usage::usage;
 use anyhow::Context;
 use clap::Parser;

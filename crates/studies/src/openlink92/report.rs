@@ -9,8 +9,8 @@ use analysis::findings::CurvePoint;
 use analysis::path::{analyse, PathAnalysis};
 use record::probe_event::ProbeId;
 use record::TrialParams;
-use sections::path::{packet_table, PacketTable};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
+use sections::path::{packet_table, PacketTable};
 use std::collections::BTreeMap;
 
 const CITE: &str = "Guerrero & Frieder 1992";
