@@ -4,7 +4,7 @@
 //! per-byte cost (Huang & Chen §4).
 
 use crate::layers::{
-    Block, BlockTable, Category, FunctionTable, Layer, LayerTable, BLOCK_TABLE_VERSION,
+    Block, BlockTable, Category, CpuLayer, FunctionTable, LayerTable, BLOCK_TABLE_VERSION,
     LAYER_TABLE_VERSION,
 };
 use record::{CpuProfile, ThreadRole};
@@ -31,7 +31,7 @@ pub struct FunctionShare {
     /// The function (the frame that decided the layer, or the innermost).
     pub function: String,
     /// Its layer.
-    pub layer: Layer,
+    pub layer: CpuLayer,
     /// CPU seconds.
     pub cpu_s: f64,
     /// Fraction of the role's CPU seconds.
@@ -50,7 +50,7 @@ pub struct RoleAttribution {
     /// Seconds no sample hit, spread over the sampled stacks of the same
     /// thread (part of `cpu_s`).
     pub unsampled_s: f64,
-    /// Per layer, in [`Layer::ALL`] order (layers with no time left out).
+    /// Per layer, in [`CpuLayer::ALL`] order (layers with no time left out).
     pub layers: Vec<Share>,
     /// Per function block, in [`Block::ALL`] order.
     pub blocks: Vec<Share>,
@@ -60,7 +60,7 @@ pub struct RoleAttribution {
 
 impl RoleAttribution {
     /// Seconds in one layer.
-    pub fn layer_s(&self, l: Layer) -> f64 {
+    pub fn layer_s(&self, l: CpuLayer) -> f64 {
         self.layers
             .iter()
             .find(|s| s.name == l.name())
@@ -133,9 +133,9 @@ pub fn attribute_with(p: &CpuProfile, layers: &LayerTable, blocks: &BlockTable) 
             a.unsampled_s += s.ns as f64 * 1e-9;
             if sampled == 0 {
                 let (l, b) = if s.tid == 0 {
-                    (Layer::Idle, Block::Other)
+                    (CpuLayer::Idle, Block::Other)
                 } else {
-                    (Layer::Other, Block::Other)
+                    (CpuLayer::Other, Block::Other)
                 };
                 a.add(
                     l,
@@ -186,13 +186,13 @@ fn classify<'a, K: Category>(t: &FunctionTable<K>, kernel: &[&'a str]) -> (K, Op
 struct Acc {
     tids: std::collections::BTreeSet<u32>,
     unsampled_s: f64,
-    layers: BTreeMap<Layer, f64>,
+    layers: BTreeMap<CpuLayer, f64>,
     blocks: BTreeMap<Block, f64>,
-    functions: HashMap<(String, Layer), f64>,
+    functions: HashMap<(String, CpuLayer), f64>,
 }
 
 impl Acc {
-    fn add(&mut self, l: Layer, b: Block, function: &str, secs: f64) {
+    fn add(&mut self, l: CpuLayer, b: Block, function: &str, secs: f64) {
         *self.layers.entry(l).or_default() += secs;
         *self.blocks.entry(b).or_default() += secs;
         *self.functions.entry((function.to_string(), l)).or_default() += secs;
@@ -222,7 +222,7 @@ impl Acc {
             threads: self.tids.len(),
             cpu_s: total,
             unsampled_s: self.unsampled_s,
-            layers: Layer::ALL
+            layers: CpuLayer::ALL
                 .into_iter()
                 .filter_map(|l| self.layers.get(&l).map(|v| (l.name(), *v)))
                 .map(|(name, cpu_s)| Share {
@@ -395,16 +395,16 @@ mod tests {
         // Unsampled time is spread: 1.5 s in all, in the sampled proportions.
         assert!((s.cpu_s - 1.5).abs() < 1e-9);
         assert!((s.unsampled_s - 0.5).abs() < 1e-9);
-        assert!((s.layer_s(Layer::Copy) - 0.9).abs() < 1e-9);
-        assert!((s.layer_s(Layer::Tcp) - 0.3).abs() < 1e-9);
-        assert!((s.layer_s(Layer::Application) - 0.3).abs() < 1e-9);
+        assert!((s.layer_s(CpuLayer::Copy) - 0.9).abs() < 1e-9);
+        assert!((s.layer_s(CpuLayer::Tcp) - 0.3).abs() < 1e-9);
+        assert!((s.layer_s(CpuLayer::Application) - 0.3).abs() < 1e-9);
         assert!((s.block_s(Block::WriteSocket) - 0.9).abs() < 1e-9);
         assert!((s.block_s(Block::TcpInput) - 0.3).abs() < 1e-9);
         let shares: f64 = s.layers.iter().map(|l| l.share).sum();
         assert!((shares - 1.0).abs() < 1e-9);
         assert_eq!(s.functions[0].function, "rep_movs_alternative");
         let idle = a.role(ThreadRole::Idle).unwrap();
-        assert!((idle.layer_s(Layer::Idle) - 0.4).abs() < 1e-9);
+        assert!((idle.layer_s(CpuLayer::Idle) - 0.4).abs() < 1e-9);
     }
 
     #[test]

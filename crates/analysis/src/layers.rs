@@ -18,7 +18,7 @@ const BLOCKS: &str = include_str!("../data/function-blocks.txt");
 /// Where a CPU sample's time went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Layer {
+pub enum CpuLayer {
     /// User-space code.
     Application,
     /// System call entry and exit, the socket and file layers.
@@ -47,40 +47,40 @@ pub enum Layer {
     Other,
 }
 
-impl Layer {
+impl CpuLayer {
     /// Every layer, in report order (the path from the application down).
-    pub const ALL: [Layer; 13] = [
-        Layer::Application,
-        Layer::Syscall,
-        Layer::Tcp,
-        Layer::Ip,
-        Layer::Netdev,
-        Layer::Copy,
-        Layer::Checksum,
-        Layer::Memory,
-        Layer::Locks,
-        Layer::Softirq,
-        Layer::Scheduler,
-        Layer::Idle,
-        Layer::Other,
+    pub const ALL: [CpuLayer; 13] = [
+        CpuLayer::Application,
+        CpuLayer::Syscall,
+        CpuLayer::Tcp,
+        CpuLayer::Ip,
+        CpuLayer::Netdev,
+        CpuLayer::Copy,
+        CpuLayer::Checksum,
+        CpuLayer::Memory,
+        CpuLayer::Locks,
+        CpuLayer::Softirq,
+        CpuLayer::Scheduler,
+        CpuLayer::Idle,
+        CpuLayer::Other,
     ];
 
     /// The layer's name in the table and in reports.
     pub fn name(self) -> &'static str {
         match self {
-            Layer::Application => "application",
-            Layer::Syscall => "syscall",
-            Layer::Tcp => "tcp",
-            Layer::Ip => "ip",
-            Layer::Netdev => "netdev",
-            Layer::Copy => "copy",
-            Layer::Checksum => "checksum",
-            Layer::Memory => "memory",
-            Layer::Locks => "locks",
-            Layer::Softirq => "softirq",
-            Layer::Scheduler => "scheduler",
-            Layer::Idle => "idle",
-            Layer::Other => "other",
+            CpuLayer::Application => "application",
+            CpuLayer::Syscall => "syscall",
+            CpuLayer::Tcp => "tcp",
+            CpuLayer::Ip => "ip",
+            CpuLayer::Netdev => "netdev",
+            CpuLayer::Copy => "copy",
+            CpuLayer::Checksum => "checksum",
+            CpuLayer::Memory => "memory",
+            CpuLayer::Locks => "locks",
+            CpuLayer::Softirq => "softirq",
+            CpuLayer::Scheduler => "scheduler",
+            CpuLayer::Idle => "idle",
+            CpuLayer::Other => "other",
         }
     }
 }
@@ -154,11 +154,11 @@ pub trait Category: Copy + 'static {
     fn from_name(s: &str) -> Option<Self>;
 }
 
-impl Category for Layer {
-    const USER: Layer = Layer::Application;
-    const UNMATCHED: Layer = Layer::Other;
-    fn from_name(s: &str) -> Option<Layer> {
-        Layer::ALL.into_iter().find(|l| l.name() == s)
+impl Category for CpuLayer {
+    const USER: CpuLayer = CpuLayer::Application;
+    const UNMATCHED: CpuLayer = CpuLayer::Other;
+    fn from_name(s: &str) -> Option<CpuLayer> {
+        CpuLayer::ALL.into_iter().find(|l| l.name() == s)
     }
 }
 
@@ -195,7 +195,7 @@ pub struct FunctionTable<K> {
 }
 
 /// The layer table.
-pub type LayerTable = FunctionTable<Layer>;
+pub type LayerTable = FunctionTable<CpuLayer>;
 
 /// The function-block table.
 pub type BlockTable = FunctionTable<Block>;
@@ -301,8 +301,8 @@ mod tests {
     #[test]
     fn builtin_table_parses_and_covers_every_layer_but_application() {
         let t = LayerTable::builtin();
-        for l in Layer::ALL {
-            if matches!(l, Layer::Application | Layer::Other) {
+        for l in CpuLayer::ALL {
+            if matches!(l, CpuLayer::Application | CpuLayer::Other) {
                 continue;
             }
             assert!(t.rules.iter().any(|r| r.category == l), "no rule for {l:?}");
@@ -318,36 +318,42 @@ mod tests {
             "_copy_from_iter",
             "tcp_sendmsg_locked",
         ];
-        assert_eq!(t.classify(stack).0, Layer::Copy);
+        assert_eq!(t.classify(stack).0, CpuLayer::Copy);
         // An unknown leaf falls through to its caller.
         let stack = ["some_unlisted_helper", "tcp_ack", "tcp_rcv_established"];
-        assert_eq!(t.classify(stack), (Layer::Tcp, Some("tcp_ack")));
+        assert_eq!(t.classify(stack), (CpuLayer::Tcp, Some("tcp_ack")));
         // The checksum rule comes before the tcp_* prefix.
-        assert_eq!(t.layer_of("tcp_checksum_complete"), Some(Layer::Checksum));
-        assert_eq!(t.layer_of("csum_partial"), Some(Layer::Checksum));
-        assert_eq!(t.layer_of("ip_finish_output2"), Some(Layer::Ip));
-        assert_eq!(t.layer_of("__dev_queue_xmit"), Some(Layer::Netdev));
-        assert_eq!(t.layer_of("_raw_spin_lock_bh"), Some(Layer::Locks));
+        assert_eq!(
+            t.layer_of("tcp_checksum_complete"),
+            Some(CpuLayer::Checksum)
+        );
+        assert_eq!(t.layer_of("csum_partial"), Some(CpuLayer::Checksum));
+        assert_eq!(t.layer_of("ip_finish_output2"), Some(CpuLayer::Ip));
+        assert_eq!(t.layer_of("__dev_queue_xmit"), Some(CpuLayer::Netdev));
+        assert_eq!(t.layer_of("_raw_spin_lock_bh"), Some(CpuLayer::Locks));
         assert_eq!(
             t.layer_of("kmem_cache_alloc_node_noprof"),
-            Some(Layer::Memory)
+            Some(CpuLayer::Memory)
         );
-        assert_eq!(t.layer_of("native_safe_halt"), Some(Layer::Idle));
-        assert_eq!(t.layer_of("__schedule"), Some(Layer::Scheduler));
+        assert_eq!(t.layer_of("native_safe_halt"), Some(CpuLayer::Idle));
+        assert_eq!(t.layer_of("__schedule"), Some(CpuLayer::Scheduler));
         assert_eq!(
             t.layer_of("entry_SYSCALL_64_after_hwframe"),
-            Some(Layer::Syscall)
+            Some(CpuLayer::Syscall)
         );
-        assert_eq!(t.layer_of("net_rx_action"), Some(Layer::Softirq));
+        assert_eq!(t.layer_of("net_rx_action"), Some(CpuLayer::Softirq));
         // Clone suffixes are ignored.
-        assert_eq!(t.layer_of("tcp_write_xmit.isra.0"), Some(Layer::Tcp));
+        assert_eq!(t.layer_of("tcp_write_xmit.isra.0"), Some(CpuLayer::Tcp));
     }
 
     #[test]
     fn user_mode_and_unknown_stacks() {
         let t = LayerTable::builtin();
-        assert_eq!(t.classify(std::iter::empty::<&str>()).0, Layer::Application);
-        assert_eq!(t.classify(["mystery_fn"]).0, Layer::Other);
+        assert_eq!(
+            t.classify(std::iter::empty::<&str>()).0,
+            CpuLayer::Application
+        );
+        assert_eq!(t.classify(["mystery_fn"]).0, CpuLayer::Other);
     }
 
     #[test]

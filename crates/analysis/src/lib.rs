@@ -12,6 +12,8 @@
 //! - [`layers`]: the versioned kernel function → layer and → block tables.
 //! - [`cpu`]: a trial's CPU samples attributed per role, layer, block and
 //!   function; the per-packet / per-byte cost fit over a run's trials.
+//! - [`trial_cost`]: a sampled trial's CPU cost per side against the
+//!   engine's, and the per-packet / per-byte fit over a run's trials.
 //! - [`findings`]: sentences computed from measured curves (shape, knee,
 //!   crossover) for reports.
 //! - [`models`]: the window bound, Abrams & Chen's min(λ, μ), Markatos'
@@ -26,6 +28,7 @@ pub mod models;
 pub mod path;
 pub mod stats;
 pub mod summary;
+pub mod trial_cost;
 
 pub use stats::{ci_half_width, median, precision_reached, summarize, t_quantile, Summary, CI95};
 pub use summary::{summarize_points, summarize_run, PointSummary};

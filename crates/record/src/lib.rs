@@ -12,6 +12,7 @@ pub mod pcap;
 pub mod probe_event;
 pub mod run;
 pub mod store;
+pub mod stored_events;
 
 pub use cpu_profile::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
 pub use host::HostFacts;
@@ -20,3 +21,4 @@ pub use import::{ForeignRun, ImportOutcome};
 pub use params::{Api, HostSide, HostSpeed, Layer, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};
+pub use stored_events::StoredEventsError;

@@ -200,26 +200,11 @@ impl ProbeEvent {
         ProbeId::from_u8(e.probe).map(|_| e)
     }
 
-    /// The probe that took the record.
-    pub fn probe_id(&self) -> ProbeId {
-        ProbeId::from_u8(self.probe).expect("decoded records have a known probe")
-    }
-}
-
-/// Decodes a blob of records as the kernel wrote them (see [`EVENT_SIZE`]).
-pub fn decode_all(blob: &[u8]) -> Vec<ProbeEvent> {
-    blob.chunks_exact(EVENT_SIZE)
-        .filter_map(ProbeEvent::decode)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Lays a record out as `struct probe_event` in `events.h` (what the
-    /// kernel writes; production code only ever decodes).
-    fn encode(e: &ProbeEvent, out: &mut Vec<u8>) {
+    /// Lays the record out as `struct probe_event` in `events.h`, as the
+    /// kernel writes it: the inverse of [`ProbeEvent::decode`], for records
+    /// made in user space (tests, synthetic captures).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let e = self;
         out.extend_from_slice(&e.ts_ns.to_ne_bytes());
         out.extend_from_slice(&e.id.to_ne_bytes());
         for v in [e.len, e.seq, e.ack, e.ifindex] {
@@ -237,6 +222,32 @@ mod tests {
         out.extend_from_slice(&0u16.to_ne_bytes());
         out.extend_from_slice(&e.tid.to_ne_bytes());
     }
+
+    /// The probe that took the record.
+    pub fn probe_id(&self) -> ProbeId {
+        ProbeId::from_u8(self.probe).expect("decoded records have a known probe")
+    }
+}
+
+/// Encodes records as the kernel writes them: the inverse of [`decode_all`].
+pub fn encode_all(events: &[ProbeEvent]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(events.len() * EVENT_SIZE);
+    for e in events {
+        e.encode_into(&mut out);
+    }
+    out
+}
+
+/// Decodes a blob of records as the kernel wrote them (see [`EVENT_SIZE`]).
+pub fn decode_all(blob: &[u8]) -> Vec<ProbeEvent> {
+    blob.chunks_exact(EVENT_SIZE)
+        .filter_map(ProbeEvent::decode)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn encode_decode_round_trip() {
@@ -257,7 +268,7 @@ mod tests {
             tid: 4242,
         };
         let mut b = Vec::new();
-        encode(&e, &mut b);
+        e.encode_into(&mut b);
         assert_eq!(b.len(), EVENT_SIZE);
         assert_eq!(ProbeEvent::decode(&b), Some(e));
         b[54] = 99;

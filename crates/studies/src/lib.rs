@@ -7,6 +7,7 @@
 
 pub mod abrams91;
 pub mod data;
+pub mod document;
 pub mod figures;
 pub mod huang_chen;
 pub mod markatos02;
@@ -16,13 +17,15 @@ pub mod sunos_ipc;
 pub mod verdict;
 
 pub use data::{ExperimentRecord, HostNumbers, StudyData, StudySettings};
+pub use document::StudyDocument;
+use report::Section;
 pub use spec::{Experiment, PlanOptions, StudyPlan};
 
 /// Why a study cannot be planned or reported.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     /// No study of that name.
-    #[error("unknown study {0:?} (known: {known})", known = NAMES.join(", "))]
+    #[error("unknown study {0:?} (known: {known})", known = names().join(", "))]
     Unknown(String),
     /// The run was not made by `tcplab study`.
     #[error("run {0} is not a study run (made by tcplab study)")]
@@ -30,27 +33,74 @@ pub enum StudyError {
     /// The run's study settings do not parse.
     #[error("the run's study settings do not parse: {0}")]
     Settings(String),
+    /// A stored study run names a study this build has no report for.
+    #[error("no report for study {0}")]
+    NoReport(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] record::StoreError),
+    /// The run's JSON data file could not be written.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
-/// Every study, in the order `study all` runs them.
-pub const NAMES: &[&str] = &[
-    abrams91::NAME,
-    markatos02::NAME,
-    huang_chen::NAME,
-    sunos_ipc::NAME,
-    openlink92::NAME,
+/// A study: its name, how to plan it and how to report a run of it.
+#[derive(Debug)]
+pub struct Study {
+    /// The name `tcplab study` takes (`abrams91`).
+    pub name: &'static str,
+    /// Its experiments for the given options.
+    pub plan: fn(&PlanOptions) -> StudyPlan,
+    /// Its report sections (between the host section and the verdict).
+    pub report: fn(&StudyData) -> Vec<Section>,
+}
+
+/// Every study, in the order `study all` runs them. Adding a study is one
+/// entry here.
+pub static STUDIES: &[Study] = &[
+    Study {
+        name: abrams91::NAME,
+        plan: abrams91::plan,
+        report: abrams91::report,
+    },
+    Study {
+        name: markatos02::NAME,
+        plan: markatos02::plan,
+        report: markatos02::report,
+    },
+    Study {
+        name: huang_chen::NAME,
+        plan: huang_chen::plan,
+        report: huang_chen::report,
+    },
+    Study {
+        name: sunos_ipc::NAME,
+        plan: sunos_ipc::plan,
+        report: sunos_ipc::report,
+    },
+    Study {
+        name: openlink92::NAME,
+        plan: openlink92::plan,
+        report: openlink92::report,
+    },
 ];
+
+/// Every study's name, in the order `study all` runs them.
+pub fn names() -> Vec<&'static str> {
+    STUDIES.iter().map(|s| s.name).collect()
+}
+
+/// The study called `name`.
+pub fn study(name: &str) -> Result<&'static Study, StudyError> {
+    STUDIES
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| StudyError::Unknown(name.to_string()))
+}
 
 /// The plan of the study called `name`.
 pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
-    match name {
-        abrams91::NAME => Ok(abrams91::plan(o)),
-        markatos02::NAME => Ok(markatos02::plan(o)),
-        sunos_ipc::NAME => Ok(sunos_ipc::plan(o)),
-        openlink92::NAME => Ok(openlink92::plan(o)),
-        huang_chen::NAME => Ok(huang_chen::plan(o)),
-        _ => Err(StudyError::Unknown(name.to_string())),
-    }
+    study(name).map(|s| (s.plan)(o))
 }
 
 #[cfg(test)]
@@ -59,7 +109,7 @@ mod tests {
 
     #[test]
     fn every_study_plans_with_unique_experiment_ids() {
-        for name in NAMES {
+        for name in names() {
             for quick in [false, true] {
                 let p = plan(
                     name,
@@ -69,7 +119,7 @@ mod tests {
                     },
                 )
                 .unwrap();
-                assert_eq!(p.study, *name);
+                assert_eq!(p.study, name);
                 let mut ids: Vec<&str> = p.experiments.iter().map(|e| e.id.as_str()).collect();
                 let n = ids.len();
                 ids.sort();
@@ -82,7 +132,7 @@ mod tests {
 
     #[test]
     fn quick_plans_are_coarser_with_the_same_experiments() {
-        for name in NAMES {
+        for name in names() {
             let full = plan(name, &PlanOptions::default()).unwrap();
             let quick = plan(
                 name,
@@ -121,12 +171,17 @@ mod tests {
             .experiments
             .iter()
             .all(|e| !e.args.iter().any(|a| a == "ether10" || a == "veth")));
-        assert!(matches!(
-            plan("nope", &PlanOptions::default()),
-            Err(StudyError::Unknown(_))
-        ));
+        let unknown = plan("nope", &PlanOptions::default()).unwrap_err();
+        assert!(matches!(unknown, StudyError::Unknown(_)));
+        assert_eq!(
+            unknown.to_string(),
+            "unknown study \"nope\" (known: abrams91, markatos02, huang-chen, sunos-ipc, openlink92)"
+        );
     }
 }
 
 #[cfg(test)]
 mod report_tests;
+
+#[cfg(test)]
+mod document_tests;

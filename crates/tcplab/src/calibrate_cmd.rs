@@ -4,8 +4,8 @@
 
 use crate::cli::CalibrateArgs;
 use crate::usage::usage;
-use record::{HostProfile, Measured, Store, StoreError};
-use report::{measure, Table, Unit};
+use record::{HostProfile, Store, StoreError};
+use sections::host::{aliasing_note, profile_table};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -76,55 +76,6 @@ fn load(store: &Store, which: &str) -> anyhow::Result<(i64, HostProfile)> {
     }
 }
 
-/// The profile as a table: one row per measurement.
-pub fn profile_table(p: &HostProfile) -> Table {
-    let mut t = Table::new(["measurement", "median", "mean ± 95% CI", "n"]);
-    for (name, m, unit) in rows(p) {
-        t.row([
-            name.to_string(),
-            measure(m.median, None, unit),
-            measure(m.mean, Some(m.ci95), unit),
-            m.n.to_string(),
-        ]);
-    }
-    t
-}
-
-fn rows(p: &HostProfile) -> Vec<(&'static str, &Measured, Unit)> {
-    let mut rows = vec![
-        ("memory copy, in cache", &p.copy_cache, Unit::Si("B/s")),
-        ("memory copy, DRAM", &p.copy_dram, Unit::Si("B/s")),
-        (
-            "checksum, RFC 1071 loop",
-            &p.checksum_rfc1071,
-            Unit::Si("B/s"),
-        ),
-        ("checksum, fast", &p.checksum_fast, Unit::Si("B/s")),
-        ("null system call", &p.null_syscall, Unit::Si("s")),
-        (
-            "context switch (pipe ping-pong)",
-            &p.context_switch,
-            Unit::Si("s"),
-        ),
-        ("pipe write + read alone", &p.pipe_overhead, Unit::Si("s")),
-        ("CPU score (iterations/s)", &p.cpu_score, Unit::Plain),
-    ];
-    if let Some(net) = &p.context_switch_net {
-        rows.insert(7, ("context switch, pipe subtracted", net, Unit::Si("s")));
-    }
-    if let Some(aliased) = &p.copy_cache_aliased {
-        rows.insert(
-            1,
-            (
-                "memory copy, in cache, 4K-aliased",
-                aliased,
-                Unit::Si("B/s"),
-            ),
-        );
-    }
-    rows
-}
-
 fn print(id: i64, p: &HostProfile, json: bool) -> anyhow::Result<()> {
     if json {
         let mut v = serde_json::to_value(p)?;
@@ -150,20 +101,4 @@ fn print(id: i64, p: &HostProfile, json: bool) -> anyhow::Result<()> {
         println!("note: {note}");
     }
     Ok(())
-}
-
-/// A line when this CPU copies much slower with the destination just past a
-/// 4 KiB multiple from the source: such copies happen inside the kernel's
-/// socket reads and writes, so throughput then depends on buffer placement.
-pub fn aliasing_note(p: &HostProfile) -> Option<String> {
-    let aliased = p.copy_cache_aliased.as_ref()?;
-    let slowdown = p.copy_cache.median / aliased.median;
-    (slowdown >= 2.0).then(|| {
-        format!(
-            "Copies whose destination lies {} bytes past a 4 KiB multiple from the source \
-             run {slowdown:.0}× slower on this CPU; socket throughput can then depend on where \
-             buffers sit",
-            calibrate::copy::ALIAS_SKEW
-        )
-    })
 }

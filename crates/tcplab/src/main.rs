@@ -2,19 +2,24 @@
 //! errors to exit statuses: 2 for bad input, 1 for runtime failures, 130
 //! for an interrupted run.
 
+mod bench_cmd;
 mod calibrate_cmd;
 mod cli;
 mod commands;
-mod cpu_report;
+mod compare_cmd;
 mod import_cmd;
+mod lab_cmd;
 mod output;
 mod places;
 mod plan_args;
-mod probe_report;
 mod probes;
+mod probes_cmd;
 mod report_cmd;
+mod report_files;
 mod runner;
 mod session;
+mod show_cmd;
+mod store_access;
 mod study_cmd;
 mod study_report;
 mod usage;

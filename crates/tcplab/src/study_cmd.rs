@@ -4,10 +4,10 @@
 //! beside its raw data. `all` runs every study and writes an index page.
 
 use crate::cli::{Cli, Command, StudyArgs};
-use crate::commands::{interrupt_flag, open_store};
 use crate::plan_args::{bench_plan, BenchPlan};
 use crate::runner::{now, run_meta, run_points, trial_progress};
 use crate::session::Session;
+use crate::store_access::{interrupt_flag, open_store};
 use crate::usage::usage;
 use anyhow::Context;
 use clap::Parser;
@@ -40,7 +40,7 @@ struct StudyResult {
 /// Runs `tcplab study`.
 pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
     let names: Vec<String> = if a.name == "all" {
-        studies::NAMES.iter().map(|s| s.to_string()).collect()
+        studies::names().iter().map(|s| s.to_string()).collect()
     } else {
         vec![a.name.clone()]
     };

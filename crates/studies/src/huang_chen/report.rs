@@ -7,7 +7,7 @@ use crate::data::StudyData;
 use crate::figures::series;
 use analysis::cpu::{attribute, fit_packet_byte, CpuAttribution};
 use analysis::findings::{shape, shape_sentence, CurvePoint};
-use analysis::layers::{Block, Layer};
+use analysis::layers::{Block, CpuLayer};
 use record::{ThreadRole, TrialParams};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, StackedBars, Table, Unit};
 use std::collections::BTreeMap;
@@ -509,7 +509,7 @@ fn checksum_shares(d: &StudyData, role: ThreadRole) -> BTreeMap<String, f64> {
         let key = offload_setting(p);
         acc.entry(key)
             .or_default()
-            .push(r.layer_s(Layer::Checksum) / r.cpu_s);
+            .push(r.layer_s(CpuLayer::Checksum) / r.cpu_s);
     }
     acc.into_iter()
         .map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64))

@@ -10,6 +10,7 @@ use analysis::path::{analyse, PathAnalysis};
 use record::probe_event::ProbeId;
 use record::TrialParams;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
+use sections::path::{packet_table, PacketTable};
 use std::collections::BTreeMap;
 
 const CITE: &str = "Guerrero & Frieder 1992";
@@ -175,31 +176,7 @@ fn time_sequence_section(d: &StudyData) -> Section {
         );
         s.push(f);
     }
-    let mut t = Table::new([
-        "direction",
-        "data segments",
-        "avg data bytes",
-        "pure ACKs",
-        "window updates",
-        "control",
-    ])
-    .with_caption(format!("Packets of trial {seq} by class, at net_dev_queue"))
-    .key();
-    for p in &a.packets {
-        t.row([
-            p.flow.clone(),
-            p.data.to_string(),
-            if p.data > 0 {
-                format!("{:.0}", p.data_bytes as f64 / p.data as f64)
-            } else {
-                "—".into()
-            },
-            p.acks.to_string(),
-            p.window_updates.to_string(),
-            p.control.to_string(),
-        ]);
-    }
-    s.push(t);
+    s.push(packet_table(&a, PacketTable::Classes { seq }));
     let data: u64 = a.packets.iter().map(|p| p.data).sum();
     let acks: u64 = a.packets.iter().map(|p| p.acks).sum();
     let updates: u64 = a.packets.iter().map(|p| p.window_updates).sum();

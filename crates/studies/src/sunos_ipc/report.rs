@@ -6,11 +6,10 @@
 use crate::data::StudyData;
 use crate::figures::{load_workers, place, series};
 use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
-use analysis::path::{analyse, PathAnalysis, BINS, BIN_US};
+use analysis::path::{analyse, PathAnalysis};
 use record::TrialParams;
-use report::{
-    measure, Figure, Histogram, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit,
-};
+use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
+use sections::path::hop_histogram;
 use std::collections::BTreeMap;
 
 const CITE: &str = "SunOS IPC study";
@@ -276,33 +275,6 @@ fn queue_figure(title: String, a: &PathAnalysis, unit: &str) -> Option<Figure> {
     Some(f)
 }
 
-fn hop_histogram(a: &PathAnalysis) -> Option<Histogram> {
-    let mut h = Histogram {
-        title: "Processing delay per hop".into(),
-        caption: Some(format!(
-            "Share of each hop's packets per {BIN_US:.0} µs bin (the paper's bins); the last bin \
-             holds everything beyond {:.0} µs.",
-            BIN_US * BINS as f64
-        )),
-        x_label: "delay (µs)".into(),
-        y_label: "share of the hop's packets (%)".into(),
-        edges: (0..=BINS).map(|i| i as f64 * BIN_US).collect(),
-        overflow: true,
-        series: Vec::new(),
-    };
-    for hp in a.hops.iter().filter(|h| h.n > 0) {
-        let n: u64 = hp.histogram.iter().sum();
-        h.series.push((
-            hp.hop.clone(),
-            hp.histogram
-                .iter()
-                .map(|&c| c as f64 / n as f64 * 100.0)
-                .collect(),
-        ));
-    }
-    (!h.series.is_empty()).then_some(h)
-}
-
 fn queues_section(d: &StudyData) -> Section {
     let mut s = Section::new("The four queues of a 256 KB transfer (Experiment 2, Figs 3–6)");
     s.paper_finding(
@@ -325,7 +297,7 @@ fn queues_section(d: &StudyData) -> Section {
     ) {
         s.push(f);
     }
-    if let Some(h) = hop_histogram(&a) {
+    if let Some(h) = hop_histogram(&a, "Processing delay per hop", "the paper's") {
         s.push(h);
     }
     let mut t = Table::new(["queue", "samples", "mean", "max"])

@@ -1,0 +1,158 @@
+//! The HTML report of `tcplab compare`: the runs, the table side by side
+//! with an overlay figure, and each run's host.
+
+use crate::compare::{Comparison, RunPoints, COMPARE_NOTE};
+use crate::factor_text::{factor_label, factor_number, is_size, params_json, point_label};
+use crate::metrics::{capitalize, ci_of, Metric};
+use report::doc::host_facts;
+use report::format::scale_for_values;
+use report::{Block, Figure, Point, Report, Section, Series, SeriesStyle, Table, TickFormat};
+
+/// The HTML report of `tcplab compare --out`: the runs and their hosts,
+/// the comparison `table` of metric `m`, and an overlay figure.
+pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Metric) -> Report {
+    let ids: Vec<String> = runs.iter().map(|(r, _)| r.meta.id.to_string()).collect();
+    let mut rep = Report::new(format!("tcplab compare: runs {}", ids.join(", "))).with_subtitle(
+        format!("{} side by side; the first run is the baseline", m.name),
+    );
+    let mut s = Section::new("Runs");
+    let mut t = Table::new([
+        "run", "test", "started", "status", "place", "host", "CPU", "cores", "kernel", "cc",
+    ])
+    .with_caption("The runs and the hosts they ran on");
+    t.numeric = vec![
+        true, false, false, false, false, false, false, true, false, false,
+    ];
+    for (r, _) in runs {
+        let h = &r.meta.host;
+        t.row([
+            r.meta.id.to_string(),
+            r.meta.kind.clone(),
+            r.meta.started_at.clone(),
+            r.meta.status.as_str().to_string(),
+            r.meta.place.clone(),
+            h.hostname.clone(),
+            h.cpu_model.clone(),
+            h.cores.to_string(),
+            h.kernel.split_whitespace().next().unwrap_or("").to_string(),
+            h.congestion_control.clone(),
+        ]);
+    }
+    s.push(t);
+    for d in &cmp.differences {
+        s.warning(d.clone());
+    }
+    rep.push(s);
+
+    let mut s = Section::new("Side by side");
+    s.paragraph(COMPARE_NOTE);
+    s.push(table);
+    // The overlay: against the first numeric factor, one series per run (and
+    // per combination of the other factors); or bars per point.
+    let (f, u) = scale_for_values(
+        runs.iter()
+            .flat_map(|(_, p)| p.iter().filter_map(|x| x.metrics.get(&cmp.key)))
+            .map(|s| s.mean),
+        m.unit,
+    );
+    let y = if u.is_empty() {
+        m.name.to_string()
+    } else {
+        format!("{} ({u})", m.name)
+    };
+    let numeric = cmp.factors.iter().find(|fac| {
+        runs.iter().all(|(_, p)| {
+            p.iter()
+                .all(|x| factor_number(&params_json(x), fac).is_some())
+        })
+    });
+    let mut fig;
+    match numeric {
+        Some(fac) => {
+            let others: Vec<String> = cmp.factors.iter().filter(|x| *x != fac).cloned().collect();
+            fig = Figure::new(
+                format!("{} against {}", capitalize(m.name), fac.replace('_', " ")),
+                factor_label(fac),
+                y,
+            );
+            fig.x_ticks = if is_size(fac) {
+                TickFormat::Bytes
+            } else {
+                TickFormat::Number
+            };
+            let mut xs = Vec::new();
+            for (r, pts) in runs {
+                let mut series: Vec<Series> = Vec::new();
+                for p in pts {
+                    let (Some(x), Some(sm)) =
+                        (factor_number(&params_json(p), fac), p.metrics.get(&cmp.key))
+                    else {
+                        continue;
+                    };
+                    xs.push(x);
+                    let combo = point_label(p, &others);
+                    let name = if combo.is_empty() {
+                        format!("run {} ({})", r.meta.id, r.meta.host.hostname)
+                    } else {
+                        format!("run {} · {combo}", r.meta.id)
+                    };
+                    let pt = Point::with_ci(x, sm.mean * f, ci_of(sm).unwrap_or(0.0) * f);
+                    match series.iter_mut().find(|s| s.name == name) {
+                        Some(s) => s.points.push(pt),
+                        None => series.push(Series::new(name, vec![pt])),
+                    }
+                }
+                fig.series.extend(series);
+            }
+            let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            fig.log_x = lo > 0.0 && hi / lo > 30.0;
+        }
+        None => {
+            fig = Figure::new(format!("{} per point", capitalize(m.name)), "point", y);
+            fig.x_ticks = TickFormat::Labels(
+                cmp.rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        (
+                            i as f64,
+                            if r.0.is_empty() {
+                                format!("point {i}")
+                            } else {
+                                r.0.join(", ")
+                            },
+                        )
+                    })
+                    .collect(),
+            );
+            for (k, (r, _)) in runs.iter().enumerate() {
+                let pts: Vec<Point> = (0..cmp.rows.len())
+                    .filter_map(|ri| {
+                        cmp.summary(runs, ri, k).map(|sm| {
+                            Point::with_ci(ri as f64, sm.mean * f, ci_of(sm).unwrap_or(0.0) * f)
+                        })
+                    })
+                    .collect();
+                fig.series.push(
+                    Series::new(format!("run {} ({})", r.meta.id, r.meta.host.hostname), pts)
+                        .with_style(SeriesStyle::Bars),
+                );
+            }
+        }
+    }
+    fig.caption = Some("Means; error bars: 95% CI (Student's t).".into());
+    s.push(fig);
+    rep.push(s);
+
+    let mut s = Section::new("Hosts");
+    for (r, _) in runs {
+        s.push(Block::Heading(format!(
+            "run {}: {}",
+            r.meta.id, r.meta.host.hostname
+        )));
+        s.push(host_facts(&r.meta.host));
+    }
+    rep.push(s);
+    rep
+}

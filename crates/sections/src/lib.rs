@@ -1,0 +1,54 @@
+//! `sections`: report sections built from stored runs, one builder per
+//! section, shared by `tcplab report`, `tcplab compare`, `tcplab probes`
+//! and the studies.
+//!
+//! - [`run_report`]: the report of one run (title, results, parameters) and
+//!   the probe and CPU sections of probed runs.
+//! - [`figures`]: a run's metrics against the factors that vary.
+//! - [`path`]: one probed trial's path (time-sequence, hop delays, packet
+//!   classes, idle time), with the hop-delay histogram and the packet-class
+//!   table the studies share.
+//! - [`cpu`]: where a sampled run's CPU time went.
+//! - [`host`]: host facts, the host profile table and the aliasing note.
+//! - [`compare`], [`compare_html`]: runs side by side on one metric.
+//! - [`probes_text`], [`cpu_text`]: what `tcplab probes` prints.
+//! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
+//!
+//! Builders return `report` documents, sections, text or JSON; the binary
+//! resolves runs, writes files and prints.
+
+#![warn(missing_docs)]
+
+pub mod compare;
+pub mod compare_html;
+pub mod cpu;
+pub mod cpu_text;
+pub mod factor_text;
+pub mod figures;
+pub mod host;
+pub mod metrics;
+pub mod path;
+pub mod probes_text;
+pub mod run_report;
+
+#[cfg(test)]
+mod tests;
+
+/// Why a report section cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SectionsError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] record::StoreError),
+    /// A trial's probe records were stored in a layout this build does not
+    /// read.
+    #[error("trial {seq} has probe records of layout version {stored}, this tcplab reads {reads}")]
+    EventLayout {
+        /// The trial's sequence number.
+        seq: u32,
+        /// The stored layout version.
+        stored: u32,
+        /// The layout version this build reads.
+        reads: u32,
+    },
+}

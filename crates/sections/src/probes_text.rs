@@ -1,0 +1,188 @@
+//! What `tcplab probes` prints: a run's probed trials read back (probe
+//! records and CPU samples), each trial's path as text with its CPU text,
+//! the run's function block table and fits; or all of it as JSON.
+
+use crate::cpu_text::{run_text, trial_text};
+use crate::SectionsError;
+use analysis::path::{analyse, PathAnalysis};
+use analysis::trial_cost::{run_fits, trial_cpu, TrialCpu};
+use record::probe_event::ProbeEvent;
+use record::{Store, StoredEventsError, StoredRun, TrialRecord};
+use serde_json::{json, Value};
+
+/// A run's probed trials read back: their probe records and their CPU
+/// samples' costs.
+#[derive(Debug)]
+pub struct ProbedTrials<'a> {
+    /// Trials with probe records, in trial order, with the records.
+    pub probed: Vec<(&'a TrialRecord, Vec<ProbeEvent>)>,
+    /// Trials with CPU samples, grouped by point (plan order, then trial).
+    pub sampled: Vec<TrialCpu>,
+}
+
+impl<'a> ProbedTrials<'a> {
+    /// Reads the probe records and CPU samples of `run`'s trials (only
+    /// trial `seq` when given). Records in another layout are an error
+    /// naming the trial.
+    pub fn load(
+        store: &Store,
+        run: &'a StoredRun,
+        seq: Option<u32>,
+    ) -> Result<ProbedTrials<'a>, SectionsError> {
+        let mut probed = Vec::new();
+        let mut sampled = Vec::new();
+        for t in &run.trials {
+            if seq.is_some_and(|s| s != t.seq) {
+                continue;
+            }
+            if let Some(p) = store.load_profile(t.id)? {
+                sampled.push(trial_cpu(t, &run.points, &p));
+            }
+            match store.load_probe_events(t.id) {
+                Ok(Some(events)) => probed.push((t, events)),
+                Ok(None) => {}
+                Err(StoredEventsError::Version { stored, reads }) => {
+                    return Err(SectionsError::EventLayout {
+                        seq: t.seq,
+                        stored,
+                        reads,
+                    })
+                }
+                Err(StoredEventsError::Store(e)) => return Err(e.into()),
+            }
+        }
+        // The block table reads best grouped by point.
+        sampled.sort_by_key(|c| (c.point_index, c.seq));
+        Ok(ProbedTrials { probed, sampled })
+    }
+
+    /// Whether no trial has probe records or CPU samples.
+    pub fn is_empty(&self) -> bool {
+        self.probed.is_empty() && self.sampled.is_empty()
+    }
+
+    /// Each probed trial's path analysis.
+    pub fn analyses(&self) -> Vec<(&'a TrialRecord, PathAnalysis)> {
+        self.probed
+            .iter()
+            .map(|(t, ev)| (*t, analyse(ev)))
+            .collect()
+    }
+
+    /// `tcplab probes --json` of run `run_id`: each probed trial's analysis,
+    /// each sampled trial's CPU costs and the run's fits.
+    pub fn json(&self, run_id: i64) -> Value {
+        let analyses = self.analyses();
+        json!({
+            "run": run_id,
+            "trials": analyses.iter().map(|(t, an)| json!({
+                "seq": t.seq,
+                "point_id": t.point_id,
+                "lost": t.outcome.metrics.get("probe_lost"),
+                "analysis": an,
+            })).collect::<Vec<_>>(),
+            "cpu": self.sampled,
+            "cpu_fits": run_fits(&self.sampled),
+        })
+    }
+
+    /// `tcplab probes` of run `run_id` as text: each probed trial's path and
+    /// CPU, then the sampled trials without records, then (with several
+    /// sampled trials) the block table and fits.
+    pub fn text(&self, run_id: i64) -> String {
+        let analyses = self.analyses();
+        let mut out = String::new();
+        for (t, an) in &analyses {
+            out += &trial_path_text(run_id, t, an);
+            if let Some(c) = self.sampled.iter().find(|c| c.seq == t.seq) {
+                out += &trial_text(c);
+            }
+        }
+        for c in self
+            .sampled
+            .iter()
+            .filter(|c| !analyses.iter().any(|(t, _)| t.seq == c.seq))
+        {
+            out += &format!("run {run_id} trial {} ({})\n", c.seq, c.point);
+            out += &trial_text(c);
+        }
+        if self.sampled.len() > 1 {
+            out += &run_text(&self.sampled, &run_fits(&self.sampled));
+        }
+        out
+    }
+}
+
+/// One probed trial's path as text: records per probe, hop delays, queues,
+/// packet classes, ACK causes and thread idle time.
+pub fn trial_path_text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
+    let mut s = String::new();
+    let lost = t.outcome.metrics.get("probe_lost").copied().unwrap_or(0.0);
+    s += &format!(
+        "run {run} trial {}: {} records over {:.3} s{}\n",
+        t.seq,
+        a.records,
+        a.span_s,
+        if lost > 0.0 {
+            format!(" — WARNING: {lost:.0} records lost (ring buffer full)")
+        } else {
+            ", none lost".into()
+        }
+    );
+    s += "  records per probe:";
+    for (k, v) in &a.per_probe {
+        s += &format!(" {k}={v}");
+    }
+    s += "\n";
+    s += &format!(
+        "  {:<60} {:>8} {:>9} {:>9} {:>9} {:>9}\n",
+        "hop", "n", "p50 µs", "p90 µs", "p99 µs", "max µs"
+    );
+    for h in &a.hops {
+        s += &format!(
+            "  {:<60} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1}\n",
+            h.hop, h.n, h.p50_us, h.p90_us, h.p99_us, h.max_us
+        );
+    }
+    for q in &a.queues {
+        s += &format!(
+            "  {:<60} {:>8} mean {:>10.1} max {:>10.0}\n",
+            q.queue, q.n, q.mean, q.max
+        );
+    }
+    for p in &a.packets {
+        s += &format!(
+            "  flow {}: {} data segments ({:.0} B avg, largest {}), {} ACKs, {} window updates, {} control, {} small segments sent with more data queued\n",
+            p.flow,
+            p.data,
+            if p.data > 0 { p.data_bytes as f64 / p.data as f64 } else { 0.0 },
+            p.largest_segment,
+            p.acks,
+            p.window_updates,
+            p.control,
+            p.small_with_more_queued
+        );
+    }
+    for c in &a.ack_causes {
+        if c.acks > 0 {
+            s += &format!(
+                "  ACKs {}: {} — {:.0}% within 50 µs after a read (receive-queue drain), {:.0}% on data arrival\n",
+                c.flow,
+                c.acks,
+                c.after_read as f64 / c.acks as f64 * 100.0,
+                c.on_arrival as f64 / c.acks as f64 * 100.0
+            );
+        }
+    }
+    for th in &a.threads {
+        s += &format!(
+            "  {} thread {}: blocked {:.1}% of {:.3} s (idle), preempted {:.1}%\n",
+            th.role,
+            th.tid,
+            th.idle_fraction * 100.0,
+            th.span_s,
+            th.preempted_s / th.span_s * 100.0
+        );
+    }
+    s
+}

@@ -1,0 +1,89 @@
+//! `tcplab bench`: plans the sweep, builds the places, runs every trial into
+//! one stored run and prints its table (or its JSON).
+
+use crate::cli::BenchArgs;
+use crate::output;
+use crate::plan_args::bench_plan;
+use crate::runner::execute;
+use crate::session::Session;
+use crate::store_access::{interrupt_flag, open_store};
+use crate::usage::usage;
+use record::RunStatus;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// Runs `tcplab bench`.
+pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let plan = bench_plan(&a)?;
+    if a.sample_hz.is_some() && a.probe.is_none() {
+        return Err(usage(crate::probes::SAMPLE_HZ_NEEDS_CPU));
+    }
+    if a.probe_depth.is_some() && a.probe.is_none() {
+        return Err(usage(crate::probes::DEPTH_NEEDS_PROBE));
+    }
+    let depth = a.probe_depth.unwrap_or_default();
+    let probes = a
+        .probe
+        .as_deref()
+        .map(|spec| crate::probes::prepare(spec, a.sample_hz, depth))
+        .transpose()?;
+    let needs_v6 = plan.points.iter().any(|p| p.ipv6);
+    let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
+    let mut store = open_store(db)?;
+    let interrupt = interrupt_flag()?;
+    let quiet = a.quiet || a.json;
+    let status = |m: &str| {
+        if !quiet {
+            eprintln!("tcplab: {m}");
+        }
+    };
+    let session = match &a.to {
+        Some(to) => Session::remote(to, needs_v4, needs_v6),
+        None => Session::local(&plan.points, &interrupt, &status),
+    };
+    // Ctrl-C while places were being built or calibrated: nothing was stored,
+    // and whatever was built is already torn down.
+    if interrupt.load(Ordering::SeqCst) {
+        eprintln!("tcplab: interrupted before the first trial; nothing stored");
+        return Ok(ExitCode::from(130));
+    }
+    let mut session = session?;
+    session.set_probes(probes);
+    let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let end = execute(
+        &mut store,
+        &plan,
+        &mut session,
+        seed,
+        command,
+        &interrupt,
+        a.quiet || a.json,
+    )?;
+    let run = store.load_run(end.run_id)?;
+    let points = analysis::summarize_run(&run);
+    if a.json {
+        let doc = output::run_json(&run, &points, false);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
+        println!("{}", output::run_header(&run.meta));
+        println!("{}", output::table(plan.test, &points, &varying));
+        for l in output::failure_lines(&points, &varying) {
+            println!("{l}");
+        }
+        if let Some(l) = output::probe_loss_warning(&points) {
+            println!("{l}");
+        }
+        println!(
+            "mean ± 95% CI half-width (Student's t); stored as run {}",
+            end.run_id
+        );
+    }
+    Ok(match end.status {
+        RunStatus::Interrupted => ExitCode::from(130),
+        _ if end.failed > 0 => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
