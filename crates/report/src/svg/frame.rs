@@ -1,8 +1,10 @@
-//! What every chart shares around its plot: drawing errors, markers, the
-//! legend under the plot (never over the data), and the finished `<svg>`
-//! element with its title.
+//! What every chart shares around its data: the plot area of an XY chart
+//! (margins, axes, grid), drawing errors, markers, the legend under the
+//! plot (never over the data), and the finished `<svg>` element with its
+//! title.
 
-use super::style::{text_width, Look, Marker, FONT, LEGEND_ROW, TICK_PX, WIDTH};
+use super::axes::{y_area, Axis};
+use super::style::{text_width, Look, Marker, DESC_PX, FONT, GRID, LEGEND_ROW, TICK_PX, WIDTH};
 use crate::doc::SeriesStyle;
 use crate::error::ReportError;
 use crate::escape::escape;
@@ -19,6 +21,45 @@ pub(super) fn draw_err(what: &str, e: impl std::fmt::Display) -> ReportError {
 
 /// The drawing area of an SVG chart (or part of one).
 pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// An XY chart in plotting space.
+pub(super) type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>;
+
+/// The plot area of an XY figure or a histogram: its margins, both axes
+/// with exactly our ticks and their descriptions, and light grid lines.
+pub(super) fn xy_chart<'a, 'b>(
+    plot: &'a Area<'b>,
+    xa: &Axis,
+    ya: &Axis,
+    x_desc: &str,
+    y_desc: &str,
+    title: &str,
+) -> Result<Chart<'a, 'b>, ReportError> {
+    let mut chart = ChartBuilder::on(plot)
+        .margin_top(10)
+        .margin_right(24)
+        .margin_left(6)
+        .x_label_area_size(TICK_PX + DESC_PX + 26)
+        .y_label_area_size(y_area(&ya.ticks))
+        .build_cartesian_2d(xa.coord(), ya.coord())
+        .map_err(|e| draw_err(title, e))?;
+    let xf = |v: &f64| xa.label(*v);
+    let yf = |v: &f64| ya.label(*v);
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&xf)
+        .y_label_formatter(&yf)
+        .bold_line_style(GRID.stroke_width(1))
+        .light_line_style(TRANSPARENT)
+        .axis_style(BLACK.stroke_width(1))
+        .label_style((FONT, TICK_PX))
+        .axis_desc_style((FONT, DESC_PX))
+        .draw()
+        .map_err(|e| draw_err(title, e))?;
+    Ok(chart)
+}
 
 /// Draws a marker centred on pixel `(x, y)` of `area`.
 pub(super) fn draw_marker<DB: DrawingBackend>(

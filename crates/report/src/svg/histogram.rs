@@ -1,9 +1,9 @@
 //! Histograms: filled bars for one series, step outlines for several,
 //! and an optional overflow bin.
 
-use super::axes::{linear_ticks, nice_step, y_area, Axis};
-use super::frame::{draw_err, draw_legend, finish_svg, legend_size};
-use super::style::{look, Look, DESC_PX, FONT, GRID, TICK_PX, WIDTH};
+use super::axes::{linear_ticks, nice_step, Axis};
+use super::frame::{draw_err, draw_legend, finish_svg, legend_size, xy_chart};
+use super::style::{look, Look, WIDTH};
 use crate::doc::{Histogram, SeriesStyle, TickFormat};
 use crate::error::ReportError;
 use crate::format::compact;
@@ -62,29 +62,7 @@ pub fn render_histogram(h: &Histogram) -> Result<String, ReportError> {
             SVGBackend::with_string(&mut buf, (WIDTH, plot_h + legend_h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_err(&h.title, e))?;
         let (plot, leg) = root.split_vertically(plot_h);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_top(10)
-            .margin_right(24)
-            .margin_left(6)
-            .x_label_area_size(TICK_PX + DESC_PX + 26)
-            .y_label_area_size(y_area(&ya.ticks))
-            .build_cartesian_2d(xa.coord(), ya.coord())
-            .map_err(|e| draw_err(&h.title, e))?;
-        let xf = |v: &f64| xa.label(*v);
-        let yf = |v: &f64| ya.label(*v);
-        chart
-            .configure_mesh()
-            .x_desc(h.x_label.as_str())
-            .y_desc(h.y_label.as_str())
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .bold_line_style(GRID.stroke_width(1))
-            .light_line_style(TRANSPARENT)
-            .axis_style(BLACK.stroke_width(1))
-            .label_style((FONT, TICK_PX))
-            .axis_desc_style((FONT, DESC_PX))
-            .draw()
-            .map_err(|e| draw_err(&h.title, e))?;
+        let mut chart = xy_chart(&plot, &xa, &ya, &h.x_label, &h.y_label, &h.title)?;
         let single = h.series.len() == 1;
         for (i, (_, counts)) in h.series.iter().enumerate() {
             let lk = look(i);

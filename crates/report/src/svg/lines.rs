@@ -1,11 +1,9 @@
 //! XY figures: curves with markers and CI whiskers, grouped bars, and a
 //! gray reference curve.
 
-use super::axes::{y_area, Axis};
-use super::frame::{draw_err, draw_legend, draw_marker, finish_svg, legend_size};
-use super::style::{
-    look, reference_look, Look, DENSE, DESC_PX, FONT, GRID, PLOT_HEIGHT, TICK_PX, WIDTH,
-};
+use super::axes::Axis;
+use super::frame::{draw_err, draw_legend, draw_marker, finish_svg, legend_size, xy_chart, Chart};
+use super::style::{look, reference_look, Look, DENSE, PLOT_HEIGHT, WIDTH};
 use crate::doc::{Figure, Point, Series, SeriesStyle};
 use crate::error::ReportError;
 use plotters::prelude::*;
@@ -73,29 +71,7 @@ pub fn render_figure(f: &Figure) -> Result<String, ReportError> {
         let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_err(&f.title, e))?;
         let (plot, leg) = root.split_vertically(PLOT_HEIGHT);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_top(10)
-            .margin_right(24)
-            .margin_left(6)
-            .x_label_area_size(TICK_PX + DESC_PX + 26)
-            .y_label_area_size(y_area(&ya.ticks))
-            .build_cartesian_2d(xa.coord(), ya.coord())
-            .map_err(|e| draw_err(&f.title, e))?;
-        let xf = |v: &f64| xa.label(*v);
-        let yf = |v: &f64| ya.label(*v);
-        chart
-            .configure_mesh()
-            .x_desc(f.x_label.as_str())
-            .y_desc(f.y_label.as_str())
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .bold_line_style(GRID.stroke_width(1))
-            .light_line_style(TRANSPARENT)
-            .axis_style(BLACK.stroke_width(1))
-            .label_style((FONT, TICK_PX))
-            .axis_desc_style((FONT, DESC_PX))
-            .draw()
-            .map_err(|e| draw_err(&f.title, e))?;
+        let mut chart = xy_chart(&plot, &xa, &ya, &f.x_label, &f.y_label, &f.title)?;
 
         let nbars = f
             .series
@@ -161,9 +137,6 @@ fn bar_width(series: &[Series], xa: &Axis) -> f64 {
     };
     gap * 0.8
 }
-
-/// An XY chart in plotting space.
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>;
 
 /// Draws one series (line or bars, then CI whiskers) and returns the
 /// pixel positions where its markers go (none for bars and paths).

@@ -11,8 +11,8 @@
 //!
 //! - `style`: sizes, the font, the palette and each series' look.
 //! - `axes`: the plotting-space axis, its ticks and their labels.
-//! - `frame`: what every chart shares: markers, the legend, the finished
-//!   `<svg>` element with its title.
+//! - `frame`: what every chart shares: the XY plot area, markers, the
+//!   legend, the finished `<svg>` element with its title.
 //! - `lines`: XY figures ([`render_figure`]).
 //! - `bars`: stacked bar charts ([`render_stacked_bars`]).
 //! - `histogram`: histograms ([`render_histogram`]).
