@@ -24,8 +24,6 @@
 //! This crate depends on `record` only (for [`HostFacts`](record::HostFacts));
 //! statistics are computed by the caller and passed in as numbers.
 
-#![warn(missing_docs)]
-
 pub mod doc;
 pub mod error;
 pub mod escape;
