@@ -24,6 +24,7 @@ mod trials;
 
 pub use across_runs::RunSummary;
 pub use error::StoreError;
+pub(crate) use host_profiles::insert_host_profile;
 pub(crate) use runs::seed_to_sql;
 pub use runs::StoredRun;
 use rusqlite::Connection;

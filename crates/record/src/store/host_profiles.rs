@@ -4,23 +4,13 @@
 use super::runs::require_run;
 use super::{Store, StoreError};
 use crate::host_profile::HostProfile;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 
 impl Store {
     /// Stores a host profile and returns its id. Runs created after it on
     /// the same host reference it.
     pub fn add_host_profile(&mut self, p: &HostProfile) -> Result<i64, StoreError> {
-        self.conn.execute(
-            "INSERT INTO host_profiles (created_at, hostname, version, json)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![
-                p.created_at,
-                p.hostname,
-                p.version,
-                serde_json::to_string(p)?
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        insert_host_profile(&self.conn, p)
     }
 
     /// The host profile with this id.
@@ -70,4 +60,20 @@ impl Store {
             .map(|id| Ok((id, self.load_host_profile(id)?)))
             .transpose()
     }
+}
+
+/// Inserts host profile `p` (on a connection or in a transaction) and
+/// returns its id.
+pub(crate) fn insert_host_profile(conn: &Connection, p: &HostProfile) -> Result<i64, StoreError> {
+    conn.execute(
+        "INSERT INTO host_profiles (created_at, hostname, version, json)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            p.created_at,
+            p.hostname,
+            p.version,
+            serde_json::to_string(p)?
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
 }
