@@ -19,8 +19,6 @@
 //! - [`models`]: the window bound, Abrams & Chen's min(λ, μ), Markatos'
 //!   memory-and-CPU throughput model and mileage.
 
-#![warn(missing_docs)]
-
 pub mod cpu;
 pub mod findings;
 pub mod layers;

@@ -4,8 +4,6 @@
 //! fast one), null system call and context switch latency, and a CPU score
 //! from a fixed integer workload (Markatos' SPECint stand-in).
 
-#![warn(missing_docs)]
-
 pub mod checksum;
 pub mod copy;
 pub mod cpuscore;

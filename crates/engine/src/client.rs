@@ -7,8 +7,8 @@ use crate::hoststat::HostCpu;
 use crate::metrics::combine;
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
-use crate::tests::{start_client, PlaceHook};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
+use crate::workloads::{start_client, PlaceHook};
 use record::{TestKind, TrialOutcome, TrialParams};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsFd;
@@ -222,7 +222,7 @@ impl Client {
                 deadline.unwrap_or_default().as_secs_f64()
             )));
         }
-        let carrier = crate::tests::layer::effective(p);
+        let carrier = crate::workloads::layer::effective(p);
         let mut o = combine(&carrier, &client, &server)?;
         if p.test == TestKind::LayerRate {
             let snd = if crate::metrics::sender_is_client(&carrier) {
@@ -230,7 +230,7 @@ impl Client {
             } else {
                 &server
             };
-            crate::tests::layer::add_metrics(&carrier, &mut o.metrics, snd)?;
+            crate::workloads::layer::add_metrics(&carrier, &mut o.metrics, snd)?;
         }
         Ok(o)
     }

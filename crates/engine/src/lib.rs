@@ -3,10 +3,10 @@
 //! A trial runs between a client (`bench`) and a server (`tcplab server`,
 //! or one embedded in `bench`). The client sends the trial's factors over
 //! its control connection; the server opens data sockets and both sides run
-//! their role of the test in blocking threads with a lean data path; each
-//! side measures itself (bytes, first/last byte times, per-thread CPU,
-//! TCP_INFO, UDP counters, latency histograms) and the client combines both
-//! reports into the trial's metrics.
+//! their role of the test's workload ([`workloads`]) in blocking threads
+//! with a lean data path; each side measures itself (bytes, first/last byte
+//! times, per-thread CPU, TCP_INFO, UDP counters, latency histograms) and
+//! the client combines both reports into the trial's metrics.
 
 pub mod buffer;
 pub mod cancel;
@@ -24,11 +24,11 @@ pub mod report;
 pub mod server;
 pub mod sockopt;
 pub mod tcpinfo;
-pub mod tests;
 pub mod watch;
+pub mod workloads;
 
 pub use client::{Client, TrialObserver};
 pub use error::EngineError;
 pub use limits::{validate, Limits};
 pub use server::{Server, ServerHandle, DEFAULT_PORT};
-pub use tests::PlaceHook;
+pub use workloads::PlaceHook;

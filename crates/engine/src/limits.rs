@@ -1,7 +1,7 @@
 //! What a trial may ask for: the rules every test imposes on its factors, and
 //! the per-client resource bounds a server enforces.
 
-use crate::tests::udp;
+use crate::workloads::udp;
 use record::{Api, TestKind, TrialParams};
 
 /// Resource bounds a server applies to each client.
@@ -163,7 +163,7 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         }
     }
     if t == TestKind::LayerRate {
-        use crate::tests::layer::{MAX_FRAME, MIN_FRAME};
+        use crate::workloads::layer::{MAX_FRAME, MIN_FRAME};
         if !(MIN_FRAME..=MAX_FRAME).contains(&p.write_size) {
             return Err(format!(
                 "--write-size for layer-rate is the frame size, {MIN_FRAME}..={MAX_FRAME} bytes, got {}",

@@ -31,7 +31,7 @@ pub fn combine(
         TestKind::UdpStream => udp_metrics(&mut m, p, snd, rcv)?,
         TestKind::LayerRate => {
             return Err(EngineError::Protocol(
-                "layer-rate is combined as its carrier test (tests::layer::effective)".into(),
+                "layer-rate is combined as its carrier test (workloads::layer::effective)".into(),
             ))
         }
         TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http => {

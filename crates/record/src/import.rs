@@ -9,7 +9,7 @@
 
 use crate::host_profile::HostProfile;
 use crate::run::{PointRecord, RunMeta, TrialRecord};
-use crate::store::{insert_trial, seed_to_sql, Store, StoreError, StoredRun};
+use crate::store::{insert_host_profile, insert_trial, seed_to_sql, Store, StoreError, StoredRun};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -257,15 +257,5 @@ fn profile_id_for(tx: &Transaction<'_>, p: &HostProfile) -> Result<i64, StoreErr
     if let Some(id) = found {
         return Ok(id);
     }
-    tx.execute(
-        "INSERT INTO host_profiles (created_at, hostname, version, json)
-         VALUES (?1, ?2, ?3, ?4)",
-        params![
-            p.created_at,
-            p.hostname,
-            p.version,
-            serde_json::to_string(p)?
-        ],
-    )?;
-    Ok(tx.last_insert_rowid())
+    insert_host_profile(tx, p)
 }

@@ -12,6 +12,8 @@
 //! - [`svg`]: a [`Figure`] (curves with CI error bars, linear or log axes),
 //!   a [`StackedBars`] chart (shares) or a [`Histogram`] as an inline SVG
 //!   string, drawn with plotters.
+//! - [`escape`]: text made safe for HTML element content and attributes,
+//!   used by both the page and its figures.
 //! - [`html`]: the whole report as one self-contained HTML page: inline
 //!   styles and SVG, no scripts, no external fonts or URLs, print rules.
 //! - [`text`]: a concise terminal summary (section titles, findings, key
@@ -22,10 +24,9 @@
 //! This crate depends on `record` only (for [`HostFacts`](record::HostFacts));
 //! statistics are computed by the caller and passed in as numbers.
 
-#![warn(missing_docs)]
-
 pub mod doc;
 pub mod error;
+pub mod escape;
 pub mod format;
 pub mod html;
 pub mod svg;

@@ -3,8 +3,6 @@
 //! each a `tcplab bench` sweep written as its arguments; the binary runs
 //! them into one stored run, and the study's report reads that run back.
 
-#![warn(missing_docs)]
-
 pub mod abrams91;
 pub mod data;
 pub mod document;

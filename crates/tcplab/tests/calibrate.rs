@@ -4,13 +4,12 @@
 
 mod common;
 
-use common::{json_of, tcplab};
+use common::{assert_success, json_of, tcplab, temp_db, usage_error_line};
 use rusqlite::Connection;
 
 #[test]
 fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let v = json_of(&tcplab(&db, &["calibrate", "--quick", "--json"]));
     let id = v["id"].as_i64().unwrap();
     let med = |k: &str| v[k]["median"].as_f64().unwrap();
@@ -70,11 +69,7 @@ fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
             html.to_str().unwrap(),
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(
         text.contains(&format!("Host profile {id}")),
@@ -84,12 +79,9 @@ fn a_quick_calibration_is_stored_and_referenced_by_later_runs() {
 
 #[test]
 fn unknown_profiles_are_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for which in ["99", "x", "latest"] {
         let out = tcplab(&db, &["calibrate", "--show", which]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{which}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        usage_error_line(&out, which);
     }
 }

@@ -4,23 +4,12 @@
 mod common;
 
 use assert_cmd::cargo::cargo_bin;
-use common::{json_of, tcplab};
+use common::{json_of, tcplab, tcplab_command, temp_db, usage_error_line};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Db {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-fn db() -> Db {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.db");
-    Db { _dir: dir, path }
-}
 
 fn count(db: &Path, sql: &str) -> i64 {
     let c = Connection::open(db).unwrap();
@@ -55,7 +44,7 @@ fn free_port() -> u16 {
 
 #[test]
 fn bad_input_exits_2_with_one_line_and_stores_nothing() {
-    let d = db();
+    let (_dir, db) = temp_db();
     let cases: &[&[&str]] = &[
         &["bench", "tcp-stream", "--write-size", "abc"],
         &["bench", "tcp-stream", "--write-size", "10,,20"],
@@ -83,28 +72,22 @@ fn bad_input_exits_2_with_one_line_and_stores_nothing() {
         &["server", "--bind", "not-an-ip"],
     ];
     for args in cases {
-        let out = tcplab(&d.path, args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?} printed more than one line: {err}"
-        );
+        let out = tcplab(&db, args);
+        let err = usage_error_line(&out, &format!("{args:?}"));
         assert!(err.starts_with("tcplab: "), "{args:?}: {err}");
     }
     // Nothing was stored: the database either does not exist or has no runs.
-    if d.path.exists() {
-        assert_eq!(count(&d.path, "SELECT COUNT(*) FROM runs"), 0);
+    if db.exists() {
+        assert_eq!(count(&db, "SELECT COUNT(*) FROM runs"), 0);
     }
 }
 
 #[test]
 fn every_test_type_runs_through_the_cli_and_is_stored() {
-    let d = db();
+    let (_dir, db) = temp_db();
     for test in ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr", "http"] {
         let out = tcplab(
-            &d.path,
+            &db,
             &[
                 "bench",
                 test,
@@ -140,35 +123,32 @@ fn every_test_type_runs_through_the_cli_and_is_stored() {
         }
     }
     assert_eq!(
-        count(
-            &d.path,
-            "SELECT COUNT(*) FROM runs WHERE status = 'completed'"
-        ),
+        count(&db, "SELECT COUNT(*) FROM runs WHERE status = 'completed'"),
         5
     );
     assert_eq!(
-        count(&d.path, "SELECT COUNT(*) FROM trials WHERE status = 'ok'"),
+        count(&db, "SELECT COUNT(*) FROM trials WHERE status = 'ok'"),
         10
     );
     // runs, show, export read it back.
-    let runs = tcplab(&d.path, &["runs"]);
+    let runs = tcplab(&db, &["runs"]);
     assert!(String::from_utf8_lossy(&runs.stdout).contains("udp-stream"));
-    let shown = json_of(&tcplab(&d.path, &["show", "latest", "--json"]));
+    let shown = json_of(&tcplab(&db, &["show", "latest", "--json"]));
     assert_eq!(shown["kind"], "http");
-    let table = String::from_utf8_lossy(&tcplab(&d.path, &["show", "1"]).stdout).to_string();
+    let table = String::from_utf8_lossy(&tcplab(&db, &["show", "1"]).stdout).to_string();
     assert!(table.contains("Mbit/s") && table.contains(" ± "), "{table}");
-    let csv = tcplab(&d.path, &["export", "2", "--format", "csv"]);
+    let csv = tcplab(&db, &["export", "2", "--format", "csv"]);
     let text = String::from_utf8_lossy(&csv.stdout);
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(text.lines().next().unwrap().contains("loss_rate"));
-    let exported = json_of(&tcplab(&d.path, &["export", "3", "--format", "json"]));
+    let exported = json_of(&tcplab(&db, &["export", "3", "--format", "json"]));
     assert_eq!(exported["trials"].as_array().unwrap().len(), 2);
     assert!(exported["host"]["sysctls"]["net.ipv4.tcp_rmem"].is_string());
 }
 
 #[test]
 fn sweep_covers_the_cartesian_product_in_seeded_random_order() {
-    let d = db();
+    let (_dir, db) = temp_db();
     let args = [
         "bench",
         "tcp-stream",
@@ -185,10 +165,10 @@ fn sweep_covers_the_cartesian_product_in_seeded_random_order() {
     let run = |seed: &str| {
         let mut a = args.to_vec();
         a.extend(["--seed", seed]);
-        json_of(&tcplab(&d.path, &a))
+        json_of(&tcplab(&db, &a))
     };
     let order = |run_id: i64| -> Vec<i64> {
-        let c = Connection::open(&d.path).unwrap();
+        let c = Connection::open(&db).unwrap();
         let mut st = c
             .prepare("SELECT p.idx FROM trials t JOIN points p ON p.id = t.point_id WHERE t.run_id = ?1 ORDER BY t.seq")
             .unwrap();
@@ -230,10 +210,10 @@ fn sweep_covers_the_cartesian_product_in_seeded_random_order() {
 
 #[test]
 fn precision_target_stops_at_the_target_or_the_cap() {
-    let d = db();
+    let (_dir, db) = temp_db();
     // A loose target is met quickly: stops once the half-width is within 50 %.
     let doc = json_of(&tcplab(
-        &d.path,
+        &db,
         &[
             "bench",
             "tcp-rr",
@@ -259,7 +239,7 @@ fn precision_target_stops_at_the_target_or_the_cap() {
     }
     // An impossible target runs exactly to the cap.
     let doc = json_of(&tcplab(
-        &d.path,
+        &db,
         &[
             "bench",
             "tcp-rr",
@@ -277,10 +257,8 @@ fn precision_target_stops_at_the_target_or_the_cap() {
 
 #[test]
 fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
-    let d = db();
-    let child = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&d.path)
+    let (_dir, db) = temp_db();
+    let child = tcplab_command(&db)
         .args([
             "bench",
             "tcp-stream",
@@ -297,7 +275,7 @@ fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_trials(&d.path, "SELECT COUNT(*) FROM trials", 2);
+    wait_for_trials(&db, "SELECT COUNT(*) FROM trials", 2);
     // SAFETY: signalling our own child by pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t1 = Instant::now();
@@ -315,21 +293,21 @@ fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
     );
     assert_eq!(
         count(
-            &d.path,
+            &db,
             "SELECT COUNT(*) FROM runs WHERE status = 'interrupted' AND finished_at IS NOT NULL"
         ),
         1
     );
-    let ok = count(&d.path, "SELECT COUNT(*) FROM trials WHERE status = 'ok'");
+    let ok = count(&db, "SELECT COUNT(*) FROM trials WHERE status = 'ok'");
     assert!(ok >= 2, "completed trials kept: {ok}");
     assert!(ok < 20, "the run stopped early");
     // The trial cut short is recorded as failed, never as a measurement.
-    assert_eq!(count(&d.path, "SELECT COUNT(*) FROM trials t JOIN metrics m ON m.trial_id = t.id WHERE t.status = 'failed'"), 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM trials t JOIN metrics m ON m.trial_id = t.id WHERE t.status = 'failed'"), 0);
 }
 
 #[test]
 fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
-    let d = db();
+    let (_dir, db) = temp_db();
     let port = free_port();
     let mut server = Command::new(cargo_bin("tcplab"))
         .args(["server", "--bind", "127.0.0.1", "--port", &port.to_string()])
@@ -338,9 +316,7 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let to = format!("127.0.0.1:{port}");
-    let bench = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&d.path)
+    let bench = tcplab_command(&db)
         .args([
             "bench",
             "tcp-stream",
@@ -362,11 +338,7 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
         .spawn()
         .unwrap();
     // Kill the server once the first trial is stored, in the middle of the second.
-    wait_for_trials(
-        &d.path,
-        "SELECT COUNT(*) FROM trials WHERE status = 'ok'",
-        1,
-    );
+    wait_for_trials(&db, "SELECT COUNT(*) FROM trials WHERE status = 'ok'", 1);
     std::thread::sleep(Duration::from_millis(300));
     server.kill().unwrap();
     server.wait().unwrap();
@@ -408,18 +380,15 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
     assert!(reasons.iter().all(|r| !r.is_empty()));
     assert!(
         count(
-            &d.path,
+            &db,
             "SELECT COUNT(*) FROM trials WHERE status = 'failed' AND error IS NOT NULL"
         ) >= 2
     );
     // The report shows failed trials as failed, never as zeros: the trials
     // column counts them, and a point with no good trial reads "failed".
-    let page = d.path.with_extension("html");
+    let page = db.with_extension("html");
     let run_id = doc["run_id"].as_i64().unwrap().to_string();
-    let rep = tcplab(
-        &d.path,
-        &["report", &run_id, "--out", page.to_str().unwrap()],
-    );
+    let rep = tcplab(&db, &["report", &run_id, "--out", page.to_str().unwrap()]);
     assert!(
         rep.status.success(),
         "{}",

@@ -6,17 +6,12 @@
 
 mod common;
 
-use assert_cmd::cargo::cargo_bin;
+use common::{assert_success, skip_unless_root, tcplab, tcplab_command, temp_db, usage_error_line};
 use lab::offload::{self, Offload};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn run(program: &str, args: &[&str]) -> String {
     let out = Command::new(program).args(args).output().unwrap();
@@ -120,12 +115,10 @@ fn tcplab_routes() -> usize {
 
 #[test]
 fn changed_places_leave_the_host_as_it_was() {
-    if !is_root() {
-        eprintln!("SKIP: routes, offloads and namespaces need root");
+    if skip_unless_root("routes, offloads and namespaces need root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let before = snapshot();
     assert!(before.namespaces.is_empty(), "{:?}", before.namespaces);
 
@@ -140,18 +133,12 @@ fn changed_places_leave_the_host_as_it_was() {
         "-q",
     ];
     args.extend(CHANGING);
-    let out = common::tcplab(&db, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = tcplab(&db, &args);
+    assert_success(&out);
     assert_same(&before, &snapshot(), "after a normal run");
 
     // Ctrl-C while a trial with 100,000 routes and offload off runs.
-    let child = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&db)
+    let child = tcplab_command(&db)
         .args([
             "bench",
             "tcp-stream",
@@ -189,8 +176,7 @@ fn changed_places_leave_the_host_as_it_was() {
 
 #[test]
 fn changes_to_the_host_itself_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for args in [
         vec!["bench", "udp-stream", "--routes", "10"],
         vec!["bench", "tcp-stream", "--checksum-offload", "off"],
@@ -211,9 +197,7 @@ fn changes_to_the_host_itself_are_refused() {
             "veth",
         ],
     ] {
-        let out = common::tcplab(&db, &args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let out = tcplab(&db, &args);
+        usage_error_line(&out, &format!("{args:?}"));
     }
 }

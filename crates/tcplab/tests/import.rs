@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{json_of, tcplab};
+use common::{assert_success, json_of, tcplab, usage_error_line};
 
 #[test]
 fn a_database_and_an_export_import_once_each() {
@@ -31,11 +31,7 @@ fn a_database_and_an_export_import_once_each() {
     let src = json_of(&tcplab(&theirs, &["show", "latest", "--json"]));
     let ours = dir.path().join("ours.db");
     let out = tcplab(&ours, &["import", theirs.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("imported theirs.db run 1"));
     let got = json_of(&tcplab(&ours, &["show", "latest", "--json"]));
     // The same points with the same summaries, and where it came from.
@@ -83,9 +79,7 @@ fn bad_files_are_refused_in_one_line_and_store_nothing() {
         (&ours, "that is this database"),
     ] {
         let out = tcplab(&ours, &["import", f.to_str().unwrap()]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{f:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let err = usage_error_line(&out, &format!("{f:?}"));
         assert!(err.contains(says), "{err}");
     }
     // Nothing was stored.

@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::cargo::cargo_bin;
-use common::{json_of, tcplab};
+use common::{json_of, tcplab, tcplab_command, temp_db};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -109,8 +109,7 @@ fn too_disturbed(seen: &[(f64, f64)]) -> bool {
 #[test]
 fn shaped_rate_is_within_5_percent_for_each_mechanism() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let mut mechs = vec!["tbf", "htb", "emulator"];
     if lab::shaper::netem_available() {
         mechs.push("netem");
@@ -176,8 +175,7 @@ fn shaped_rate_is_within_5_percent_for_each_mechanism() {
 #[test]
 fn emulated_rtt_is_within_10_percent() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for (profile, delay_s, rate) in [("man", 0.001, 10e6), ("wan", 0.030, 6e6)] {
         // The round trip of a 1-byte exchange on this link: the delay each
         // way plus serializing a 67-byte frame each way.
@@ -222,8 +220,7 @@ fn emulated_rtt_is_within_10_percent() {
 #[test]
 fn emulated_loss_is_within_statistical_tolerance() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let doc = json_of(&tcplab(
         &db,
         &[
@@ -264,8 +261,7 @@ fn emulated_loss_is_within_statistical_tolerance() {
 #[test]
 fn slower_hosts_are_slower() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let doc = json_of(&tcplab(
         &db,
         &[
@@ -302,9 +298,7 @@ fn slower_hosts_are_slower() {
 /// Starts a bench that builds places and a CPU quota, waits until its first
 /// trial is stored, and returns the child.
 fn start_lab_bench(db: &Path) -> std::process::Child {
-    let child = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(db)
+    let child = tcplab_command(db)
         .args([
             "bench",
             "tcp-stream",
@@ -340,13 +334,10 @@ fn start_lab_bench(db: &Path) -> std::process::Child {
 #[test]
 fn nothing_is_left_after_exit_ctrl_c_or_kill_and_clean() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
 
     // Normal exit.
-    let child = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&db)
+    let child = tcplab_command(&db)
         .args([
             "bench",
             "tcp-rr",

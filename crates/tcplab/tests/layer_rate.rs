@@ -5,21 +5,14 @@
 
 mod common;
 
-use common::{json_of, tcplab};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+use common::{json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
 
 #[test]
 fn every_layer_delivers_frames_of_the_size_asked() {
-    if !is_root() {
-        eprintln!("SKIP: raw sockets and namespaces need root");
+    if skip_unless_root("raw sockets and namespaces need root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let doc = json_of(&tcplab(
         &db,
         &[
@@ -72,8 +65,7 @@ fn every_layer_delivers_frames_of_the_size_asked() {
 
 #[test]
 fn layer_rate_refuses_loopback_and_bad_frames() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for args in [
         vec!["bench", "layer-rate", "--layer", "eth"],
         vec![
@@ -97,8 +89,6 @@ fn layer_rate_refuses_loopback_and_bad_frames() {
         vec!["bench", "layer-rate", "--to", "127.0.0.1"],
     ] {
         let out = tcplab(&db, &args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        usage_error_line(&out, &format!("{args:?}"));
     }
 }

@@ -4,22 +4,12 @@
 mod common;
 
 use assert_cmd::cargo::cargo_bin;
-use common::{json_of, tcplab};
+use common::{
+    assert_success, assert_usage_error, json_of, skip_unless_root, tcplab, tcplab_command, temp_db,
+};
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Output, Stdio};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn assert_usage_error(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err}");
-}
+use std::process::{Command, Stdio};
 
 /// The metrics of one tcp-stream trial of `duration` with `extra` arguments.
 fn one_stream(db: &std::path::Path, duration: &str, extra: &[&str]) -> serde_json::Value {
@@ -38,12 +28,10 @@ fn one_stream(db: &std::path::Path, duration: &str, extra: &[&str]) -> serde_jso
 
 #[test]
 fn probed_trials_store_their_records() {
-    if !is_root() {
-        eprintln!("SKIP: --probe needs root");
+    if skip_unless_root("--probe needs root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let out = tcplab(
         &db,
         &[
@@ -155,9 +143,7 @@ fn probed_trials_store_their_records() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "--pcapng needs a file");
-    let out = Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(&db)
+    let out = tcplab_command(&db)
         .args([
             "probes",
             "latest",
@@ -168,11 +154,7 @@ fn probed_trials_store_their_records() {
         .arg(&pcap)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let read = Command::new("tcpdump")
         .args(["-r"])
         .arg(&pcap)
@@ -232,8 +214,7 @@ fn probed_trials_store_their_records() {
 
 #[test]
 fn unknown_groups_are_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     assert_usage_error(
         &tcplab(&db, &["bench", "tcp-stream", "--probe", "disk"]),
         "unknown probe group",
@@ -247,8 +228,7 @@ fn unknown_groups_are_bad_input() {
 
 #[test]
 fn sample_hz_needs_the_cpu_group_and_a_sane_rate() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for (args, why) in [
         (
             &["--sample-hz", "1000"][..],
@@ -276,8 +256,7 @@ fn sample_hz_needs_the_cpu_group_and_a_sane_rate() {
 
 #[test]
 fn probe_depth_needs_probe_and_a_known_depth() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     assert_usage_error(
         &tcplab(&db, &["bench", "tcp-stream", "--probe-depth", "empty"]),
         "--probe-depth applies only with --probe",
@@ -301,12 +280,10 @@ fn probe_depth_needs_probe_and_a_known_depth() {
 
 #[test]
 fn only_full_depth_records_and_every_depth_runs_its_programs() {
-    if !is_root() {
-        eprintln!("SKIP: --probe needs root");
+    if skip_unless_root("--probe needs root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let trial = |depth: &str| {
         let m = one_stream(
             &db,
@@ -368,12 +345,10 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
 
 #[test]
 fn sample_hz_sets_the_cpu_samplers_rate() {
-    if !is_root() {
-        eprintln!("SKIP: --probe cpu needs root");
+    if skip_unless_root("--probe cpu needs root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let samples = |hz: &str| {
         one_stream(&db, "1s", &["--probe", "cpu", "--sample-hz", hz])["probe_cpu_samples"]["mean"]
             .as_f64()
@@ -394,8 +369,7 @@ fn sample_hz_sets_the_cpu_samplers_rate() {
 
 #[test]
 fn without_privileges_probe_fails_with_one_line() {
-    if !is_root() {
-        eprintln!("SKIP: needs root to drop to an unprivileged user");
+    if skip_unless_root("needs root to drop to an unprivileged user") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -441,12 +415,10 @@ fn without_privileges_probe_fails_with_one_line() {
 
 #[test]
 fn cpu_samples_account_for_the_engines_cpu_time_by_layer() {
-    if !is_root() {
-        eprintln!("SKIP: --probe cpu needs root");
+    if skip_unless_root("--probe cpu needs root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     let out = tcplab(
         &db,
         &[
@@ -462,11 +434,7 @@ fn cpu_samples_account_for_the_engines_cpu_time_by_layer() {
             "cpu",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = tcplab(&db, &["probes", "latest", "--json"]);
     let doc = json_of(&out);
     let trials = doc["cpu"].as_array().expect("cpu attribution per trial");

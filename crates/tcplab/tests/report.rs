@@ -5,34 +5,13 @@
 mod common;
 
 use common::browser::{assert_rendered, assert_self_contained, render};
-use common::{json_of, tcplab};
+use common::{
+    assert_usage_error, json_of, skip_unless_root, stdout_of, tcplab, tcplab_command, temp_db,
+};
 use report::format::column;
 use report::Unit;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn assert_usage_error(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err}");
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "status {:?}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A small real sweep: two write sizes, two trials each.
 fn sweep(db: &Path, extra: &[&str]) -> Value {
@@ -53,13 +32,12 @@ fn sweep(db: &Path, extra: &[&str]) -> Value {
 
 #[test]
 fn report_of_a_sweep_is_self_contained_and_renders() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let doc = sweep(&db, &[]);
     let run = doc["run_id"].as_i64().unwrap();
     let page = dir.path().join("sweep.html");
     let out = tcplab(&db, &["report", "latest", "--out", page.to_str().unwrap()]);
-    let text = stdout(&out);
+    let text = stdout_of(&out);
     // The terminal summary, then where the report went.
     assert!(
         text.starts_with(&format!("tcplab run {run}: tcp-stream")),
@@ -125,12 +103,12 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
 
     // The default name, in the current directory.
     let cwd = tempfile::tempdir().unwrap();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("tcplab"))
-        .args(["--db", db.to_str().unwrap(), "report", &run.to_string()])
+    let out = tcplab_command(&db)
+        .args(["report", &run.to_string()])
         .current_dir(cwd.path())
         .output()
         .unwrap();
-    stdout(&out);
+    stdout_of(&out);
     for ext in ["html", "csv", "json"] {
         assert!(cwd.path().join(format!("tcplab-run-{run}.{ext}")).exists());
     }
@@ -151,12 +129,10 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
 
 #[test]
 fn probed_run_report_has_path_and_cpu_figures() {
-    if !is_root() {
-        println!("SKIP: --probe needs root; the probe part of the report is not tested");
+    if skip_unless_root("--probe needs root; the probe part of the report is not tested") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let out = tcplab(
         &db,
         &[
@@ -182,7 +158,7 @@ fn probed_run_report_has_path_and_cpu_figures() {
     }
     json_of(&out);
     let page = dir.path().join("probed.html");
-    let text = stdout(&tcplab(
+    let text = stdout_of(&tcplab(
         &db,
         &["report", "latest", "--out", page.to_str().unwrap()],
     ));
@@ -214,13 +190,12 @@ fn probed_run_report_has_path_and_cpu_figures() {
 
 #[test]
 fn compare_puts_runs_side_by_side() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let a = sweep(&db, &[]);
     let b = sweep(&db, &["--nodelay"]);
     let (ra, rb) = (a["run_id"].as_i64().unwrap(), b["run_id"].as_i64().unwrap());
     let page = dir.path().join("cmp.html");
-    let text = stdout(&tcplab(
+    let text = stdout_of(&tcplab(
         &db,
         &[
             "compare",
@@ -254,8 +229,7 @@ fn compare_puts_runs_side_by_side() {
 
 #[test]
 fn bad_input_gets_one_line_and_status_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     // No runs yet.
     assert_usage_error(&tcplab(&db, &["report", "latest"]), "no runs");
     json_of(&tcplab(

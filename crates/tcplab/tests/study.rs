@@ -6,19 +6,13 @@
 mod common;
 
 use common::browser::{assert_rendered, assert_self_contained, render};
-use common::tcplab;
+use common::{assert_success, json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
 use rusqlite::Connection;
 use std::time::Instant;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn every_study_plan_is_valid_bench_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for quick in [true, false] {
         let mut args = vec!["study", "all", "--plan"];
         if quick {
@@ -26,11 +20,7 @@ fn every_study_plan_is_valid_bench_input() {
         }
         let out = tcplab(&db, &args);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         for id in [
             "write-size-tcp-fast",
             "load-file-udp",
@@ -61,8 +51,7 @@ fn every_study_plan_is_valid_bench_input() {
 
 #[test]
 fn unknown_studies_and_bad_places_are_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (_dir, db) = temp_db();
     for args in [
         vec!["study", "nope"],
         vec![
@@ -75,20 +64,16 @@ fn unknown_studies_and_bad_places_are_bad_input() {
         ],
     ] {
         let out = tcplab(&db, &args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        usage_error_line(&out, &format!("{args:?}"));
     }
 }
 
 #[test]
 fn study_all_quick_runs_every_study_into_reports_and_an_index() {
-    if !is_root() {
-        eprintln!("SKIP: studies build namespaces and need root");
+    if skip_unless_root("studies build namespaces and need root") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let (dir, db) = temp_db();
     let out_dir = dir.path().join("reports");
     let t0 = Instant::now();
     let out = tcplab(
@@ -176,7 +161,7 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     // and scaling plots when the report is written again.
     let markatos = kinds[1].0.to_string();
     let export = tcplab(&db, &["export", &markatos, "--format", "json"]);
-    let mut doc: serde_json::Value = common::json_of(&export);
+    let mut doc: serde_json::Value = json_of(&export);
     assert!(doc["host_profile"]["cpu_score"]["median"].as_f64().unwrap() > 0.0);
     doc["host"]["hostname"] = "elsewhere".into();
     doc["host_profile"]["hostname"] = "elsewhere".into();

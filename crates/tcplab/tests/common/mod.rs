@@ -6,27 +6,90 @@ pub mod browser;
 
 use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
+
+/// Whether the tests run as root (namespaces, raw sockets, routes and BPF
+/// need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether a test that needs root must be skipped here: when not root, it
+/// prints `SKIP: why` and says yes.
+pub fn skip_unless_root(why: &str) -> bool {
+    if is_root() {
+        return false;
+    }
+    eprintln!("SKIP: {why}");
+    true
+}
+
+/// A fresh temporary directory and the path of a database `t.db` in it
+/// (not yet created); the directory goes when the `TempDir` is dropped.
+pub fn temp_db() -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    (dir, db)
+}
+
+/// `tcplab --db DB`, to add arguments to and run or spawn.
+pub fn tcplab_command(db: &Path) -> Command {
+    let mut c = Command::new(cargo_bin("tcplab"));
+    c.arg("--db").arg(db);
+    c
+}
 
 /// Runs `tcplab --db DB ARGS…` to completion, stdin closed.
 pub fn tcplab(db: &Path, args: &[&str]) -> Output {
-    Command::new(cargo_bin("tcplab"))
-        .arg("--db")
-        .arg(db)
+    tcplab_command(db)
         .args(args)
         .stdin(Stdio::null())
         .output()
         .unwrap()
 }
 
-/// The JSON a successful run printed; fails the test with its stderr otherwise.
-pub fn json_of(out: &Output) -> Value {
+/// Fails the test, with the status and stderr, unless the command succeeded.
+pub fn assert_success(out: &Output) {
     assert!(
         out.status.success(),
         "status {:?}\nstderr: {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The text a successful run printed; fails the test with its stderr otherwise.
+pub fn stdout_of(out: &Output) -> String {
+    assert_success(out);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The JSON a successful run printed; fails the test with its stderr otherwise.
+pub fn json_of(out: &Output) -> Value {
+    assert_success(out);
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The one line a refused command printed: fails the test unless it exited
+/// with status 2 (bad input) and printed exactly one line on stderr. `case`
+/// names what was run in the failure message.
+pub fn usage_error_line(out: &Output, case: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{case} printed more than one line: {err}"
+    );
+    err
+}
+
+/// Fails the test unless the command was refused as bad input (status 2,
+/// one line) with a message containing `needle`.
+pub fn assert_usage_error(out: &Output, needle: &str) {
+    let err = usage_error_line(out, needle);
+    assert!(err.contains(needle), "expected {needle:?} in {err}");
 }

@@ -1,5 +1,7 @@
-//! The tests and the two roles each plays: what the client side and the
-//! server side of a trial do, started in threads and joined into a report.
+//! The workloads a trial can run (tcp-stream, udp-stream, tcp-rr, tcp-crr,
+//! http, layer-rate: record's `TestKind`) and the two roles each plays:
+//! what the client side and the server side of a trial do, started in
+//! threads and joined into a report.
 
 pub mod http;
 pub mod layer;

@@ -10,7 +10,7 @@ use crate::pattern::Pattern;
 use crate::report::ConnResult;
 use crate::sockopt::setsockopt_int;
 use crate::tcpinfo::TcpInfo;
-use crate::tests::sender::ChunkSender;
+use crate::workloads::sender::ChunkSender;
 use record::TrialParams;
 use socket2::Socket;
 use std::os::fd::{AsFd, AsRawFd};

@@ -9,7 +9,7 @@ use crate::cpu::CpuTime;
 use crate::pattern::Pattern;
 use crate::report::ConnResult;
 use crate::sockopt;
-use crate::tests::rr::latency_histogram;
+use crate::workloads::rr::latency_histogram;
 use record::TrialParams;
 use socket2::Socket;
 use std::io::{Read, Write};

@@ -1,0 +1,192 @@
+//! Runs: creating one, recording how it ended, deleting it, and loading
+//! it whole (metadata, points, trials with their metrics).
+
+use super::{Store, StoreError};
+use crate::run::{PointRecord, RunMeta, RunStatus, TrialRecord};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+/// A whole run as stored: metadata, points by index, trials by execution order.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoredRun {
+    /// Run metadata (with its database id).
+    pub meta: RunMeta,
+    /// Points ordered by index.
+    pub points: Vec<PointRecord>,
+    /// Trials ordered by `seq`, with their metrics and details.
+    pub trials: Vec<TrialRecord>,
+}
+
+impl Store {
+    /// Stores a new run and returns its id (`meta.id` is ignored).
+    pub fn create_run(&mut self, meta: &RunMeta) -> Result<i64, StoreError> {
+        let host_json = serde_json::to_string(&meta.host)?;
+        let settings_json = serde_json::to_string(&meta.settings)?;
+        let profile = self.latest_host_profile(&meta.host.hostname)?.map(|p| p.0);
+        self.conn.execute(
+            "INSERT INTO runs (kind, command, seed, place, started_at, finished_at,
+                               status, host_json, settings_json, tool_version, host_profile_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                meta.kind,
+                meta.command,
+                seed_to_sql(meta.seed),
+                meta.place,
+                meta.started_at,
+                meta.finished_at,
+                meta.status.as_str(),
+                host_json,
+                settings_json,
+                meta.tool_version,
+                profile,
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the final state and end time of a run.
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        finished_at: &str,
+    ) -> Result<(), StoreError> {
+        let changed = self.conn.execute(
+            "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3",
+            params![status.as_str(), finished_at, run_id],
+        )?;
+        expect_one_run(changed, run_id)
+    }
+
+    /// Deletes a run with its points, trials and metrics.
+    pub fn delete_run(&mut self, run_id: i64) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", [run_id])?;
+        expect_one_run(changed, run_id)
+    }
+
+    /// Loads a whole run: metadata, points by index, trials by `seq` with
+    /// their metrics and details.
+    pub fn load_run(&self, run_id: i64) -> Result<StoredRun, StoreError> {
+        let meta = self.load_meta(run_id)?;
+        let points = self.load_points(run_id)?;
+        let mut trials = self.load_trials(run_id)?;
+        self.attach_metrics(run_id, &mut trials)?;
+        Ok(StoredRun {
+            meta,
+            points,
+            trials,
+        })
+    }
+
+    /// The `runs` row of `run_id`.
+    fn load_meta(&self, run_id: i64) -> Result<RunMeta, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id, kind, command, seed, place, started_at, finished_at, status,
+                        host_json, settings_json, tool_version
+                 FROM runs WHERE id = ?1",
+                [run_id],
+                RunRow::read,
+            )
+            .optional()?
+            .ok_or(StoreError::NoSuchRun(run_id))?
+            .into_meta()
+    }
+}
+
+/// A `runs` row as stored, before its text columns are decoded.
+struct RunRow {
+    id: i64,
+    kind: String,
+    command: String,
+    seed: i64,
+    place: String,
+    started_at: String,
+    finished_at: Option<String>,
+    status: String,
+    host_json: String,
+    settings_json: String,
+    tool_version: String,
+}
+
+impl RunRow {
+    /// Reads the columns of `SELECT id, kind, ..., tool_version` in table order.
+    fn read(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+        Ok(RunRow {
+            id: row.get(0)?,
+            kind: row.get(1)?,
+            command: row.get(2)?,
+            seed: row.get(3)?,
+            place: row.get(4)?,
+            started_at: row.get(5)?,
+            finished_at: row.get(6)?,
+            status: row.get(7)?,
+            host_json: row.get(8)?,
+            settings_json: row.get(9)?,
+            tool_version: row.get(10)?,
+        })
+    }
+
+    /// Decodes the status, seed and JSON columns.
+    fn into_meta(self) -> Result<RunMeta, StoreError> {
+        Ok(RunMeta {
+            id: self.id,
+            status: parse_run_status(self.id, &self.status)?,
+            seed: seed_from_sql(self.seed),
+            host: serde_json::from_str(&self.host_json)?,
+            settings: serde_json::from_str(&self.settings_json)?,
+            kind: self.kind,
+            command: self.command,
+            place: self.place,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            tool_version: self.tool_version,
+        })
+    }
+}
+
+/// Fails with [`StoreError::NoSuchRun`] unless run `run_id` exists.
+pub(super) fn require_run(conn: &Connection, run_id: i64) -> Result<(), StoreError> {
+    conn.query_row("SELECT 1 FROM runs WHERE id = ?1", [run_id], |_| Ok(()))
+        .optional()?
+        .ok_or(StoreError::NoSuchRun(run_id))
+}
+
+/// Maps the row count of a single-run update or delete to a result.
+fn expect_one_run(changed: usize, run_id: i64) -> Result<(), StoreError> {
+    if changed == 0 {
+        Err(StoreError::NoSuchRun(run_id))
+    } else {
+        Ok(())
+    }
+}
+
+/// Parses a stored run status.
+pub(super) fn parse_run_status(run_id: i64, text: &str) -> Result<RunStatus, StoreError> {
+    RunStatus::parse(text)
+        .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} has unknown status {text:?}")))
+}
+
+/// A seed as SQLite stores it: the same 64 bits as a signed integer.
+pub(crate) fn seed_to_sql(seed: u64) -> i64 {
+    i64::from_ne_bytes(seed.to_ne_bytes())
+}
+
+/// The inverse of [`seed_to_sql`].
+fn seed_from_sql(stored: i64) -> u64 {
+    u64::from_ne_bytes(stored.to_ne_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_round_trip_all_64_bits() {
+        for seed in [0, 1, u64::MAX, 1 << 63, 0xdead_beef_cafe_f00d] {
+            assert_eq!(seed_from_sql(seed_to_sql(seed)), seed);
+        }
+    }
+}
