@@ -3,7 +3,7 @@
 //! through its mapped ELF files' symbols (both by blazesym), and labels each
 //! sampled thread with a first role (the caller refines sender/receiver).
 
-use crate::sampler::RawProfile;
+use crate::raw_profile::RawProfile;
 use blazesym::symbolize::source::{Kernel, Process, Source};
 use blazesym::symbolize::{Input, Symbolized, Symbolizer};
 use blazesym::{MaybeDefault, Pid};

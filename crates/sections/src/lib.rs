@@ -17,8 +17,6 @@
 //! Builders return `report` documents, sections, text or JSON; the binary
 //! resolves runs, writes files and prints.
 
-#![warn(missing_docs)]
-
 pub mod compare;
 pub mod compare_html;
 pub mod cpu;
