@@ -16,12 +16,30 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// An experiment from its id, title and `bench` arguments.
-    pub fn new(id: &str, title: &str, args: &[&str]) -> Experiment {
+    /// An experiment from its id, title and `tcplab bench` arguments after
+    /// `bench`, written as the command a user would type and rerun:
+    /// `"tcp-stream --write-size 1460 --topology veth --repeat 5"`.
+    ///
+    /// The string is split at every ASCII whitespace character, so values
+    /// never contain spaces (none does: lists are comma-separated, and the
+    /// bench parser rejects what a topology name with a space splits into).
+    /// Arguments are separated by one space: two separators in a row, or
+    /// one at either end, as an empty interpolated value leaves, make an
+    /// empty argument rather than vanish, so the bench parser rejects it
+    /// as it would the empty value itself (and the plan tests fail).
+    pub fn bench(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        args: impl AsRef<str>,
+    ) -> Experiment {
         Experiment {
-            id: id.to_string(),
-            title: title.to_string(),
-            args: args.iter().map(|s| s.to_string()).collect(),
+            id: id.into(),
+            title: title.into(),
+            args: args
+                .as_ref()
+                .split(|c: char| c.is_ascii_whitespace())
+                .map(String::from)
+                .collect(),
         }
     }
 
@@ -61,5 +79,90 @@ pub(crate) fn levels<'a>(o: &PlanOptions, quick: &'a str, full: &'a str) -> &'a 
         quick
     } else {
         full
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_splits_the_command_at_whitespace() {
+        let e = Experiment::bench(
+            "id",
+            format!("title {}", 1),
+            format!(
+                "tcp-rr --write-size {} --nodelay --topology loopback,veth",
+                "1,64"
+            ),
+        );
+        assert_eq!(e.id, "id");
+        assert_eq!(e.title, "title 1");
+        assert_eq!(
+            e.args,
+            [
+                "tcp-rr",
+                "--write-size",
+                "1,64",
+                "--nodelay",
+                "--topology",
+                "loopback,veth"
+            ]
+        );
+        assert_eq!(
+            e.command(),
+            "tcplab bench tcp-rr --write-size 1,64 --nodelay --topology loopback,veth"
+        );
+        assert_eq!(
+            Experiment::bench("", "", "http\t--repeat\n3").args,
+            ["http", "--repeat", "3"]
+        );
+        // An empty value stays an empty argument, in the middle or last.
+        let empty = "";
+        assert_eq!(
+            Experiment::bench("", "", format!("http --topology {empty} --repeat 3")).args,
+            ["http", "--topology", "", "--repeat", "3"]
+        );
+        assert_eq!(
+            Experiment::bench("", "", format!("http --repeat {empty}")).args,
+            ["http", "--repeat", ""]
+        );
+    }
+
+    #[test]
+    fn every_plan_is_a_command_of_whole_arguments() {
+        let places = [
+            None,
+            Some("loopback"),
+            Some("veth"),
+            Some("ether10"),
+            Some("lan100"),
+            Some("man"),
+            Some("wan"),
+        ];
+        for name in crate::names() {
+            for quick in [false, true] {
+                for topology in places {
+                    let o = PlanOptions {
+                        quick,
+                        topology: topology.map(String::from),
+                    };
+                    for e in crate::plan(name, &o).unwrap().experiments {
+                        let at = format!("{name} {} (quick {quick}, topology {topology:?})", e.id);
+                        assert!(!e.args[0].starts_with('-'), "{at}: no test first");
+                        for a in &e.args {
+                            assert!(!a.is_empty(), "{at}: an empty argument");
+                            assert!(
+                                !a.contains(char::is_whitespace),
+                                "{at}: whitespace in {a:?}"
+                            );
+                        }
+                        let command = e.command();
+                        let again = command.strip_prefix("tcplab bench ").unwrap();
+                        assert_eq!(Experiment::bench("", "", again).args, e.args, "{at}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -35,108 +35,53 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     let dur = if o.quick { "0.5s" } else { "1s" };
     let mut e = Vec::new();
     for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
-        e.push(Experiment::new(
-            &format!("write-size-{}-fast", proto.to_lowercase()),
-            &format!("Figs 1–3: {proto} throughput against write size ({fast})"),
-            &[
-                test,
-                "--write-size",
-                sizes,
-                "--topology",
-                &fast,
-                "--duration",
-                dur,
-                "--repeat",
-                &r,
-            ],
+        let p = proto.to_lowercase();
+        e.push(Experiment::bench(
+            format!("write-size-{p}-fast"),
+            format!("Figs 1–3: {proto} throughput against write size ({fast})"),
+            format!("{test} --write-size {sizes} --topology {fast} --duration {dur} --repeat {r}"),
         ));
-        e.push(Experiment::new(
-            &format!("write-size-{}-slow", proto.to_lowercase()),
-            &format!("Figs 1–3, Table 2: {proto} delay and throughput against write size, 512,000-byte file ({slow})"),
-            &[test, "--write-size", sizes, "--topology", &slow, "--bytes", "512000", "--repeat", &r],
+        e.push(Experiment::bench(
+            format!("write-size-{p}-slow"),
+            format!("Figs 1–3, Table 2: {proto} delay and throughput against write size, 512,000-byte file ({slow})"),
+            format!("{test} --write-size {sizes} --topology {slow} --bytes 512000 --repeat {r}"),
         ));
     }
     let load_sizes = levels(o, "10,512", "10,100,512,1024");
     for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
-        e.push(Experiment::new(
-            &format!("load-{}", proto.to_lowercase()),
-            &format!("Tables 3–4: {proto} delay for a 40 KB file against sender load 0, 1, 3"),
-            &[
-                test,
-                "--write-size",
-                load_sizes,
-                "--bytes",
-                "40960",
-                "--load",
-                "none,sender:1,sender:3",
-                "--topology",
-                &slow,
-                "--repeat",
-                &r,
-            ],
+        e.push(Experiment::bench(
+            format!("load-{}", proto.to_lowercase()),
+            format!("Tables 3–4: {proto} delay for a 40 KB file against sender load 0, 1, 3"),
+            format!("{test} --write-size {load_sizes} --bytes 40960 --load none,sender:1,sender:3 --topology {slow} --repeat {r}"),
         ));
     }
     for (test, proto) in [("tcp-stream", "TCP"), ("udp-stream", "UDP")] {
-        e.push(Experiment::new(
-            &format!("load-file-{}", proto.to_lowercase()),
-            &format!("Table 5: {proto} delay for a 512,000-byte file in 512-byte writes against sender load"),
-            &[test, "--write-size", "512", "--bytes", "512000", "--load", "none,sender:1,sender:3", "--topology", &slow, "--repeat", &r],
+        e.push(Experiment::bench(
+            format!("load-file-{}", proto.to_lowercase()),
+            format!("Table 5: {proto} delay for a 512,000-byte file in 512-byte writes against sender load"),
+            format!("{test} --write-size 512 --bytes 512000 --load none,sender:1,sender:3 --topology {slow} --repeat {r}"),
         ));
     }
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "api",
         "Fig 4: throughput by application programming interface",
-        &[
-            "tcp-stream",
-            "--api",
-            "write,sendmsg,sendfile,zerocopy",
-            "--write-size",
-            levels(o, "100,1460,65536", "100,512,1460,8192,65536"),
-            "--topology",
-            &fast,
-            "--duration",
-            dur,
-            "--repeat",
-            &r,
-        ],
+        format!(
+            "tcp-stream --api write,sendmsg,sendfile,zerocopy --write-size {api_sizes} --topology {fast} --duration {dur} --repeat {r}",
+            api_sizes = levels(o, "100,1460,65536", "100,512,1460,8192,65536"),
+        ),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "timeline",
         "§3.3, Fig 5: the sender's timeline and idle time, 40 KB in 1 KB writes, small receive buffer",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "1024",
-            "--rcvbuf",
-            "4K",
-            "--sndbuf",
-            "4K",
-            "--bytes",
-            "40960",
-            "--topology",
-            &slow,
-            "--probe",
-            "queues,tcp,sched",
-            "--repeat",
-            levels(o, "3", "10"),
-        ],
+        format!(
+            "tcp-stream --write-size 1024 --rcvbuf 4K --sndbuf 4K --bytes 40960 --topology {slow} --probe queues,tcp,sched --repeat {n}",
+            n = levels(o, "3", "10"),
+        ),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "segment-cost",
         "Table 6, Figs 6–7: CPU time per segment on send and receive",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "1460,65536",
-            "--topology",
-            &fast,
-            "--duration",
-            dur,
-            "--probe",
-            "cpu",
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 1460,65536 --topology {fast} --duration {dur} --probe cpu --repeat {r}"),
     ));
     // §3.5: slower senders (a CPU quota on the sender) and a slower
     // receiver (work per KB read). λ: each sender's UDP rate into a fast
@@ -151,97 +96,36 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         "sender=0.1,sender=0.2,sender=0.3,sender=0.5,none",
     );
     let work = "20us";
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "lambda",
         "§3.5: λ, the send rate of each emulated sender (UDP, 1 KB datagrams, fast receiver)",
-        &[
-            "udp-stream",
-            "--write-size",
-            "1024",
-            "--host-speed",
-            speeds,
-            "--topology",
-            &fast,
-            "--duration",
-            qdur,
-            "--repeat",
-            &r,
-        ],
+        format!("udp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "mu",
         "§3.5: μ, the rate the emulated receiver removes datagrams at (UDP, fast sender)",
-        &[
-            "udp-stream",
-            "--write-size",
-            "1024",
-            "--recv-work",
-            work,
-            "--topology",
-            &fast,
-            "--duration",
-            qdur,
-            "--repeat",
-            &r,
-        ],
+        format!("udp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
     ));
     // The same rates measured with TCP itself: a modern TCP sender
     // coalesces 1 KB writes into large segments, so its capacity is not
     // the UDP sender's; the bound uses these when present.
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "lambda-tcp",
         "§3.5: λ measured with TCP: each emulated sender into a fast receiver",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "1024",
-            "--host-speed",
-            speeds,
-            "--topology",
-            &fast,
-            "--duration",
-            qdur,
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "mu-tcp",
         "§3.5: μ measured with TCP: a fast sender into the emulated receiver, large buffers",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "1024",
-            "--recv-work",
-            work,
-            "--topology",
-            &fast,
-            "--duration",
-            qdur,
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "mismatch",
         "§3.5, Figs 8–9: TCP throughput against min(λ, μ) for small receive buffers",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "1024",
-            "--host-speed",
-            speeds,
-            "--recv-work",
-            work,
-            "--rcvbuf",
-            levels(o, "4K,16K", "4K,8K,16K"),
-            "--topology",
-            &fast,
-            "--duration",
-            qdur,
-            "--repeat",
-            &r,
-        ],
+        format!(
+            "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} --duration {qdur} --repeat {r}",
+            bufs = levels(o, "4K,16K", "4K,8K,16K"),
+        ),
     ));
     StudyPlan {
         study: NAME.into(),

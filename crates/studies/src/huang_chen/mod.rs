@@ -20,104 +20,43 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     let place = o.topology.clone().unwrap_or_else(|| "veth".into());
     let dur = if o.quick { "0.5s" } else { "1s" };
     let e = vec![
-        Experiment::new(
+        Experiment::bench(
             "mss-blocks",
             "Table 1, Figs 3–9: CPU time per function block against MSS, sender and receiver (timed trials, scaled to 20 MB, so the sampler gets enough samples)",
-            &[
-                "tcp-stream",
-                "--mss",
-                levels(o, "256,512,1024,1280", "256,512,768,1024,1280"),
-                "--write-size",
-                "8192",
-                "--duration",
-                dur,
-                "--topology",
-                &place,
-                "--probe",
-                "cpu",
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "tcp-stream --mss {mss} --write-size 8192 --duration {dur} --topology {place} --probe cpu --repeat {r}",
+                mss = levels(o, "256,512,1024,1280", "256,512,768,1024,1280"),
+            ),
         ),
-        Experiment::new(
+        Experiment::bench(
             "stream-size",
             "Fig. 10: sender CPU against stream (write) size, with and without NODELAY (PUSH)",
-            &[
-                "tcp-stream",
-                "--write-size",
-                levels(o, "64,256,1024", "64,128,256,512,1024"),
-                "--nodelay",
-                "on,off",
-                "--mss",
-                "1024",
-                "--bytes",
-                if o.quick { "1M" } else { "4M" },
-                "--topology",
-                &place,
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "tcp-stream --write-size {sizes} --nodelay on,off --mss 1024 --bytes {bytes} --topology {place} --repeat {r}",
+                sizes = levels(o, "64,256,1024", "64,128,256,512,1024"),
+                bytes = if o.quick { "1M" } else { "4M" },
+            ),
         ),
-        Experiment::new(
+        Experiment::bench(
             "ack",
             "§3, Fig. 5: ACK cost, TCP_QUICKACK after every read against delayed ACKs, MSS 1024",
-            &[
-                "tcp-stream",
-                "--quickack",
-                "on,off",
-                "--rcvlowat",
-                "1",
-                "--mss",
-                "1024",
-                "--write-size",
-                "8192",
-                "--bytes",
-                if o.quick { "4M" } else { "20M" },
-                "--topology",
-                &place,
-                "--probe",
-                "cpu",
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "tcp-stream --quickack on,off --rcvlowat 1 --mss 1024 --write-size 8192 --bytes {bytes} --topology {place} --probe cpu --repeat {r}",
+                bytes = if o.quick { "4M" } else { "20M" },
+            ),
         ),
-        Experiment::new(
+        Experiment::bench(
             "checksum",
             "§3, Fig. 4: the checksum's CPU share with checksum offload on and off",
-            &[
-                "tcp-stream",
-                "--checksum-offload",
-                "on,off",
-                "--write-size",
-                "65536",
-                "--duration",
-                dur,
-                "--topology",
-                &place,
-                "--probe",
-                "cpu",
-                "--repeat",
-                &r,
-            ],
+            format!("tcp-stream --checksum-offload on,off --write-size 65536 --duration {dur} --topology {place} --probe cpu --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "routes",
             "Table 2: small-datagram send cost against the number of routes in the sender's table",
-            &[
-                "udp-stream",
-                "--write-size",
-                "64",
-                "--routes",
-                levels(o, "1,1000,100000", "1,10,100,1000,10000,100000"),
-                "--duration",
-                dur,
-                "--topology",
-                &place,
-                "--probe",
-                "cpu",
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "udp-stream --write-size 64 --routes {routes} --duration {dur} --topology {place} --probe cpu --repeat {r}",
+                routes = levels(o, "1,1000,100000", "1,10,100,1000,10000,100000"),
+            ),
         ),
     ];
     StudyPlan {

@@ -23,40 +23,33 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         None => "loopback,lan100,man,wan".into(),
     };
     let e = vec![
-        Experiment::new(
+        Experiment::bench(
             "mb-per-cpu",
             "§3.4–3.7: bandwidth and MB per CPU-second, 64 KB messages, loopback and emulated networks",
-            &["tcp-stream", "--write-size", "65536", "--topology", &networks, "--duration", dur, "--repeat", &r],
+            format!("tcp-stream --write-size 65536 --topology {networks} --duration {dur} --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "latency-tcp",
             "§3.8: TCP latency, 1-byte request/response",
-            &["tcp-rr", "--write-size", "1", "--topology", "loopback,lan100", "--duration", dur, "--repeat", &r],
+            format!("tcp-rr --write-size 1 --topology loopback,lan100 --duration {dur} --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "latency-http",
             "§3.9: HTTP latency, lat_http's page of 10 KB and 12 objects of 40 KB",
-            &["http", "--topology", "loopback,lan100", "--duration", dur, "--repeat", &r],
+            format!("http --topology loopback,lan100 --duration {dur} --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "cpu-attribution",
             "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials)",
-            &[
-                "tcp-stream",
-                "--write-size",
-                "65536",
-                "--duration",
-                dur,
-                "--probe",
-                "cpu",
-                "--repeat",
-                &r,
-            ],
+            format!("tcp-stream --write-size 65536 --duration {dur} --probe cpu --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "cpu-speed",
             "§4: loopback bandwidth against CPU speed (both hosts under a CPU quota), for the model",
-            &["tcp-stream", "--write-size", "65536", "--host-speed", levels(o, "both=0.1,both=0.3,none", "both=0.1,both=0.2,both=0.4,both=0.7,none"), "--duration", dur, "--repeat", &r],
+            format!(
+                "tcp-stream --write-size 65536 --host-speed {speeds} --duration {dur} --repeat {r}",
+                speeds = levels(o, "both=0.1,both=0.3,none", "both=0.1,both=0.2,both=0.4,both=0.7,none"),
+            ),
         ),
     ];
     StudyPlan {

@@ -54,109 +54,46 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     };
     let sizes = frame_sizes(if o.quick { 160 } else { 10 });
     let e = vec![
-        Experiment::new(
+        Experiment::bench(
             "layer-rate",
             "Figs 1–4: packet and byte rate at the Ethernet, IP, UDP and TCP layers against packet size",
-            &[
-                "layer-rate",
-                "--layer",
-                "eth,ip,udp,tcp",
-                "--write-size",
-                &sizes,
-                "--topology",
-                &fast,
-                "--duration",
-                if o.quick { "0.3s" } else { "0.5s" },
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "layer-rate --layer eth,ip,udp,tcp --write-size {sizes} --topology {fast} --duration {dur} --repeat {r}",
+                dur = if o.quick { "0.3s" } else { "0.5s" },
+            ),
         ),
-        Experiment::new(
+        Experiment::bench(
             "time-sequence",
             "Fig. 8: a 256 KB transfer traced, packets classified as data, ACK and window update",
-            &[
-                "tcp-stream",
-                "--write-size",
-                "1460",
-                "--bytes",
-                "256K",
-                "--topology",
-                &slow,
-                "--probe",
-                "queues,tcp",
-                "--repeat",
-                &r,
-            ],
+            format!("tcp-stream --write-size 1460 --bytes 256K --topology {slow} --probe queues,tcp --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "sws-healthy",
             "SWS: a healthy flow, 8 KB writes and reads, default buffers",
-            &[
-                "tcp-stream",
-                "--write-size",
-                "8192",
-                "--bytes",
-                "256K",
-                "--topology",
-                &fast,
-                "--probe",
-                "queues,tcp",
-                "--repeat",
-                &r,
-            ],
+            format!("tcp-stream --write-size 8192 --bytes 256K --topology {fast} --probe queues,tcp --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "sws-pathological",
             "SWS: a pathological flow, a tiny receive buffer and a receiver reading 7 bytes at a time",
-            &[
-                "tcp-stream",
-                "--write-size",
-                "8192",
-                "--read-size",
-                "7",
-                "--rcvbuf",
-                "2K",
-                "--bytes",
-                "64K",
-                "--topology",
-                &fast,
-                "--probe",
-                "queues,tcp",
-                "--repeat",
-                &r,
-            ],
+            format!("tcp-stream --write-size 8192 --read-size 7 --rcvbuf 2K --bytes 64K --topology {fast} --probe queues,tcp --repeat {r}"),
         ),
-        Experiment::new(
+        Experiment::bench(
             "rtt",
             "§4: the kernel's smoothed RTT (tcp_probe) against the RTT request/response measures",
-            &[
-                "tcp-rr",
-                "--write-size",
-                "1",
-                "--topology",
-                &distinct(&[&fast, if o.topology.is_some() { &slow } else { "man" }]),
-                "--duration",
-                dur,
-                "--probe",
-                "tcp",
-                "--repeat",
-                &r,
-            ],
+            format!(
+                "tcp-rr --write-size 1 --topology {places} --duration {dur} --probe tcp --repeat {r}",
+                places = distinct(&[&fast, if o.topology.is_some() { &slow } else { "man" }]),
+            ),
         ),
-        Experiment::new(
+        Experiment::bench(
             "implementations",
             "Table 1: a 2.5 MB transfer from each TCP implementation on this host to the default receiver",
-            &[
-                "tcp-stream",
-                "--cc",
-                &congestion_controls(),
-                "--bytes",
-                "2500K",
-                "--topology",
-                &distinct(&[&fast, &slow]),
-                "--repeat",
-                levels(o, "3", "5"),
-            ],
+            format!(
+                "tcp-stream --cc {cc} --bytes 2500K --topology {places} --repeat {n}",
+                cc = congestion_controls(),
+                places = distinct(&[&fast, &slow]),
+                n = levels(o, "3", "5"),
+            ),
         ),
     ];
     StudyPlan {

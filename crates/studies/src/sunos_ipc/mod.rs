@@ -42,119 +42,39 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     // Send and receive buffers set together, as the paper did: one
     // experiment per size, each over the places.
     for size in BUFS {
-        e.push(Experiment::new(
-            &sockbuf_id(size),
-            &format!("Experiment 1: throughput with {size} socket buffers, local and remote"),
-            &[
-                "tcp-stream",
-                "--write-size",
-                "8192",
-                "--sndbuf",
-                size,
-                "--rcvbuf",
-                size,
-                "--topology",
-                &places,
-                "--duration",
-                dur,
-                "--repeat",
-                &r,
-            ],
+        e.push(Experiment::bench(
+            sockbuf_id(size),
+            format!("Experiment 1: throughput with {size} socket buffers, local and remote"),
+            format!("tcp-stream --write-size 8192 --sndbuf {size} --rcvbuf {size} --topology {places} --duration {dur} --repeat {r}"),
         ));
     }
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "queues-256k",
         "Experiment 2, Figs 3–6: the four queues and each hop's delay in a 256 KB transfer",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "8192",
-            "--bytes",
-            "256K",
-            "--topology",
-            &fast,
-            "--probe",
-            "queues,tcp,sched",
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 8192 --bytes 256K --topology {fast} --probe queues,tcp,sched --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "stop-and-wait",
         "Experiment 2, Table 1: one 1 KB packet at a time, 1 KB buffers, NODELAY: delay per layer",
-        &[
-            "tcp-rr",
-            "--write-size",
-            "1024",
-            "--sndbuf",
-            "1K",
-            "--rcvbuf",
-            "1K",
-            "--nodelay",
-            "--topology",
-            &fast,
-            "--duration",
-            dur,
-            "--probe",
-            "queues,tcp,sched",
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-rr --write-size 1024 --sndbuf 1K --rcvbuf 1K --nodelay --topology {fast} --duration {dur} --probe queues,tcp,sched --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "ack-local",
         "Experiment 3, Fig. 7: the receive socket queue and ACK generation, 1 MB locally",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "8192",
-            "--bytes",
-            "1M",
-            "--probe",
-            "queues,tcp,sched",
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 8192 --bytes 1M --probe queues,tcp,sched --repeat {r}"),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "load",
         "Experiment 4, Fig. 8: throughput against CPU-bound workers on the receiver",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "8192",
-            "--load",
-            levels(
-                o,
-                "none,receiver:2,receiver:8",
-                "none,receiver:1,receiver:2,receiver:4,receiver:8",
-            ),
-            "--topology",
-            &fast,
-            "--duration",
-            dur,
-            "--repeat",
-            &r,
-        ],
+        format!(
+            "tcp-stream --write-size 8192 --load {load} --topology {fast} --duration {dur} --repeat {r}",
+            load = levels(o, "none,receiver:2,receiver:8", "none,receiver:1,receiver:2,receiver:4,receiver:8"),
+        ),
     ));
-    e.push(Experiment::new(
+    e.push(Experiment::bench(
         "load-queues",
         "Experiment 4, Fig. 9: the queues with 4 CPU-bound workers on the receiver, 1 MB",
-        &[
-            "tcp-stream",
-            "--write-size",
-            "8192",
-            "--bytes",
-            "1M",
-            "--load",
-            "none,receiver:4",
-            "--topology",
-            &fast,
-            "--probe",
-            "queues,tcp,sched",
-            "--repeat",
-            &r,
-        ],
+        format!("tcp-stream --write-size 8192 --bytes 1M --load none,receiver:4 --topology {fast} --probe queues,tcp,sched --repeat {r}"),
     ));
     StudyPlan {
         study: NAME.into(),
