@@ -156,3 +156,45 @@ fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
     s.push(t);
     s
 }
+
+/// One study report that `study all` wrote, for the index page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenStudy {
+    /// The study's name.
+    pub name: String,
+    /// Its stored run.
+    pub run_id: i64,
+    /// The report's file name, relative to the index.
+    pub file: String,
+    /// Finding sentences in the report.
+    pub findings: usize,
+    /// How the run ended (`completed`, `interrupted`).
+    pub status: String,
+}
+
+/// The index page of `study all`: one row and one link per study report,
+/// in the order they ran.
+pub fn index(studies: &[WrittenStudy], elapsed_s: f64) -> Report {
+    let mut r = Report::new("tcplab studies")
+        .with_subtitle(format!("{} studies in {elapsed_s:.0} s", studies.len()));
+    let mut s = Section::new("Reports");
+    let mut t = Table::new(["study", "run", "findings", "status", "report"]).key();
+    for x in studies {
+        t.row([
+            x.name.clone(),
+            x.run_id.to_string(),
+            x.findings.to_string(),
+            x.status.clone(),
+            x.file.clone(),
+        ]);
+    }
+    s.push(t);
+    r.push(s);
+    for x in studies.iter().filter(|x| !x.file.is_empty()) {
+        r.data_files.push(report::DataLink {
+            href: x.file.clone(),
+            description: format!("the {} report (run {})", x.name, x.run_id),
+        });
+    }
+    r
+}

@@ -276,3 +276,35 @@ fn probe_records_load_only_in_this_layout_and_only_when_asked() {
     );
     assert!(load(&store, other_layout, true).unwrap().events.is_empty());
 }
+
+#[test]
+fn the_index_lists_every_written_study_and_links_only_written_reports() {
+    use crate::document::{index, WrittenStudy};
+    let written = |name: &str, run_id, file: &str, findings| WrittenStudy {
+        name: name.into(),
+        run_id,
+        file: file.into(),
+        findings,
+        status: "completed".into(),
+    };
+    let r = index(
+        &[
+            written("abrams91", 3, "abrams91-run-3.html", 12),
+            written("sunos-ipc", 4, "", 0),
+        ],
+        301.4,
+    );
+    assert_eq!(r.subtitle.as_deref(), Some("2 studies in 301 s"));
+    let Block::Table(t) = &r.sections[0].blocks[0] else {
+        panic!("the index starts with its table");
+    };
+    assert_eq!(t.rows.len(), 2);
+    assert_eq!(
+        t.rows[0],
+        ["abrams91", "3", "12", "completed", "abrams91-run-3.html"]
+    );
+    assert_eq!(t.rows[1][0], "sunos-ipc");
+    // A study whose report was not written gets a row but no link.
+    assert_eq!(r.data_files.len(), 1);
+    assert_eq!(r.data_files[0].href, "abrams91-run-3.html");
+}

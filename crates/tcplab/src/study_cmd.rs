@@ -258,34 +258,23 @@ fn run_study(
     })
 }
 
-/// The index page of `study all`: one link per study report.
+/// Writes the index page of `study all` beside the reports.
 fn write_index(results: &[StudyResult], out_dir: &Path, elapsed_s: f64) -> anyhow::Result<PathBuf> {
-    let mut r = Report::new("tcplab studies")
-        .with_subtitle(format!("{} studies in {elapsed_s:.0} s", results.len()));
-    let mut s = Section::new("Reports");
-    let mut t = report::Table::new(["study", "run", "findings", "status", "report"]).key();
-    for x in results {
-        t.row([
-            x.name.clone(),
-            x.run_id.to_string(),
-            x.findings.to_string(),
-            format!("{:?}", x.status).to_lowercase(),
-            x.html
+    let written: Vec<studies::document::WrittenStudy> = results
+        .iter()
+        .map(|x| studies::document::WrittenStudy {
+            name: x.name.clone(),
+            run_id: x.run_id,
+            file: x
+                .html
                 .file_name()
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-        ]);
-    }
-    s.push(t);
-    r.push(s);
-    for x in results {
-        if let Some(f) = x.html.file_name() {
-            r.data_files.push(report::DataLink {
-                href: f.to_string_lossy().into_owned(),
-                description: format!("the {} report (run {})", x.name, x.run_id),
-            });
-        }
-    }
+            findings: x.findings,
+            status: format!("{:?}", x.status).to_lowercase(),
+        })
+        .collect();
+    let r = studies::document::index(&written, elapsed_s);
     let out = out_dir.join("index.html");
     let html = report::render_html(&r)?;
     let tmp = out_dir.join(".index.html.tmp");
