@@ -13,7 +13,6 @@ use anyhow::Context;
 use clap::Parser;
 use probe::ProbeDepth;
 use record::{RunStatus, Store};
-use report::{Report, Section};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
