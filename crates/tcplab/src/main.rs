@@ -6,6 +6,7 @@ mod calibrate_cmd;
 mod cli;
 mod commands;
 mod cpu_report;
+mod factor_flags;
 mod import_cmd;
 mod output;
 mod places;
