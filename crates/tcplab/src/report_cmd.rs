@@ -11,14 +11,14 @@ use analysis::findings::{differ, shape, shape_sentence, size_words, CurvePoint};
 use analysis::layers::Layer;
 use analysis::path::{analyse, PathAnalysis, BINS, BIN_US};
 use analysis::PointSummary;
-use record::{Store, StoredRun, TestKind, ThreadRole, TrialRecord, TrialStatus};
+use record::factor::{factor_info, param_keys_by_name, FactorKind, Level};
+use record::{Store, StoredRun, TestKind, ThreadRole, TrialParams, TrialRecord, TrialStatus};
 use report::doc::{host_facts, host_sysctls};
 use report::format::{bytes_short, column, compact, number, scale_for_values};
 use report::{
     measure, Block, DataFile, Figure, Histogram, Point, Report, ReportError, Section, Series,
     SeriesStyle, StackedBars, Table, TickFormat, Unit,
 };
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -124,75 +124,54 @@ fn figure_groups(test: TestKind) -> Vec<(&'static str, Vec<Metric>)> {
     v
 }
 
-/// Factors whose values are byte sizes.
-const SIZE_FACTORS: [&str; 7] = [
-    "bytes",
-    "write_size",
-    "read_size",
-    "sndbuf",
-    "rcvbuf",
-    "rcvlowat",
-    "mss",
-];
-
+/// True if factor `f` takes byte sizes.
 fn is_size(f: &str) -> bool {
-    SIZE_FACTORS.contains(&f)
+    factor_info(f).is_some_and(|i| i.kind.is_bytes())
 }
 
 /// A factor's name for axes and headers, with its unit.
 fn factor_label(f: &str) -> String {
-    match f {
-        "send_rate_bps" => "send rate (bit/s)".into(),
-        "recv_work_ns_per_kb" => "receiver work (ns per KB)".into(),
-        "duration_s" => "duration (s)".into(),
-        "parallel" => "parallel connections".into(),
-        _ if is_size(f) => format!("{} (bytes)", f.replace('_', " ")),
-        _ => f.replace('_', " "),
-    }
-}
-
-fn params_json(p: &PointSummary) -> Value {
-    serde_json::to_value(&p.params).unwrap_or(Value::Null)
+    factor_info(f).map_or_else(|| f.replace('_', " "), |i| i.label.to_string())
 }
 
 /// A factor's value as text.
-fn factor_text(params: &Value, f: &str) -> String {
-    match params.get(f) {
-        None | Some(Value::Null) if f == "rcvlowat" => "auto".into(),
-        None | Some(Value::Null) => "—".into(),
-        Some(Value::Bool(b)) => if *b { "on" } else { "off" }.into(),
-        Some(Value::Number(n)) => {
-            let v = n.as_f64().unwrap_or(f64::NAN);
-            if is_size(f) {
-                bytes_short(v)
-            } else if f == "send_rate_bps" {
-                number(v, Unit::Si("bit/s"))
-            } else if f == "recv_work_ns_per_kb" {
-                number(v * 1e-9, Unit::Si("s")) + "/KB"
-            } else {
-                n.to_string()
+fn factor_text(params: &TrialParams, f: &str) -> String {
+    let Some(v) = params.value(f) else {
+        return "—".into();
+    };
+    match &v.level {
+        Level::Auto(_) => "auto".into(),
+        Level::Unset => "—".into(),
+        Level::Switch(b) => if *b { "on" } else { "off" }.into(),
+        Level::Int(_) | Level::Float(_) => {
+            let x = v.number().unwrap_or(f64::NAN);
+            match v.kind {
+                FactorKind::Bytes => bytes_short(x),
+                FactorKind::Rate => number(x, Unit::Si("bit/s")),
+                FactorKind::NanosPerKb => number(x * 1e-9, Unit::Si("s")) + "/KB",
+                _ => v.json().to_string(),
             }
         }
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => o
-            .values()
+        Level::Name(s) => s.clone(),
+        Level::Load(_) | Level::HostSpeed(_) | Level::Pin(_) => v
+            .fields()
+            .unwrap_or_default()
+            .iter()
             .map(|x| x.as_str().map_or(x.to_string(), str::to_string))
             .collect::<Vec<_>>()
             .join(":"),
-        Some(v) => v.to_string(),
     }
 }
 
-fn factor_number(params: &Value, f: &str) -> Option<f64> {
-    params.get(f).and_then(Value::as_f64)
+fn factor_number(params: &TrialParams, f: &str) -> Option<f64> {
+    params.value(f).and_then(|v| v.number())
 }
 
 /// `write_size=64K, api=write` for the given factors.
 fn point_label(p: &PointSummary, factors: &[String]) -> String {
-    let j = params_json(p);
     factors
         .iter()
-        .map(|f| format!("{f}={}", factor_text(&j, f)))
+        .map(|f| format!("{f}={}", factor_text(&p.params, f)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -382,17 +361,16 @@ fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[Strin
     }
     s.push(Block::KeyValues(kv));
     // Every factor of the points: its level, or its levels when it varies.
-    let jsons: Vec<Value> = points.iter().map(params_json).collect();
-    if let Some(first) = jsons.first().and_then(Value::as_object) {
+    if !points.is_empty() {
         let mut t = Table::new(["factor", "level(s)"])
             .with_caption("Factors of the sweep (varying ones first)");
         t.numeric = vec![false, false];
-        let mut keys: Vec<&String> = first.keys().collect();
+        let mut keys: Vec<String> = param_keys_by_name().into_iter().map(String::from).collect();
         keys.sort_by_key(|k| !varying.contains(k));
-        for k in keys {
+        for k in &keys {
             let mut levels: Vec<String> = Vec::new();
-            for j in &jsons {
-                let v = factor_text(j, k);
+            for p in points {
+                let v = factor_text(&p.params, k);
                 if !levels.contains(&v) {
                     levels.push(v);
                 }
@@ -461,20 +439,15 @@ fn results_section(points: &[PointSummary], varying: &[String]) -> Section {
         .key();
     t.numeric = factors
         .iter()
-        .map(|f| {
-            points
-                .iter()
-                .all(|p| factor_number(&params_json(p), f).is_some())
-        })
+        .map(|f| points.iter().all(|p| factor_number(&p.params, f).is_some()))
         .collect();
     t.numeric.push(true);
     t.numeric.extend(cols.iter().map(|_| true));
     for (i, p) in points.iter().enumerate() {
-        let j = params_json(p);
         let mut row: Vec<String> = if varying.is_empty() {
             vec![p.index.to_string()]
         } else {
-            varying.iter().map(|f| factor_text(&j, f)).collect()
+            varying.iter().map(|f| factor_text(&p.params, f)).collect()
         };
         row.push(if p.trials_failed > 0 {
             format!("{} ({} failed)", p.trials_ok, p.trials_failed)
@@ -499,10 +472,7 @@ fn results_section(points: &[PointSummary], varying: &[String]) -> Section {
 
 /// A numeric factor's levels per point (None where a point has no number).
 fn numeric_factor(points: &[PointSummary], f: &str) -> Option<Vec<Option<f64>>> {
-    let xs: Vec<Option<f64>> = points
-        .iter()
-        .map(|p| factor_number(&params_json(p), f))
-        .collect();
+    let xs: Vec<Option<f64>> = points.iter().map(|p| factor_number(&p.params, f)).collect();
     let mut distinct: Vec<f64> = xs.iter().flatten().copied().collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
@@ -510,12 +480,10 @@ fn numeric_factor(points: &[PointSummary], f: &str) -> Option<Vec<Option<f64>>> 
 }
 
 fn fmt_level(f: &str, v: f64) -> String {
-    if is_size(f) {
-        size_words(v)
-    } else if f == "send_rate_bps" {
-        number(v, Unit::Si("bit/s"))
-    } else {
-        compact(v)
+    match factor_info(f).map(|i| i.kind) {
+        Some(FactorKind::Bytes) => size_words(v),
+        Some(FactorKind::Rate) => number(v, Unit::Si("bit/s")),
+        _ => compact(v),
     }
 }
 
@@ -1245,8 +1213,8 @@ impl Comparison {
         let mut rows: Vec<(Vec<String>, Vec<Option<usize>>)> = Vec::new();
         for (ri, (_, pts)) in runs.iter().enumerate() {
             for (pi, p) in pts.iter().enumerate() {
-                let j = params_json(p);
-                let levels: Vec<String> = factors.iter().map(|f| factor_text(&j, f)).collect();
+                let levels: Vec<String> =
+                    factors.iter().map(|f| factor_text(&p.params, f)).collect();
                 let row = match rows.iter().position(|r| r.0 == levels) {
                     Some(i) => i,
                     None => {
@@ -1261,30 +1229,27 @@ impl Comparison {
         }
         // Fixed factors that differ between runs.
         let mut differences = Vec::new();
-        if let Some(first) = runs[0].1.first().map(params_json) {
-            if let Some(obj) = first.as_object() {
-                for k in obj.keys().filter(|k| !factors.contains(k)) {
-                    let vals: Vec<String> = runs
-                        .iter()
-                        .map(|(r, p)| {
-                            format!(
-                                "run {}: {}",
-                                r.meta.id,
-                                p.first()
-                                    .map_or("—".into(), |x| factor_text(&params_json(x), k))
-                            )
-                        })
-                        .collect();
-                    let distinct: std::collections::BTreeSet<String> = runs
-                        .iter()
-                        .map(|(_, p)| {
-                            p.first()
-                                .map_or("—".into(), |x| factor_text(&params_json(x), k))
-                        })
-                        .collect();
-                    if distinct.len() > 1 {
-                        differences.push(format!("{k} differs: {}", vals.join(", ")));
-                    }
+        if !runs[0].1.is_empty() {
+            for k in param_keys_by_name()
+                .into_iter()
+                .filter(|k| !factors.iter().any(|f| f == k))
+            {
+                let vals: Vec<String> = runs
+                    .iter()
+                    .map(|(r, p)| {
+                        format!(
+                            "run {}: {}",
+                            r.meta.id,
+                            p.first().map_or("—".into(), |x| factor_text(&x.params, k))
+                        )
+                    })
+                    .collect();
+                let distinct: std::collections::BTreeSet<String> = runs
+                    .iter()
+                    .map(|(_, p)| p.first().map_or("—".into(), |x| factor_text(&x.params, k)))
+                    .collect();
+                if distinct.len() > 1 {
+                    differences.push(format!("{k} differs: {}", vals.join(", ")));
                 }
             }
         }
@@ -1479,10 +1444,8 @@ fn compare_report(
         format!("{} ({u})", m.name)
     };
     let numeric = cmp.factors.iter().find(|fac| {
-        runs.iter().all(|(_, p)| {
-            p.iter()
-                .all(|x| factor_number(&params_json(x), fac).is_some())
-        })
+        runs.iter()
+            .all(|(_, p)| p.iter().all(|x| factor_number(&x.params, fac).is_some()))
     });
     let mut fig;
     match numeric {
@@ -1503,7 +1466,7 @@ fn compare_report(
                 let mut series: Vec<Series> = Vec::new();
                 for p in pts {
                     let (Some(x), Some(sm)) =
-                        (factor_number(&params_json(p), fac), p.metrics.get(&cmp.key))
+                        (factor_number(&p.params, fac), p.metrics.get(&cmp.key))
                     else {
                         continue;
                     };
