@@ -8,7 +8,6 @@ use crate::cpu::{attribute, fit_packet_byte, CpuAttribution, PacketByteFit, Role
 use crate::layers::Block;
 use record::{CpuProfile, PointRecord, ThreadRole, TrialRecord};
 use serde::Serialize;
-use serde_json::Value;
 
 /// One side of a sampled trial with the engine's figures beside it.
 #[derive(Debug, Clone, Serialize)]
@@ -100,24 +99,11 @@ pub fn per(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The varying factors of a trial's point, as `name=value …`.
+/// The varying factors of a trial's point, as `name=value …` with each
+/// level as the stored JSON writes it.
 fn varying_label(points: &[PointRecord], point_id: i64) -> String {
-    let vals: Vec<Value> = points
-        .iter()
-        .filter_map(|p| serde_json::to_value(&p.params).ok())
-        .collect();
-    let Some(first) = vals.first().and_then(Value::as_object) else {
-        return String::new();
-    };
-    let varying: Vec<&String> = first
-        .keys()
-        .filter(|k| vals.iter().any(|v| v.get(*k) != first.get(*k)))
-        .collect();
-    let Some(p) = points
-        .iter()
-        .find(|p| p.id == point_id)
-        .and_then(|p| serde_json::to_value(&p.params).ok())
-    else {
+    let varying = record::factor::varying_keys(points.iter().map(|p| &p.params));
+    let Some(p) = points.iter().find(|p| p.id == point_id) else {
         return String::new();
     };
     varying
@@ -125,7 +111,10 @@ fn varying_label(points: &[PointRecord], point_id: i64) -> String {
         .map(|k| {
             format!(
                 "{k}={}",
-                p.get(*k).map(|v| v.to_string()).unwrap_or_default()
+                p.params
+                    .value(k)
+                    .map(|v| v.json().to_string())
+                    .unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()

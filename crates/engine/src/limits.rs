@@ -176,7 +176,7 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         if p.parallel != 1 {
             return Err("--parallel does not apply to layer-rate".into());
         }
-        if p.layer != Some(record::Layer::Tcp) && (p.mss.is_some() || p.cc.is_some()) {
+        if p.layer != Some(record::ProtocolLayer::Tcp) && (p.mss.is_some() || p.cc.is_some()) {
             return Err("--mss and --cc apply only to --layer tcp".into());
         }
     } else if p.layer.is_some() {

@@ -1,6 +1,6 @@
 //! Exports of a stored run: one CSV row per trial, or the raw run as JSON.
 
-use crate::params::TrialParams;
+use crate::factor::{param_keys, TrialParams};
 use crate::run::{PointRecord, TrialRecord};
 use crate::store::{StoreError, StoredRun};
 use std::collections::{BTreeSet, HashMap};
@@ -9,37 +9,6 @@ use std::io::Write;
 
 /// The leading columns that identify a trial.
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
-
-/// Every [`TrialParams`] field, in declaration order.
-const PARAM_COLUMNS: [&str; 27] = [
-    "test",
-    "bytes",
-    "duration_s",
-    "write_size",
-    "read_size",
-    "sndbuf",
-    "rcvbuf",
-    "rcvlowat",
-    "nodelay",
-    "cork",
-    "quickack",
-    "mss",
-    "cc",
-    "parallel",
-    "reverse",
-    "ipv6",
-    "api",
-    "send_rate_bps",
-    "recv_work_ns_per_kb",
-    "load",
-    "topology",
-    "link",
-    "host_speed",
-    "pin",
-    "routes",
-    "checksum_offload",
-    "layer",
-];
 
 /// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
 ///
@@ -80,14 +49,11 @@ fn metric_names(run: &StoredRun) -> Vec<&str> {
     names.into_iter().collect()
 }
 
-/// The header row.
+/// The header row: the trial columns, every [`TrialParams`] key (the
+/// test, then the factor table's order), then the metrics.
 fn header<'a>(metrics: &[&'a str]) -> Vec<&'a str> {
-    TRIAL_COLUMNS
-        .iter()
-        .chain(PARAM_COLUMNS.iter())
-        .copied()
-        .chain(metrics.iter().copied())
-        .collect()
+    let fixed: Vec<&'a str> = TRIAL_COLUMNS.iter().copied().chain(param_keys()).collect();
+    fixed.into_iter().chain(metrics.iter().copied()).collect()
 }
 
 /// The row of one trial; parameter columns are empty if its point is unknown.
@@ -107,7 +73,7 @@ fn trial_row(
     ];
     match point {
         Some(p) => row.extend(param_values(&p.params)),
-        None => row.extend(PARAM_COLUMNS.iter().map(|_| String::new())),
+        None => row.extend(param_keys().map(|_| String::new())),
     }
     row.extend(
         metrics
@@ -117,37 +83,9 @@ fn trial_row(
     row
 }
 
-/// The values of [`PARAM_COLUMNS`] for `p`, as text.
-fn param_values(p: &TrialParams) -> [String; PARAM_COLUMNS.len()] {
-    [
-        p.test.name().to_string(),
-        opt(p.bytes.as_ref()),
-        opt(p.duration_s.as_ref()),
-        p.write_size.to_string(),
-        p.read_size.to_string(),
-        opt(p.sndbuf.as_ref()),
-        opt(p.rcvbuf.as_ref()),
-        opt(p.rcvlowat.as_ref()),
-        p.nodelay.to_string(),
-        p.cork.to_string(),
-        p.quickack.to_string(),
-        opt(p.mss.as_ref()),
-        opt(p.cc.as_ref()),
-        p.parallel.to_string(),
-        p.reverse.to_string(),
-        p.ipv6.to_string(),
-        p.api.name().to_string(),
-        opt(p.send_rate_bps.as_ref()),
-        opt(p.recv_work_ns_per_kb.as_ref()),
-        opt(p.load.as_ref()),
-        opt(p.topology.as_ref()),
-        opt(p.link.as_ref()),
-        opt(p.host_speed.as_ref()),
-        opt(p.pin.as_ref()),
-        opt(p.routes.as_ref()),
-        p.checksum_offload.to_string(),
-        opt(p.layer.as_ref()),
-    ]
+/// The CSV texts of every [`TrialParams`] key for `p`, in [`param_keys`] order.
+fn param_values(p: &TrialParams) -> impl Iterator<Item = String> + '_ {
+    param_keys().map(|k| p.value(k).map(|v| v.csv_text()).unwrap_or_default())
 }
 
 /// The value as text, or an empty string for `None`.
@@ -230,4 +168,38 @@ pub fn records_csv<W: Write>(rows: &[RecordRow], out: W) -> Result<(), StoreErro
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::factor::{TestKind, FACTORS, TEST_KEY};
+
+    #[test]
+    fn the_header_is_the_trial_columns_then_the_factor_table_then_metrics() {
+        let h = header(&["throughput_bps"]);
+        assert_eq!(h[..TRIAL_COLUMNS.len()], TRIAL_COLUMNS);
+        assert_eq!(h[TRIAL_COLUMNS.len()], TEST_KEY);
+        let factor_columns = &h[TRIAL_COLUMNS.len() + 1..h.len() - 1];
+        let table: Vec<&str> = FACTORS.iter().map(|f| f.key).collect();
+        assert_eq!(factor_columns, table);
+        assert_eq!(h.last(), Some(&"throughput_bps"));
+    }
+
+    #[test]
+    fn a_row_has_one_text_per_parameter_column() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.load = Some(crate::factor::LoadSpec {
+            side: crate::factor::LoadSide::Sender,
+            workers: 2,
+        });
+        let row: Vec<String> = param_values(&p).collect();
+        assert_eq!(row.len(), param_keys().count());
+        assert_eq!(row[0], "tcp-stream");
+        let at = |k: &str| &row[param_keys().position(|x| x == k).unwrap()];
+        assert_eq!(at("duration_s"), "1");
+        assert_eq!(at("bytes"), "");
+        assert_eq!(at("load"), "sender:2");
+        assert_eq!(at("checksum_offload"), "true");
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod cpu_profile;
 pub mod export;
+pub mod factor;
 pub mod host;
 pub mod host_profile;
 pub mod import;
@@ -15,10 +16,14 @@ pub mod store;
 pub mod stored_events;
 
 pub use cpu_profile::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
+pub use factor::{FactorInfo, FactorKind, FactorValue, Factors, FACTORS};
 pub use host::HostFacts;
 pub use host_profile::{HostProfile, Measured, HOST_PROFILE_VERSION};
 pub use import::{ForeignRun, ImportOutcome};
-pub use params::{Api, HostSide, HostSpeed, Layer, LoadSide, LoadSpec, Pin, TestKind, TrialParams};
+pub use params::{
+    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
+    TrialParams,
+};
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
 pub use store::{RunSummary, Store, StoreError, StoredRun};
 pub use stored_events::StoredEventsError;

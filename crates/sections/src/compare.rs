@@ -1,10 +1,11 @@
 //! `tcplab compare`: runs lined up point by point on one metric, as a
 //! table (terminal and HTML) and as CSV.
 
-use crate::factor_text::{factor_text, params_json};
+use crate::factor_text::factor_text;
 use crate::metrics::{ci_of, Metric};
 use analysis::findings::{differ, CurvePoint};
 use analysis::PointSummary;
+use record::factor::param_keys_by_name;
 use record::StoredRun;
 use report::format::scale_for_values;
 use report::{measure, Table, Unit};
@@ -45,8 +46,8 @@ impl Comparison {
         let mut rows: Vec<(Vec<String>, Vec<Option<usize>>)> = Vec::new();
         for (ri, (_, pts)) in runs.iter().enumerate() {
             for (pi, p) in pts.iter().enumerate() {
-                let j = params_json(p);
-                let levels: Vec<String> = factors.iter().map(|f| factor_text(&j, f)).collect();
+                let levels: Vec<String> =
+                    factors.iter().map(|f| factor_text(&p.params, f)).collect();
                 let row = match rows.iter().position(|r| r.0 == levels) {
                     Some(i) => i,
                     None => {
@@ -61,30 +62,27 @@ impl Comparison {
         }
         // Fixed factors that differ between runs.
         let mut differences = Vec::new();
-        if let Some(first) = runs[0].1.first().map(params_json) {
-            if let Some(obj) = first.as_object() {
-                for k in obj.keys().filter(|k| !factors.contains(k)) {
-                    let vals: Vec<String> = runs
-                        .iter()
-                        .map(|(r, p)| {
-                            format!(
-                                "run {}: {}",
-                                r.meta.id,
-                                p.first()
-                                    .map_or("—".into(), |x| factor_text(&params_json(x), k))
-                            )
-                        })
-                        .collect();
-                    let distinct: std::collections::BTreeSet<String> = runs
-                        .iter()
-                        .map(|(_, p)| {
-                            p.first()
-                                .map_or("—".into(), |x| factor_text(&params_json(x), k))
-                        })
-                        .collect();
-                    if distinct.len() > 1 {
-                        differences.push(format!("{k} differs: {}", vals.join(", ")));
-                    }
+        if !runs[0].1.is_empty() {
+            for k in param_keys_by_name()
+                .into_iter()
+                .filter(|k| !factors.iter().any(|f| f == k))
+            {
+                let vals: Vec<String> = runs
+                    .iter()
+                    .map(|(r, p)| {
+                        format!(
+                            "run {}: {}",
+                            r.meta.id,
+                            p.first().map_or("—".into(), |x| factor_text(&x.params, k))
+                        )
+                    })
+                    .collect();
+                let distinct: std::collections::BTreeSet<String> = runs
+                    .iter()
+                    .map(|(_, p)| p.first().map_or("—".into(), |x| factor_text(&x.params, k)))
+                    .collect();
+                if distinct.len() > 1 {
+                    differences.push(format!("{k} differs: {}", vals.join(", ")));
                 }
             }
         }

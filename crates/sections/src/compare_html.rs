@@ -2,7 +2,7 @@
 //! with an overlay figure, and each run's host.
 
 use crate::compare::{Comparison, RunPoints, COMPARE_NOTE};
-use crate::factor_text::{factor_label, factor_number, is_size, params_json, point_label};
+use crate::factor_text::{factor_label, factor_number, is_size, point_label};
 use crate::metrics::{capitalize, ci_of, Metric};
 use report::doc::host_facts;
 use report::format::scale_for_values;
@@ -61,10 +61,8 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
         format!("{} ({u})", m.name)
     };
     let numeric = cmp.factors.iter().find(|fac| {
-        runs.iter().all(|(_, p)| {
-            p.iter()
-                .all(|x| factor_number(&params_json(x), fac).is_some())
-        })
+        runs.iter()
+            .all(|(_, p)| p.iter().all(|x| factor_number(&x.params, fac).is_some()))
     });
     let mut fig;
     match numeric {
@@ -85,7 +83,7 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
                 let mut series: Vec<Series> = Vec::new();
                 for p in pts {
                     let (Some(x), Some(sm)) =
-                        (factor_number(&params_json(p), fac), p.metrics.get(&cmp.key))
+                        (factor_number(&p.params, fac), p.metrics.get(&cmp.key))
                     else {
                         continue;
                     };

@@ -1,96 +1,71 @@
-//! A point's factors as text, labels and numbers for the reports: which
-//! factors are sizes, a factor's axis label, its level as text or as a
-//! number, and a point's label. Kept together as one unit (the factor
-//! table of issue 14 replaces this module as a whole).
+//! A point's factors as the reports show them: a factor's axis label, its
+//! level as text or as a number, a point's label. Everything comes from the
+//! factor table (`record::factor`) and the typed levels; only the
+//! formatting (`report::format`) is decided here.
 
 use analysis::findings::size_words;
 use analysis::PointSummary;
+use record::factor::{factor_info, FactorKind, Level};
+use record::TrialParams;
 use report::format::{bytes_short, compact, number};
 use report::Unit;
-use serde_json::Value;
-
-/// Factors whose values are byte sizes.
-pub const SIZE_FACTORS: [&str; 7] = [
-    "bytes",
-    "write_size",
-    "read_size",
-    "sndbuf",
-    "rcvbuf",
-    "rcvlowat",
-    "mss",
-];
 
 /// Whether factor `f`'s levels are byte sizes.
 pub fn is_size(f: &str) -> bool {
-    SIZE_FACTORS.contains(&f)
+    factor_info(f).is_some_and(|i| i.kind.is_bytes())
 }
 
-/// A factor's name for axes and headers, with its unit.
+/// A factor's name for axes and headers, with its unit (the table's label).
 pub fn factor_label(f: &str) -> String {
-    match f {
-        "send_rate_bps" => "send rate (bit/s)".into(),
-        "recv_work_ns_per_kb" => "receiver work (ns per KB)".into(),
-        "duration_s" => "duration (s)".into(),
-        "parallel" => "parallel connections".into(),
-        _ if is_size(f) => format!("{} (bytes)", f.replace('_', " ")),
-        _ => f.replace('_', " "),
-    }
+    factor_info(f).map_or_else(|| f.replace('_', " "), |i| i.label.to_string())
 }
 
-/// A point's parameters as JSON, keyed by factor.
-pub fn params_json(p: &PointSummary) -> Value {
-    serde_json::to_value(&p.params).unwrap_or(Value::Null)
-}
-
-/// A factor's value as text.
-pub fn factor_text(params: &Value, f: &str) -> String {
-    match params.get(f) {
-        None | Some(Value::Null) if f == "rcvlowat" => "auto".into(),
-        None | Some(Value::Null) => "—".into(),
-        Some(Value::Bool(b)) => if *b { "on" } else { "off" }.into(),
-        Some(Value::Number(n)) => {
-            let v = n.as_f64().unwrap_or(f64::NAN);
-            if is_size(f) {
-                bytes_short(v)
-            } else if f == "send_rate_bps" {
-                number(v, Unit::Si("bit/s"))
-            } else if f == "recv_work_ns_per_kb" {
-                number(v * 1e-9, Unit::Si("s")) + "/KB"
-            } else {
-                n.to_string()
+/// A factor's level as text.
+pub fn factor_text(params: &TrialParams, f: &str) -> String {
+    let Some(v) = params.value(f) else {
+        return "—".into();
+    };
+    match &v.level {
+        Level::Auto(_) => "auto".into(),
+        Level::Unset => "—".into(),
+        Level::Switch(b) => if *b { "on" } else { "off" }.into(),
+        Level::Int(_) | Level::Float(_) => {
+            let x = v.number().unwrap_or(f64::NAN);
+            match v.kind {
+                FactorKind::Bytes => bytes_short(x),
+                FactorKind::Rate => number(x, Unit::Si("bit/s")),
+                FactorKind::NanosPerKb => number(x * 1e-9, Unit::Si("s")) + "/KB",
+                _ => v.json().to_string(),
             }
         }
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => o
-            .values()
+        Level::Name(s) => s.clone(),
+        Level::Load(_) | Level::HostSpeed(_) | Level::Pin(_) => v
+            .fields()
+            .unwrap_or_default()
+            .iter()
             .map(|x| x.as_str().map_or(x.to_string(), str::to_string))
             .collect::<Vec<_>>()
             .join(":"),
-        Some(v) => v.to_string(),
     }
 }
 
 /// A factor's level as a number, when it is one.
-pub fn factor_number(params: &Value, f: &str) -> Option<f64> {
-    params.get(f).and_then(Value::as_f64)
+pub fn factor_number(params: &TrialParams, f: &str) -> Option<f64> {
+    params.value(f).and_then(|v| v.number())
 }
 
 /// `write_size=64K, api=write` for the given factors.
 pub fn point_label(p: &PointSummary, factors: &[String]) -> String {
-    let j = params_json(p);
     factors
         .iter()
-        .map(|f| format!("{f}={}", factor_text(&j, f)))
+        .map(|f| format!("{f}={}", factor_text(&p.params, f)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// A numeric factor's levels per point (None where a point has no number).
 pub fn numeric_factor(points: &[PointSummary], f: &str) -> Option<Vec<Option<f64>>> {
-    let xs: Vec<Option<f64>> = points
-        .iter()
-        .map(|p| factor_number(&params_json(p), f))
-        .collect();
+    let xs: Vec<Option<f64>> = points.iter().map(|p| factor_number(&p.params, f)).collect();
     let mut distinct: Vec<f64> = xs.iter().flatten().copied().collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
@@ -99,11 +74,9 @@ pub fn numeric_factor(points: &[PointSummary], f: &str) -> Option<Vec<Option<f64
 
 /// A numeric level of factor `f` in words (`64 KB`, `10 Mbit/s`).
 pub fn fmt_level(f: &str, v: f64) -> String {
-    if is_size(f) {
-        size_words(v)
-    } else if f == "send_rate_bps" {
-        number(v, Unit::Si("bit/s"))
-    } else {
-        compact(v)
+    match factor_info(f).map(|i| i.kind) {
+        Some(FactorKind::Bytes) => size_words(v),
+        Some(FactorKind::Rate) => number(v, Unit::Si("bit/s")),
+        _ => compact(v),
     }
 }

@@ -2,7 +2,7 @@
 //! sections of probed runs, parameters and host.
 
 use crate::cpu::cpu_section;
-use crate::factor_text::{factor_number, factor_text, params_json, point_label};
+use crate::factor_text::{factor_number, factor_text, point_label};
 use crate::figures::figures_section;
 use crate::host::host_section;
 use crate::metrics::{ci_of, closest, table_metrics, test_of, Metric};
@@ -10,11 +10,11 @@ use crate::path::path_section;
 use crate::SectionsError;
 use analysis::path::analyse;
 use analysis::PointSummary;
+use record::factor::param_keys_by_name;
 use record::probe_event::ProbeEvent;
 use record::{Store, StoredEventsError, StoredRun, TrialRecord, TrialStatus};
 use report::format::column;
 use report::{Block, Report, Section, Table};
-use serde_json::Value;
 
 /// The whole report of one run (`tcplab report RUN` for a run that is not a
 /// study's): results, figures, the probe and CPU sections when the run was
@@ -85,17 +85,16 @@ pub fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[S
     }
     s.push(Block::KeyValues(kv));
     // Every factor of the points: its level, or its levels when it varies.
-    let jsons: Vec<Value> = points.iter().map(params_json).collect();
-    if let Some(first) = jsons.first().and_then(Value::as_object) {
+    if !points.is_empty() {
         let mut t = Table::new(["factor", "level(s)"])
             .with_caption("Factors of the sweep (varying ones first)");
         t.numeric = vec![false, false];
-        let mut keys: Vec<&String> = first.keys().collect();
+        let mut keys: Vec<String> = param_keys_by_name().into_iter().map(String::from).collect();
         keys.sort_by_key(|k| !varying.contains(k));
-        for k in keys {
+        for k in &keys {
             let mut levels: Vec<String> = Vec::new();
-            for j in &jsons {
-                let v = factor_text(j, k);
+            for p in points {
+                let v = factor_text(&p.params, k);
                 if !levels.contains(&v) {
                     levels.push(v);
                 }
@@ -170,20 +169,15 @@ pub fn results_section(
         .key();
     t.numeric = factors
         .iter()
-        .map(|f| {
-            points
-                .iter()
-                .all(|p| factor_number(&params_json(p), f).is_some())
-        })
+        .map(|f| points.iter().all(|p| factor_number(&p.params, f).is_some()))
         .collect();
     t.numeric.push(true);
     t.numeric.extend(cols.iter().map(|_| true));
     for (i, p) in points.iter().enumerate() {
-        let j = params_json(p);
         let mut row: Vec<String> = if varying.is_empty() {
             vec![p.index.to_string()]
         } else {
-            varying.iter().map(|f| factor_text(&j, f)).collect()
+            varying.iter().map(|f| factor_text(&p.params, f)).collect()
         };
         row.push(if p.trials_failed > 0 {
             format!("{} ({} failed)", p.trials_ok, p.trials_failed)

@@ -63,7 +63,7 @@ fn store_study(
     for (index, &(write_size, bps)) in curve.iter().enumerate() {
         let mut params = TrialParams::defaults(TestKind::TcpStream);
         params.write_size = write_size;
-        params.topology = Some("veth".into());
+        params.topology = "veth".into();
         let point_id = store
             .add_point(
                 run,

@@ -25,9 +25,9 @@ pub fn load_workers(p: &TrialParams) -> u32 {
     p.load.as_ref().map_or(0, |l| l.workers)
 }
 
-/// The place a point ran in (`loopback` without `--topology`).
+/// The place a point ran in, by its `--topology` name.
 pub fn place(p: &TrialParams) -> String {
-    p.topology.clone().unwrap_or_else(|| "loopback".into())
+    p.topology.name().to_string()
 }
 
 /// The sender's CPU fraction under `--host-speed` (1 without).

@@ -29,7 +29,7 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
         for &(ws, bps) in curve {
             let mut p = TrialParams::defaults(test);
             p.write_size = ws;
-            p.topology = Some("veth".into());
+            p.topology = "veth".into();
             let pid = points.len() as i64 + 1;
             points.push(PointRecord {
                 id: pid,
@@ -379,7 +379,7 @@ fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
             e.id = e.id.replace("-fast", "-slow");
         }
         for p in d.run.points.iter_mut() {
-            p.params.topology = Some("ether10".into());
+            p.params.topology = "ether10".into();
         }
         d.points = analysis::summarize_run(&d.run);
         d
@@ -482,13 +482,13 @@ fn sunos_ipc_findings_follow_the_data() {
                 p.sndbuf = Some(size);
                 p.rcvbuf = Some(size);
                 let mut lo = p.clone();
-                p.topology = Some("veth".into());
+                p.topology = "veth".into();
                 let m = vec![
                     ("throughput_bps", mbit * 1e6),
                     ("data_segs_out", 1000.0),
                     ("receiver_segs_out", acks * 1000.0),
                 ];
-                lo.topology = None;
+                lo.topology = record::PlaceName::Loopback;
                 (id, vec![(p, m.clone()), (lo, m)])
             })
             .collect();
@@ -549,7 +549,7 @@ fn the_implementation_matrix_and_stream_size_findings_follow_the_data() {
             .map(|(cc, mbit)| {
                 let mut p = TrialParams::defaults(TestKind::TcpStream);
                 p.cc = Some(cc.into());
-                p.topology = Some("lan100".into());
+                p.topology = "lan100".into();
                 (
                     p,
                     vec![("throughput_bps", mbit * 1e6), ("retransmits", 0.0)],

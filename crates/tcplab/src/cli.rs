@@ -1,5 +1,6 @@
 //! The command line.
 
+use crate::factor_flags::FactorFlags;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -125,96 +126,10 @@ pub struct BenchArgs {
     /// filter or empty store no records or samples.
     #[arg(long, value_name = "DEPTH", value_parser = parse_probe_depth)]
     pub probe_depth: Option<probe::ProbeDepth>,
-    /// Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes).
-    #[arg(long, value_name = "SIZES", conflicts_with = "duration")]
-    pub bytes: Option<String>,
-    /// Amount per trial as a duration, e.g. 1s, 500ms [default: 1s].
-    #[arg(long, value_name = "DURATIONS")]
-    pub duration: Option<String>,
-    /// Bytes per application write (datagram size for UDP, message size for rr/crr).
-    #[arg(long, value_name = "SIZES")]
-    pub write_size: Option<String>,
-    /// Bytes per application read [default: 512K].
-    #[arg(long, value_name = "SIZES")]
-    pub read_size: Option<String>,
-    /// SO_SNDBUF on every data socket of both endpoints.
-    #[arg(long, value_name = "SIZES")]
-    pub sndbuf: Option<String>,
-    /// SO_RCVBUF on every data socket of both endpoints (set before listen/connect).
-    #[arg(long, value_name = "SIZES")]
-    pub rcvbuf: Option<String>,
-    /// SO_RCVLOWAT of the tcp-stream receiver, set after its first read: the
-    /// kernel wakes it when this many bytes wait (or on FIN, or when the
-    /// window nearly closes). `auto` is twice --write-size within 32K..256K,
-    /// capped at --read-size and at a quarter of --rcvbuf; 1 is the kernel's
-    /// default (wake per segment) [default: auto].
-    #[arg(long, value_name = "SIZES|auto")]
-    pub rcvlowat: Option<String>,
-    /// TCP_NODELAY; alone means on, or give levels: on,off.
-    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
-    pub nodelay: Option<String>,
-    /// MSG_MORE on every write (TCP_CORK for sendfile); alone means on.
-    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
-    pub cork: Option<String>,
-    /// TCP_QUICKACK on the stream receiver, re-armed after every read: an
-    /// ACK per segment instead of delayed ACKs; alone means on.
-    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
-    pub quickack: Option<String>,
-    /// TCP_MAXSEG in bytes.
-    #[arg(long, value_name = "BYTES")]
-    pub mss: Option<String>,
-    /// Congestion control module (TCP_CONGESTION), e.g. cubic,bbr,reno.
-    #[arg(long, value_name = "NAMES")]
-    pub cc: Option<String>,
-    /// Parallel connections (or UDP flows).
-    #[arg(long, value_name = "COUNTS")]
-    pub parallel: Option<String>,
-    /// The server sends and the client receives (streams only); alone means on.
-    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
-    pub reverse: Option<String>,
-    /// Use IPv6; alone means on.
-    #[arg(long, value_name = "ON,OFF", num_args = 0..=1, default_missing_value = "on")]
-    pub ipv6: Option<String>,
-    /// Send API: write, sendmsg, sendfile or zerocopy (MSG_ZEROCOPY) — tcp-stream only.
-    #[arg(long, value_name = "APIS")]
-    pub api: Option<String>,
-    /// The sending application paces its writes to this rate (a slower sender λ), e.g. 10mbit.
-    #[arg(long, value_name = "RATES")]
-    pub send_rate: Option<String>,
-    /// The receiver burns this much CPU per KB read (a slower receiver μ), e.g. 20us.
-    #[arg(long, value_name = "DURATION_PER_KB")]
-    pub recv_work: Option<String>,
-    /// CPU-bound matrix-multiply workers beside one side: sender:N, receiver:N or none.
-    #[arg(long, value_name = "SIDE:N")]
-    pub load: Option<String>,
-    /// Where trials run: loopback, veth, router, or a link profile (ether10,
-    /// lan100, lan1g, man, wan) — a list sweeps places.
-    #[arg(long, value_name = "NAMES")]
-    pub topology: Option<String>,
-    /// The link between the hosts, e.g. rate=10mbit,delay=2ms,jitter=200us,loss=0.1%,mtu=1500,queue=64,via=emulator
-    /// (one link; it may start with a profile name to adjust it).
-    #[arg(long, value_name = "SPEC")]
-    pub link: Option<String>,
-    /// A slower host: the side gets this fraction of one CPU (cgroup quota),
-    /// e.g. sender=0.25; a list sweeps speeds; none for full speed.
-    #[arg(long, value_name = "SIDE=F")]
-    pub host_speed: Option<String>,
-    /// Pin the endpoints to CPUs, e.g. sender=0,receiver=1.
-    #[arg(long, value_name = "SIDE=CPU,…")]
-    pub pin: Option<String>,
-    /// Extra /32 routes (198.18.0.0/15) in the sender's routing table for
-    /// each trial, e.g. 1,1000,100000; only in a place's namespaces.
-    #[arg(long, value_name = "N,…")]
-    pub routes: Option<String>,
-    /// Checksum offload on the veth ends: on (as the device has it) or off
-    /// (the sender checksums in software, and the receiver verifies);
-    /// only in a place's namespaces.
-    #[arg(long, value_name = "ON,OFF")]
-    pub checksum_offload: Option<String>,
-    /// layer-rate: the protocol layers to send at (eth = AF_PACKET frames,
-    /// ip = raw IPv4, udp, tcp) [default: tcp].
-    #[arg(long, value_name = "eth,ip,udp,tcp")]
-    pub layer: Option<String>,
+    /// The factors (`--bytes` … `--layer`), one flag per entry of
+    /// record's factor table, each a comma-separated list of levels.
+    #[command(flatten)]
+    pub factors: FactorFlags,
     /// Trials per sweep point.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub repeat: u32,

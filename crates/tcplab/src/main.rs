@@ -7,6 +7,7 @@ mod calibrate_cmd;
 mod cli;
 mod commands;
 mod compare_cmd;
+mod factor_flags;
 mod import_cmd;
 mod lab_cmd;
 mod output;

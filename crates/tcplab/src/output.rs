@@ -123,25 +123,7 @@ fn cell(s: Option<&Summary>, c: &Col) -> String {
 
 /// A factor's value as text for the table.
 fn param_text(p: &TrialParams, name: &str) -> String {
-    if name == "load" {
-        return p.load.map_or("none".into(), |l| l.to_string());
-    }
-    if name == "rcvlowat" && p.rcvlowat.is_none() {
-        return format!("auto ({})", p.effective_rcvlowat());
-    }
-    match serde_json::to_value(p)
-        .ok()
-        .and_then(|v| v.get(name).cloned())
-    {
-        Some(Value::Null) | None => "—".into(),
-        Some(Value::String(s)) => s,
-        Some(Value::Object(o)) => o
-            .values()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(":"),
-        Some(v) => v.to_string(),
-    }
+    p.value(name).map_or_else(|| "—".into(), |v| v.table_text())
 }
 
 /// The results table: one row per point, the varying factors first.
@@ -177,19 +159,11 @@ pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> Str
     t.to_string()
 }
 
-/// Factors that vary across a stored run's points.
+/// Factors that vary across a stored run's points, by name.
 pub fn varying_factors(points: &[PointSummary]) -> Vec<String> {
-    let vals: Vec<Value> = points
-        .iter()
-        .filter_map(|p| serde_json::to_value(&p.params).ok())
-        .collect();
-    let Some(first) = vals.first().and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    first
-        .keys()
-        .filter(|k| vals.iter().any(|v| v.get(*k) != first.get(*k)))
-        .cloned()
+    record::factor::varying_keys(points.iter().map(|p| &p.params))
+        .into_iter()
+        .map(String::from)
         .collect()
 }
 

@@ -4,6 +4,7 @@ use crate::cli::{BenchArgs, TestArg};
 use crate::usage::usage;
 use plan::parse;
 use plan::{Factors, Precision, StopRule};
+use record::factor::HostLimits;
 use record::{TestKind, TrialParams};
 use serde_json::json;
 
@@ -34,67 +35,18 @@ pub fn test_kind(t: TestArg) -> TestKind {
     }
 }
 
-fn opt<T>(
-    flag: &str,
-    v: &Option<String>,
-    item: impl Fn(&str, &str) -> Result<T, parse::PlanError>,
-) -> anyhow::Result<Vec<T>> {
-    match v {
-        None => Ok(Vec::new()),
-        Some(s) => parse::list(flag, s, item).map_err(usage),
+/// What the factor parsers need to know about this host.
+fn host_limits() -> HostLimits {
+    HostLimits {
+        online_cpus: lab::host::online_cpus() as u32,
+        max_routes: lab::trial_changes::MAX_ROUTES,
     }
-}
-
-fn factors(a: &BenchArgs) -> anyhow::Result<Factors> {
-    let count = |lo, hi| move |f: &str, s: &str| parse::count(f, s, lo, hi);
-    let ns_per_kb = |f: &str, s: &str| parse::duration_or_zero(f, s).map(|d| d.as_nanos() as u64);
-    Ok(Factors {
-        bytes: opt("--bytes", &a.bytes, parse::positive_size)?,
-        duration_s: opt("--duration", &a.duration, |f, s| {
-            parse::duration(f, s).map(|d| d.as_secs_f64())
-        })?,
-        write_size: opt("--write-size", &a.write_size, parse::positive_size)?,
-        read_size: opt("--read-size", &a.read_size, parse::positive_size)?,
-        sndbuf: opt("--sndbuf", &a.sndbuf, parse::positive_size)?,
-        rcvbuf: opt("--rcvbuf", &a.rcvbuf, parse::positive_size)?,
-        rcvlowat: opt("--rcvlowat", &a.rcvlowat, parse::rcvlowat)?,
-        nodelay: opt("--nodelay", &a.nodelay, parse::boolean)?,
-        cork: opt("--cork", &a.cork, parse::boolean)?,
-        quickack: opt("--quickack", &a.quickack, parse::boolean)?,
-        mss: opt("--mss", &a.mss, count(88, 65_495))?,
-        cc: opt("--cc", &a.cc, parse::cc_name)?,
-        parallel: opt("--parallel", &a.parallel, count(1, 128))?,
-        reverse: opt("--reverse", &a.reverse, parse::boolean)?,
-        ipv6: opt("--ipv6", &a.ipv6, parse::boolean)?,
-        api: opt("--api", &a.api, parse::api)?,
-        send_rate_bps: opt("--send-rate", &a.send_rate, parse::rate)?,
-        recv_work_ns_per_kb: opt("--recv-work", &a.recv_work, ns_per_kb)?,
-        load: opt("--load", &a.load, parse::load)?,
-        topology: opt("--topology", &a.topology, |_, s| Ok(s.to_string()))?,
-        link: a.link.iter().cloned().collect(),
-        host_speed: opt("--host-speed", &a.host_speed, parse::host_speed)?,
-        pin: a
-            .pin
-            .as_deref()
-            .map(|s| parse::pin("--pin", s, lab::host::online_cpus() as u32))
-            .transpose()
-            .map_err(usage)?
-            .into_iter()
-            .collect(),
-        routes: opt(
-            "--routes",
-            &a.routes,
-            count(1, lab::trial_changes::MAX_ROUTES),
-        )?,
-        checksum_offload: opt("--checksum-offload", &a.checksum_offload, parse::boolean)?,
-        layer: opt("--layer", &a.layer, parse::layer)?,
-    })
 }
 
 /// Parses and validates every flag; any problem is a usage error.
 pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
     let test = test_kind(a.test);
-    let f = factors(a)?;
+    let f = Factors::parse(|info| a.factors.text(info), &host_limits()).map_err(usage)?;
     let points = f.expand(test).map_err(usage)?;
     const MAX_POINTS: usize = 10_000;
     if points.len() > MAX_POINTS {
@@ -110,7 +62,10 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
     }
     if a.to.is_none() {
         check_cc_available(&f.cc)?;
-    } else if a.topology.is_some() || a.link.is_some() || a.host_speed.is_some() || a.pin.is_some()
+    } else if !(f.topology.is_empty()
+        && f.link.is_empty()
+        && f.host_speed.is_empty()
+        && f.pin.is_empty())
     {
         return Err(usage(
             "--topology, --link, --host-speed and --pin build places on this host; they cannot be combined with --to",
@@ -157,16 +112,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
         "precision": precision,
         "max_repeat": a.max_repeat,
         "to": a.to,
-        "factors": {
-            "bytes": a.bytes, "duration": a.duration, "write_size": a.write_size,
-            "read_size": a.read_size, "sndbuf": a.sndbuf, "rcvbuf": a.rcvbuf,
-            "rcvlowat": a.rcvlowat,
-            "nodelay": a.nodelay, "cork": a.cork, "quickack": a.quickack, "mss": a.mss, "cc": a.cc,
-            "parallel": a.parallel, "reverse": a.reverse, "ipv6": a.ipv6, "api": a.api,
-            "send_rate": a.send_rate, "recv_work": a.recv_work, "load": a.load,
-            "topology": a.topology, "link": a.link, "host_speed": a.host_speed, "pin": a.pin,
-            "routes": a.routes, "checksum_offload": a.checksum_offload, "layer": a.layer,
-        },
+        "factors": a.factors.settings(),
     });
     Ok(BenchPlan {
         test,
@@ -228,12 +174,12 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
         if seen.insert(crate::session::place_key(p)) {
             crate::session::place_spec(p)?.check().map_err(usage)?;
         }
-        if p.test == TestKind::LayerRate && p.topology.is_none() {
+        if p.test == TestKind::LayerRate && p.topology.is_loopback() {
             return Err(usage(
                 "layer-rate sends raw frames between two namespaces: give --topology veth (or another place), never the host's own loopback",
             ));
         }
-        if (p.routes.is_some() || !p.checksum_offload) && p.topology.is_none() {
+        if (p.routes.is_some() || !p.checksum_offload) && p.topology.is_loopback() {
             return Err(usage(
                 "--routes and --checksum-offload off change a place's namespaces; give --topology veth (or another place), never the host's own loopback",
             ));

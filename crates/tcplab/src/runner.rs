@@ -30,15 +30,15 @@ pub fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
-/// A short label of a point's varying factors, for progress.
+/// A short label of a point's varying factors, for progress: each level
+/// as the stored JSON writes it.
 fn label(p: &record::TrialParams, varying: &[&str]) -> String {
-    let v = serde_json::to_value(p).unwrap_or_default();
     varying
         .iter()
         .map(|k| {
             format!(
                 "{k}={}",
-                v.get(*k).map(|x| x.to_string()).unwrap_or_default()
+                p.value(k).map(|v| v.json().to_string()).unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()

@@ -56,18 +56,16 @@ fn observer_for(probes: &Option<ProbeSet>) -> Option<Box<dyn TrialObserver>> {
         .map(|g| Box::new(ProbeObserver::new(g.clone())) as Box<dyn TrialObserver>)
 }
 
-/// The key of a point's place.
+/// The key of a point's place: its topology name and link.
 pub fn place_key(p: &TrialParams) -> String {
-    format!(
-        "{}|{}",
-        p.topology.as_deref().unwrap_or("loopback"),
-        p.link.as_deref().unwrap_or("")
-    )
+    format!("{}|{}", p.topology, p.link.as_deref().unwrap_or(""))
 }
 
-/// The place spec of a point (bad input if it does not parse).
+/// The place spec of a point (bad input if it does not parse). Loopback
+/// names no place to build: with a `--link` the lab builds its default
+/// place for a link, the router, as it always has.
 pub fn place_spec(p: &TrialParams) -> anyhow::Result<PlaceSpec> {
-    PlaceSpec::parse(p.topology.as_deref(), p.link.as_deref()).map_err(usage)
+    PlaceSpec::parse(p.topology.built(), p.link.as_deref()).map_err(usage)
 }
 
 /// Splits HOST[:PORT], accepting `[v6]:port` and bare IPv6 addresses.

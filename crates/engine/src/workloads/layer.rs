@@ -10,7 +10,7 @@
 
 use crate::error::EngineError;
 use crate::report::SideReport;
-use record::{Layer, TestKind, TrialParams};
+use record::{ProtocolLayer, TestKind, TrialParams};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -31,14 +31,14 @@ pub fn effective(p: &TrialParams) -> TrialParams {
     if p.test != TestKind::LayerRate {
         return q;
     }
-    let layer = p.layer.unwrap_or(Layer::Tcp);
+    let layer = p.layer.unwrap_or(ProtocolLayer::Tcp);
     match layer {
-        Layer::Tcp => {
+        ProtocolLayer::Tcp => {
             q.test = TestKind::TcpStream;
             q.nodelay = true;
             q.write_size = layer.payload(p.write_size, 1);
         }
-        Layer::Udp | Layer::Ip | Layer::Eth => {
+        ProtocolLayer::Udp | ProtocolLayer::Ip | ProtocolLayer::Eth => {
             q.test = TestKind::UdpStream;
             q.write_size = layer.payload(p.write_size, super::udp::HEADER as u64);
         }
@@ -48,7 +48,7 @@ pub fn effective(p: &TrialParams) -> TrialParams {
 
 /// Whether a (carrier) trial sends raw datagrams instead of UDP.
 pub fn is_raw(p: &TrialParams) -> bool {
-    matches!(p.layer, Some(Layer::Eth | Layer::Ip))
+    matches!(p.layer, Some(ProtocolLayer::Eth | ProtocolLayer::Ip))
 }
 
 /// The device the route to `ip` leaves by, in the calling thread's
@@ -145,7 +145,7 @@ fn raw_socket(domain: i32, ty: Type, proto: i32) -> Result<Socket, EngineError> 
 pub fn raw_receiver(p: &TrialParams, ip: IpAddr) -> Result<Socket, EngineError> {
     let ip = v4(ip)?;
     let s = match p.layer {
-        Some(Layer::Eth) => {
+        Some(ProtocolLayer::Eth) => {
             let s = raw_socket(libc::AF_PACKET, Type::DGRAM, i32::from(ETHERTYPE.to_be()))?;
             // bind(2) on a packet socket uses the device and EtherType of
             // the address and ignores the link-layer address.
@@ -172,7 +172,7 @@ pub fn raw_receiver(p: &TrialParams, ip: IpAddr) -> Result<Socket, EngineError> 
 pub fn raw_sender(p: &TrialParams, ip: IpAddr) -> Result<(Socket, Option<SockAddr>), EngineError> {
     let ip = v4(ip)?;
     let (s, dest) = match p.layer {
-        Some(Layer::Eth) => {
+        Some(ProtocolLayer::Eth) => {
             let s = raw_socket(libc::AF_PACKET, Type::DGRAM, 0)?;
             let dest = broadcast_on(&device_toward(ip)?)?;
             (s, Some(dest))
@@ -196,13 +196,13 @@ pub fn add_metrics(
     m: &mut BTreeMap<String, f64>,
     snd: &SideReport,
 ) -> Result<(), EngineError> {
-    let layer = p.layer.unwrap_or(Layer::Tcp);
+    let layer = p.layer.unwrap_or(ProtocolLayer::Tcp);
     let get = |k: &str| m.get(k).copied();
     let delay = get("delay_s")
         .filter(|d| *d > 0.0)
         .ok_or_else(|| EngineError::Endpoint("layer-rate: nothing was received".into()))?;
     let (received, sent) = match layer {
-        Layer::Tcp => (
+        ProtocolLayer::Tcp => (
             get("receiver_data_segs_in").unwrap_or(0.0),
             get("data_segs_out").unwrap_or(0.0),
         ),
@@ -243,21 +243,21 @@ mod tests {
         let mut p = TrialParams::defaults(TestKind::LayerRate);
         p.write_size = 1514;
         for (layer, test, payload) in [
-            (Layer::Tcp, TestKind::TcpStream, 1448),
-            (Layer::Udp, TestKind::UdpStream, 1472),
-            (Layer::Ip, TestKind::UdpStream, 1480),
-            (Layer::Eth, TestKind::UdpStream, 1500),
+            (ProtocolLayer::Tcp, TestKind::TcpStream, 1448),
+            (ProtocolLayer::Udp, TestKind::UdpStream, 1472),
+            (ProtocolLayer::Ip, TestKind::UdpStream, 1480),
+            (ProtocolLayer::Eth, TestKind::UdpStream, 1500),
         ] {
             p.layer = Some(layer);
             let q = effective(&p);
             assert_eq!((q.test, q.write_size), (test, payload), "{layer}");
-            assert_eq!(q.nodelay, layer == Layer::Tcp);
+            assert_eq!(q.nodelay, layer == ProtocolLayer::Tcp);
         }
         // A 60-byte frame leaves TCP no payload: one byte, a larger frame.
         p.write_size = 60;
-        p.layer = Some(Layer::Tcp);
+        p.layer = Some(ProtocolLayer::Tcp);
         assert_eq!(effective(&p).write_size, 1);
-        p.layer = Some(Layer::Udp);
+        p.layer = Some(ProtocolLayer::Udp);
         assert_eq!(effective(&p).write_size, 18);
         // Other tests pass through.
         let s = TrialParams::defaults(TestKind::TcpStream);

@@ -233,7 +233,7 @@ pub fn start_server(
                 fan_out(socks.into_iter().zip(amounts).collect(), |_, (s, a)| {
                     let _reg = cancel.register(&s);
                     if client_sends {
-                        let ip_header = p.layer == Some(record::Layer::Ip);
+                        let ip_header = p.layer == Some(record::ProtocolLayer::Ip);
                         udp::receive_datagrams(&s, &p, &pattern, &fin, false, ip_header)
                     } else {
                         match udp::await_hello(&s) {

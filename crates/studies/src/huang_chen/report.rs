@@ -29,11 +29,6 @@ pub fn report(d: &StudyData) -> Vec<Section> {
     ]
 }
 
-/// A factor of a point by its JSON name (for factors other crates add).
-fn param(p: &TrialParams, key: &str) -> Option<serde_json::Value> {
-    serde_json::to_value(p).ok()?.get(key).cloned()
-}
-
 /// The blocks of the paper's Table 1, in its order, with its seconds for
 /// 20 MB at MSS 1024 on a 386/33 sender.
 const PAPER_1024: [(Block, f64); 7] = [
@@ -517,12 +512,7 @@ fn checksum_shares(d: &StudyData, role: ThreadRole) -> BTreeMap<String, f64> {
 }
 
 fn offload_setting(p: &TrialParams) -> String {
-    match param(p, "checksum_offload") {
-        Some(serde_json::Value::Bool(true)) => "on".into(),
-        Some(serde_json::Value::Bool(false)) => "off".into(),
-        Some(serde_json::Value::String(s)) => s,
-        _ => "on".into(),
-    }
+    if p.checksum_offload { "on" } else { "off" }.into()
 }
 
 fn checksum_section(d: &StudyData) -> Section {
@@ -598,7 +588,7 @@ fn routes_section(d: &StudyData) -> Section {
         "With a linear route search, ip_output's time for 20 MB grew from 1.52 s with the \
          destination first in the table to 2.92 s with it tenth: about 0.16 s per position.",
     );
-    let routes = |p: &TrialParams| param(p, "routes").and_then(|v| v.as_f64());
+    let routes = |p: &TrialParams| p.routes.map(f64::from);
     let cost = d.curve("routes", "cpu_sender_us_per_datagram", 1.0, routes, |_| {
         true
     });

@@ -28,11 +28,7 @@ pub fn report(d: &StudyData) -> Vec<Section> {
 
 /// The `--layer` of a point, as its name (`eth`, `ip`, `udp`, `tcp`).
 fn layer(p: &TrialParams) -> Option<String> {
-    serde_json::to_value(p)
-        .ok()?
-        .get("layer")?
-        .as_str()
-        .map(str::to_string)
+    p.layer.map(|l| l.name().to_string())
 }
 
 const LAYERS: [(&str, &str); 4] = [

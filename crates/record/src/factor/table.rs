@@ -1,0 +1,329 @@
+//! The factor table: every factor of a trial, once. See macros.rs for what
+//! an entry says and what is generated from it.
+
+use super::defaults::{checksum_offload_default, DEFAULT_READ_SIZE};
+use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
+use super::parse;
+
+factor_table! {
+    /// Amount as bytes: the file size for streams, request bytes for transaction tests.
+    bytes: Option<u64> {
+        flag: "bytes",
+        value_name: "SIZES",
+        help: "Amount per trial in bytes (streams: the file size; rr/crr: request bytes; http: body bytes)",
+        conflicts_with: "duration",
+        label: "bytes (bytes)",
+        kind: Bytes,
+        level: u64,
+        parse: |s, _| parse::positive_size(s),
+        set: |p, v| {
+            p.bytes = Some(v);
+            p.duration_s = None;
+        },
+        default: |_| None,
+    }
+    /// Amount as a duration in seconds.
+    duration_s: Option<f64> {
+        flag: "duration",
+        value_name: "DURATIONS",
+        help: "Amount per trial as a duration, e.g. 1s, 500ms [default: 1s]",
+        label: "duration (s)",
+        kind: Seconds,
+        level: f64,
+        parse: |s, _| parse::duration(s).map(|d| d.as_secs_f64()),
+        default: |_| Some(1.0),
+    }
+    /// Bytes per application write (datagram size for UDP, message size for rr/crr).
+    write_size: u64 {
+        flag: "write-size",
+        value_name: "SIZES",
+        help: "Bytes per application write (datagram size for UDP, message size for rr/crr)",
+        label: "write size (bytes)",
+        kind: Bytes,
+        level: u64,
+        parse: |s, _| parse::positive_size(s),
+        default: |test| match test {
+            TestKind::TcpRr | TestKind::TcpCrr => 1,
+            TestKind::UdpStream => 1472,
+            TestKind::LayerRate => 1514,
+            _ => 128 * 1024,
+        },
+    }
+    /// Bytes per application read.
+    read_size: u64 {
+        flag: "read-size",
+        value_name: "SIZES",
+        help: "Bytes per application read [default: 512K]",
+        label: "read size (bytes)",
+        kind: Bytes,
+        level: u64,
+        parse: |s, _| parse::positive_size(s),
+        default: |_| DEFAULT_READ_SIZE,
+    }
+    /// SO_SNDBUF, if set.
+    sndbuf: Option<u64> {
+        flag: "sndbuf",
+        value_name: "SIZES",
+        help: "SO_SNDBUF on every data socket of both endpoints",
+        label: "sndbuf (bytes)",
+        kind: Bytes,
+        level: u64,
+        parse: |s, _| parse::positive_size(s),
+        default: |_| None,
+    }
+    /// SO_RCVBUF, if set.
+    rcvbuf: Option<u64> {
+        flag: "rcvbuf",
+        value_name: "SIZES",
+        help: "SO_RCVBUF on every data socket of both endpoints (set before listen/connect)",
+        label: "rcvbuf (bytes)",
+        kind: Bytes,
+        level: u64,
+        parse: |s, _| parse::positive_size(s),
+        default: |_| None,
+    }
+    /// SO_RCVLOWAT of a stream receiver; `None` is `auto` (see
+    /// [`TrialParams::effective_rcvlowat`]), `Some(1)` the kernel's default.
+    #[serde(default)]
+    rcvlowat: Option<u64> {
+        flag: "rcvlowat",
+        value_name: "SIZES|auto",
+        help: "SO_RCVLOWAT of the tcp-stream receiver, set after its first read: the kernel wakes it when this many bytes wait (or on FIN, or when the window nearly closes). `auto` is twice --write-size within 32K..256K, capped at --read-size and at a quarter of --rcvbuf; 1 is the kernel's default (wake per segment) [default: auto]",
+        label: "rcvlowat (bytes)",
+        kind: Bytes,
+        level: Option<u64>,
+        parse: |s, _| parse::rcvlowat(s),
+        default: |_| None,
+        auto: |p| p.effective_rcvlowat(),
+    }
+    /// TCP_NODELAY.
+    nodelay: bool {
+        flag: "nodelay",
+        value_name: "ON,OFF",
+        help: "TCP_NODELAY; alone means on, or give levels: on,off",
+        alone_means_on: true,
+        label: "nodelay",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| false,
+    }
+    /// MSG_MORE on every write.
+    cork: bool {
+        flag: "cork",
+        value_name: "ON,OFF",
+        help: "MSG_MORE on every write (TCP_CORK for sendfile); alone means on",
+        alone_means_on: true,
+        label: "cork",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| false,
+    }
+    /// TCP_QUICKACK re-armed by the stream receiver after every read: an
+    /// ACK for every segment instead of delayed ACKs (Huang & Chen's ACK
+    /// cost). `false` in runs stored before it existed.
+    #[serde(default)]
+    quickack: bool {
+        flag: "quickack",
+        value_name: "ON,OFF",
+        help: "TCP_QUICKACK on the stream receiver, re-armed after every read: an ACK per segment instead of delayed ACKs; alone means on",
+        alone_means_on: true,
+        label: "quickack",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| false,
+    }
+    /// TCP_MAXSEG, if set.
+    mss: Option<u32> {
+        flag: "mss",
+        value_name: "BYTES",
+        help: "TCP_MAXSEG in bytes",
+        label: "mss (bytes)",
+        kind: Bytes,
+        level: u32,
+        parse: |s, _| parse::count(s, 88, 65_495),
+        default: |_| None,
+    }
+    /// TCP_CONGESTION, if set.
+    cc: Option<String> {
+        flag: "cc",
+        value_name: "NAMES",
+        help: "Congestion control module (TCP_CONGESTION), e.g. cubic,bbr,reno",
+        label: "cc",
+        kind: Name,
+        level: String,
+        parse: |s, _| parse::cc_name(s),
+        default: |_| None,
+    }
+    /// Parallel connections (or UDP flows).
+    parallel: u32 {
+        flag: "parallel",
+        value_name: "COUNTS",
+        help: "Parallel connections (or UDP flows)",
+        label: "parallel connections",
+        kind: Count,
+        level: u32,
+        parse: |s, _| parse::count(s, 1, 128),
+        default: |_| 1,
+    }
+    /// The server sends instead of the client.
+    reverse: bool {
+        flag: "reverse",
+        value_name: "ON,OFF",
+        help: "The server sends and the client receives (streams only); alone means on",
+        alone_means_on: true,
+        label: "reverse",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| false,
+    }
+    /// Use IPv6.
+    ipv6: bool {
+        flag: "ipv6",
+        value_name: "ON,OFF",
+        help: "Use IPv6; alone means on",
+        alone_means_on: true,
+        label: "ipv6",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| false,
+    }
+    /// Send API.
+    api: Api {
+        flag: "api",
+        value_name: "APIS",
+        help: "Send API: write, sendmsg, sendfile or zerocopy (MSG_ZEROCOPY) — tcp-stream only",
+        label: "api",
+        kind: Name,
+        level: Api,
+        parse: |s, _| parse::api(s),
+        default: |_| Api::Write,
+    }
+    /// Application pacing of the sender in bits per second (the slower sender λ).
+    send_rate_bps: Option<u64> {
+        flag: "send-rate",
+        value_name: "RATES",
+        help: "The sending application paces its writes to this rate (a slower sender λ), e.g. 10mbit",
+        label: "send rate (bit/s)",
+        kind: Rate,
+        level: u64,
+        parse: |s, _| parse::rate(s),
+        default: |_| None,
+    }
+    /// CPU burnt by the receiver per KB read, in nanoseconds (the slower receiver μ).
+    recv_work_ns_per_kb: Option<u64> {
+        flag: "recv-work",
+        value_name: "DURATION_PER_KB",
+        help: "The receiver burns this much CPU per KB read (a slower receiver μ), e.g. 20us",
+        label: "receiver work (ns per KB)",
+        kind: NanosPerKb,
+        level: u64,
+        parse: |s, _| parse::duration_or_zero(s).map(|d| d.as_nanos() as u64),
+        default: |_| None,
+    }
+    /// CPU-bound load workers beside one side.
+    load: Option<LoadSpec> {
+        flag: "load",
+        value_name: "SIDE:N",
+        help: "CPU-bound matrix-multiply workers beside one side: sender:N, receiver:N or none",
+        label: "load",
+        kind: Load,
+        level: Option<LoadSpec>,
+        parse: |s, _| parse::load(s),
+        default: |_| None,
+    }
+    /// Where the trial runs: loopback, `veth`, `router`, or a link profile
+    /// such as `ether10` (stored as `null` for loopback).
+    #[serde(default)]
+    topology: PlaceName {
+        flag: "topology",
+        value_name: "NAMES",
+        help: "Where trials run: loopback, veth, router, or a link profile (ether10, lan100, lan1g, man, wan) — a list sweeps places",
+        label: "topology",
+        kind: Name,
+        level: PlaceName,
+        parse: |s, _| Ok(PlaceName::from_name(s)),
+        default: |_| PlaceName::Loopback,
+    }
+    /// The link as given to `--link`, e.g. `rate=10mbit,delay=2ms`.
+    #[serde(default)]
+    link: Option<String> {
+        flag: "link",
+        value_name: "SPEC",
+        help: "The link between the hosts, e.g. rate=10mbit,delay=2ms,jitter=200us,loss=0.1%,mtu=1500,queue=64,via=emulator (one link; it may start with a profile name to adjust it)",
+        one_level: true,
+        label: "link",
+        kind: Name,
+        level: String,
+        parse: |s, _| parse::any_text(s),
+        default: |_| None,
+    }
+    /// A CPU quota on one side (`--host-speed`).
+    #[serde(default)]
+    host_speed: Option<HostSpeed> {
+        flag: "host-speed",
+        value_name: "SIDE=F",
+        help: "A slower host: the side gets this fraction of one CPU (cgroup quota), e.g. sender=0.25; a list sweeps speeds; none for full speed",
+        label: "host speed",
+        kind: HostSpeed,
+        level: Option<HostSpeed>,
+        parse: |s, _| parse::host_speed(s),
+        default: |_| None,
+    }
+    /// CPUs the endpoints are pinned to (`--pin`).
+    #[serde(default)]
+    pin: Option<Pin> {
+        flag: "pin",
+        value_name: "SIDE=CPU,…",
+        help: "Pin the endpoints to CPUs, e.g. sender=0,receiver=1",
+        one_level: true,
+        label: "pin",
+        kind: Pin,
+        level: Pin,
+        parse: |s, host| parse::pin(s, host.online_cpus),
+        default: |_| None,
+    }
+    /// Extra /32 routes installed in the sender's namespace for the trial
+    /// (`--routes`; Huang & Chen's routing-table cost). `None`: none.
+    #[serde(default)]
+    routes: Option<u32> {
+        flag: "routes",
+        value_name: "N,…",
+        help: "Extra /32 routes (198.18.0.0/15) in the sender's routing table for each trial, e.g. 1,1000,100000; only in a place's namespaces",
+        label: "routes",
+        kind: Count,
+        level: u32,
+        parse: |s, host| parse::count(s, 1, host.max_routes),
+        default: |_| None,
+    }
+    /// Checksum offload on the veth ends (`--checksum-offload`); `false`
+    /// turns transmit checksumming off at the sender and receive
+    /// checksumming off at the receiver for the trial.
+    #[serde(default = "checksum_offload_default")]
+    checksum_offload: bool {
+        flag: "checksum-offload",
+        value_name: "ON,OFF",
+        help: "Checksum offload on the veth ends: on (as the device has it) or off (the sender checksums in software, and the receiver verifies); only in a place's namespaces",
+        label: "checksum offload",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| true,
+    }
+    /// The layer of a `layer-rate` trial (`--layer`); `None` for others.
+    #[serde(default)]
+    layer: Option<ProtocolLayer> {
+        flag: "layer",
+        value_name: "eth,ip,udp,tcp",
+        help: "layer-rate: the protocol layers to send at (eth = AF_PACKET frames, ip = raw IPv4, udp, tcp) [default: tcp]",
+        label: "layer",
+        kind: Name,
+        level: ProtocolLayer,
+        parse: |s, _| parse::layer(s),
+        default: |test| (test == TestKind::LayerRate).then_some(ProtocolLayer::Tcp),
+    }
+}
