@@ -13,6 +13,7 @@
 //! - [`compare`], [`compare_html`]: runs side by side on one metric.
 //! - [`probes_text`], [`cpu_text`]: what `tcplab probes` prints.
 //! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
+//! - [`run_json`], [`terminal`]: a run as JSON and as the terminal's table.
 //!
 //! Builders return `report` documents, sections, text or JSON; the binary
 //! resolves runs, writes files and prints.
@@ -27,7 +28,9 @@ pub mod host;
 pub mod metrics;
 pub mod path;
 pub mod probes_text;
+pub mod run_json;
 pub mod run_report;
+pub mod terminal;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,6 @@
 //! one stored run and prints its table (or its JSON).
 
 use crate::cli::BenchArgs;
-use crate::output;
 use crate::plan_args::bench_plan;
 use crate::runner::execute;
 use crate::session::Session;
@@ -64,16 +63,19 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     let run = store.load_run(end.run_id)?;
     let points = analysis::summarize_run(&run);
     if a.json {
-        let doc = output::run_json(&run, &points, false);
+        let doc = sections::run_json::run_json(&run, &points, false);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
-        println!("{}", output::run_header(&run.meta));
-        println!("{}", output::table(plan.test, &points, &varying));
-        for l in output::failure_lines(&points, &varying) {
+        println!("{}", sections::terminal::run_header(&run.meta));
+        println!(
+            "{}",
+            sections::terminal::table(plan.test, &points, &varying)
+        );
+        for l in sections::terminal::failure_lines(&points, &varying) {
             println!("{l}");
         }
-        if let Some(l) = output::probe_loss_warning(&points) {
+        if let Some(l) = sections::terminal::probe_loss_warning(&points) {
             println!("{l}");
         }
         println!(

@@ -3,7 +3,6 @@
 //! `sections` crate).
 
 use crate::cli::CompareArgs;
-use crate::output;
 use crate::report_files::{check_out, write};
 use crate::store_access::resolve;
 use crate::usage::usage;
@@ -46,7 +45,7 @@ pub fn compare(store: Store, a: CompareArgs) -> anyhow::Result<ExitCode> {
     let m = known_metric(&key);
     let varying: Vec<Vec<String>> = runs
         .iter()
-        .map(|(_, p)| output::varying_factors(p))
+        .map(|(_, p)| sections::terminal::varying_factors(p))
         .collect();
     let cmp = Comparison::new(&runs, &varying, &key);
     let table = cmp.table(&runs, m);
@@ -57,7 +56,7 @@ pub fn compare(store: Store, a: CompareArgs) -> anyhow::Result<ExitCode> {
         let mut json = serde_json::to_vec_pretty(
             &runs
                 .iter()
-                .map(|(r, p)| output::run_json(r, p, false))
+                .map(|(r, p)| sections::run_json::run_json(r, p, false))
                 .collect::<Vec<_>>(),
         )?;
         json.push(b'\n');

@@ -10,7 +10,6 @@ mod compare_cmd;
 mod factor_flags;
 mod import_cmd;
 mod lab_cmd;
-mod output;
 mod places;
 mod plan_args;
 mod probes;

@@ -3,7 +3,6 @@
 //! run).
 
 use crate::cli::ReportArgs;
-use crate::output;
 use crate::report_files::{check_out, print_written, write};
 use crate::store_access::resolve;
 use analysis::PointSummary;
@@ -27,13 +26,13 @@ pub fn report(store: Store, a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
-    let varying = output::varying_factors(&points);
+    let varying = sections::terminal::varying_factors(&points);
     let warnings = result_warnings(&points, &varying);
     let rep = sections::run_report::run_report(&store, &run, &points, &varying, &warnings)?;
 
     let mut csv = Vec::new();
     record::export::trials_csv(&run, &mut csv)?;
-    let mut json = serde_json::to_vec_pretty(&output::run_json(&run, &points, true))?;
+    let mut json = serde_json::to_vec_pretty(&sections::run_json::run_json(&run, &points, true))?;
     json.push(b'\n');
     let data = vec![
         DataFile::new(
@@ -57,14 +56,18 @@ pub fn report(store: Store, a: ReportArgs) -> anyhow::Result<ExitCode> {
 fn result_warnings(points: &[PointSummary], varying: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for w in [
-        output::steal_warning(points),
-        output::probe_loss_warning(points),
+        sections::terminal::steal_warning(points),
+        sections::terminal::probe_loss_warning(points),
     ]
     .into_iter()
     .flatten()
     {
         out.push(w.trim_start_matches("warning: ").to_string());
     }
-    out.extend(output::failure_lines(points, varying).into_iter().take(10));
+    out.extend(
+        sections::terminal::failure_lines(points, varying)
+            .into_iter()
+            .take(10),
+    );
     out
 }

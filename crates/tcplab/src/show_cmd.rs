@@ -3,7 +3,6 @@
 //! probe records.
 
 use crate::cli::{ExportArgs, Format, ShowArgs};
-use crate::output;
 use crate::store_access::{open_store, resolve};
 use crate::usage::usage;
 use anyhow::Context;
@@ -49,26 +48,26 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
     if a.json {
-        let mut doc = output::run_json(&run, &points, false);
+        let mut doc = sections::run_json::run_json(&run, &points, false);
         // The host profile (tcplab calibrate) the run references, or null.
         doc["host_profile_id"] = store.run_host_profile_id(id)?.into();
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let varying = output::varying_factors(&points);
+    let varying = sections::terminal::varying_factors(&points);
     let test = points
         .first()
         .map(|p| p.params.test)
         .unwrap_or(record::TestKind::TcpStream);
-    println!("{}", output::run_header(&run.meta));
-    println!("{}", output::table(test, &points, &varying));
-    for l in output::failure_lines(&points, &varying) {
+    println!("{}", sections::terminal::run_header(&run.meta));
+    println!("{}", sections::terminal::table(test, &points, &varying));
+    for l in sections::terminal::failure_lines(&points, &varying) {
         println!("{l}");
     }
-    if let Some(l) = output::steal_warning(&points) {
+    if let Some(l) = sections::terminal::steal_warning(&points) {
         println!("{l}");
     }
-    if let Some(l) = output::probe_loss_warning(&points) {
+    if let Some(l) = sections::terminal::probe_loss_warning(&points) {
         println!("{l}");
     }
     Ok(ExitCode::SUCCESS)
@@ -110,7 +109,7 @@ pub fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
         match a.format {
             Format::Json => {
                 let points = analysis::summarize_run(&run);
-                let mut doc = output::run_json(&run, &points, true);
+                let mut doc = sections::run_json::run_json(&run, &points, true);
                 // The host profile the run references, so that an import
                 // elsewhere (tcplab import) keeps the host's figures.
                 doc["host_profile"] =

@@ -1,49 +1,10 @@
-//! Presenting runs: the terminal table with mean ± 95% CI, and the JSON
-//! document of `--json`, `show --json` and `export --format json`.
+//! A run for the terminal: the results table with mean ± 95% CI, the run
+//! header above it, and the lines that warn about failed trials, lost probe
+//! records and hypervisor steal. The run report shows the same warnings.
 
 use analysis::{PointSummary, Summary};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
-use record::{RunMeta, StoredRun, TestKind, TrialParams};
-use serde_json::{json, Value};
-
-/// The JSON document of a run: `run_id`, run facts, and `points` with
-/// `params` and per-metric `{mean, sd, ci95, n}`.
-pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
-    let m = &run.meta;
-    let pts: Vec<Value> = points
-        .iter()
-        .map(|p| {
-            json!({
-                "index": p.index,
-                "point_id": p.point_id,
-                "params": p.params,
-                "trials_ok": p.trials_ok,
-                "trials_failed": p.trials_failed,
-                "failures": p.failures,
-                "metrics": p.metrics,
-            })
-        })
-        .collect();
-    let mut doc = json!({
-        "schema": 1,
-        "run_id": m.id,
-        "kind": m.kind,
-        "status": m.status,
-        "started_at": m.started_at,
-        "finished_at": m.finished_at,
-        "seed": m.seed,
-        "place": m.place,
-        "command": m.command,
-        "tool_version": m.tool_version,
-        "host": m.host,
-        "settings": m.settings,
-        "points": pts,
-    });
-    if with_trials {
-        doc["trials"] = serde_json::to_value(&run.trials).unwrap_or(Value::Null);
-    }
-    doc
-}
+use record::{RunMeta, TestKind, TrialParams};
 
 /// A column of the results table: header, metric, scale and decimals.
 struct Col {

@@ -1,0 +1,45 @@
+//! The JSON document of a run: what `bench --json`, `show --json`,
+//! `compare --json` print and what a run report keeps beside its HTML.
+
+use analysis::PointSummary;
+use record::StoredRun;
+use serde_json::{json, Value};
+
+/// The JSON document of a run: `run_id`, run facts, and `points` with
+/// `params` and per-metric `{mean, sd, ci95, n}`.
+pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
+    let m = &run.meta;
+    let pts: Vec<Value> = points
+        .iter()
+        .map(|p| {
+            json!({
+                "index": p.index,
+                "point_id": p.point_id,
+                "params": p.params,
+                "trials_ok": p.trials_ok,
+                "trials_failed": p.trials_failed,
+                "failures": p.failures,
+                "metrics": p.metrics,
+            })
+        })
+        .collect();
+    let mut doc = json!({
+        "schema": 1,
+        "run_id": m.id,
+        "kind": m.kind,
+        "status": m.status,
+        "started_at": m.started_at,
+        "finished_at": m.finished_at,
+        "seed": m.seed,
+        "place": m.place,
+        "command": m.command,
+        "tool_version": m.tool_version,
+        "host": m.host,
+        "settings": m.settings,
+        "points": pts,
+    });
+    if with_trials {
+        doc["trials"] = serde_json::to_value(&run.trials).unwrap_or(Value::Null);
+    }
+    doc
+}
