@@ -215,7 +215,7 @@ pub struct StudyArgs {
     pub quick: bool,
     /// Run the study's remote experiments on this place instead of its own
     /// (a topology or link profile: veth, ether10, lan100, man, wan, …).
-    #[arg(long, value_name = "PLACE")]
+    #[arg(long, value_name = "PLACE", value_parser = parse_study_place)]
     pub topology: Option<String>,
     /// Directory for the reports (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -313,4 +313,13 @@ pub struct ExportArgs {
 /// `--probe-depth`, parsed by the probe crate, which owns the names.
 fn parse_probe_depth(s: &str) -> Result<probe::ProbeDepth, String> {
     probe::ProbeDepth::parse(s).map_err(|e| e.to_string())
+}
+
+/// `study --topology`: a place the lab knows, checked before any plan is
+/// made, so a typo is one line about the place (and not a split argument
+/// of the bench commands the plan is written as).
+fn parse_study_place(s: &str) -> Result<String, String> {
+    lab::PlaceSpec::parse(Some(s), None)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }

@@ -66,6 +66,16 @@ fn unknown_studies_and_bad_places_are_bad_input() {
         let out = tcplab(&db, &args);
         usage_error_line(&out, &format!("{args:?}"));
     }
+    // A place with a space is named as a place, not split into the bench
+    // commands the plan is written as.
+    for place in ["lan 100", " "] {
+        let out = tcplab(&db, &["study", "markatos02", "--topology", place, "--plan"]);
+        let line = usage_error_line(&out, place);
+        assert!(
+            line.contains("unknown topology") && line.contains(place),
+            "{line}"
+        );
+    }
 }
 
 #[test]
