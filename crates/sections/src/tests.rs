@@ -647,3 +647,35 @@ fn the_comparison_lines_up_points_and_stars_real_differences() {
     let fig = side.figures().next().expect("the overlay");
     assert_eq!(fig.series.len(), 2, "one series per run");
 }
+
+#[test]
+fn the_terminal_table_shows_the_varying_factor_and_each_points_mean() {
+    let (_dir, mut store) = store();
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[100e6, 102e6]), point(65536, &[900e6, 900e6])],
+    );
+    let points = summaries(&run);
+    let varying = crate::terminal::varying_factors(&points);
+    assert_eq!(varying, ["write_size"]);
+    let text = crate::terminal::table(TestKind::TcpStream, &points, &varying);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("1024") || l.contains("65536"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // Mean ± CI in Mbit/s: 101.0 ± something for the first, 900.0 ± 0.0 for the second.
+    assert!(rows[0].contains("101.0 ±"), "{text}");
+    assert!(rows[1].contains("900.0 ± 0.0"), "{text}");
+    assert!(crate::terminal::failure_lines(&points, &varying).is_empty());
+
+    // A single point varies nothing; its JSON names it by index and params.
+    let one = store_run(&mut store, HOST, vec![point(4096, &[50e6])]);
+    let one_points = summaries(&one);
+    assert!(crate::terminal::varying_factors(&one_points).is_empty());
+    let doc = crate::run_json::run_json(&one, &one_points, true);
+    assert_eq!(doc["run_id"], one.meta.id);
+    assert_eq!(doc["points"][0]["params"]["write_size"], 4096);
+    assert_eq!(doc["trials"].as_array().map(Vec::len), Some(1));
+}
