@@ -23,6 +23,29 @@ pub enum Offload {
 }
 
 impl Offload {
+    /// Every offload, in the order a trial switches them off: segmentation
+    /// and aggregation first, checksums last (turning transmit checksum
+    /// off takes TSO with it). They are restored in the reverse order, so
+    /// the checksums are back before TSO asks for them.
+    pub const ALL: [Offload; 5] = [
+        Offload::Tso,
+        Offload::Gso,
+        Offload::Gro,
+        Offload::TxChecksum,
+        Offload::RxChecksum,
+    ];
+
+    /// The name in `--offload` and in a trial's record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Offload::Tso => "tso",
+            Offload::Gso => "gso",
+            Offload::Gro => "gro",
+            Offload::TxChecksum => "tx",
+            Offload::RxChecksum => "rx",
+        }
+    }
+
     /// The legacy ethtool "set" command for this offload.
     fn set_cmd(self) -> u32 {
         match self {
@@ -109,6 +132,15 @@ pub fn get(ifname: &str, offload: Offload) -> Result<bool, LabError> {
     };
     ioctl(ifname, &mut v)?;
     Ok(v.data != 0)
+}
+
+/// Whether each offload of [`Offload::ALL`] is on for `ifname`.
+pub fn get_all(ifname: &str) -> Result<[bool; 5], LabError> {
+    let mut on = [false; 5];
+    for (i, o) in Offload::ALL.into_iter().enumerate() {
+        on[i] = get(ifname, o)?;
+    }
+    Ok(on)
 }
 
 /// Turns off every offload that lets frames bigger than the MTU or with

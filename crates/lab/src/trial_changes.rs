@@ -1,6 +1,9 @@
 //! Changes a trial makes to its place, and their undoing: extra routes in
-//! the sender's routing table (Huang & Chen's routing-table cost) and
-//! checksum offload switched off on the veth ends (their checksum cost).
+//! the sender's routing table (Huang & Chen's routing-table cost),
+//! checksum offload switched off on the veth ends (their checksum cost),
+//! and any offload switched off at both ends (`--offload`: segmentation
+//! and receive offloads hide per-packet costs). Each end's offload state
+//! can be read for the trial's record.
 //! Only inside tcplab's own namespaces, never the host's; undone when the
 //! guard drops (after the trial, on error and on Ctrl-C), and gone with
 //! the namespaces in any case (`tcplab lab clean`).
@@ -9,6 +12,7 @@ use crate::cmd;
 use crate::error::LabError;
 use crate::netns;
 use crate::offload::{self, Offload};
+use serde::Serialize;
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
@@ -40,6 +44,8 @@ pub struct Wanted {
     pub routes: u32,
     /// Turn checksum offload off on both ends.
     pub checksum_off: bool,
+    /// Offloads to turn off at both ends, by their place in [`Offload::ALL`].
+    pub offloads_off: [bool; 5],
 }
 
 /// The changes in force; undone on drop.
@@ -48,6 +54,8 @@ pub struct TrialChanges {
     routes_in: Option<String>,
     /// (endpoint, tx checksum was on, rx checksum was on).
     offloads: Vec<(Endpoint, bool, bool)>,
+    /// (endpoint, offloads of [`Offload::ALL`] this trial switched off).
+    switched_off: Vec<(Endpoint, [bool; 5])>,
     /// Routes present in the sender's table once installed.
     pub routes_installed: u32,
     /// Seconds the installation took.
@@ -56,8 +64,10 @@ pub struct TrialChanges {
 
 impl TrialChanges {
     /// Applies `w`: routes in `sender`'s namespace, checksum offload off on
-    /// `sender` (transmit) and `receiver` (receive). On error, whatever was
-    /// applied is undone before returning.
+    /// `sender` (transmit) and `receiver` (receive), and the offloads
+    /// `w.offloads_off` names off at both ends (only those that were on, so
+    /// undoing never turns on what was off). On error, whatever was applied
+    /// is undone before returning.
     pub fn apply(
         w: Wanted,
         sender: &Endpoint,
@@ -91,6 +101,14 @@ impl TrialChanges {
                 )?;
             }
         }
+        if w.offloads_off.contains(&true) {
+            // On an error the guard's drop switches back what the ends
+            // before it switched.
+            for e in [sender, receiver] {
+                let off = switch_off(e, w.offloads_off)?;
+                c.switched_off.push((e.clone(), off));
+            }
+        }
         c.install_s = t0.elapsed().as_secs_f64();
         Ok(c)
     }
@@ -105,6 +123,11 @@ impl TrialChanges {
         if let Some(ns) = self.routes_in.take() {
             if let Err(e) = flush_routes(&ns) {
                 first = first.and(Err(e));
+            }
+        }
+        for (e, off) in self.switched_off.drain(..).rev() {
+            if let Err(err) = switch_back(&e, off) {
+                first = first.and(Err(err));
             }
         }
         for (e, tx, rx) in self.offloads.drain(..).rev() {
@@ -202,4 +225,66 @@ pub fn read_checksums(e: &Endpoint) -> Result<(bool, bool), LabError> {
 
 fn set_checksum(e: &Endpoint, o: Offload, on: bool) -> Result<(), LabError> {
     in_endpoint(e, move |dev| offload::set(dev, o, on))
+}
+
+/// One end's offloads, as a trial records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OffloadState {
+    /// TCP segmentation offload.
+    pub tso: bool,
+    /// Generic segmentation offload.
+    pub gso: bool,
+    /// Generic receive offload.
+    pub gro: bool,
+    /// Transmit checksum offload.
+    pub tx_checksum: bool,
+    /// Receive checksum offload.
+    pub rx_checksum: bool,
+}
+
+/// Every offload's state at `e` now.
+pub fn read_offloads(e: &Endpoint) -> Result<OffloadState, LabError> {
+    let [tso, gso, gro, tx_checksum, rx_checksum] = in_endpoint(e, offload::get_all)?;
+    Ok(OffloadState {
+        tso,
+        gso,
+        gro,
+        tx_checksum,
+        rx_checksum,
+    })
+}
+
+/// Switches off at `e` the offloads `wanted` names that are on; returns
+/// which it switched (on an error, those switched so far are switched back).
+fn switch_off(e: &Endpoint, wanted: [bool; 5]) -> Result<[bool; 5], LabError> {
+    in_endpoint(e, move |dev| {
+        let was_on = offload::get_all(dev)?;
+        let mut switched = [false; 5];
+        for (i, o) in Offload::ALL.into_iter().enumerate() {
+            if wanted[i] && was_on[i] {
+                if let Err(err) = offload::set(dev, o, false) {
+                    let _ = restore(dev, switched);
+                    return Err(err);
+                }
+                switched[i] = true;
+            }
+        }
+        Ok(switched)
+    })
+}
+
+/// Switches back on at `e` the offloads `switched` names.
+fn switch_back(e: &Endpoint, switched: [bool; 5]) -> Result<(), LabError> {
+    in_endpoint(e, move |dev| restore(dev, switched))
+}
+
+/// Switches the named offloads back on, checksums first (reverse order).
+fn restore(dev: &str, switched: [bool; 5]) -> Result<(), LabError> {
+    let mut first = Ok(());
+    for (i, o) in Offload::ALL.into_iter().enumerate().rev() {
+        if switched[i] {
+            first = first.and(offload::set(dev, o, true));
+        }
+    }
+    first
 }

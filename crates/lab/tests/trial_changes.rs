@@ -3,7 +3,9 @@
 //! gone, offloads (TSO too) back — after undo and after a drop.
 
 use lab::offload::{self, Offload};
-use lab::trial_changes::{count_routes, read_checksums, Endpoint, TrialChanges, Wanted};
+use lab::trial_changes::{
+    count_routes, read_checksums, read_offloads, Endpoint, OffloadState, TrialChanges, Wanted,
+};
 use lab::{Place, PlaceSpec};
 
 fn offloads(place: &Place, e: &Endpoint, client: bool) -> (bool, bool, bool) {
@@ -46,6 +48,7 @@ fn routes_and_checksum_offload_are_applied_and_undone() {
     let want = Wanted {
         routes: 10_000,
         checksum_off: true,
+        ..Wanted::default()
     };
     let c = TrialChanges::apply(want, &s, &r).unwrap();
     assert_eq!(c.routes_installed, 10_000);
@@ -88,7 +91,7 @@ fn more_routes_than_the_benchmark_block_are_refused() {
     let e = TrialChanges::apply(
         Wanted {
             routes: lab::trial_changes::MAX_ROUTES + 1,
-            checksum_off: false,
+            ..Wanted::default()
         },
         &s,
         &r,
@@ -96,4 +99,62 @@ fn more_routes_than_the_benchmark_block_are_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("198.18.0.0/15"), "{e}");
     assert_eq!(count_routes(&s.ns).unwrap(), 0);
+}
+
+#[test]
+fn offloads_are_switched_off_at_both_ends_and_back() {
+    let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
+    let (s, r) = (
+        place.endpoint(true).unwrap(),
+        place.endpoint(false).unwrap(),
+    );
+    let (s0, r0) = (read_offloads(&s).unwrap(), read_offloads(&r).unwrap());
+    // veth starts with segmentation and checksum offload on; its GRO is
+    // off unless enabled (GSO segments cross the pair whole anyway).
+    assert!(
+        s0.tso && s0.gso && s0.tx_checksum && r0.rx_checksum,
+        "veth starts with segmentation and checksum offload on: {s0:?} {r0:?}"
+    );
+    let none = OffloadState {
+        tso: false,
+        gso: false,
+        gro: false,
+        tx_checksum: false,
+        rx_checksum: false,
+    };
+    // Everything off, at both ends.
+    let all = Wanted {
+        offloads_off: [true; 5],
+        ..Wanted::default()
+    };
+    let c = TrialChanges::apply(all, &s, &r).unwrap();
+    assert_eq!(read_offloads(&s).unwrap(), none);
+    assert_eq!(read_offloads(&r).unwrap(), none);
+    c.undo().unwrap();
+    // Restored as they were: TSO back after transmit checksum, and an
+    // offload that was off before (veth's GRO) stays off.
+    assert_eq!(
+        read_offloads(&s).unwrap(),
+        s0,
+        "sender restored, TSO after tx"
+    );
+    assert_eq!(read_offloads(&r).unwrap(), r0);
+    // Only TSO and GRO (the order of lab::offload::Offload::ALL), undone by drop.
+    let some = Wanted {
+        offloads_off: [true, false, true, false, false],
+        ..Wanted::default()
+    };
+    let c = TrialChanges::apply(some, &s, &r).unwrap();
+    let now = read_offloads(&s).unwrap();
+    assert!(
+        !now.tso && !now.gro && now.gso && now.tx_checksum,
+        "{now:?}"
+    );
+    assert!(
+        read_offloads(&r).unwrap().rx_checksum,
+        "receive checksum untouched"
+    );
+    drop(c);
+    assert_eq!(read_offloads(&s).unwrap(), s0);
+    assert_eq!(read_offloads(&r).unwrap(), r0);
 }

@@ -299,7 +299,7 @@ fn exports_trials_as_csv() {
         .iter()
         .map(str::to_string)
         .collect();
-    assert_eq!(header.len(), 6 + 27 + 2);
+    assert_eq!(header.len(), 6 + record::FACTORS.len() + 1 + 2);
     assert_eq!(
         &header[..6],
         ["run_id", "point", "seq", "repetition", "status", "error"]
@@ -309,8 +309,11 @@ fn exports_trials_as_csv() {
     assert_eq!(header[16], "quickack");
     assert_eq!(header[25], "load");
     assert_eq!(header[29], "pin");
-    assert_eq!(&header[30..33], ["routes", "checksum_offload", "layer"]);
-    assert_eq!(&header[33..], ["delay_s", "throughput_bps"]);
+    assert_eq!(
+        &header[30..34],
+        ["routes", "checksum_offload", "offload", "layer"]
+    );
+    assert_eq!(&header[34..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -255,6 +255,7 @@ impl LivePlace {
         observer: Option<Box<dyn TrialObserver>>,
     ) -> Result<TrialOutcome, EngineError> {
         let changes = self.apply_changes(p)?;
+        let offloads = self.offload_state(p);
         let before = self.place.emulator_stats();
         let run = self.run(p, interrupt, observer);
         // Undone before the result is looked at: after a failed or
@@ -280,6 +281,7 @@ impl LivePlace {
             _ => None,
         };
         o.details["lab"] = serde_json::json!({
+            "offloads": offloads,
             "place": self.place.info(),
             "calibration": self.calibration,
             "emulator": emulator,
@@ -288,11 +290,12 @@ impl LivePlace {
     }
 
     /// Makes the trial's changes to this place (`--routes`,
-    /// `--checksum-offload off`); None when it asks for none.
+    /// `--checksum-offload off`, `--offload`); None when it asks for none.
     fn apply_changes(&self, p: &TrialParams) -> Result<Option<TrialChanges>, EngineError> {
         let w = Wanted {
             routes: p.routes.unwrap_or(0),
             checksum_off: !p.checksum_offload,
+            offloads_off: p.offload.map_or([false; 5], |o| o.as_array()),
         };
         if w == Wanted::default() {
             return Ok(None);
@@ -303,12 +306,32 @@ impl LivePlace {
             self.place.endpoint(!client_sends),
         ) else {
             return Err(EngineError::Protocol(
-                "--routes and --checksum-offload need a place with namespaces".into(),
+                "--routes, --checksum-offload and --offload need a place with namespaces".into(),
             ));
         };
         TrialChanges::apply(w, &s, &r)
             .map(Some)
             .map_err(|e| EngineError::Protocol(format!("changing the place for the trial: {e}")))
+    }
+
+    /// Each end's offloads as the trial runs with them (after its own
+    /// changes), by the side it plays; `null` for an end that cannot be
+    /// read, and for places without namespaces.
+    fn offload_state(&self, p: &TrialParams) -> serde_json::Value {
+        let client_sends = engine::metrics::sender_is_client(p);
+        let side = |e: Option<lab::trial_changes::Endpoint>| {
+            e.map_or(
+                serde_json::Value::Null,
+                |e| match lab::trial_changes::read_offloads(&e) {
+                    Ok(state) => serde_json::json!({ "device": e.dev, "state": state }),
+                    Err(err) => serde_json::json!({ "device": e.dev, "error": err.to_string() }),
+                },
+            )
+        };
+        serde_json::json!({
+            "sender": side(self.place.endpoint(client_sends)),
+            "receiver": side(self.place.endpoint(!client_sends)),
+        })
     }
 
     /// The built place.

@@ -179,9 +179,11 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
                 "layer-rate sends raw frames between two namespaces: give --topology veth (or another place), never the host's own loopback",
             ));
         }
-        if (p.routes.is_some() || !p.checksum_offload) && p.topology.is_loopback() {
+        if (p.routes.is_some() || !p.checksum_offload || p.offload.is_some())
+            && p.topology.is_loopback()
+        {
             return Err(usage(
-                "--routes and --checksum-offload off change a place's namespaces; give --topology veth (or another place), never the host's own loopback",
+                "--routes, --checksum-offload off and --offload change a place's namespaces; give --topology veth (or another place), never the host's own loopback",
             ));
         }
         if p.host_speed.is_some() && lab::host::cgroup_version().is_none() {

@@ -1,4 +1,5 @@
-//! Experiments that change a place (`--routes`, `--checksum-offload off`)
+//! Experiments that change a place (`--routes`, `--checksum-offload off`,
+//! `--offload`)
 //! leave the host as it was, after a normal run and after Ctrl-C: the
 //! host's routes in every table, its qdiscs, its network sysctls and the
 //! offloads of its own interfaces are unchanged, and no tcplab namespace
@@ -6,7 +7,9 @@
 
 mod common;
 
-use common::{assert_success, skip_unless_root, tcplab, tcplab_command, temp_db, usage_error_line};
+use common::{
+    assert_success, json_of, skip_unless_root, tcplab, tcplab_command, temp_db, usage_error_line,
+};
 use lab::offload::{self, Offload};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -94,11 +97,13 @@ fn assert_same(before: &HostState, after: &HostState, when: &str) {
     assert_eq!(after.namespaces, Vec::<String>::new(), "namespaces {when}");
 }
 
-const CHANGING: [&str; 8] = [
+const CHANGING: [&str; 10] = [
     "--routes",
     "1,100000",
     "--checksum-offload",
     "on,off",
+    "--offload",
+    "off",
     "--topology",
     "veth",
     "--write-size",
@@ -180,6 +185,15 @@ fn changes_to_the_host_itself_are_refused() {
     for args in [
         vec!["bench", "udp-stream", "--routes", "10"],
         vec!["bench", "tcp-stream", "--checksum-offload", "off"],
+        vec!["bench", "tcp-stream", "--offload", "off"],
+        vec![
+            "bench",
+            "tcp-stream",
+            "--offload",
+            "tso+lro",
+            "--topology",
+            "veth",
+        ],
         vec![
             "bench",
             "tcp-stream",
@@ -199,5 +213,59 @@ fn changes_to_the_host_itself_are_refused() {
     ] {
         let out = tcplab(&db, &args);
         usage_error_line(&out, &format!("{args:?}"));
+    }
+}
+
+#[test]
+fn every_trial_in_a_place_records_its_ends_offloads() {
+    if skip_unless_root("namespaces and offloads need root") {
+        return;
+    }
+    // The host staying as it was, --offload included, is
+    // changed_places_leave_the_host_as_it_was's (its namespaces would show
+    // in a snapshot taken here while it runs).
+    let (_dir, db) = temp_db();
+    let out = tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--topology",
+            "veth",
+            "--offload",
+            "default,off,tso+gso",
+            "--duration",
+            "0.2s",
+            "--repeat",
+            "1",
+            "-q",
+        ],
+    );
+    assert_success(&out);
+    let run = json_of(&tcplab(&db, &["export", "latest", "--format", "json"]));
+    let points = run["points"].as_array().unwrap();
+    let trials = run["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 3);
+    for t in trials {
+        let point = points
+            .iter()
+            .find(|p| p["point_id"] == t["point_id"])
+            .expect("the trial's point");
+        let level = point["params"]["offload"].as_str().unwrap_or("default");
+        let offloads = &t["outcome"]["details"]["lab"]["offloads"];
+        for side in ["sender", "receiver"] {
+            let state = &offloads[side]["state"];
+            let tso = state["tso"]
+                .as_bool()
+                .unwrap_or_else(|| panic!("{offloads}"));
+            let tx = state["tx_checksum"].as_bool().unwrap();
+            match level {
+                // veth as built: segmentation and checksum offload on.
+                "default" => assert!(tso && tx, "{level} {side}: {state}"),
+                "off" => assert!(!tso && !tx && !state["gso"].as_bool().unwrap()),
+                "tso+gso" => assert!(!tso && tx && !state["gso"].as_bool().unwrap()),
+                other => panic!("unexpected level {other}"),
+            }
+        }
     }
 }

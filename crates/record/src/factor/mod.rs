@@ -7,6 +7,7 @@
 mod macros;
 pub mod defaults;
 pub mod level_types;
+pub mod offloads;
 pub mod parse;
 mod table;
 #[cfg(test)]
@@ -18,6 +19,7 @@ pub use defaults::{AUTO_RCVLOWAT_MAX, AUTO_RCVLOWAT_MIN, DEFAULT_READ_SIZE};
 pub use level_types::{
     Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
 };
+pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};

@@ -196,6 +196,11 @@ pub fn layer(s: &str) -> Result<ProtocolLayer, LevelError> {
         .ok_or_else(|| LevelError::new(s, "expected eth, ip, udp or tcp"))
 }
 
+/// An `--offload` level: `default` (None), `off`, or `tso+gso`-style lists.
+pub fn offloads(s: &str) -> Result<Option<super::offloads::OffloadsOff>, LevelError> {
+    super::offloads::OffloadsOff::parse(s).map_err(|why| LevelError::new(s, why))
+}
+
 /// A load level: `sender:N`, `receiver:N`, or `none`.
 pub fn load(s: &str) -> Result<Option<LoadSpec>, LevelError> {
     if s == "none" || s == "0" {

@@ -3,6 +3,7 @@
 
 use super::defaults::{checksum_offload_default, DEFAULT_READ_SIZE};
 use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
+use super::offloads::OffloadsOff;
 use super::parse;
 
 factor_table! {
@@ -313,6 +314,20 @@ factor_table! {
         level: bool,
         parse: |s, _| parse::boolean(s),
         default: |_| true,
+    }
+    /// Offloads switched off at both ends of the place for the trial
+    /// (`--offload`); `None` leaves the devices as they are. Every trial in
+    /// a place records each end's offload state, whatever this says.
+    #[serde(default)]
+    offload: Option<OffloadsOff> {
+        flag: "offload",
+        value_name: "default|off|tso+gso+…",
+        help: "Offloads switched off at both veth ends for each trial: default (as the devices have them), off (tso, gso, gro, tx and rx checksum all off), or a +-joined list of tso, gso, gro, tx, rx, e.g. default,off,tso+gso; only in a place's namespaces. Segmentation and receive offloads hide per-packet costs; each trial records every end's offload state",
+        label: "offloads off",
+        kind: Name,
+        level: Option<OffloadsOff>,
+        parse: |s, _| parse::offloads(s),
+        default: |_| None,
     }
     /// The layer of a `layer-rate` trial (`--layer`); `None` for others.
     #[serde(default)]

@@ -225,6 +225,12 @@ impl ToLevel for Pin {
     }
 }
 
+impl ToLevel for super::offloads::OffloadsOff {
+    fn to_level(&self) -> Level {
+        Level::Name(self.to_string())
+    }
+}
+
 impl<T: ToLevel> ToLevel for Option<T> {
     fn to_level(&self) -> Level {
         self.as_ref().map_or(Level::Unset, ToLevel::to_level)
