@@ -251,6 +251,8 @@ struct Direction {
     tx: OwnedFd,
     rng: ChaCha8Rng,
     ns_per_byte: Option<f64>,
+    /// Framing bytes per frame on the line (`LinkSpec::framing_bytes`).
+    framing_bytes: u32,
     delay: Duration,
     jitter_ns: u64,
     loss: f64,
@@ -281,6 +283,7 @@ impl Direction {
             tx,
             rng: ChaCha8Rng::seed_from_u64(seed),
             ns_per_byte: spec.rate_bps.map(|r| 8e9 / r as f64),
+            framing_bytes: spec.framing_bytes,
             delay: Duration::from_secs_f64(spec.delay_s),
             jitter_ns: (spec.jitter_s * 1e9) as u64,
             loss: spec.loss,
@@ -350,7 +353,8 @@ impl Direction {
                     return;
                 }
                 let start = self.link_free_at.max(now);
-                self.link_free_at = start + Duration::from_nanos((len as f64 * ns) as u64);
+                let wire = crate::link::wire_bytes(self.framing_bytes, len as u64);
+                self.link_free_at = start + Duration::from_nanos((wire as f64 * ns) as u64);
                 self.serializing.push_back(self.link_free_at);
                 self.link_free_at
             }

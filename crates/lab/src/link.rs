@@ -67,8 +67,37 @@ pub struct LinkSpec {
     pub mtu: u32,
     /// Queue length in frames before the link (drop-tail).
     pub queue_frames: u32,
+    /// Bytes each frame takes on the wire beyond what the device sends:
+    /// Ethernet's preamble and start delimiter (8), frame check sequence
+    /// (4) and inter-frame gap (12), 24 in all ([`ETHERNET_FRAMING`]); frames
+    /// shorter than Ethernet's 60-byte minimum count as 60. A 10 Mbit/s
+    /// Ethernet carries 1500-byte packets at 9.75 Mbit/s of frames, not 10.
+    /// `overhead=0` turns this off.
+    #[serde(default = "ethernet_framing")]
+    pub framing_bytes: u32,
     /// Mechanism to use.
     pub via: Mechanism,
+}
+
+/// Ethernet's bytes per frame on the wire beyond the frame the device sends
+/// (preamble and SFD 8, FCS 4, inter-frame gap 12).
+pub const ETHERNET_FRAMING: u32 = 24;
+
+/// Ethernet's smallest frame without its FCS, in bytes.
+pub const ETHERNET_MIN_FRAME: u32 = 60;
+
+fn ethernet_framing() -> u32 {
+    ETHERNET_FRAMING
+}
+
+/// Bytes a frame of `len` bytes (as the device sends it) takes of a line
+/// with `framing` bytes of framing per frame: at least Ethernet's minimum
+/// frame, plus the framing; without framing, its own length.
+pub fn wire_bytes(framing: u32, len: u64) -> u64 {
+    if framing == 0 {
+        return len;
+    }
+    len.max(u64::from(ETHERNET_MIN_FRAME)) + u64::from(framing)
 }
 
 impl Default for LinkSpec {
@@ -81,6 +110,7 @@ impl Default for LinkSpec {
             reorder: 0.0,
             mtu: 1500,
             queue_frames: 1000,
+            framing_bytes: ETHERNET_FRAMING,
             via: Mechanism::Auto,
         }
     }
@@ -194,7 +224,7 @@ fn rate(item: &str, v: &str) -> Result<u64, LabError> {
 }
 
 impl LinkSpec {
-    /// Parses `rate=10mbit,delay=2ms,jitter=…,loss=0.1%,reorder=…,mtu=1500,queue=…,via=…`,
+    /// Parses `rate=10mbit,delay=2ms,jitter=…,loss=0.1%,reorder=…,mtu=1500,queue=…,overhead=24,via=…`,
     /// starting from a profile's values when the first item is a profile name.
     pub fn parse(s: &str) -> Result<LinkSpec, LabError> {
         let mut spec = LinkSpec::default();
@@ -231,6 +261,16 @@ impl LinkSpec {
                             spec_err(item, "queue is a frame count 1..=100000, e.g. 64 or 64p")
                         })?
                 }
+                "overhead" => {
+                    spec.framing_bytes = v
+                        .trim_end_matches('B')
+                        .parse()
+                        .ok()
+                        .filter(|o| *o <= 256)
+                        .ok_or_else(|| {
+                            spec_err(item, "overhead is bytes per frame 0..=256 (Ethernet: 24)")
+                        })?
+                }
                 "via" => {
                     spec.via = Mechanism::parse(v)
                         .ok_or_else(|| spec_err(item, "via is auto, tbf, htb, netem or emulator"))?
@@ -238,7 +278,7 @@ impl LinkSpec {
                 _ => {
                     return Err(spec_err(
                         item,
-                        "unknown key; use rate, delay, jitter, loss, reorder, mtu, queue or via",
+                        "unknown key; use rate, delay, jitter, loss, reorder, mtu, queue, overhead or via",
                     ))
                 }
             }
@@ -250,6 +290,12 @@ impl LinkSpec {
             return Err(LabError::Spec("--link delay must be at most 10s".into()));
         }
         Ok(spec)
+    }
+
+    /// Bytes a frame of `len` bytes (as the device sends it) takes of this
+    /// link's line (see [`wire_bytes`]).
+    pub fn wire_bytes(&self, len: u64) -> u64 {
+        wire_bytes(self.framing_bytes, len)
     }
 
     /// True if anything beyond rate is asked for.
@@ -306,6 +352,29 @@ mod tests {
         ] {
             assert!(LinkSpec::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn frames_take_their_ethernet_framing_of_the_line() {
+        let e = LinkSpec::parse("ether10").unwrap();
+        assert_eq!(e.framing_bytes, ETHERNET_FRAMING);
+        // A full frame: 1514 + preamble, FCS and gap.
+        assert_eq!(e.wire_bytes(1514), 1538);
+        // A runt is padded to 60 bytes first: a bare ACK takes 84.
+        assert_eq!(e.wire_bytes(54), 84);
+        // So 1448-byte segments fill 10 Mbit/s at 9.41 Mbit/s of payload.
+        let goodput = 10e6 * 1448.0 / e.wire_bytes(1514) as f64;
+        assert!((goodput - 9.41e6).abs() < 0.01e6, "{goodput}");
+        let plain = LinkSpec::parse("ether10,overhead=0").unwrap();
+        assert_eq!((plain.wire_bytes(1514), plain.wire_bytes(54)), (1514, 54));
+        for bad in ["overhead=-1", "overhead=1000", "overhead=lots"] {
+            assert!(LinkSpec::parse(bad).is_err(), "{bad}");
+        }
+        // Specs stored before framing existed read back with Ethernet's.
+        let mut old = serde_json::to_value(&e).unwrap();
+        old.as_object_mut().unwrap().remove("framing_bytes");
+        let back: LinkSpec = serde_json::from_value(old).unwrap();
+        assert_eq!(back.framing_bytes, ETHERNET_FRAMING);
     }
 
     #[test]

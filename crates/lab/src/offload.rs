@@ -143,6 +143,16 @@ pub fn get_all(ifname: &str) -> Result<[bool; 5], LabError> {
     Ok(on)
 }
 
+/// Turns off the segmentation offloads (TSO, GSO), so that the stack hands
+/// the device one frame per packet: what a rate qdisc needs to charge each
+/// frame its Ethernet framing (a 64 KB GSO packet would be charged it once).
+pub fn one_frame_per_packet(ifname: &str) -> Result<(), LabError> {
+    for o in [Offload::Tso, Offload::Gso] {
+        set(ifname, o, false)?;
+    }
+    Ok(())
+}
+
 /// Turns off every offload that lets frames bigger than the MTU or with
 /// unfinished checksums leave the host: what a real 1990s NIC did, and what
 /// an AF_PACKET bridge needs to forward frames unchanged.

@@ -44,22 +44,43 @@ fn rate_and_burst(spec: &LinkSpec, qdisc: &str) -> Result<(u64, String), LabErro
     Ok((rate, burst_bytes(spec, rate).to_string()))
 }
 
+/// The size table that makes a rate qdisc charge each frame what it takes
+/// of an Ethernet line (`stab overhead 24 mpu 84`: preamble, FCS and gap,
+/// and the 60-byte minimum frame); nothing when the link has no framing.
+fn size_table(spec: &LinkSpec) -> Vec<String> {
+    if spec.framing_bytes == 0 {
+        return Vec::new();
+    }
+    vec![
+        "stab".into(),
+        "overhead".into(),
+        spec.framing_bytes.to_string(),
+        "mpu".into(),
+        spec.wire_bytes(0).to_string(),
+    ]
+}
+
+/// `tc qdisc add dev DEV root handle 1: [stab …] KIND ARGS…`.
+fn add_root(ns: &str, dev: &str, spec: &LinkSpec, kind_and_args: &[&str]) -> Result<(), LabError> {
+    let stab = size_table(spec);
+    let mut args: Vec<&str> = vec!["qdisc", "add", "dev", dev, "root", "handle", "1:"];
+    args.extend(stab.iter().map(String::as_str));
+    args.extend_from_slice(kind_and_args);
+    cmd::tc(ns, &args)?;
+    Ok(())
+}
+
 /// Applies `spec` with `mech` as the root qdisc on `dev`'s egress in `ns`.
 pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<(), LabError> {
     let limit_bytes = (u64::from(spec.queue_frames) * u64::from(spec.mtu + 14)).to_string();
     match mech {
         Mechanism::Tbf => {
             let (rate, burst) = rate_and_burst(spec, "tbf")?;
-            cmd::tc(
+            add_root(
                 ns,
+                dev,
+                spec,
                 &[
-                    "qdisc",
-                    "add",
-                    "dev",
-                    dev,
-                    "root",
-                    "handle",
-                    "1:",
                     "tbf",
                     "rate",
                     &format!("{rate}bit"),
@@ -73,12 +94,7 @@ pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<()
         Mechanism::Htb => {
             let (rate, burst) = rate_and_burst(spec, "htb")?;
             let r = format!("{rate}bit");
-            cmd::tc(
-                ns,
-                &[
-                    "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
-                ],
-            )?;
+            add_root(ns, dev, spec, &["htb", "default", "1"])?;
             cmd::tc(
                 ns,
                 &[
@@ -104,12 +120,7 @@ pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<()
             )?;
         }
         Mechanism::Netem => {
-            let mut args: Vec<String> = [
-                "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem", "limit",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            let mut args: Vec<String> = vec!["netem".into(), "limit".into()];
             args.push(spec.queue_frames.to_string());
             args.extend([
                 "delay".into(),
@@ -128,9 +139,22 @@ pub fn apply(ns: &str, dev: &str, spec: &LinkSpec, mech: Mechanism) -> Result<()
                 args.extend(["rate".into(), format!("{rate}bit")]);
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            cmd::tc(ns, &refs)?;
+            add_root(ns, dev, spec, &refs)?;
         }
         Mechanism::Emulator | Mechanism::None | Mechanism::Auto => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_qdiscs_charge_each_frame_its_framing() {
+        let e = LinkSpec::parse("ether10").unwrap();
+        assert_eq!(size_table(&e), ["stab", "overhead", "24", "mpu", "84"]);
+        let plain = LinkSpec::parse("ether10,overhead=0").unwrap();
+        assert!(size_table(&plain).is_empty());
+    }
 }

@@ -195,6 +195,7 @@ impl Place {
                 addresses(&bn, &bn, B4, B6, link.mtu)?;
                 shaper::apply(&an, &an, &link, mech)?;
                 shaper::apply(&bn, &bn, &link, mech)?;
+                place.frames_for_framing(&link)?;
             }
             Topology::Router => place.build_middle(&tag, &link, mech)?,
             Topology::Loopback => unreachable!("handled above"),
@@ -252,6 +253,21 @@ impl Place {
             // Egress of x carries b→a, egress of y carries a→b.
             shaper::apply(&rn, &xn, link, mech)?;
             shaper::apply(&rn, &yn, link, mech)?;
+            self.frames_for_framing(link)?;
+        }
+        Ok(())
+    }
+
+    /// On a rate-limited link with framing, the endpoints send one frame per
+    /// packet (TSO and GSO off), so that the qdisc charges every frame its
+    /// preamble, FCS and gap; a GSO packet would be charged them once.
+    fn frames_for_framing(&self, link: &LinkSpec) -> Result<(), LabError> {
+        if link.rate_bps.is_none() || link.framing_bytes == 0 {
+            return Ok(());
+        }
+        for ns in [&self.client_ns, &self.server_ns].into_iter().flatten() {
+            let dev = ns.name().to_string();
+            ns.run_in(move || offload::one_frame_per_packet(&dev))??;
         }
         Ok(())
     }

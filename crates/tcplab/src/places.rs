@@ -100,7 +100,8 @@ impl Drop for HostPlacer {
 pub struct Calibration {
     /// TCP goodput of a short bulk transfer (bits/s).
     pub goodput_bps: f64,
-    /// Goodput plus TCP/IP/Ethernet header overhead: the line rate (bits/s).
+    /// Goodput plus TCP/IP/Ethernet header overhead and the link's framing
+    /// (preamble, FCS, gap): the line rate (bits/s).
     pub line_rate_bps: f64,
     /// Median round trip of 1-byte request/response (s).
     pub rtt_s: f64,
@@ -232,13 +233,19 @@ impl LivePlace {
         let m = self.run(&bulk, interrupt, None)?.metrics;
         let goodput = m.get("throughput_bps").copied().unwrap_or(0.0);
         let mss = m.get("snd_mss").copied().unwrap_or(1448.0);
+        let framing = self
+            .place
+            .info()
+            .link
+            .as_ref()
+            .map_or(0.0, |l| f64::from(l.framing_bytes));
         let mut rr = TrialParams::defaults(TestKind::TcpRr);
         rr.nodelay = true;
         rr.duration_s = Some(if slow { 1.5 } else { 0.5 });
         let r = self.run(&rr, interrupt, None)?.metrics;
         self.calibration = Some(Calibration {
             goodput_bps: goodput,
-            line_rate_bps: goodput * (mss + HEADER_BYTES) / mss,
+            line_rate_bps: goodput * (mss + HEADER_BYTES + framing) / mss,
             rtt_s: r.get("latency_p50_s").copied().unwrap_or(f64::NAN),
             mss,
         });
