@@ -215,8 +215,9 @@ pub fn hop_histogram(an: &PathAnalysis, title: &str, bins_from: &str) -> Option<
 /// Which packet-class table to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketTable {
-    /// The run report's: every class per direction, with the largest
-    /// segment and the small segments sent with more data queued.
+    /// The run report's: every class per direction, with the data skbs,
+    /// the largest skb, and the short and silly segments sent with more
+    /// data queued.
     PerDirection,
     /// A study's: the classes of trial `seq` (Guerrero & Frieder's packet
     /// kinds), as the key table of its section.
