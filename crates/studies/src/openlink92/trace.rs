@@ -77,23 +77,24 @@ pub(super) fn time_sequence_section(d: &StudyData) -> Section {
     s
 }
 
-/// The sentence on a traced transfer's packets: wire data segments (each
-/// counted once, at the sender's egress), the ACKs and window updates they
-/// drew, and TCP_INFO's own count of data segments sent (`tcp_info_segs`)
+/// The sentence on a traced transfer's packets: wire data segments of
+/// the data direction (each counted once, at the sender's egress), the
+/// ACKs and window updates the other direction sent back, and TCP_INFO's own count of data segments sent (`tcp_info_segs`)
 /// as a check.
 pub(super) fn packet_finding(
     packets: &[PacketClasses],
     tcp_info_segs: Option<f64>,
 ) -> Option<String> {
-    let data: u64 = packets.iter().map(|p| p.data).sum();
-    let skbs: u64 = packets.iter().map(|p| p.data_skbs).sum();
-    let bytes: u64 = packets.iter().map(|p| p.data_bytes).sum();
-    let acks: u64 = packets.iter().map(|p| p.acks).sum();
-    let updates: u64 = packets.iter().map(|p| p.window_updates).sum();
+    // The data direction is the flow with the most data bytes; the ACKs
+    // and window updates it drew come back the other way.
+    let sender = packets.iter().max_by_key(|p| p.data_bytes)?;
+    let (data, skbs, bytes) = (sender.data, sender.data_skbs, sender.data_bytes);
+    let back = packets.iter().filter(|p| p.flow != sender.flow);
+    let (acks, updates) = back.fold((0, 0), |(a, u), p| (a + p.acks, u + p.window_updates));
     if data == 0 {
         return None;
     }
-    let mss = packets.iter().find_map(|p| p.mss);
+    let mss = sender.mss;
     let counted = match mss {
         Some(m) => format!(
             "{data} data segments on the wire ({skbs} skbs split at the {m}-byte MSS, {:.0} bytes per segment)",
