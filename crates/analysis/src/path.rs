@@ -13,6 +13,11 @@ use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+mod packets;
+pub use packets::{
+    packet_classes, silly_limit, without_forwarded_copies, PacketClasses, SILLY_DIVISOR,
+};
+
 /// Width of the processing-delay histogram bins (the SunOS study's 50 µs).
 pub const BIN_US: f64 = 50.0;
 /// Bins before the overflow bin (0–1 ms).
@@ -101,29 +106,6 @@ impl QueueStats {
     }
 }
 
-/// Packets of one direction of one flow, by class.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
-pub struct PacketClasses {
-    /// Sender port → receiver port.
-    pub flow: String,
-    /// Segments carrying data.
-    pub data: u64,
-    /// Data bytes.
-    pub data_bytes: u64,
-    /// Pure ACKs that moved the acknowledgment point or repeated it with the same window.
-    pub acks: u64,
-    /// Pure ACKs that only changed the advertised window.
-    pub window_updates: u64,
-    /// SYN, FIN or RST segments without data.
-    pub control: u64,
-    /// Largest data payload seen (the segment size goal, with GSO up to 64 KB).
-    pub largest_segment: u32,
-    /// Data segments smaller than the largest while the sender had more
-    /// data queued: the silly-window segments that Nagle and SWS avoidance
-    /// exist to prevent.
-    pub small_with_more_queued: u64,
-}
-
 /// Where one thread's time went during the transfer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ThreadTime {
@@ -186,7 +168,8 @@ pub struct PathAnalysis {
     pub hops: Vec<HopStats>,
     /// Queue lengths.
     pub queues: Vec<QueueStats>,
-    /// Packet classes per flow direction (at `net_dev_queue`).
+    /// Packet classes per flow direction (at `net_dev_queue`, each packet
+    /// once: at the first device that queued it).
     pub packets: Vec<PacketClasses>,
     /// Sender and receiver time.
     pub threads: Vec<ThreadTime>,
@@ -238,8 +221,17 @@ const HOPS: [(ProbeId, ProbeId, &str); 4] = [
     ),
 ];
 
-/// Analyses one trial's records (any order).
+/// Analyses one trial's records (any order), the MSS unknown: each data
+/// skb counts as one segment. See [`analyse_with_mss`].
 pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {
+    analyse_with_mss(events, None)
+}
+
+/// Analyses one trial's records (any order), splitting each data skb (a
+/// GSO aggregate) into wire segments at `mss` (the sender's `snd_mss` from
+/// TCP_INFO, the size GSO cuts at). Packets forwarded by a router are
+/// counted once, at the first device that queued them.
+pub fn analyse_with_mss(events: &[ProbeEvent], mss: Option<u32>) -> PathAnalysis {
     let mut ev: Vec<&ProbeEvent> = events.iter().collect();
     ev.sort_by_key(|e| e.ts_ns);
     let mut a = PathAnalysis {
@@ -256,13 +248,16 @@ pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {
             .entry(e.probe_id().tracepoint().to_string())
             .or_default() += 1;
     }
+    // Every hop of every packet for the hop delays; each packet once for
+    // the counts, the time-sequence and the socket queues.
     a.hops = device_hops(&ev);
-    a.hops.extend(socket_queue_delays(&ev));
+    let once = without_forwarded_copies(&ev);
+    a.hops.extend(socket_queue_delays(&once));
     a.queues = queue_lengths(&ev, t0);
-    a.packets = packet_classes(&ev);
+    a.packets = packet_classes(&once, mss);
     a.threads = thread_times(&ev);
-    a.time_sequence = time_sequence(&ev, t0);
-    a.ack_causes = ack_causes(&ev);
+    a.time_sequence = time_sequence(&once, t0);
+    a.ack_causes = ack_causes(&once);
     a
 }
 
@@ -508,58 +503,6 @@ fn queue_lengths(ev: &[&ProbeEvent], t0: u64) -> Vec<QueueStats> {
     .into_iter()
     .flatten()
     .collect()
-}
-
-fn packet_classes(ev: &[&ProbeEvent]) -> Vec<PacketClasses> {
-    let mut flows: BTreeMap<(u16, u16), PacketClasses> = BTreeMap::new();
-    let mut last_ack: HashMap<(u16, u16), (u32, u16)> = HashMap::new();
-    // Send-queue end per flow, from the sender's writes: bytes queued
-    // beyond a packet mean the sender had more data.
-    let mut queued_end: HashMap<(u16, u16), u32> = HashMap::new();
-    let mut largest: HashMap<(u16, u16), u32> = HashMap::new();
-    for e in ev
-        .iter()
-        .filter(|e| e.probe_id() == ProbeId::DevQueue && e.len > 0)
-    {
-        let l = largest.entry((e.sport, e.dport)).or_default();
-        *l = (*l).max(e.len);
-    }
-    for e in ev {
-        match e.probe_id() {
-            ProbeId::SendApp | ProbeId::TcpSendmsg => {
-                queued_end.insert((e.sport, e.dport), e.seq);
-            }
-            ProbeId::DevQueue => {
-                let k = (e.sport, e.dport);
-                let c = flows.entry(k).or_insert_with(|| PacketClasses {
-                    flow: format!("{} → {}", e.sport, e.dport),
-                    ..PacketClasses::default()
-                });
-                if e.len > 0 {
-                    c.data += 1;
-                    c.data_bytes += e.len as u64;
-                    let big = largest.get(&k).copied().unwrap_or(0);
-                    c.largest_segment = big;
-                    let end = e.seq.wrapping_add(e.len);
-                    let more = queued_end
-                        .get(&k)
-                        .is_some_and(|&q| (q.wrapping_sub(end) as i32) > 0);
-                    if e.len < big && more {
-                        c.small_with_more_queued += 1;
-                    }
-                } else if e.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0 {
-                    c.control += 1;
-                } else {
-                    match last_ack.insert(k, (e.ack, e.win)) {
-                        Some((ack, win)) if ack == e.ack && win != e.win => c.window_updates += 1,
-                        _ => c.acks += 1,
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    flows.into_values().collect()
 }
 
 fn thread_times(ev: &[&ProbeEvent]) -> Vec<ThreadTime> {

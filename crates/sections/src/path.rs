@@ -5,6 +5,30 @@
 
 use analysis::path::{PathAnalysis, BINS, BIN_US};
 use record::TrialRecord;
+
+/// The MSS a trial's sender used (TCP_INFO `snd_mss`, the size GSO cuts
+/// aggregates at), to count wire segments with
+/// [`analysis::path::analyse_with_mss`]; `None` when the trial has no such
+/// metric.
+pub fn trial_mss(t: &TrialRecord) -> Option<u32> {
+    t.outcome
+        .metrics
+        .get("snd_mss")
+        .filter(|m| m.is_finite() && **m >= 1.0)
+        .map(|m| m.round() as u32)
+}
+
+/// How a packet table says where its packets were counted and at what MSS.
+fn counted_where(an: &PathAnalysis) -> String {
+    let mss = an.packets.iter().find_map(|p| p.mss);
+    format!(
+        "each packet counted once, at the first device that queued it (net_dev_queue at the sender's egress; a router's copy is not counted again); {}",
+        match mss {
+            Some(m) => format!("data skbs (GSO aggregates) split into wire segments at the MSS, {m} B"),
+            None => "the MSS is unknown, so each data skb (a GSO aggregate may hold several wire segments) counts as one".into(),
+        }
+    )
+}
 use report::{Figure, Histogram, Point, Section, Series, SeriesStyle, Table, Unit};
 
 /// The probe section of a run report: one trial's path (`t`, labelled
@@ -191,8 +215,9 @@ pub fn hop_histogram(an: &PathAnalysis, title: &str, bins_from: &str) -> Option<
 /// Which packet-class table to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketTable {
-    /// The run report's: every class per direction, with the largest
-    /// segment and the small segments sent with more data queued.
+    /// The run report's: every class per direction, with the data skbs,
+    /// the largest skb, and the short and silly segments sent with more
+    /// data queued.
     PerDirection,
     /// A study's: the classes of trial `seq` (Guerrero & Frieder's packet
     /// kinds), as the key table of its section.
@@ -203,7 +228,8 @@ pub enum PacketTable {
 }
 
 /// The packets of each direction by class (data, ACKs, window updates,
-/// control) at net_dev_queue.
+/// control), each counted once at the first device that queued it, data
+/// in wire segments when the analysis knew the MSS.
 pub fn packet_table(an: &PathAnalysis, kind: PacketTable) -> Table {
     let avg = |data: u64, bytes: u64| {
         if data > 0 {
@@ -216,25 +242,33 @@ pub fn packet_table(an: &PathAnalysis, kind: PacketTable) -> Table {
         PacketTable::PerDirection => {
             let mut t = Table::new([
                 "flow",
-                "data segments",
-                "avg bytes",
-                "largest",
+                "data segments (wire)",
+                "data skbs",
+                "avg bytes per segment",
+                "largest skb",
                 "ACKs",
                 "window updates",
                 "control",
-                "small with more queued",
+                "short with more queued",
+                "silly (< MSS/4)",
             ])
-            .with_caption("Packets per direction at net_dev_queue");
+            .with_caption(format!("Packets per direction: {}", counted_where(an)));
             for p in &an.packets {
                 t.row([
                     p.flow.clone(),
                     p.data.to_string(),
+                    p.data_skbs.to_string(),
                     avg(p.data, p.data_bytes),
                     p.largest_segment.to_string(),
                     p.acks.to_string(),
                     p.window_updates.to_string(),
                     p.control.to_string(),
                     p.small_with_more_queued.to_string(),
+                    if p.mss.is_some() {
+                        p.silly.to_string()
+                    } else {
+                        "—".into()
+                    },
                 ]);
             }
             t
@@ -242,13 +276,16 @@ pub fn packet_table(an: &PathAnalysis, kind: PacketTable) -> Table {
         PacketTable::Classes { seq } => {
             let mut t = Table::new([
                 "direction",
-                "data segments",
-                "avg data bytes",
+                "data segments (wire)",
+                "avg data bytes per segment",
                 "pure ACKs",
                 "window updates",
                 "control",
             ])
-            .with_caption(format!("Packets of trial {seq} by class, at net_dev_queue"))
+            .with_caption(format!(
+                "Packets of trial {seq} by class: {}",
+                counted_where(an)
+            ))
             .key();
             for p in &an.packets {
                 t.row([

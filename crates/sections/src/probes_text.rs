@@ -4,7 +4,7 @@
 
 use crate::cpu_text::{run_text, trial_text};
 use crate::SectionsError;
-use analysis::path::{analyse, PathAnalysis};
+use analysis::path::{analyse_with_mss, PathAnalysis};
 use analysis::trial_cost::{run_fits, trial_cpu, TrialCpu};
 use record::probe_event::ProbeEvent;
 use record::{Store, StoredEventsError, StoredRun, TrialRecord};
@@ -65,7 +65,7 @@ impl<'a> ProbedTrials<'a> {
     pub fn analyses(&self) -> Vec<(&'a TrialRecord, PathAnalysis)> {
         self.probed
             .iter()
-            .map(|(t, ev)| (*t, analyse(ev)))
+            .map(|(t, ev)| (*t, analyse_with_mss(ev, crate::path::trial_mss(t))))
             .collect()
     }
 
@@ -152,15 +152,18 @@ pub fn trial_path_text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
     }
     for p in &a.packets {
         s += &format!(
-            "  flow {}: {} data segments ({:.0} B avg, largest {}), {} ACKs, {} window updates, {} control, {} small segments sent with more data queued\n",
+            "  flow {}: {} data segments on the wire{} in {} skbs ({:.0} B avg, largest skb {}), {} ACKs, {} window updates, {} control, {} short segments sent with more data queued ({} silly)\n",
             p.flow,
             p.data,
+            p.mss.map_or(" (MSS unknown: one per skb)".to_string(), |m| format!(" at MSS {m}")),
+            p.data_skbs,
             if p.data > 0 { p.data_bytes as f64 / p.data as f64 } else { 0.0 },
             p.largest_segment,
             p.acks,
             p.window_updates,
             p.control,
-            p.small_with_more_queued
+            p.small_with_more_queued,
+            p.silly
         );
     }
     for c in &a.ack_causes {

@@ -8,7 +8,7 @@ use crate::host::host_section;
 use crate::metrics::{ci_of, closest, table_metrics, test_of, Metric};
 use crate::path::path_section;
 use crate::SectionsError;
-use analysis::path::analyse;
+use analysis::path::analyse_with_mss;
 use analysis::PointSummary;
 use record::factor::param_keys_by_name;
 use record::probe_event::ProbeEvent;
@@ -255,7 +255,7 @@ pub fn probe_sections(
             .find(|(t, _)| t.id == rep.id)
             .map(|(_, e)| e)
             .unwrap_or(&with_events[0].1);
-        let an = analyse(events);
+        let an = analyse_with_mss(events, crate::path::trial_mss(rep));
         out.push(path_section(
             run.meta.id,
             rep,

@@ -679,3 +679,80 @@ fn the_terminal_table_shows_the_varying_factor_and_each_points_mean() {
     assert_eq!(doc["points"][0]["params"]["write_size"], 4096);
     assert_eq!(doc["trials"].as_array().map(Vec::len), Some(1));
 }
+
+/// Ten data skbs of 2896 bytes (two wire segments at MSS 1448), each
+/// queued at the sender's egress and, when `routed`, again (same skb, same
+/// headers) at a router's egress.
+fn gso_events(routed: bool) -> Vec<ProbeEvent> {
+    let mut v = Vec::new();
+    for skb in 1..=10u64 {
+        let mut p = packet(ProbeId::DevQueue, skb * 1_000_000, skb);
+        p.len = 2896;
+        p.seq = skb as u32 * 2896;
+        v.push(p);
+        if routed {
+            let mut fwd = p;
+            (fwd.ts_ns, fwd.ifindex) = (p.ts_ns + 50_000, 3);
+            v.push(fwd);
+        }
+    }
+    v
+}
+
+/// The run report's packet table of one probed trial with these records
+/// and metrics.
+fn packet_table_of(events: &[ProbeEvent], trial_metrics: &[(&str, f64)]) -> Table {
+    let (_dir, mut store) = store();
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![PointSpec {
+            write_size: 1024,
+            trials: vec![(
+                metrics(trial_metrics),
+                Extras {
+                    events: Some(blob(events, EVENT_VERSION)),
+                    profile: None,
+                },
+            )],
+        }],
+    );
+    let r = report_of(&store, &run);
+    let path = section(&r, "Probes: the path of one trial").expect("a path section");
+    tables(path)
+        .into_iter()
+        .find(|t| t.header[0] == "flow")
+        .expect("the packet table")
+        .clone()
+}
+
+#[test]
+fn the_packet_table_counts_each_packet_once_in_wire_segments() {
+    let with_mss = [("throughput_bps", 1e8), ("snd_mss", 1448.0)];
+    // Routed: the router's copies are not counted again, and each 2896-byte
+    // aggregate is two 1448-byte segments.
+    let t = packet_table_of(&gso_events(true), &with_mss);
+    assert_eq!(
+        (
+            t.rows[0][1].as_str(),
+            t.rows[0][2].as_str(),
+            t.rows[0][3].as_str()
+        ),
+        ("20", "10", "1448")
+    );
+    assert!(t.caption.as_deref().unwrap_or("").contains("MSS, 1448 B"));
+    // The same packets on one hop give the same counts.
+    let direct = packet_table_of(&gso_events(false), &with_mss);
+    assert_eq!(direct.rows[0][1..4], t.rows[0][1..4]);
+    // Without the sender's MSS each skb counts once, and the caption says so.
+    let t = packet_table_of(&gso_events(true), &[("throughput_bps", 1e8)]);
+    assert_eq!(
+        (t.rows[0][1].as_str(), t.rows[0][3].as_str()),
+        ("10", "2896")
+    );
+    assert!(t
+        .caption
+        .as_deref()
+        .unwrap_or("")
+        .contains("MSS is unknown"));
+}

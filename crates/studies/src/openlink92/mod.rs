@@ -9,7 +9,14 @@
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod report;
+mod trace;
 pub use report::report;
+
+#[cfg(test)]
+mod findings_tests;
+
+/// The paper, as the report cites it.
+const CITE: &str = "Guerrero & Frieder 1992";
 
 /// The study's name on the command line.
 pub const NAME: &str = "openlink92";

@@ -3,17 +3,17 @@
 //! pathological, smoothed RTT against measured RTT, and the matrix of the
 //! host's TCP implementations. Every finding is computed from the run.
 
+use super::trace::{no_probes, sws_section, time_sequence_section};
+use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series, write_size};
-use analysis::findings::CurvePoint;
-use analysis::path::{analyse, PathAnalysis};
+use analysis::findings::{differ, CurvePoint};
+use analysis::models::linear_fit;
+use analysis::stats::{t_quantile, Summary};
 use record::probe_event::ProbeId;
 use record::TrialParams;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
-use sections::path::{packet_table, PacketTable};
 use std::collections::BTreeMap;
-
-const CITE: &str = "Guerrero & Frieder 1992";
 
 /// The study's sections, in the paper's order.
 pub fn report(d: &StudyData) -> Vec<Section> {
@@ -49,6 +49,7 @@ fn layer_section(d: &StudyData) -> Section {
     );
     let mut pps: Vec<(&str, Vec<CurvePoint>)> = Vec::new();
     let mut bps: Vec<(&str, Vec<CurvePoint>)> = Vec::new();
+    let mut frame_sizes: Vec<(&str, Vec<CurvePoint>)> = Vec::new();
     for (key, name) in LAYERS {
         let keep = |p: &TrialParams| layer(p).as_deref() == Some(key);
         let c = d.curve("layer-rate", "packets_per_s", 1.0, write_size, keep);
@@ -58,6 +59,10 @@ fn layer_section(d: &StudyData) -> Section {
         let c = d.curve("layer-rate", "throughput_bps", 1e-6, write_size, keep);
         if !c.is_empty() {
             bps.push((name, c));
+        }
+        let c = d.curve("layer-rate", "frame_bytes", 1.0, write_size, keep);
+        if !c.is_empty() {
+            frame_sizes.push((name, c));
         }
     }
     if pps.is_empty() {
@@ -83,30 +88,23 @@ fn layer_section(d: &StudyData) -> Section {
         s.push(f);
     }
     for (name, c) in &pps {
-        let (Some(a), Some(b)) = (c.first(), c.last()) else {
-            continue;
-        };
-        if b.x <= a.x || a.mean <= 0.0 {
-            continue;
+        let bytes = bps
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.as_slice());
+        let frames = frame_sizes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.as_slice());
+        match layer_claim(name, c, bytes.unwrap_or(&[]), frames.unwrap_or(&[])) {
+            Some(LayerClaim::Finding(f)) => {
+                s.finding(f);
+            }
+            Some(LayerClaim::Impossible(w)) => {
+                s.warning(w);
+            }
+            None => {}
         }
-        let keep = b.mean / a.mean;
-        let size_ratio = b.x / a.x;
-        let verdict = if keep >= 0.8 {
-            "per-packet cost sets the rate: it barely depends on size, so bytes per second grow in proportion"
-        } else if keep * size_ratio >= 2.0 {
-            "both per-packet and per-byte costs count"
-        } else {
-            "per-byte cost (copies, the link) sets the rate"
-        };
-        s.finding(format!(
-            "{name}: {:.0} packets/s at {:.0}-byte frames and {:.0} at {:.0} bytes ({:.0}% kept \
-             for {size_ratio:.0}× the size): {verdict}.",
-            a.mean,
-            a.x,
-            b.mean,
-            b.x,
-            keep * 100.0
-        ));
     }
     let at_small = |name: &str| {
         pps.iter()
@@ -115,185 +113,190 @@ fn layer_section(d: &StudyData) -> Section {
     };
     if let (Some(e), Some(t)) = (at_small("Ethernet (AF_PACKET)"), at_small("TCP")) {
         if e.mean > 0.0 && e.x == t.x {
-            s.finding(format!(
-                "At {:.0}-byte frames TCP moves {:.0}% of the packets raw Ethernet does (the \
-                 paper's TCP was flat far below its Ethernet curve).",
-                e.x,
-                t.mean / e.mean * 100.0
-            ));
+            s.finding(tcp_against_ethernet(&e, &t));
         }
     }
     s
 }
 
-/// The probed trial of experiment `id` with the most records, analysed.
-fn richest(d: &StudyData, id: &str) -> Option<(u32, PathAnalysis)> {
-    d.trials_of(id)
-        .into_iter()
-        .filter_map(|(t, _)| d.events.get(&t.id).map(|ev| (t.seq, ev)))
-        .max_by_key(|(_, ev)| ev.len())
-        .map(|(seq, ev)| (seq, analyse(ev)))
+/// What a layer's packet rate against frame size says.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum LayerClaim {
+    /// A finding computed from the curve.
+    Finding(String),
+    /// A result a cost model cannot produce, flagged with its reason.
+    Impossible(String),
 }
 
-fn no_probes(s: &mut Section, what: &str) {
-    s.warning(format!(
-        "No probed trial of the {what} experiment: it needs root and BPF (see tcplab probes)."
-    ));
+/// `mean ± ci` packets per second.
+fn rate(p: &CurvePoint) -> String {
+    let ci = (p.ci.is_finite() && p.ci > 0.0).then_some(p.ci);
+    measure(p.mean, ci, Unit::Plain)
 }
 
-fn time_sequence_section(d: &StudyData) -> Section {
-    let mut s = Section::new("A traced transfer: data, ACKs and window updates (Fig. 8)");
-    s.paper_finding(
-        format!("{CITE}, §3, Figs 5–8"),
-        "Traced with a LAN analyzer, each packet is data, an ACK, or an ACK that also opens \
-         the window; a receiver that sends a separate window update after each ACK doubles the \
-         packets the sender must process.",
+/// A change of the packet rate from the smallest to the largest frame,
+/// relative to the rate at the smallest: `rel` ± `ci` (%), and whether it
+/// is beyond the CI.
+#[derive(Debug, Clone, Copy)]
+struct Change {
+    rel: f64,
+    ci: f64,
+    beyond: bool,
+}
+
+/// The change between the end points, each with its own CI (beyond when
+/// the intervals do not overlap: [`differ`]).
+fn end_to_end(a: &CurvePoint, b: &CurvePoint) -> Change {
+    Change {
+        rel: (b.mean - a.mean) / a.mean * 100.0,
+        ci: (a.ci + b.ci) / a.mean * 100.0,
+        beyond: differ(a, b),
+    }
+}
+
+/// The change along a straight line through every level's mean, with the
+/// t-interval of its slope; `None` with fewer than three levels.
+fn along_line(c: &[CurvePoint]) -> Option<Change> {
+    let (a, b) = (c.first()?, c.last()?);
+    if c.len() < 3 {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = c.iter().map(|p| (p.x, p.mean)).collect();
+    let fit = linear_fit(&pts).ok().filter(|f| f.slope_se.is_finite())?;
+    let t = t_quantile(0.95, fit.n as u32 - 2);
+    let span = b.x - a.x;
+    let base = Some(fit.intercept + fit.slope * a.x)
+        .filter(|v| *v > 0.0)
+        .unwrap_or(a.mean);
+    let change = fit.slope * span;
+    let ci = t * fit.slope_se * span;
+    Some(Change {
+        rel: change / base * 100.0,
+        ci: ci / base * 100.0,
+        beyond: change.abs() > ci,
+    })
+}
+
+/// The claim on one layer's packet rate (`pps`) against frame size, with
+/// its bytes per second (`bps`, for what a flat rate means) and the mean
+/// frame it actually sent (`frames`, the `frame_bytes` metric, for why a
+/// rate rises). A change is claimed when the end points differ beyond
+/// their CIs or a line through every size has a slope beyond its CI; no
+/// change when neither does. `None` with fewer than two sizes.
+pub(super) fn layer_claim(
+    name: &str,
+    pps: &[CurvePoint],
+    bps: &[CurvePoint],
+    frames: &[CurvePoint],
+) -> Option<LayerClaim> {
+    let (a, b) = (pps.first()?, pps.last()?);
+    if b.x <= a.x || a.mean <= 0.0 {
+        return None;
+    }
+    let ends = end_to_end(a, b);
+    let line = along_line(pps);
+    let mut evidence = format!(
+        "{} packets/s at {:.0}-byte frames, {} at {:.0} bytes: {:+.0}% ± {:.0}% end to end",
+        rate(a),
+        a.x,
+        rate(b),
+        b.x,
+        ends.rel,
+        ends.ci
     );
-    let Some((seq, a)) = richest(d, "time-sequence") else {
-        no_probes(&mut s, "time-sequence");
-        return s;
-    };
-    if let Some(ts) = a.time_sequence.iter().max_by_key(|x| x.data.len()) {
-        let base = ts.data.first().map_or(0.0, |p| p.1);
-        let pts = |v: &[(f64, f64)]| -> Vec<Point> {
-            v.iter()
-                .map(|&(t, y)| Point::new(t * 1e3, (y - base) / 1024.0))
-                .collect()
-        };
-        let f = Figure::new(
-            format!("Time–sequence of trial {seq} ({})", ts.flow),
-            "time (ms)",
-            "stream position (KB)",
-        )
-        .with_series(Series::new("data sent", pts(&ts.data)).with_style(SeriesStyle::Points))
-        .with_series(Series::new("acknowledged", pts(&ts.acked)).with_style(SeriesStyle::Path))
-        .with_series(
-            Series::new("offered window edge", pts(&ts.window_edge)).with_style(SeriesStyle::Path),
+    if let Some(l) = line {
+        evidence += &format!(
+            ", {:+.0}% ± {:.0}% along a straight line through the {} sizes",
+            l.rel,
+            l.ci,
+            pps.len()
         );
-        s.push(f);
     }
-    s.push(packet_table(&a, PacketTable::Classes { seq }));
-    let data: u64 = a.packets.iter().map(|p| p.data).sum();
-    let acks: u64 = a.packets.iter().map(|p| p.acks).sum();
-    let updates: u64 = a.packets.iter().map(|p| p.window_updates).sum();
-    if data > 0 {
-        s.finding(format!(
-            "{data} data segments drew {acks} pure ACKs (one per {:.1} data segments) and \
-             {updates} separate window updates{}.",
-            data as f64 / acks.max(1) as f64,
-            if updates * 10 < acks.max(1) {
-                ": the window rides on the ACKs, as the paper's tuned TCP did"
-            } else {
-                ": window updates add packets of their own, the pitfall the paper fixed"
-            }
-        ));
+    let rises = (ends.beyond && ends.rel > 0.0) || line.is_some_and(|l| l.beyond && l.rel > 0.0);
+    let falls = (ends.beyond && ends.rel < 0.0) || line.is_some_and(|l| l.beyond && l.rel < 0.0);
+    if rises && falls {
+        return Some(LayerClaim::Finding(format!(
+            "{name}: no trend is claimed ({evidence}): the end points and the line through every \
+             size disagree on the direction."
+        )));
     }
-    s
-}
-
-/// Data segments, small ones with more data queued, and the mean data
-/// bytes per segment, over every probed trial of an experiment.
-fn sws_counts(d: &StudyData, id: &str) -> Option<(u64, u64, f64)> {
-    let mut data = 0;
-    let mut small = 0;
-    let mut bytes = 0;
-    let mut any = false;
-    for (t, _) in d.trials_of(id) {
-        let Some(ev) = d.events.get(&t.id) else {
-            continue;
-        };
-        any = true;
-        // The data direction: the flow with the most data bytes.
-        if let Some(p) = analyse(ev).packets.iter().max_by_key(|p| p.data_bytes) {
-            data += p.data;
-            small += p.small_with_more_queued;
-            bytes += p.data_bytes;
-        }
-    }
-    any.then(|| (data, small, bytes as f64 / data.max(1) as f64))
-}
-
-fn sws_section(d: &StudyData) -> Section {
-    let mut s = Section::new("Silly window syndrome: healthy and pathological (§3)");
-    s.paper_finding(
-        format!("{CITE}, §2–3"),
-        "Against a UNIX receiver, their TCP ended up sending only 32–128-byte segments whatever \
-         the write size: silly window syndrome, fixed by the sender and receiver avoidance \
-         algorithms (RFC 1122 §4.2.3.3–4).",
-    );
-    let mut t = Table::new([
-        "flow",
-        "data segments",
-        "smaller than the MSS with more queued",
-        "share",
-        "avg data bytes",
-        "throughput",
-    ])
-    .with_caption("Over every probed trial; the MSS is the largest segment seen")
-    .key();
-    let mut rows = Vec::new();
-    for (id, name) in [
-        ("sws-healthy", "healthy: 8 KB writes and reads"),
-        (
-            "sws-pathological",
-            "pathological: 2 KB receive buffer, 7-byte reads",
-        ),
-    ] {
-        let Some((data, small, avg)) = sws_counts(d, id) else {
-            continue;
-        };
-        let thr = d
-            .points_of(id)
+    if rises {
+        // Costs that grow with the frame can only lower the packet rate.
+        let coalesced = frames
             .first()
-            .and_then(|p| p.metrics.get("throughput_bps"))
-            .map(|m| (m.mean, m.ci95));
-        let share = small as f64 / data.max(1) as f64;
-        t.row([
-            name.to_string(),
-            data.to_string(),
-            small.to_string(),
-            format!("{:.1}%", share * 100.0),
-            format!("{avg:.0}"),
-            thr.map_or("—".into(), |(m, c)| {
-                measure(m, Some(c), Unit::Si("bit/s"))
-            }),
-        ]);
-        rows.push((name, share, avg, thr.map(|x| x.0)));
+            .filter(|f| f.x == a.x && f.mean > a.x * 1.05)
+            .map(|f| {
+                format!(
+                    " Here the {:.0}-byte writes left as {:.0}-byte frames on average: TCP \
+                     coalesced them, so the axis is not the size sent.",
+                    a.x, f.mean
+                )
+            })
+            .unwrap_or_default();
+        return Some(LayerClaim::Impossible(format!(
+            "{name}: the packet rate rises with frame size beyond the 95% CI ({evidence}). Costs \
+             per packet and per byte can only lower the rate as frames grow, so this is not a \
+             measure of them: something other than the frame limited the small sizes in this \
+             run (such as the sender's cost per write).{coalesced}"
+        )));
     }
-    if rows.is_empty() {
-        no_probes(&mut s, "SWS");
-        return s;
-    }
-    s.push(t);
-    for (name, share, avg, _) in &rows {
-        s.finding(format!(
-            "{}: {:.1}% of data segments were smaller than the MSS while more data was queued \
-             (mean {avg:.0} bytes per segment){}.",
-            capitalize(name.split(':').next().unwrap_or(name)),
-            share * 100.0,
-            if *share >= 0.2 {
-                ": silly window syndrome"
+    if falls {
+        let bytes_flat = bps.len() >= 2 && !differ(&bps[0], &bps[bps.len() - 1]);
+        return Some(LayerClaim::Finding(format!(
+            "{name}: the packet rate falls with frame size beyond the 95% CI ({evidence}): {}.",
+            if bytes_flat {
+                "bytes per second stay within CI, so a per-byte cost (copies, the link) sets the rate"
             } else {
-                ": no silly window syndrome"
+                "per-byte costs count as well as the per-packet cost"
             }
-        ));
+        )));
     }
-    if let [(_, _, _, Some(h)), (_, _, _, Some(p))] = rows.as_slice() {
-        if *p > 0.0 {
-            s.finding(format!(
-                "The pathological receiver cuts throughput {:.0}× against the healthy flow.",
-                h / p
-            ));
-        }
+    let smallest = line.map_or(ends.ci, |l| l.ci.min(ends.ci));
+    if !smallest.is_finite() {
+        return Some(LayerClaim::Finding(format!(
+            "{name}: {evidence}; without a CI no change with frame size is claimed."
+        )));
     }
-    s
+    let grows = match (bps.first(), bps.last()) {
+        (Some(x), Some(y)) if x.mean > 0.0 => format!(
+            ", so bytes per second grow {:.1}× for {:.0}× the frame",
+            y.mean / x.mean,
+            b.x / a.x
+        ),
+        _ => String::new(),
+    };
+    Some(LayerClaim::Finding(format!(
+        "{name}: the packet rate does not change with frame size beyond its 95% CI ({evidence}; \
+         a change smaller than {smallest:.0}% could not have been seen). A fixed per-packet cost \
+         sets the rate{grows}."
+    )))
 }
 
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
+/// TCP's packet rate against raw Ethernet's at the smallest frame.
+pub(super) fn tcp_against_ethernet(e: &CurvePoint, t: &CurvePoint) -> String {
+    let share = t.mean / e.mean * 100.0;
+    let ci = |p: &CurvePoint| p.ci.is_finite() && p.ci > 0.0;
+    let verdict = if !(ci(e) && ci(t)) {
+        "; without CIs (one trial) no difference is claimed".to_string()
+    } else if differ(e, t) {
+        format!(
+            ", {} raw Ethernet beyond the 95% CIs (the paper's TCP was flat far below its \
+             Ethernet curve)",
+            if t.mean < e.mean { "below" } else { "above" }
+        )
+    } else {
+        format!(
+            ": no difference beyond the 95% CIs (one smaller than {} packets/s could not have \
+             been seen)",
+            measure(e.ci + t.ci, None, Unit::Plain)
+        )
+    };
+    format!(
+        "At {:.0}-byte frames TCP moves {} packets/s against raw Ethernet's {} ({share:.0}%){verdict}.",
+        e.x,
+        rate(t),
+        rate(e)
+    )
 }
 
 fn rtt_section(d: &StudyData) -> Section {
@@ -304,23 +307,31 @@ fn rtt_section(d: &StudyData) -> Section {
          least every 16 ms and accurate to 30 ms, the cornerstone of its ACK and back-off \
          strategy.",
     );
+    // Per place, each probed trial's median srtt (s).
     let mut srtt: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (t, p) in d.trials_of("rtt") {
-        if let Some(ev) = d.events.get(&t.id) {
-            srtt.entry(place(p)).or_default().extend(
-                ev.iter()
-                    .filter(|e| e.probe == ProbeId::TcpProbe as u8 && e.x[1] > 0)
-                    .map(|e| e.x[1] as f64),
-            );
+        let Some(ev) = d.events.get(&t.id) else {
+            continue;
+        };
+        let v: Vec<f64> = ev
+            .iter()
+            .filter(|e| e.probe == ProbeId::TcpProbe as u8 && e.x[1] > 0)
+            .map(|e| e.x[1] as f64 * 1e-6)
+            .collect();
+        if let Some(m) = analysis::median(&v) {
+            srtt.entry(place(p)).or_default().push(m);
         }
     }
     let mut t = Table::new([
         "place",
-        "kernel srtt, median (tcp_probe)",
+        "kernel srtt (tcp_probe), median per trial",
         "application RTT, p50 (rr)",
         "ratio",
     ])
-    .with_caption("1-byte request/response; srtt over every tcp_probe record of both sockets")
+    .with_caption(
+        "1-byte request/response; srtt: the median of every tcp_probe record of both sockets in \
+         each trial, then mean ± 95% CI over trials",
+    )
     .key();
     let mut any = false;
     for p in d.points_of("rtt") {
@@ -328,33 +339,27 @@ fn rtt_section(d: &StudyData) -> Section {
         let Some(lat) = p.metrics.get("latency_p50_s") else {
             continue;
         };
-        let Some(v) = srtt.get_mut(&pl).filter(|v| !v.is_empty()) else {
+        let Some(k) = srtt.get(&pl).and_then(|v| Summary::new(v)) else {
             continue;
         };
-        v.sort_by(f64::total_cmp);
-        let med = v[v.len() / 2] * 1e-6;
         any = true;
+        let kernel = CurvePoint {
+            x: 0.0,
+            mean: k.mean,
+            ci: k.ci95,
+        };
+        let app = CurvePoint {
+            x: 0.0,
+            mean: lat.mean,
+            ci: lat.ci95,
+        };
         t.row([
             pl.clone(),
-            measure(med, None, Unit::Si("s")),
-            measure(lat.mean, Some(lat.ci95), Unit::Si("s")),
-            format!("{:.2}", med / lat.mean),
+            seconds(&kernel),
+            seconds(&app),
+            format!("{:.2}", kernel.mean / app.mean),
         ]);
-        s.finding(format!(
-            "On {pl}, the kernel's smoothed RTT is {} at the median against {} the application \
-             measures per transaction ({:.2}×){}.",
-            measure(med, None, Unit::Si("s")),
-            measure(lat.mean, None, Unit::Si("s")),
-            med / lat.mean,
-            if (0.5..=1.5).contains(&(med / lat.mean)) {
-                ": the estimate tracks the path"
-            } else if med > lat.mean {
-                ": the estimate runs high (tcp_probe reports it in whole microseconds and includes \
-                 the peer's delayed ACKs)"
-            } else {
-                ": the application's round trip adds host processing the kernel's estimate leaves out"
-            }
-        ));
+        s.finding(rtt_finding(&pl, &kernel, &app));
     }
     if !any {
         no_probes(&mut s, "RTT");
@@ -364,8 +369,61 @@ fn rtt_section(d: &StudyData) -> Section {
     s
 }
 
+/// `mean ± ci` seconds (no CI when there is none).
+fn seconds(p: &CurvePoint) -> String {
+    let ci = p.ci.is_finite().then_some(p.ci);
+    measure(p.mean, ci, Unit::Si("s"))
+}
+
+/// The kernel's smoothed RTT against the application's on `place`: which
+/// is larger, by how much, and whether beyond the 95% CIs.
+pub(super) fn rtt_finding(place: &str, kernel: &CurvePoint, app: &CurvePoint) -> String {
+    let head = format!(
+        "On {place}, the kernel's smoothed RTT is {} against {} the application measures per \
+         transaction",
+        seconds(kernel),
+        seconds(app)
+    );
+    let has_ci = |p: &CurvePoint| p.ci.is_finite();
+    if !(has_ci(kernel) && has_ci(app)) || app.mean <= 0.0 {
+        return format!("{head}; without a CI on both (one trial) no difference is claimed.");
+    }
+    let gap = (kernel.mean - app.mean).abs();
+    let by = format!(
+        "{} by {} ({:.0}%)",
+        if kernel.mean < app.mean {
+            "lower"
+        } else {
+            "higher"
+        },
+        measure(gap, None, Unit::Si("s")),
+        gap / app.mean * 100.0
+    );
+    if !differ(kernel, app) {
+        return format!(
+            "{head}: {by}, within the 95% CIs, so no difference is claimed (one smaller than {} \
+             could not have been seen).",
+            measure(kernel.ci + app.ci, None, Unit::Si("s"))
+        );
+    }
+    if kernel.mean < app.mean {
+        format!(
+            "{head}: {by}, beyond the 95% CIs. The kernel times a segment to its ACK; the \
+             application's round trip adds the system calls and wake-ups at both ends."
+        )
+    } else {
+        format!(
+            "{head}: {by}, beyond the 95% CIs. The estimate runs above the round trip it should \
+             be part of: it is smoothed over the connection's history and includes ACK delays \
+             the transactions do not see."
+        )
+    }
+}
+
 fn implementations_section(d: &StudyData) -> Section {
-    let mut s = Section::new("TCP implementations on this host (Table 1)");
+    let mut s = Section::new(
+        "Congestion-control modules on this host, in place of Table 1's TCP implementations",
+    );
     s.paper_finding(
         format!("{CITE}, Table 1"),
         "A 2.5 MB binary transfer between eight vendors' TCPs ran from 5 to 250 KB/s; the \
@@ -392,17 +450,22 @@ fn implementations_section(d: &StudyData) -> Section {
                 .insert(pl, (m.mean, m.ci95, retx));
         }
     }
-    let mut header = vec!["sender \\ receiver (Linux default)".to_string()];
+    let mut header = vec!["sender's congestion control \\ receiver (Linux default)".to_string()];
     header.extend(
         places
             .iter()
             .map(|p| format!("{p}: throughput, retransmits")),
     );
     let mut t = Table::new(header)
-        .with_caption("2.5 MB transfers; each row is a congestion-control module as sender. A user-space stack would be one more row.")
+        .with_caption(
+            "2.5 MB transfers; each row is one congestion-control module of the same Linux TCP \
+             as sender. The paper compared eight vendors' TCP implementations; this host has \
+             one, so this table compares congestion control, not implementations. A user-space \
+             stack would be a real second implementation.",
+        )
         .key();
     for (cc, m) in &by_cc {
-        let mut row = vec![format!("Linux {cc}")];
+        let mut row = vec![cc.clone()];
         for pl in &places {
             row.push(m.get(pl).map_or("—".into(), |(v, c, r)| {
                 format!("{}, {r:.0}", measure(*v, Some(*c), Unit::Si("bit/s")))
@@ -412,8 +475,8 @@ fn implementations_section(d: &StudyData) -> Section {
     }
     s.push(t);
     let mut f = Figure::new(
-        "Throughput of each implementation, by place",
-        "sender implementation",
+        "Throughput of each congestion-control module, by place",
+        "sender's congestion-control module (Linux TCP)",
         "throughput (Mbit/s)",
     );
     let names: Vec<&String> = by_cc.keys().collect();
@@ -443,29 +506,79 @@ fn implementations_section(d: &StudyData) -> Section {
     }
     s.push(f);
     for pl in &places {
-        let v: Vec<(&String, f64)> = by_cc
+        let v: Vec<(&String, CurvePoint)> = by_cc
             .iter()
-            .filter_map(|(cc, m)| m.get(pl).map(|x| (cc, x.0)))
+            .filter_map(|(cc, m)| {
+                m.get(pl).map(|x| {
+                    (
+                        cc,
+                        CurvePoint {
+                            x: 0.0,
+                            mean: x.0,
+                            ci: x.1,
+                        },
+                    )
+                })
+            })
             .collect();
-        let best = v.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        let worst = v.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(b), Some(w)) = (best, worst) {
-            if v.len() > 1 && w.1 > 0.0 {
-                s.finding(format!(
-                    "On {pl}, {} is fastest ({}) and {} slowest ({}), {:.2}× apart{}.",
-                    b.0,
-                    measure(b.1, None, Unit::Si("bit/s")),
-                    w.0,
-                    measure(w.1, None, Unit::Si("bit/s")),
-                    b.1 / w.1,
-                    if b.1 / w.1 < 1.1 {
-                        ": the implementations are alike here, unlike the paper's 50× spread"
-                    } else {
-                        ""
-                    }
-                ));
-            }
+        if let Some(f) = congestion_control_finding(pl, &v) {
+            s.finding(f);
         }
     }
     s
+}
+
+/// The fastest against the slowest congestion-control module on `place`
+/// (`modules`: name and throughput, bit/s), a difference claimed only
+/// beyond the 95% CIs; `None` with fewer than two modules.
+pub(super) fn congestion_control_finding(
+    place: &str,
+    modules: &[(&String, CurvePoint)],
+) -> Option<String> {
+    let best = modules
+        .iter()
+        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))?;
+    let worst = modules
+        .iter()
+        .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean))?;
+    if modules.len() < 2 || worst.1.mean <= 0.0 {
+        return None;
+    }
+    let bits = |p: &CurvePoint| {
+        let ci = p.ci.is_finite().then_some(p.ci);
+        measure(p.mean, ci, Unit::Si("bit/s"))
+    };
+    let has_ci = |p: &CurvePoint| p.ci.is_finite();
+    let (b, w) = (&best.1, &worst.1);
+    Some(if !(has_ci(b) && has_ci(w)) {
+        format!(
+            "On {place}, {} moved {} and {} {}; without CIs (one trial) no difference between \
+             congestion-control modules is claimed.",
+            best.0,
+            bits(b),
+            worst.0,
+            bits(w)
+        )
+    } else if differ(b, w) {
+        format!(
+            "On {place}, congestion control {} is fastest ({}) and {} slowest ({}), {:.2}× \
+             apart beyond the 95% CIs.",
+            best.0,
+            bits(b),
+            worst.0,
+            bits(w),
+            b.mean / w.mean
+        )
+    } else {
+        format!(
+            "On {place}, the congestion-control modules do not differ beyond their 95% CIs \
+             ({} {}, {} {}; a difference under {} could not have been seen), unlike the paper's \
+             50× spread between implementations.",
+            best.0,
+            bits(b),
+            worst.0,
+            bits(w),
+            measure(b.ci + w.ci, None, Unit::Si("bit/s"))
+        )
+    })
 }
