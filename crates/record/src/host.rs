@@ -58,6 +58,17 @@ pub struct HostFacts {
     /// The sysctls of [`SYSCTLS`] that exist on this host, by dotted name,
     /// with whitespace runs collapsed to single spaces.
     pub sysctls: BTreeMap<String, String>,
+    /// The kernel's timer frequency (`CONFIG_HZ` from /proc/config.gz or
+    /// /boot/config-RELEASE), if the kernel says: TCP_INFO's busy and
+    /// limited times tick once per 1/HZ. Absent in runs stored before it.
+    #[serde(default)]
+    pub kernel_hz: Option<u32>,
+    /// CPU vulnerability mitigations in force, by name
+    /// (/sys/devices/system/cpu/vulnerabilities): retpolines and return
+    /// thunks make every indirect call and return of the network path
+    /// dearer. Absent in runs stored before it.
+    #[serde(default)]
+    pub cpu_vulnerabilities: BTreeMap<String, String>,
 }
 
 impl HostFacts {
@@ -82,8 +93,52 @@ impl HostFacts {
                 .cloned()
                 .unwrap_or_default(),
             sysctls,
+            kernel_hz: kernel_hz(&fs),
+            cpu_vulnerabilities: vulnerabilities(&fs),
         }
     }
+
+    /// The mitigations in force: the vulnerabilities whose state is not
+    /// "Not affected", as `name: state`.
+    pub fn mitigations(&self) -> Vec<String> {
+        self.cpu_vulnerabilities
+            .iter()
+            .filter(|(_, v)| !v.starts_with("Not affected"))
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect()
+    }
+}
+
+/// `CONFIG_HZ` from the kernel's own config (/proc/config.gz), else from
+/// /boot/config-RELEASE.
+fn kernel_hz(fs: &Root) -> Option<u32> {
+    let from_proc = fs::File::open(fs.0.join("proc/config.gz"))
+        .ok()
+        .and_then(|f| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut text).ok()?;
+            Some(text)
+        });
+    let release = fs.read("proc/sys/kernel/osrelease").unwrap_or_default();
+    let config = from_proc.or_else(|| fs.read_raw(&format!("boot/config-{release}")))?;
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Every file of /sys/devices/system/cpu/vulnerabilities, by name.
+fn vulnerabilities(fs: &Root) -> BTreeMap<String, String> {
+    let Ok(rd) = fs::read_dir(fs.0.join("sys/devices/system/cpu/vulnerabilities")) else {
+        return BTreeMap::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let v = fs.read(&format!("sys/devices/system/cpu/vulnerabilities/{name}"))?;
+            Some((name, v))
+        })
+        .collect()
 }
 
 /// A file system root that facts are read under.
@@ -240,6 +295,41 @@ mod tests {
         for value in facts.sysctls.values() {
             assert_eq!(value, &normalize(value));
         }
+    }
+
+    #[test]
+    fn reads_the_kernels_hz_and_mitigations() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "proc/sys/kernel/osrelease", "6.1.0-test\n");
+        write(
+            root,
+            "boot/config-6.1.0-test",
+            "CONFIG_NO_HZ=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n",
+        );
+        write(
+            root,
+            "sys/devices/system/cpu/vulnerabilities/spectre_v2",
+            "Mitigation: Retpolines\n",
+        );
+        write(
+            root,
+            "sys/devices/system/cpu/vulnerabilities/meltdown",
+            "Not affected\n",
+        );
+        let f = HostFacts::collect_under(root);
+        assert_eq!(f.kernel_hz, Some(250));
+        assert_eq!(f.cpu_vulnerabilities.len(), 2);
+        assert_eq!(f.mitigations(), ["spectre_v2: Mitigation: Retpolines"]);
+        // A gzipped /proc/config.gz wins over /boot.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, b"CONFIG_HZ=1000\n").unwrap();
+        fs::write(root.join("proc/config.gz"), gz.finish().unwrap()).unwrap();
+        assert_eq!(HostFacts::collect_under(root).kernel_hz, Some(1000));
+        // Nothing to read: nothing claimed.
+        let empty = tempfile::tempdir().unwrap();
+        let f = HostFacts::collect_under(empty.path());
+        assert_eq!((f.kernel_hz, f.mitigations().len()), (None, 0));
     }
 
     #[test]

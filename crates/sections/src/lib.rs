@@ -10,6 +10,7 @@
 //!   table the studies share.
 //! - [`cpu`]: where a sampled run's CPU time went.
 //! - [`host`]: host facts, the host profile table and the aliasing note.
+//! - [`methods`]: what a run controlled and what it left as the host had it.
 //! - [`compare`], [`compare_html`]: runs side by side on one metric.
 //! - [`probes_text`], [`cpu_text`]: what `tcplab probes` prints.
 //! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
@@ -25,6 +26,7 @@ pub mod cpu_text;
 pub mod factor_text;
 pub mod figures;
 pub mod host;
+pub mod methods;
 pub mod metrics;
 pub mod path;
 pub mod probes_text;

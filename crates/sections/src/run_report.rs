@@ -44,6 +44,7 @@ pub fn run_report(
         rep.push(s);
     }
     rep.push(parameters_section(run, points, varying));
+    rep.push(crate::methods::methods_section(run, points));
     rep.push(host_section(store, run));
     Ok(rep)
 }

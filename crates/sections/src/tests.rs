@@ -273,7 +273,10 @@ fn a_run_report_tables_every_point_and_reads_the_curve() {
         format!("tcplab run {}: tcp-stream", rising.meta.id)
     );
     let titles: Vec<&str> = r.sections.iter().map(|s| s.title.as_str()).collect();
-    assert_eq!(titles, ["Results", "Figures", "Parameters", "Host"]);
+    assert_eq!(
+        titles,
+        ["Results", "Figures", "Parameters", "Methods", "Host"]
+    );
     let results = tables(section(&r, "Results").unwrap())[0];
     assert_eq!(results.rows.len(), 3);
     assert_eq!(results.header[..2], ["write_size", "n"]);
@@ -755,4 +758,83 @@ fn the_packet_table_counts_each_packet_once_in_wire_segments() {
         .as_deref()
         .unwrap_or("")
         .contains("MSS is unknown"));
+}
+
+/// The text of one key of the methods section.
+fn method(s: &Section, key: &str) -> String {
+    s.blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::KeyValues(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no {key} in the methods section"))
+}
+
+#[test]
+fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
+    let (_dir, mut store) = store();
+    let mut run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[100e6, 101e6]), point(65536, &[900e6, 905e6])],
+    );
+    // An older run: nothing of the kernel, no offloads, no probes, no pinning.
+    let points = summaries(&run);
+    let s = crate::methods::methods_section(&run, &points);
+    assert_eq!(s.title, "Methods");
+    assert!(method(&s, "kernel tick").starts_with("not recorded"));
+    assert_eq!(method(&s, "CPU mitigations"), "not recorded");
+    assert!(
+        method(&s, "offloads").contains("4 trials as the host had them"),
+        "{}",
+        method(&s, "offloads")
+    );
+    assert!(method(&s, "pinning").starts_with("not pinned"));
+    assert!(method(&s, "probes").starts_with("none"));
+    assert_eq!(
+        method(&s, "trials per point"),
+        "2 measured trials per point (4 in all, 2 points)"
+    );
+
+    // The same run as recorded now: HZ, mitigations, offloads off at both
+    // ends in one trial, a probed trial, pinned endpoints.
+    run.meta.host.kernel_hz = Some(250);
+    run.meta.host.cpu_vulnerabilities = [
+        (
+            "spectre_v2".to_string(),
+            "Mitigation: Retpolines".to_string(),
+        ),
+        ("meltdown".to_string(), "Not affected".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let off = serde_json::json!({"tso": false, "gso": false, "gro": false,
+        "tx_checksum": false, "rx_checksum": false});
+    run.trials[0].outcome.details["lab"]["offloads"] = serde_json::json!({
+        "sender": {"device": "a", "state": off}, "receiver": {"device": "b", "state": off}});
+    run.trials[1].outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    let mut points = summaries(&run);
+    points[0].params.pin = Some(record::params::Pin {
+        sender: Some(0),
+        receiver: Some(1),
+    });
+    let s = crate::methods::methods_section(&run, &points);
+    assert!(method(&s, "kernel tick")
+        .starts_with("HZ 250: TCP_INFO's busy and limited times tick in 4 ms"));
+    assert_eq!(
+        method(&s, "CPU mitigations"),
+        "spectre_v2: Mitigation: Retpolines"
+    );
+    let o = method(&s, "offloads");
+    assert!(
+        o.contains("sender TSO off, GSO off, GRO off, tx csum off, rx csum off; receiver TSO off"),
+        "{o}"
+    );
+    assert!(
+        o.contains("(1 trial)") && o.contains("3 trials as the host had them"),
+        "{o}"
+    );
+    assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
+    assert!(method(&s, "probes").starts_with("1 of 4 trials probed"));
 }

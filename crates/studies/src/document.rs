@@ -70,6 +70,7 @@ pub fn document(
     let verdict = verdict::section(&data);
     findings += count_findings(&verdict);
     r.push(verdict);
+    r.push(sections::methods::methods_section(&data.run, &data.points));
     r.push(experiments_section(&data, warnings));
     let csv = {
         let mut v = Vec::new();

@@ -1,0 +1,262 @@
+//! The methods of a run, as a reader needs them to judge its results: what
+//! was controlled and what was left as the host had it. Every line is read
+//! from the run's own record (its host facts, its points and each trial's
+//! details), and says "not recorded" where an older run lacks it.
+//!
+//! What can hide an effect is named: segmentation and receive offloads hide
+//! per-packet costs, the kernel's tick sets the resolution of TCP_INFO's
+//! busy and limited times, mitigations make the network path's indirect
+//! calls dearer, hypervisor steal takes CPU time unseen, probes perturb
+//! what they observe.
+
+use analysis::PointSummary;
+use record::{StoredRun, TrialRecord, TrialStatus};
+use report::{Block, Section};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The "Methods" section of a run's report.
+pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
+    let mut s = Section::new("Methods");
+    let trials: Vec<&TrialRecord> = run
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Ok)
+        .collect();
+    let kv = vec![
+        ("trials per point".to_string(), trials_per_point(points)),
+        (
+            "congestion control".to_string(),
+            congestion_control(run, points),
+        ),
+        ("pinning".to_string(), pinning(points)),
+        ("places and links".to_string(), places(&trials)),
+        ("offloads".to_string(), offloads(&trials)),
+        ("kernel tick".to_string(), kernel_tick(run)),
+        ("CPU mitigations".to_string(), mitigations(run)),
+        ("hypervisor steal".to_string(), steal(&trials)),
+        ("probes".to_string(), probes(&trials)),
+    ];
+    s.push(Block::KeyValues(kv));
+    s
+}
+
+/// `3–5 measured trials per point (61 in all), 2 failed`.
+fn trials_per_point(points: &[PointSummary]) -> String {
+    let ok: Vec<u32> = points.iter().map(|p| p.trials_ok).collect();
+    let (Some(lo), Some(hi)) = (ok.iter().min(), ok.iter().max()) else {
+        return "no points".into();
+    };
+    let range = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    };
+    let failed: u32 = points.iter().map(|p| p.trials_failed).sum();
+    let mut t = format!(
+        "{range} measured trials per point ({} in all, {} points)",
+        ok.iter().sum::<u32>(),
+        points.len()
+    );
+    if failed > 0 {
+        t += &format!(", {failed} failed");
+    }
+    t
+}
+
+/// The modules the points asked for, else the host's default.
+fn congestion_control(run: &StoredRun, points: &[PointSummary]) -> String {
+    let asked = distinct(points.iter().filter_map(|p| p.params.cc.clone()));
+    let host = &run.meta.host.congestion_control;
+    match (
+        asked.is_empty(),
+        points.iter().any(|p| p.params.cc.is_none()),
+    ) {
+        (true, _) => format!("the host's default, {host}"),
+        (false, false) => asked.join(", "),
+        (false, true) => format!("{} (and the host's default, {host})", asked.join(", ")),
+    }
+}
+
+/// The CPUs the endpoints were pinned to, or that they were not.
+fn pinning(points: &[PointSummary]) -> String {
+    let pins = distinct(
+        points
+            .iter()
+            .filter_map(|p| p.params.pin.map(|x| x.to_string())),
+    );
+    if pins.is_empty() {
+        "not pinned: the scheduler placed the endpoints (on loopback and veth the receiver's \
+         softirq work runs on whichever CPU sent)"
+            .into()
+    } else {
+        format!("sender and receiver pinned: {}", pins.join("; "))
+    }
+}
+
+/// Each place with its mechanism and link, as the trials recorded them.
+fn places(trials: &[&TrialRecord]) -> String {
+    let seen = distinct(trials.iter().map(|t| {
+        let lab = &t.outcome.details["lab"];
+        let place = &lab["place"];
+        if place.is_null() {
+            return "loopback (the host's own)".to_string();
+        }
+        let mut text = place["label"].as_str().unwrap_or("?").to_string();
+        if let Some(m) = place["mechanism"].as_str() {
+            text += &format!(" via {m}");
+        }
+        let link = &place["link"];
+        if let Some(q) = link["queue_frames"].as_u64() {
+            if link["rate_bps"].is_number() {
+                text += &format!(", queue {q} frames");
+            }
+        }
+        if let Some(f) = link["framing_bytes"].as_u64() {
+            if link["rate_bps"].is_number() {
+                text += &format!(", {f} B framing per frame");
+            }
+        }
+        if let Some(r) = lab["calibration"]["line_rate_bps"].as_f64() {
+            text += &format!(", calibrated line rate {:.4} Mbit/s", r / 1e6);
+        }
+        text
+    }));
+    join_or(seen, "not recorded")
+}
+
+/// Each end's offload states across the trials, with how many trials ran with each.
+fn offloads(trials: &[&TrialRecord]) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unrecorded = 0;
+    for t in trials {
+        let o = &t.outcome.details["lab"]["offloads"];
+        if o.is_null() {
+            unrecorded += 1;
+            continue;
+        }
+        let ends: Vec<String> = ["sender", "receiver"]
+            .iter()
+            .map(|side| format!("{side} {}", offload_state(&o[*side]["state"])))
+            .collect();
+        *counts.entry(ends.join("; ")).or_default() += 1;
+    }
+    let mut parts: Vec<String> = counts
+        .into_iter()
+        .map(|(state, n)| format!("{state} ({})", trials_word(n)))
+        .collect();
+    if unrecorded > 0 {
+        parts.push(format!(
+            "{} as the host had them, not recorded (loopback, or a run stored before offloads \
+             were recorded)",
+            trials_word(unrecorded)
+        ));
+    }
+    join_or(parts, "no trial")
+}
+
+/// `TSO off, GSO off, GRO off, tx csum on, rx csum on`.
+fn offload_state(state: &Value) -> String {
+    if !state.is_object() {
+        return "unreadable".into();
+    }
+    [
+        ("tso", "TSO"),
+        ("gso", "GSO"),
+        ("gro", "GRO"),
+        ("tx_checksum", "tx csum"),
+        ("rx_checksum", "rx csum"),
+    ]
+    .iter()
+    .map(|(k, name)| {
+        let on = state[*k].as_bool().unwrap_or(false);
+        format!("{name} {}", if on { "on" } else { "off" })
+    })
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// HZ and what it means for TCP_INFO's time counters.
+fn kernel_tick(run: &StoredRun) -> String {
+    match run.meta.host.kernel_hz {
+        Some(hz) if hz > 0 => format!(
+            "HZ {hz}: TCP_INFO's busy and limited times tick in {:.0} ms jiffies, so shares \
+             computed from them need many ticks",
+            1000.0 / f64::from(hz)
+        ),
+        _ => "not recorded (the kernel did not say, or the run is older)".into(),
+    }
+}
+
+/// The mitigations in force, or that none are.
+fn mitigations(run: &StoredRun) -> String {
+    let h = &run.meta.host;
+    if h.cpu_vulnerabilities.is_empty() {
+        return "not recorded".into();
+    }
+    let m = h.mitigations();
+    if m.is_empty() {
+        "none in force (every listed vulnerability: not affected)".into()
+    } else {
+        m.join("; ")
+    }
+}
+
+/// The largest share of CPU time the hypervisor took during a trial.
+fn steal(trials: &[&TrialRecord]) -> String {
+    let worst = trials
+        .iter()
+        .filter_map(|t| t.outcome.metrics.get("host_steal_fraction"))
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    match worst {
+        Some(w) => format!("at most {:.1}% of CPU time in any trial", w * 100.0),
+        None => "not recorded".into(),
+    }
+}
+
+/// Which trials were probed, and what is known of the probes' effect.
+fn probes(trials: &[&TrialRecord]) -> String {
+    let probed = trials
+        .iter()
+        .filter(|t| !t.outcome.details["probe"].is_null())
+        .count();
+    if probed == 0 {
+        return "none: no trial was observed".into();
+    }
+    format!(
+        "{probed} of {} trials probed; probes perturb what they observe (on the development VM \
+         the full set cost 15–25% of a CPU-bound stream, the 10 kHz sampler alone 11–16%), and \
+         this run has no unprobed twin trials to measure it",
+        trials.len()
+    )
+}
+
+/// `1 trial`, `3 trials`.
+fn trials_word(n: usize) -> String {
+    if n == 1 {
+        "1 trial".into()
+    } else {
+        format!("{n} trials")
+    }
+}
+
+/// Distinct values in first-seen order.
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+fn join_or(parts: Vec<String>, none: &str) -> String {
+    if parts.is_empty() {
+        none.into()
+    } else {
+        parts.join("; ")
+    }
+}
