@@ -112,11 +112,18 @@ pub(super) fn checksum_sentences(on: &ChecksumArm, off: &ChecksumArm) -> Vec<Str
     if on.sender.is_some() || off.sender.is_some() {
         out.push(format!(
             "With checksum offload off, the sender spends {} of its CPU checksumming ({} with \
-             it on; the receiver: {} and {}); the paper's 386 spent about 25%.",
+             it on{}); the paper's 386 spent about 25%.",
             share_words(off.sender.as_ref()),
             share_words(on.sender.as_ref()),
-            share_words(off.receiver.as_ref()),
-            share_words(on.receiver.as_ref()),
+            if on.receiver.is_some() || off.receiver.is_some() {
+                format!(
+                    "; the receiver: {} and {}",
+                    share_words(off.receiver.as_ref()),
+                    share_words(on.receiver.as_ref())
+                )
+            } else {
+                String::new()
+            },
         ));
     }
     let (Some((t_on, c_on)), Some((t_off, c_off))) = (on.throughput, off.throughput) else {
