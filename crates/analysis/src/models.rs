@@ -257,6 +257,30 @@ pub fn fit_markatos(
     Ok(fit)
 }
 
+/// Markatos' constant C from measurements apart from the throughput it
+/// predicts: the sender's CPU seconds per byte (1 / `bytes_per_cpu_s`) are
+/// the model's 1/mem_bw + C/cpu_score, so C = cpu_score × (1/bytes_per_cpu_s
+/// − 1/mem_bw), in CPU-score units × seconds per byte. An error when the
+/// sender moves more bytes per CPU-second than memory copies (C ≤ 0).
+pub fn markatos_constant(
+    bytes_per_cpu_s: f64,
+    mem_bw: f64,
+    cpu_score: f64,
+) -> Result<f64, ModelError> {
+    let per_byte = 1.0 / positive("bytes per CPU-second", bytes_per_cpu_s)?;
+    let c = positive("cpu score", cpu_score)?
+        * (per_byte - 1.0 / positive("memory bandwidth", mem_bw)?);
+    positive("C (CPU time per byte beyond the memory copies)", c)
+}
+
+/// The throughput Markatos' model predicts, bytes/s: 1 / (1/mem_bw +
+/// C/cpu_score).
+pub fn markatos_throughput(mem_bw: f64, c: f64, cpu_score: f64) -> Result<f64, ModelError> {
+    Ok(1.0
+        / (1.0 / positive("memory bandwidth", mem_bw)?
+            + positive("C", c)? / positive("cpu score", cpu_score)?))
+}
+
 /// Mileage (Markatos §4.1): MB (10⁶ bytes) moved per CPU-second, per unit
 /// of CPU score.
 pub fn mileage(bytes_per_cpu_s: f64, cpu_score: f64) -> Result<f64, ModelError> {
@@ -361,6 +385,27 @@ mod tests {
             fit_markatos(&obs[..2], None),
             Err(ModelError::TooFew { needed: 3, got: 2 })
         );
+    }
+
+    #[test]
+    fn markatos_prediction_comes_from_cpu_time_per_byte_and_memory_bandwidth() {
+        // 1 ns per byte of CPU with 4 GB/s memory: C = 1000 × 0.75 ns.
+        let c = markatos_constant(1e9, 4e9, 1000.0).unwrap();
+        assert!(close(c, 0.75e-9 * 1000.0, 1e-12), "{c}");
+        // At the score it came from, the model gives the bytes per CPU-second.
+        assert!(close(
+            markatos_throughput(4e9, c, 1000.0).unwrap(),
+            1e9,
+            1e-12
+        ));
+        // A tenth of the score: only the CPU term grows tenfold.
+        let slow = markatos_throughput(4e9, c, 100.0).unwrap();
+        assert!(close(slow, 1.0 / (0.25e-9 + 7.5e-9), 1e-12), "{slow}");
+        // More bytes per CPU-second than memory copies: no positive C.
+        assert!(matches!(
+            markatos_constant(5e9, 4e9, 1000.0),
+            Err(ModelError::NotPositive { .. })
+        ));
     }
 
     #[test]

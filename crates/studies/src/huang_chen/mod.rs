@@ -8,7 +8,11 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod claims;
+mod fit_claims;
 mod report;
+#[cfg(test)]
+mod tests;
 pub use report::report;
 
 /// The study's name on the command line.

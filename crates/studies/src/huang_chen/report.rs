@@ -6,11 +6,17 @@
 use crate::data::StudyData;
 use crate::figures::series;
 use analysis::cpu::{attribute, fit_packet_byte, CpuAttribution};
-use analysis::findings::{shape, shape_sentence, CurvePoint};
+use analysis::findings::CurvePoint;
 use analysis::layers::{Block, CpuLayer};
 use record::{ThreadRole, TrialParams};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, StackedBars, Table, Unit};
 use std::collections::BTreeMap;
+
+use super::claims::{
+    ack_sentence, checksum_sentences, share_words, AckArm, ChecksumArm, SampledShare,
+    MIN_SHARE_SAMPLES,
+};
+use super::fit_claims;
 
 const CITE: &str = "Huang & Chen";
 
@@ -266,10 +272,11 @@ fn fit_section(d: &StudyData) -> Section {
         .collect(),
     ));
     s.push(f);
-    s.finding(shape_sentence(
+    s.finding(fit_claims::shape_finding(
         "Sender CPU per 20 MB",
         "MSS",
-        &shape(&curve),
+        &curve,
+        "s per 20 MB",
         &|x| format!("{x:.0} B"),
     ));
     let mut g = Figure::new(
@@ -289,7 +296,7 @@ fn fit_section(d: &StudyData) -> Section {
         .with_style(SeriesStyle::Points),
     );
     match fit_packet_byte(&obs) {
-        Ok(fit) => {
+        Ok(fit) if !fit_claims::failed(&fit) => {
             let mut xs: Vec<f64> = by_mss.values().flatten().map(|x| x.1).collect();
             xs.sort_by(f64::total_cmp);
             g.series.push(
@@ -308,12 +315,14 @@ fn fit_section(d: &StudyData) -> Section {
                 .with_style(SeriesStyle::Path),
             );
             s.push(g);
-            let pk1024 = PAPER_BYTES / 1024.0;
-            let per_packet = fit.per_packet_us * 1e-6 * pk1024;
-            let per_byte = fit.per_byte_ns * 1e-9 * PAPER_BYTES;
-            s.finding(packet_byte_sentence(
+            s.finding(fit_claims::packet_byte_sentence(&fit, None));
+        }
+        Ok(fit) => {
+            // A failed fit is not drawn: the sentence says why it failed.
+            s.push(g);
+            s.finding(fit_claims::packet_byte_sentence(
                 &fit,
-                per_packet / (per_packet + per_byte),
+                mss_contrast(&by_mss, &curve).as_ref(),
             ));
         }
         Err(e) => {
@@ -361,16 +370,23 @@ fn stream_section(d: &StudyData) -> Section {
     }
     s.push(f);
     for (name, c) in &curves {
-        s.finding(shape_sentence(
+        s.finding(fit_claims::shape_finding(
             &format!("With {name}, sender CPU per KB"),
             "write size",
-            &shape(c),
+            c,
+            "µs per KB",
             &|x| format!("{x:.0} B"),
         ));
     }
     if let [(_, on), (_, off)] = curves.as_slice() {
         if let (Some(a), Some(b)) = (on.first(), off.first()) {
-            if a.x == b.x && b.mean > 0.0 {
+            if a.x == b.x && b.mean > 0.0 && !analysis::findings::differ(a, b) {
+                s.finding(format!(
+                    "At {:.0}-byte writes, NODELAY and Nagle's algorithm cost the sender the same \
+                     CPU per KB within the 95% CIs ({:.3} ± {:.3} and {:.3} ± {:.3} µs).",
+                    a.x, a.mean, a.ci, b.mean, b.ci
+                ));
+            } else if a.x == b.x && b.mean > 0.0 {
                 s.finding(format!(
                     "At {:.0}-byte writes, NODELAY costs the sender {:.2}× the CPU per KB of \
                      Nagle's algorithm.",
@@ -381,6 +397,83 @@ fn stream_section(d: &StudyData) -> Section {
         }
     }
     s
+}
+
+/// The role's share of CPU time in the part `part` picks out of its
+/// attribution, pooled over `trials`, with the role's samples in them.
+fn sampled_share(
+    d: &StudyData,
+    trials: &[(&record::TrialRecord, &TrialParams)],
+    role: ThreadRole,
+    part: impl Fn(&analysis::cpu::RoleAttribution) -> f64,
+) -> Option<SampledShare> {
+    let (mut part_s, mut cpu_s, mut samples) = (0.0, 0.0, 0u64);
+    for (t, _) in trials {
+        let Some(prof) = d.profiles.get(&t.id) else {
+            continue;
+        };
+        let a = attribute(prof);
+        let Some(r) = a.role(role) else { continue };
+        part_s += part(r);
+        cpu_s += r.cpu_s;
+        samples += prof
+            .stacks
+            .iter()
+            .filter(|x| !x.unsampled && prof.role_of(x.tid) == role)
+            .map(|x| x.samples)
+            .sum::<u64>();
+    }
+    (cpu_s > 0.0).then(|| SampledShare {
+        share: part_s / cpu_s,
+        samples,
+    })
+}
+
+/// The ACK experiment's trials with quick ACKs on (`true`) or off.
+fn ack_arm(d: &StudyData, quickack: bool) -> Option<(AckArm, Option<f64>, Option<f64>)> {
+    let trials: Vec<_> = d
+        .trials_of("ack")
+        .into_iter()
+        .filter(|(_, p)| p.quickack == quickack)
+        .collect();
+    let counts: Vec<(f64, f64, f64)> = trials
+        .iter()
+        .filter_map(|(t, _)| {
+            let m = &t.outcome.metrics;
+            Some((
+                *m.get("receiver_segs_out")?,
+                *m.get("data_segs_out")?,
+                *m.get("bytes")?,
+            ))
+        })
+        .filter(|c| c.1 > 0.0)
+        .collect();
+    let ratios: Vec<f64> = counts.iter().map(|c| c.0 / c.1).collect();
+    let st = analysis::summarize(&ratios)?;
+    let mean = |k: &str| {
+        let v: Vec<f64> = trials
+            .iter()
+            .filter_map(|(t, _)| t.outcome.metrics.get(k).copied())
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    Some((
+        AckArm {
+            acks: counts.iter().map(|c| c.0).sum(),
+            data_segments: counts.iter().map(|c| c.1).sum(),
+            bytes: counts.iter().map(|c| c.2).sum(),
+            per_segment: CurvePoint {
+                x: if quickack { 1.0 } else { 0.0 },
+                mean: st.mean,
+                ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
+            },
+            ack_share: sampled_share(d, &trials, ThreadRole::Sender, |r| {
+                r.block_s(Block::TcpInput)
+            }),
+        },
+        mean("service_demand_receiver_us_per_kb"),
+        mean("throughput_bps"),
+    ))
 }
 
 fn ack_section(d: &StudyData) -> Section {
@@ -397,122 +490,54 @@ fn ack_section(d: &StudyData) -> Section {
         "receiver CPU per KB",
         "throughput",
     ])
-    .with_caption("Receiver reads woken per segment (--rcvlowat 1); TCP_QUICKACK re-armed after every read, or the kernel's delayed ACKs")
+    .with_caption(format!(
+        "Receiver reads woken per segment (--rcvlowat 1); TCP_QUICKACK re-armed after every read, \
+         or the kernel's delayed ACKs. A CPU share is shown only from {MIN_SHARE_SAMPLES} samples \
+         or more."
+    ))
     .key();
-    let mut rows = Vec::new();
+    let mut arms = Vec::new();
     for (on, name) in [(true, "quick (TCP_QUICKACK)"), (false, "delayed (default)")] {
-        let trials: Vec<_> = d
-            .trials_of("ack")
-            .into_iter()
-            .filter(|(_, p)| p.quickack == on)
-            .collect();
-        if trials.is_empty() {
+        let Some((arm, per_kb, thr)) = ack_arm(d, on) else {
             continue;
-        }
-        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let ratio = mean(
-            trials
-                .iter()
-                .filter_map(|(t, _)| {
-                    let m = &t.outcome.metrics;
-                    Some(m.get("receiver_segs_out")? / m.get("data_segs_out")?)
-                })
-                .collect(),
-        );
-        let ack_share = mean(
-            trials
-                .iter()
-                .filter_map(|(t, _)| {
-                    let a = attribute(d.profiles.get(&t.id)?);
-                    let r = a.role(ThreadRole::Sender)?;
-                    (r.cpu_s > 0.0).then(|| r.block_s(Block::TcpInput) / r.cpu_s)
-                })
-                .collect(),
-        );
-        let per_kb = mean(
-            trials
-                .iter()
-                .filter_map(|(t, _)| {
-                    t.outcome
-                        .metrics
-                        .get("service_demand_receiver_us_per_kb")
-                        .copied()
-                })
-                .collect(),
-        );
-        let thr = mean(
-            trials
-                .iter()
-                .filter_map(|(t, _)| t.outcome.metrics.get("throughput_bps").copied())
-                .collect(),
-        );
+        };
         t.row([
             name.to_string(),
-            ratio.map_or("—".into(), |r| format!("{r:.3}")),
-            ack_share.map_or("— (not sampled)".into(), |x| {
-                format!("{:.1}% of its CPU", x * 100.0)
-            }),
+            format!("{:.3} ± {:.3}", arm.per_segment.mean, arm.per_segment.ci),
+            share_words(arm.ack_share.as_ref()),
             per_kb.map_or("—".into(), |x| format!("{x:.3} µs")),
             thr.map_or("—".into(), |x| measure(x, None, Unit::Si("bit/s"))),
         ]);
-        rows.push((name, ratio, ack_share));
+        arms.push(arm);
     }
-    if rows.is_empty() {
+    if arms.is_empty() {
         s.warning("The ACK experiment has no successful trials in this run.");
         return s;
     }
     s.push(t);
-    if let [(_, Some(q), qs), (_, Some(dl), ds)] = rows.as_slice() {
-        s.finding(format!(
-            "The receiver sent {q:.3} ACKs per data segment with quick ACKs and {dl:.3} with \
-             delayed ACKs ({:.2}×){}{}.",
-            q / dl,
-            if *q < 0.3 {
-                "; far below one per segment either way: GRO hands TCP many segments at once and \
-                 it acknowledges each batch, so the per-packet ACK cost the paper measured is \
-                 amortized"
-            } else {
-                ""
-            },
-            match (qs, ds) {
-                (Some(a), Some(b)) => format!(
-                    "; processing ACKs took {:.1}% and {:.1}% of the sender's CPU (the paper: \
-                     about 10% of all time)",
-                    a * 100.0,
-                    b * 100.0
-                ),
-                _ => String::new(),
-            }
-        ));
+    if let [quick, delayed] = arms.as_slice() {
+        s.finding(ack_sentence(quick, delayed));
     }
     s
 }
 
-/// Share of a role's CPU in the checksum layer, mean over trials, per
-/// offload setting.
-fn checksum_shares(d: &StudyData, role: ThreadRole) -> BTreeMap<String, f64> {
-    let mut acc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (t, p) in d.trials_of("checksum") {
-        let Some(prof) = d.profiles.get(&t.id) else {
-            continue;
-        };
-        let a = attribute(prof);
-        let Some(r) = a.role(role) else { continue };
-        if r.cpu_s <= 0.0 {
-            continue;
-        }
-        let key = offload_setting(p);
-        acc.entry(key)
-            .or_default()
-            .push(r.layer_s(CpuLayer::Checksum) / r.cpu_s);
+/// The checksum experiment's arm with offload on (`true`) or off.
+fn checksum_arm(d: &StudyData, offload: bool) -> ChecksumArm {
+    let trials: Vec<_> = d
+        .trials_of("checksum")
+        .into_iter()
+        .filter(|(_, p)| p.checksum_offload == offload)
+        .collect();
+    let checksum = |r: &analysis::cpu::RoleAttribution| r.layer_s(CpuLayer::Checksum);
+    ChecksumArm {
+        sender: sampled_share(d, &trials, ThreadRole::Sender, checksum),
+        receiver: sampled_share(d, &trials, ThreadRole::Receiver, checksum),
+        throughput: d
+            .points_of("checksum")
+            .into_iter()
+            .find(|p| p.params.checksum_offload == offload)
+            .and_then(|p| p.metrics.get("throughput_bps").map(|m| (m.mean, m.ci95))),
     }
-    acc.into_iter()
-        .map(|(k, v)| (k, v.iter().sum::<f64>() / v.len() as f64))
-        .collect()
-}
-
-fn offload_setting(p: &TrialParams) -> String {
-    if p.checksum_offload { "on" } else { "off" }.into()
 }
 
 fn checksum_section(d: &StudyData) -> Section {
@@ -522,9 +547,9 @@ fn checksum_section(d: &StudyData) -> Section {
         "The TCP checksum, in assembly, took almost 25% of all the time, half of TCP/IP's \
          processing; the authors urged doing it in hardware.",
     );
-    let snd = checksum_shares(d, ThreadRole::Sender);
-    let rcv = checksum_shares(d, ThreadRole::Receiver);
-    if snd.is_empty() && rcv.is_empty() {
+    let (on, off) = (checksum_arm(d, true), checksum_arm(d, false));
+    let sampled = |a: &ChecksumArm| a.sender.is_some() || a.receiver.is_some();
+    if !sampled(&on) && !sampled(&off) {
         s.warning("No CPU-sampled trial of the checksum experiment: it needs --probe cpu (root).");
         return s;
     }
@@ -534,49 +559,42 @@ fn checksum_section(d: &StudyData) -> Section {
         "receiver CPU in checksum",
         "throughput",
     ])
-    .with_caption("Share of each side's CPU time in the checksum layer (csum_partial and kin)")
+    .with_caption(format!(
+        "Share of each side's CPU time in the checksum layer (csum_partial and kin), shown only \
+         from {MIN_SHARE_SAMPLES} samples or more. Turning checksum offload off also turns off \
+         segmentation offload (TSO)."
+    ))
     .key();
-    for k in ["on", "off"] {
-        let thr = d
-            .points_of("checksum")
-            .into_iter()
-            .find(|p| offload_setting(&p.params) == k)
-            .and_then(|p| p.metrics.get("throughput_bps").map(|m| (m.mean, m.ci95)));
+    for (k, a) in [("on", &on), ("off", &off)] {
         t.row([
             k.to_string(),
-            snd.get(k)
-                .map_or("—".into(), |x| format!("{:.1}%", x * 100.0)),
-            rcv.get(k)
-                .map_or("—".into(), |x| format!("{:.1}%", x * 100.0)),
-            thr.map_or("—".into(), |(m, c)| {
+            share_words(a.sender.as_ref()),
+            share_words(a.receiver.as_ref()),
+            a.throughput.map_or("—".into(), |(m, c)| {
                 measure(m, Some(c), Unit::Si("bit/s"))
             }),
         ]);
     }
     s.push(t);
-    if let (Some(on), Some(off)) = (snd.get("on"), snd.get("off")) {
-        s.finding(format!(
-            "With checksum offload off, the sender spends {:.1}% of its CPU checksumming \
-             ({:.1}% with it on; the receiver: {}); the paper's 386 spent about 25%.",
-            off * 100.0,
-            on * 100.0,
-            match (rcv.get("off"), rcv.get("on")) {
-                (Some(a), Some(b)) => format!("{:.1}% and {:.1}%", a * 100.0, b * 100.0),
-                _ => "not sampled".into(),
-            }
-        ));
+    for f in checksum_sentences(&on, &off) {
+        s.finding(f);
     }
     if let Some(bw) = d.host.checksum_bw {
-        s.finding(format!(
-            "tcplab calibrate checksums at {} here: one byte costs {:.3} ns, against about \
-             {:.1} ns of sender CPU per byte moved at 64 KB writes.",
-            measure(bw, None, Unit::Si("B/s")),
-            1e9 / bw,
-            d.points_of("checksum")
-                .first()
-                .and_then(|p| p.metrics.get("service_demand_sender_us_per_kb"))
-                .map_or(f64::NAN, |m| m.mean * 1e3 / 1024.0)
-        ));
+        if let Some(m) = d
+            .points_of("checksum")
+            .into_iter()
+            .find(|p| p.params.checksum_offload)
+            .and_then(|p| p.metrics.get("service_demand_sender_us_per_kb"))
+        {
+            s.finding(format!(
+                "tcplab calibrate checksums at {} here: one byte costs {:.3} ns, against \
+                 {:.2} ± {:.2} ns of sender CPU per byte moved at 64 KB writes with offload on.",
+                measure(bw, None, Unit::Si("B/s")),
+                1e9 / bw,
+                m.mean * 1e3 / 1024.0,
+                m.ci95 * 1e3 / 1024.0,
+            ));
+        }
     }
     s
 }
@@ -667,71 +685,23 @@ fn routes_section(d: &StudyData) -> Section {
     s
 }
 
-/// The finding under the per-packet / per-byte fit: both costs with their
-/// 95% intervals, the fit's error, and what the data cannot tell apart.
-fn packet_byte_sentence(fit: &analysis::cpu::PacketByteFit, packet_share: f64) -> String {
-    let (pp, pp_ci) = (fit.per_packet_us, fit.per_packet_se_us * 1.96);
-    let quality = if fit.r2 >= 0.0 {
-        format!("R² {:.2}", fit.r2)
-    } else {
-        // A fit through the origin can do worse than the mean when the
-        // trials' CPU times hardly differ; R² then says nothing.
-        "R² below 0".to_string()
-    };
-    let mut caveats = Vec::new();
-    if pp - pp_ci <= 0.0 {
-        caveats.push(
-            "the per-segment cost is not distinguishable from zero within its 95% CI, \
-             as when segmentation offload hands the stack the same large segments whatever the MSS",
-        );
+/// The smallest and largest MSS of the sweep side by side: segments per
+/// 20 MB and the sender's CPU per 20 MB, from the trials at each.
+fn mss_contrast(
+    by_mss: &BTreeMap<u64, Vec<(f64, f64)>>,
+    curve: &[CurvePoint],
+) -> Option<fit_claims::MssContrast> {
+    let segments = |xs: &Vec<(f64, f64)>| xs.iter().map(|x| x.1).sum::<f64>() / xs.len() as f64;
+    let (small, small_xs) = by_mss.iter().next()?;
+    let (large, large_xs) = by_mss.iter().next_back()?;
+    if small == large || small_xs.is_empty() || large_xs.is_empty() {
+        return None;
     }
-    if fit.r2 < 0.5 {
-        caveats.push(
-            "the fit explains little of the spread between trials, so neither cost is well determined",
-        );
-    }
-    format!(
-        "The sender's CPU costs {pp:.2} ± {pp_ci:.2} µs per segment plus {:.3} ± {:.3} ns per byte \
-         ({quality}, rms error {:.1}%, {} trials): at 1 KB segments the per-packet part is {:.0}% of the total{}.",
-        fit.per_byte_ns,
-        fit.per_byte_se_ns * 1.96,
-        fit.rms_rel_error * 100.0,
-        fit.n,
-        packet_share * 100.0,
-        caveats.iter().map(|c| format!("; {c}")).collect::<String>(),
-    )
-}
-
-#[cfg(test)]
-mod sentence_tests {
-    use super::*;
-
-    #[test]
-    fn the_fit_sentence_follows_the_fit() {
-        // 2 µs per packet + 0.5 ns per byte, recovered exactly.
-        let obs: Vec<(f64, f64, f64)> = [(1000.0, 2e6), (4000.0, 2.5e6), (16000.0, 3e6)]
-            .iter()
-            .map(|&(p, b)| (p, b, p * 2e-6 + b * 0.5e-9))
-            .collect();
-        let good = packet_byte_sentence(&fit_packet_byte(&obs).unwrap(), 0.4);
-        assert!(good.contains("2.00 ± 0.00 µs per segment"), "{good}");
-        assert!(
-            good.contains("R² 1.00") && !good.contains("not distinguishable"),
-            "{good}"
-        );
-        // CPU time that does not follow the work: the caveats appear.
-        let flat: Vec<(f64, f64, f64)> = [
-            (1000.0, 3e6),
-            (4000.0, 2e6),
-            (16000.0, 2.9e6),
-            (8000.0, 2.2e6),
-        ]
-        .iter()
-        .enumerate()
-        .map(|(i, &(p, b))| (p, b, 1.0 + 0.01 * i as f64))
-        .collect();
-        let bad = packet_byte_sentence(&fit_packet_byte(&flat).unwrap(), 0.1);
-        assert_ne!(good, bad);
-        assert!(bad.contains("neither cost is well determined"), "{bad}");
-    }
+    Some(fit_claims::MssContrast {
+        small_mss: *small as f64,
+        large_mss: *large as f64,
+        segments_ratio: segments(small_xs) / segments(large_xs),
+        cpu_small: *curve.iter().find(|p| p.x == *small as f64)?,
+        cpu_large: *curve.iter().find(|p| p.x == *large as f64)?,
+    })
 }

@@ -6,8 +6,12 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod claims;
 mod hosts;
+mod prediction;
 mod report;
+#[cfg(test)]
+mod tests;
 pub use report::report;
 
 /// The study's name on the command line.

@@ -2,10 +2,11 @@
 //! sender CPU-second across networks, latency, mileage, and the memory +
 //! CPU throughput model fitted across emulated CPU speeds.
 
+use super::{claims, prediction};
 use crate::data::StudyData;
 use crate::figures::{place, sender_speed, series};
 use analysis::findings::CurvePoint;
-use analysis::models::{fit_markatos, mileage, SpeedObservation};
+use analysis::models::mileage;
 use analysis::summarize;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use std::collections::BTreeMap;
@@ -146,28 +147,17 @@ fn bandwidth_section(d: &StudyData) -> Section {
         .push(Series::new("this host", bars).with_style(SeriesStyle::Bars));
     s.push(f);
     let lo = per.iter().find(|(pl, _, _)| pl == "loopback");
-    let most = per.iter().max_by(|a, b| a.2.mean.total_cmp(&b.2.mean));
-    let least = per.iter().min_by(|a, b| a.2.mean.total_cmp(&b.2.mean));
-    if let (Some(m), Some(l)) = (most, least) {
-        s.finding(format!(
-            "The sender moves most data per CPU-second on {} ({:.0} MB) and least on {} ({:.0} MB, \
-             {:.1}× less){}.",
-            m.0,
-            m.2.mean,
-            l.0,
-            l.2.mean,
-            m.2.mean / l.2.mean,
-            lo.filter(|x| x.0 != m.0)
-                .map(|x| format!("; loopback: {:.0} MB", x.2.mean))
-                .unwrap_or_default()
-        ));
+    let pairs: Vec<(String, CurvePoint)> = per.iter().map(|(pl, _, c)| (pl.clone(), *c)).collect();
+    if let Some(f) = claims::most_and_least(&pairs) {
+        s.finding(f);
     }
     if let (Some(score), Some(l)) = (d.host.cpu_score, lo) {
         if let Ok(m) = mileage(l.2.mean * 1e6, score) {
             s.finding(format!(
-                "Loopback mileage on this host: {m:.3} MB per CPU-second per unit of CPU score \
-                 (score {score:.0}; the score is tcplab's integer workload, not SPECint95, so \
-                 compare hosts measured by tcplab, not the paper's numbers)."
+                "Loopback mileage on this host: {m:.3} ± {:.3} MB per CPU-second per unit of CPU \
+                 score (score {score:.0}; the score is tcplab's integer workload, not SPECint95, so \
+                 compare hosts measured by tcplab, not the paper's numbers).",
+                l.2.ci / score
             ));
         }
     }
@@ -197,7 +187,15 @@ fn latency_section(d: &StudyData) -> Section {
                 })
             };
             if let Some(m) = g("latency_p50_s") {
-                found.push((name, place(&p.params), m.mean));
+                found.push((
+                    name,
+                    place(&p.params),
+                    CurvePoint {
+                        x: 0.0,
+                        mean: m.mean,
+                        ci: if m.ci95.is_finite() { m.ci95 } else { 0.0 },
+                    },
+                ));
             }
             t.row([
                 name.to_string(),
@@ -218,18 +216,7 @@ fn latency_section(d: &StudyData) -> Section {
         let lo = found.iter().find(|f| f.0 == name && f.1 == "loopback");
         let net = found.iter().find(|f| f.0 == name && f.1 != "loopback");
         if let (Some(a), Some(b)) = (lo, net) {
-            let ratio = b.2 / a.2;
-            s.finding(format!(
-                "{name}: median {} on loopback, {} on {} ({ratio:.1}×): {}",
-                measure(a.2, None, Unit::Si("s")),
-                measure(b.2, None, Unit::Si("s")),
-                b.1,
-                if ratio >= 2.0 {
-                    "the network, not the CPU, sets it there."
-                } else {
-                    "the network adds little; the hosts' processing sets it."
-                }
-            ));
+            s.finding(claims::latency_sentence(name, &b.1, a.2, b.2));
         }
     }
     s
@@ -249,106 +236,106 @@ fn model_section(d: &StudyData) -> Section {
         |p| Some(sender_speed(p)),
         |_| true,
     );
-    if thr.len() < 2 {
-        s.warning("The CPU-speed experiment has too few points in this run.");
+    if thr.is_empty() {
+        s.warning("The CPU-speed experiment has no successful trials in this run.");
         return s;
     }
-    let (score, unit_note) = match d.host.cpu_score {
-        Some(c) => (c, format!("CPU score {c:.0} × CPU share")),
-        None => (
-            1.0,
-            "CPU share (no calibration: relative score)".to_string(),
-        ),
+    let (Some(cpu_score), Some(mem_bw)) = (d.host.cpu_score, d.host.mem_bw) else {
+        s.warning(
+            "No prediction: the model needs calibrate's memory bandwidth and CPU score (run \
+             tcplab calibrate).",
+        );
+        return s;
     };
-    let obs: Vec<SpeedObservation> = thr
-        .iter()
-        .map(|p| SpeedObservation {
-            cpu_score: score * p.x,
-            throughput: p.mean,
-        })
-        .collect();
+    let Some(mb_per_cpu_s) = mb_per_sender_cpu_s(d, "mb-per-cpu")
+        .into_iter()
+        .find(|(pl, speed, _)| pl == "loopback" && *speed == 1.0)
+        .map(|(_, _, c)| c)
+    else {
+        s.warning(
+            "No prediction: the model's C comes from the loopback MB per sender CPU-second, and \
+             the bandwidth experiment has no loopback trial here.",
+        );
+        return s;
+    };
+    let inputs = prediction::Inputs {
+        mem_bw,
+        cpu_score,
+        mb_per_cpu_s,
+    };
+    let k = match prediction::constant(&inputs) {
+        Ok(k) => k,
+        Err(e) => {
+            s.warning(format!("No prediction: {e}."));
+            return s;
+        }
+    };
+    let checks = prediction::checks(&inputs, &k, &thr);
     let mut f = Figure::new(
-        "Loopback throughput against emulated CPU speed, measured and modelled",
-        unit_note.clone(),
+        "Loopback throughput against emulated CPU speed, measured and predicted",
+        format!("CPU score {cpu_score:.0} × CPU share"),
         "throughput (MB/s)",
     );
     f.series.push(series(
         "measured",
         &thr.iter()
             .map(|p| CurvePoint {
-                x: score * p.x,
+                x: cpu_score * p.x,
                 mean: p.mean / 1e6,
                 ci: p.ci / 1e6,
             })
             .collect::<Vec<_>>(),
     ));
-    let mut fits = Vec::new();
-    if let Some(bw) = d.host.mem_bw {
-        if let Ok(fit) = fit_markatos(&obs, Some(bw)) {
-            fits.push(("memory bandwidth from calibrate", fit));
-        }
-    }
-    if let Ok(fit) = fit_markatos(&obs, None) {
-        fits.push(("both terms fitted", fit));
-    }
-    let mut t = Table::new(["fit", "mem_bw", "C", "rms error", "max error"])
-        .with_caption("Least squares on 1/throughput against 1/score; errors on throughput")
-        .key();
-    for (name, fit) in &fits {
-        f.series.push(
-            Series::new(
-                format!("model ({name})"),
-                obs.iter()
-                    .map(|o| Point::new(o.cpu_score, fit.predict(o.cpu_score) / 1e6))
-                    .collect(),
-            )
-            .with_style(SeriesStyle::Line),
-        );
+    f.series.push(
+        Series::new(
+            "predicted (model, C from MB per CPU-second)",
+            checks
+                .iter()
+                .map(|c| Point::new(cpu_score * c.share, c.predicted / 1e6))
+                .collect(),
+        )
+        .with_style(SeriesStyle::Line),
+    );
+    s.push(f);
+    let mut t = Table::new([
+        "CPU share",
+        "CPU score",
+        "predicted",
+        "predicted, range from C's CI",
+        "measured",
+        "prediction",
+    ])
+    .with_caption(format!(
+        "throughput = 1 / (1/mem_bw + C/score), mem_bw {} from calibrate, C = {:.3e} score·s per \
+         byte from the sender's CPU time per byte at full speed; nothing fitted to these points",
+        measure(mem_bw, None, Unit::Si("B/s")),
+        k.c
+    ))
+    .key();
+    for c in &checks {
         t.row([
-            name.to_string(),
-            if fit.mem_bw.is_finite() {
-                measure(fit.mem_bw, None, Unit::Si("B/s"))
+            format!("{}", c.share),
+            format!("{:.0}", cpu_score * c.share),
+            measure(c.predicted, None, Unit::Si("B/s")),
+            format!(
+                "{} – {}",
+                measure(c.range.0, None, Unit::Si("B/s")),
+                measure(c.range.1, None, Unit::Si("B/s"))
+            ),
+            measure(c.measured.mean, Some(c.measured.ci), Unit::Si("B/s")),
+            if c.within() {
+                "within CI".into()
             } else {
-                "∞ (not visible)".into()
+                format!(
+                    "outside CI, {:+.0}%",
+                    (c.predicted / c.measured.mean - 1.0) * 100.0
+                )
             },
-            format!("{:.3e} ± {:.1e}", fit.c, fit.c_se),
-            format!("{:.1}%", fit.rms_rel_error * 100.0),
-            format!("{:.1}%", fit.max_rel_error * 100.0),
         ]);
     }
-    s.push(f);
-    if fits.is_empty() {
-        s.warning("The model could not be fitted to these points.");
-        return s;
-    }
     s.push(t);
-    let (name, best) = fits
-        .iter()
-        .min_by(|a, b| a.1.rms_rel_error.total_cmp(&b.1.rms_rel_error))
-        .map(|(n, f)| (*n, f.clone()))
-        .expect("fits is not empty");
-    s.finding(format!(
-        "The model ({name}) predicts the measured throughput within {:.1}% rms ({:.1}% at worst) \
-         over {} CPU speeds.",
-        best.rms_rel_error * 100.0,
-        best.max_rel_error * 100.0,
-        best.n
-    ));
-    let lo = thr.first().map(|p| p.mean).unwrap_or(f64::NAN);
-    let hi = thr.last().map(|p| p.mean).unwrap_or(f64::NAN);
-    let sp = thr.last().map(|p| p.x).unwrap_or(1.0) / thr.first().map(|p| p.x).unwrap_or(1.0);
-    let gain = hi / lo;
-    s.finding(if gain >= 0.8 * sp {
-        format!(
-            "A {sp:.0}× larger CPU share gave {gain:.1}× the throughput, nearly in proportion: a \
-             CPU quota slows memory copies as much as computation, so it cannot expose the \
-             memory term; compare real hosts (tcplab compare) for that."
-        )
-    } else {
-        format!(
-            "A {sp:.0}× larger CPU share gave only {gain:.1}× the throughput: part of the cost \
-             does not shrink with CPU time, as the model's memory term expects."
-        )
-    });
+    for f in prediction::sentences(&inputs, &k, &checks) {
+        s.finding(f);
+    }
     s
 }

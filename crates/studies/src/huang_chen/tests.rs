@@ -1,0 +1,240 @@
+//! The Huang & Chen sentences follow the data, in both directions: the
+//! per-segment fit (resolved, not distinguishable from zero, failed), the
+//! ACK experiment (took effect or not, shares from enough samples or not),
+//! and the checksum experiment (throughput change never put down to
+//! checksumming).
+
+use super::claims::{ack_sentence, checksum_sentences, AckArm, ChecksumArm, SampledShare};
+use super::fit_claims::{failed, packet_byte_sentence, shape_finding, MssContrast};
+use analysis::cpu::fit_packet_byte;
+use analysis::findings::CurvePoint;
+
+/// Trials at four MSS values moving 2–3 MB each: (packets, bytes, seconds)
+/// with `per_segment_s` per segment, `per_byte_s` per byte and a
+/// multiplicative noise per trial.
+fn trials(per_segment_s: f64, per_byte_s: f64, noise: &[f64]) -> Vec<(f64, f64, f64)> {
+    let mut out = Vec::new();
+    for (i, mss) in [256.0, 512.0, 1024.0, 1280.0].iter().enumerate() {
+        for (j, bytes) in [2e6, 3e6].iter().enumerate() {
+            let packets = bytes / mss;
+            let k = noise[(2 * i + j) % noise.len()];
+            out.push((
+                packets,
+                *bytes,
+                (packets * per_segment_s + bytes * per_byte_s) * k,
+            ));
+        }
+    }
+    out
+}
+
+const NOISE: [f64; 8] = [1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.0, 1.02];
+
+fn point(x: f64, mean: f64, ci: f64) -> CurvePoint {
+    CurvePoint { x, mean, ci }
+}
+
+#[test]
+fn a_positive_per_segment_cost_is_resolved_and_reported() {
+    let fit = fit_packet_byte(&trials(2e-6, 0.5e-9, &NOISE)).unwrap();
+    assert!(!failed(&fit));
+    let s = packet_byte_sentence(&fit, None);
+    assert!(
+        (fit.per_packet_us - 2.0).abs() < 0.1 && s.starts_with("The sender's CPU costs 1.98 ± "),
+        "{s}"
+    );
+    assert!(
+        s.contains("µs per segment plus") && s.contains("per-segment part is"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("failed") && !s.contains("not distinguishable"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_per_segment_cost_whose_ci_holds_zero_states_what_could_be_detected() {
+    // No per-segment cost at all, noisy times: the CI straddles zero.
+    let fit = fit_packet_byte(&trials(0.0, 0.5e-9, &NOISE)).unwrap();
+    let lo = fit.per_packet_us - 3.0 * fit.per_packet_se_us;
+    assert!(lo < 0.0 && fit.per_packet_us + 3.0 * fit.per_packet_se_us > 0.0);
+    assert!(!failed(&fit));
+    let s = packet_byte_sentence(&fit, None);
+    assert!(
+        s.contains("the per-segment cost is not distinguishable from zero"),
+        "{s}"
+    );
+    assert!(
+        s.contains("µs per segment (the CI half-width) could not have been detected"),
+        "{s}"
+    );
+    assert!(!s.contains("per-segment part is"), "{s}");
+}
+
+#[test]
+fn a_negative_per_segment_cost_is_a_failed_fit_with_its_reason() {
+    // CPU time that falls as segments multiply: a negative per-segment cost
+    // well outside its CI.
+    let fit = fit_packet_byte(&trials(-0.3e-6, 1e-9, &[1.0, 1.001, 0.999])).unwrap();
+    assert!(
+        fit.per_packet_us + 3.0 * fit.per_packet_se_us < 0.0,
+        "{fit:?}"
+    );
+    assert!(failed(&fit));
+    let flat = MssContrast {
+        small_mss: 256.0,
+        large_mss: 1280.0,
+        segments_ratio: 5.0,
+        cpu_small: point(256.0, 0.0127, 0.015),
+        cpu_large: point(1280.0, 0.0173, 0.0056),
+    };
+    let s = packet_byte_sentence(&fit, Some(&flat));
+    assert!(
+        s.starts_with("The per-segment and per-byte fit failed"),
+        "{s}"
+    );
+    assert!(
+        s.contains("negative per-segment cost") && s.contains("neither cost is reported"),
+        "{s}"
+    );
+    assert!(
+        s.contains("5.0× the segments per 20 MB")
+            && s.contains("no more beyond the 95% CIs")
+            && s.contains("segmentation offload"),
+        "{s}"
+    );
+    assert!(!s.contains("µs per segment plus"), "{s}");
+    // The same failed fit where CPU did rise with the segment count: the
+    // offload explanation is not offered.
+    let rising = MssContrast {
+        cpu_small: point(256.0, 0.05, 0.001),
+        ..flat
+    };
+    let r = packet_byte_sentence(&fit, Some(&rising));
+    assert!(
+        r.contains("fit failed") && !r.contains("segmentation offload"),
+        "{r}"
+    );
+    assert!(r.contains("scatter around any per-segment"), "{r}");
+}
+
+#[test]
+fn a_flat_curve_states_the_smallest_change_it_could_have_seen() {
+    let flat = [point(256.0, 1.0, 0.2), point(1280.0, 1.1, 0.1)];
+    let s = shape_finding("CPU", "MSS", &flat, "s", &|x| format!("{x:.0} B"));
+    assert!(
+        s.ends_with("A change smaller than 0.311 s could not have been seen (the CI half-widths)."),
+        "{s}"
+    );
+    let falls = [point(256.0, 2.0, 0.1), point(1280.0, 1.0, 0.1)];
+    let t = shape_finding("CPU", "MSS", &falls, "s", &|x| format!("{x:.0} B"));
+    assert!(
+        t.contains("falls") && !t.contains("could not have been seen"),
+        "{t}"
+    );
+}
+
+fn arm(acks: f64, segments: f64, per_segment: (f64, f64), share: Option<(f64, u64)>) -> AckArm {
+    AckArm {
+        acks,
+        data_segments: segments,
+        bytes: segments * 1024.0,
+        per_segment: point(0.0, per_segment.0, per_segment.1),
+        ack_share: share.map(|(share, samples)| SampledShare { share, samples }),
+    }
+}
+
+#[test]
+fn quick_acks_that_gave_no_more_acks_did_not_take_effect() {
+    // The golden run's counts: fewer ACKs with TCP_QUICKACK.
+    let quick = arm(236.0, 8446.0, (0.028, 0.006), Some((0.062, 43)));
+    let delayed = arm(321.0, 8609.0, (0.037, 0.197), Some((0.219, 61)));
+    let s = ack_sentence(&quick, &delayed);
+    assert!(s.starts_with("TCP_QUICKACK did not take effect"), "{s}");
+    assert!(
+        s.contains("236 ACKs for 8446 segments") && s.contains("321 ACKs for 8609 segments"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("of the sender's CPU"),
+        "no share from this experiment: {s}"
+    );
+}
+
+#[test]
+fn quick_acks_that_took_effect_get_their_cost_from_enough_samples_only() {
+    let quick = arm(4200.0, 8400.0, (0.5, 0.02), Some((0.12, 5000)));
+    let delayed = arm(2100.0, 8400.0, (0.25, 0.02), Some((0.07, 4800)));
+    let s = ack_sentence(&quick, &delayed);
+    assert!(
+        s.starts_with("Quick ACKs made the receiver send 2.00× the ACKs"),
+        "{s}"
+    );
+    assert!(s.contains("took 12.0% and 7.0% of the sender's CPU"), "{s}");
+    // The same ACK counts from too few samples: no share is stated.
+    let few = AckArm {
+        ack_share: Some(SampledShare {
+            share: 0.12,
+            samples: 90,
+        }),
+        ..quick
+    };
+    let t = ack_sentence(&few, &delayed);
+    assert!(
+        t.contains("took too few samples (90) for a share and 7.0%"),
+        "{t}"
+    );
+    assert!(!t.contains("12.0%"), "{t}");
+    // Batches: a quarter ACK per segment says how many bytes an ACK covers.
+    let batched = arm(2100.0, 8400.0, (0.25, 0.01), None);
+    let rare = arm(840.0, 8400.0, (0.1, 0.01), None);
+    let u = ack_sentence(&batched, &rare);
+    assert!(u.contains("one ACK per 4 KB received"), "{u}");
+}
+
+fn cs_arm(sender: Option<(f64, u64)>, throughput: (f64, f64)) -> ChecksumArm {
+    ChecksumArm {
+        sender: sender.map(|(share, samples)| SampledShare { share, samples }),
+        receiver: None,
+        throughput: Some(throughput),
+    }
+}
+
+#[test]
+fn a_throughput_change_without_checksum_offload_is_not_put_down_to_checksumming() {
+    let on = cs_arm(Some((0.0, 5000)), (11.8e9, 4.9e9));
+    let off = cs_arm(Some((0.042, 5000)), (3.8e9, 2.5e9));
+    let s = checksum_sentences(&on, &off);
+    assert!(
+        s[0].contains("spends 4.2% of its CPU checksumming"),
+        "{s:#?}"
+    );
+    assert!(
+        s[1].contains("3.11× apart")
+            && s[1].contains("cannot be put down to checksumming")
+            && s[1].contains("at most 1.04×"),
+        "{s:#?}"
+    );
+    // Too few samples: the share is not stated and the bound is not drawn.
+    let thin = cs_arm(Some((0.042, 300)), (3.8e9, 2.5e9));
+    let t = checksum_sentences(&on, &thin);
+    assert!(t[0].contains("too few samples (300) for a share"), "{t:#?}");
+    assert!(
+        t[1].contains("not measured with enough samples") && !t[1].contains("at most"),
+        "{t:#?}"
+    );
+}
+
+#[test]
+fn throughput_within_ci_with_and_without_checksum_offload_is_no_change() {
+    let on = cs_arm(Some((0.0, 5000)), (10e9, 1e9));
+    let off = cs_arm(Some((0.05, 5000)), (9.5e9, 1e9));
+    let s = checksum_sentences(&on, &off);
+    assert!(
+        s[1].starts_with("Throughput does not differ beyond the 95% CIs")
+            && s[1].contains("a change smaller than 2.00 Gbit/s could not have been seen"),
+        "{s:#?}"
+    );
+    assert!(s.iter().all(|x| !x.contains("apart")), "{s:#?}");
+}

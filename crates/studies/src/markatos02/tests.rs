@@ -1,0 +1,128 @@
+//! The Markatos sentences follow the data, in both directions: the model's
+//! prediction within or outside the measurement's CI, a network that moves
+//! more per CPU-second beyond the CIs or not, and latency the network adds
+//! or does not.
+
+use super::claims::{latency_sentence, most_and_least};
+use super::prediction::{checks, constant, sentences, Inputs};
+use analysis::findings::CurvePoint;
+
+fn point(x: f64, mean: f64, ci: f64) -> CurvePoint {
+    CurvePoint { x, mean, ci }
+}
+
+/// This run's inputs: 18.5 GB/s memory, score 16223, 4658 ± 1786 MB per
+/// sender CPU-second.
+fn inputs() -> Inputs {
+    Inputs {
+        mem_bw: 18.5e9,
+        cpu_score: 16223.0,
+        mb_per_cpu_s: point(1.0, 4658.0, 1786.0),
+    }
+}
+
+#[test]
+fn the_model_predicts_from_measured_inputs_and_says_where_it_holds() {
+    let i = inputs();
+    let k = constant(&i).unwrap();
+    // C = score × (1/4.658e9 − 1/18.5e9) s per byte.
+    assert!((k.c - 16223.0 * (1.0 / 4.658e9 - 1.0 / 18.5e9)).abs() < 1e-12);
+    assert!(k.c_low < k.c && k.c < k.c_high);
+    // Measured throughputs near the prediction at 0.1 and 0.3, half of it
+    // at full speed (the golden run's shape).
+    let curve = [
+        point(0.1, 586e6, 119e6),
+        point(0.3, 1.71e9, 0.36e9),
+        point(1.0, 2.14e9, 0.78e9),
+    ];
+    let c = checks(&i, &k, &curve);
+    assert_eq!(
+        c.iter().map(|x| x.within()).collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    let s = sentences(&i, &k, &c);
+    assert!(s[0].contains("C = 2.606e-6 score·s per byte"), "{s:#?}");
+    assert!(
+        s[0].contains("at CPU share 0.1 it predicts 602 MB/s against 586 ± 119 MB/s measured (within the 95% CI)"),
+        "{s:#?}"
+    );
+    assert!(s[0].contains("outside the 95% CI, +118%"), "{s:#?}");
+    assert!(s[0].ends_with("It predicts 2 of 3 CPU speeds within the measurement's CI."));
+    assert!(s[1].contains("it moved 46% of that"), "{s:#?}");
+    // A run that follows the model at full speed too: every speed within
+    // its CI and no sentence on an idle sender.
+    let follows: Vec<CurvePoint> = c
+        .iter()
+        .map(|x| point(x.share, x.predicted * 1.02, x.predicted * 0.05))
+        .collect();
+    let d = checks(&i, &k, &follows);
+    let t = sentences(&i, &k, &d);
+    assert!(d.iter().all(|x| x.within()));
+    assert_eq!(t.len(), 1, "{t:#?}");
+    assert!(t[0].ends_with("It predicts 3 of 3 CPU speeds within the measurement's CI."));
+}
+
+#[test]
+fn no_prediction_when_the_sender_outruns_memory() {
+    let mut i = inputs();
+    i.mb_per_cpu_s = point(1.0, 30_000.0, 100.0);
+    assert!(constant(&i).is_err());
+}
+
+#[test]
+fn most_and_least_per_cpu_second_only_beyond_the_cis() {
+    let nets = |lan_ci: f64| {
+        vec![
+            ("loopback".to_string(), point(1.0, 4658.0, 100.0)),
+            ("lan100".to_string(), point(1.0, 6188.0, lan_ci)),
+            ("man".to_string(), point(1.0, 2158.0, 100.0)),
+        ]
+    };
+    let wide = most_and_least(&nets(4590.0)).unwrap();
+    assert!(
+        wide.starts_with("MB per sender CPU-second does not differ between the networks")
+            && wide.contains("smaller than 4690 MB per CPU-second could not have been seen"),
+        "{wide}"
+    );
+    let tight = most_and_least(&nets(200.0)).unwrap();
+    assert_eq!(
+        tight,
+        "The sender moves most data per CPU-second on lan100 (6188 ± 200 MB) and least on man \
+         (2158 ± 100 MB), 2.9× less, beyond the 95% CIs."
+    );
+}
+
+#[test]
+fn latency_says_what_the_network_adds_only_beyond_the_cis() {
+    let tcp = latency_sentence(
+        "TCP 1-byte rr",
+        "lan100",
+        point(0.0, 12.0e-6, 0.45e-6),
+        point(0.0, 15.93e-6, 0.37e-6),
+    );
+    assert!(
+        tcp.contains("75% of the lan100 time is already there on loopback")
+            && tcp.contains("the hosts' processing sets most of it"),
+        "{tcp}"
+    );
+    let http = latency_sentence(
+        "HTTP page load",
+        "lan100",
+        point(0.0, 206.5e-6, 7.4e-6),
+        point(0.0, 4.4469e-3, 5.9e-6),
+    );
+    assert!(
+        http.contains("the network, not the hosts' processing"),
+        "{http}"
+    );
+    let same = latency_sentence(
+        "TCP 1-byte rr",
+        "lan100",
+        point(0.0, 12.0e-6, 2e-6),
+        point(0.0, 13.0e-6, 2e-6),
+    );
+    assert!(
+        same.contains("no difference beyond the 95% CIs") && same.contains("4.00 µs"),
+        "{same}"
+    );
+}
