@@ -798,7 +798,7 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
     );
 
     // The same run as recorded now: HZ, mitigations, offloads off at both
-    // ends in one trial, a probed trial, pinned endpoints.
+    // ends in one trial, every trial probed, pinned endpoints.
     run.meta.host.kernel_hz = Some(250);
     run.meta.host.cpu_vulnerabilities = [
         (
@@ -813,7 +813,9 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         "tx_checksum": false, "rx_checksum": false});
     run.trials[0].outcome.details["lab"]["offloads"] = serde_json::json!({
         "sender": {"device": "a", "state": off}, "receiver": {"device": "b", "state": off}});
-    run.trials[1].outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    for t in &mut run.trials {
+        t.outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    }
     let mut points = summaries(&run);
     points[0].params.pin = Some(record::params::Pin {
         sender: Some(0),
@@ -836,5 +838,26 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         "{o}"
     );
     assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
-    assert!(method(&s, "probes").starts_with("1 of 4 trials probed"));
+    let p = method(&s, "probes");
+    assert!(
+        p.starts_with("4 of 4 trials probed") && p.contains("no unprobed twin"),
+        "{p}"
+    );
+
+    // Probed trials beside unprobed ones of the same point: their ratio.
+    let (_dir2, mut store2) = self::store();
+    let mut twins = store_run(
+        &mut store2,
+        HOST,
+        vec![point(1024, &[80e6, 80e6, 100e6, 100e6])],
+    );
+    for t in &mut twins.trials[..2] {
+        t.outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    }
+    let s = crate::methods::methods_section(&twins, &summaries(&twins));
+    let p = method(&s, "probes");
+    assert!(
+        p.starts_with("2 of 4 trials probed") && p.contains("0.80× the twins'"),
+        "{p}"
+    );
 }

@@ -196,6 +196,17 @@ pub fn index(studies: &[WrittenStudy], elapsed_s: f64) -> Report {
             href: x.file.clone(),
             description: format!("the {} report (run {})", x.name, x.run_id),
         });
+        // The data written beside each report, as report::write_report names it.
+        let stem = x.file.strip_suffix(".html").unwrap_or(&x.file);
+        for (ext, what) in [
+            ("csv", "every trial: parameters and metrics"),
+            ("json", "the run with per-point summaries and every trial"),
+        ] {
+            r.data_files.push(report::DataLink {
+                href: format!("{stem}.{ext}"),
+                description: format!("{} run {}: {what}", x.name, x.run_id),
+            });
+        }
     }
     r
 }

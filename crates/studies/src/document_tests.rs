@@ -304,7 +304,15 @@ fn the_index_lists_every_written_study_and_links_only_written_reports() {
         ["abrams91", "3", "12", "completed", "abrams91-run-3.html"]
     );
     assert_eq!(t.rows[1][0], "sunos-ipc");
-    // A study whose report was not written gets a row but no link.
-    assert_eq!(r.data_files.len(), 1);
-    assert_eq!(r.data_files[0].href, "abrams91-run-3.html");
+    // A study whose report was not written gets a row but no links; a
+    // written one its report and the CSV and JSON beside it.
+    let hrefs: Vec<&str> = r.data_files.iter().map(|d| d.href.as_str()).collect();
+    assert_eq!(
+        hrefs,
+        [
+            "abrams91-run-3.html",
+            "abrams91-run-3.csv",
+            "abrams91-run-3.json"
+        ]
+    );
 }

@@ -98,7 +98,7 @@ pub fn study(name: &str) -> Result<&'static Study, StudyError> {
 
 /// The plan of the study called `name`.
 pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
-    study(name).map(|s| (s.plan)(o))
+    study(name).map(|s| (s.plan)(o).with_unprobed_twins())
 }
 
 #[cfg(test)]

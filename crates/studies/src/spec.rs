@@ -47,7 +47,45 @@ impl Experiment {
     pub fn command(&self) -> String {
         format!("tcplab bench {}", self.args.join(" "))
     }
+
+    /// Whether the experiment attaches probes (`--probe`).
+    pub fn is_probed(&self) -> bool {
+        self.args.iter().any(|a| a == "--probe")
+    }
+
+    /// The same sweep without probes (`--probe`, `--sample-hz` and
+    /// `--probe-depth` and their values left out), for a probed experiment:
+    /// its trials, beside the probed ones with the same parameters, measure
+    /// what the observation cost (the reports' probe effect). The id is
+    /// prefixed, so suffixes such as `-pathological` still mark it.
+    pub fn unprobed_twin(&self) -> Option<Experiment> {
+        if !self.is_probed() {
+            return None;
+        }
+        let mut args = Vec::with_capacity(self.args.len());
+        let mut skip_value = false;
+        for a in &self.args {
+            if skip_value {
+                skip_value = false;
+            } else if PROBE_FLAGS.contains(&a.as_str()) {
+                skip_value = true;
+            } else {
+                args.push(a.clone());
+            }
+        }
+        Some(Experiment {
+            id: format!("{UNPROBED_PREFIX}{}", self.id),
+            title: format!("{}: its unprobed twin (the probe effect)", self.title),
+            args,
+        })
+    }
 }
+
+/// The flags (each with one value) that make an experiment probed.
+const PROBE_FLAGS: [&str; 3] = ["--probe", "--sample-hz", "--probe-depth"];
+
+/// The id prefix of an unprobed twin experiment.
+pub const UNPROBED_PREFIX: &str = "unprobed-";
 
 /// How to plan a study.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -68,6 +106,25 @@ pub struct StudyPlan {
     pub experiments: Vec<Experiment>,
 }
 
+impl StudyPlan {
+    /// The plan with each probed experiment followed by its unprobed twin
+    /// ([`Experiment::unprobed_twin`]).
+    pub fn with_unprobed_twins(self) -> StudyPlan {
+        let experiments = self
+            .experiments
+            .into_iter()
+            .flat_map(|e| {
+                let twin = e.unprobed_twin();
+                std::iter::once(e).chain(twin)
+            })
+            .collect();
+        StudyPlan {
+            study: self.study,
+            experiments,
+        }
+    }
+}
+
 /// Repetitions per point: `quick` and full.
 pub(crate) fn repeat(o: &PlanOptions, quick: u32, full: u32) -> String {
     (if o.quick { quick } else { full }).to_string()
@@ -85,6 +142,36 @@ pub(crate) fn levels<'a>(o: &PlanOptions, quick: &'a str, full: &'a str) -> &'a 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probed_experiment_gets_an_unprobed_twin_and_others_none() {
+        let probed = Experiment::bench(
+            "sws-pathological",
+            "SWS",
+            "tcp-stream --write-size 8192 --probe queues,tcp --sample-hz 1000 --probe-depth full --repeat 3",
+        );
+        let twin = probed.unprobed_twin().unwrap();
+        assert_eq!(twin.id, "unprobed-sws-pathological");
+        assert!(twin.id.ends_with("-pathological"));
+        assert_eq!(
+            twin.args,
+            ["tcp-stream", "--write-size", "8192", "--repeat", "3"]
+        );
+        assert!(!twin.is_probed() && twin.unprobed_twin().is_none());
+        let plan = StudyPlan {
+            study: "s".into(),
+            experiments: vec![probed.clone(), twin.clone()],
+        };
+        // Only the probed one gets a twin, right after it.
+        let with = StudyPlan {
+            study: "s".into(),
+            experiments: vec![probed.clone()],
+        }
+        .with_unprobed_twins();
+        assert_eq!(with, plan);
+        let plain = Experiment::bench("w", "W", "tcp-stream --write-size 1K");
+        assert!(plain.unprobed_twin().is_none());
+    }
 
     #[test]
     fn bench_splits_the_command_at_whitespace() {
