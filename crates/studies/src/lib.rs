@@ -12,6 +12,7 @@ pub mod markatos02;
 pub mod openlink92;
 pub mod spec;
 pub mod sunos_ipc;
+pub mod validity;
 pub mod verdict;
 
 pub use data::{ExperimentRecord, HostNumbers, StudyData, StudySettings};

@@ -6,8 +6,10 @@
 //! - **window and flow control**: time TCP_INFO counts as limited by the
 //!   receive window, as a share of the time data was outstanding, and the
 //!   sender's blocked (idle) share from the sched probe;
-//! - **the link**: throughput as a share of the emulated link's calibrated
-//!   line rate;
+//! - **the link**: a TCP point's mean throughput as a share of its emulated
+//!   link's calibrated line rate ([`crate::validity::best_link_share`], the
+//!   figure the study sections print; points above the line rate beyond CI
+//!   are invalid and left out);
 //! - **data copy**, **checksum**, **per-packet processing** (TCP, IP, device,
 //!   skb memory, locks, softirq) and **the scheduler**: the side's CPU share
 //!   of that layer times how busy the side's CPU was (a layer of an idle
@@ -17,6 +19,7 @@
 
 use crate::data::StudyData;
 use crate::figures::place;
+use crate::validity::{best_link_share, LinkShare};
 use analysis::cpu::attribute;
 use analysis::findings::size_words;
 use analysis::path::analyse;
@@ -62,10 +65,24 @@ type Best = Option<(f64, String)>;
 /// A CPU-layer candidate: its name, the layers it sums, its best evidence.
 type LayerCandidate = (&'static str, &'static [&'static str], Best);
 
+/// The link candidate's figure, which a study's section prints too: the
+/// best point mean of a TCP stream over its emulated link's calibrated line
+/// rate, over the run's experiments but the pathological ones; points above
+/// the line rate beyond CI are invalid and left out.
+pub fn link_share_of_run(d: &StudyData) -> Option<LinkShare> {
+    best_link_share(
+        d,
+        d.settings
+            .experiments
+            .iter()
+            .filter(|e| !e.id.ends_with(PATHOLOGICAL))
+            .map(|e| e.id.as_str()),
+    )
+}
+
 /// The run's candidates, ranked by score (unmeasured ones last).
 pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
     let mut window: Best = None;
-    let mut link: Best = None;
     let mut layers: Vec<LayerCandidate> = vec![
         ("data copy", &["copy"], None),
         ("checksum", &["checksum"], None),
@@ -116,22 +133,6 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
                     });
                 }
             }
-            let lab = &t.outcome.details["lab"];
-            let line = lab["calibration"]["line_rate_bps"].as_f64();
-            let emulated = !lab["place"]["link"].is_null();
-            if let (true, Some(line), Some(thr)) = (emulated, line, get("throughput_bps")) {
-                if line > 0.0 && p.test == TestKind::TcpStream {
-                    let f = (thr / line).min(1.0);
-                    keep_max(&mut link, f, || {
-                        format!(
-                            "TCP reached {:.0}% of the {:.1} Mbit/s line rate ({})",
-                            f * 100.0,
-                            line / 1e6,
-                            label(p)
-                        )
-                    });
-                }
-            }
             let Some(profile) = d.profiles.get(&t.id) else {
                 continue;
             };
@@ -173,6 +174,7 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
             }
         }
     }
+    let link: Best = link_share_of_run(d).map(|l| (l.share, l.evidence()));
     let mut out = vec![
         Bottleneck {
             name: "window and flow control",

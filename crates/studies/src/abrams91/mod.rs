@@ -7,7 +7,10 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod comparison;
 mod report;
+#[cfg(test)]
+mod tests;
 pub use report::report;
 
 /// The study's name on the command line.

@@ -1,10 +1,12 @@
 //! The Abrams & Chen report: each figure from this run's data, the paper's
 //! finding beside it, and a finding sentence computed from the data.
 
+use super::comparison::{sender_rates_sentence, tcp_udp_sentence};
 use crate::data::StudyData;
 use crate::figures::{at, auto_log_y, load_workers, place, sender_speed, series, write_size};
+use crate::validity::{throughput_validity, valid_curve, Invalid};
 use analysis::cpu::attribute;
-use analysis::findings::{overtakes_from, shape, shape_sentence, size_words, CurvePoint};
+use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
 use analysis::models::{limiter, mismatch_bound, Limiter};
 use analysis::path::analyse;
 use record::{Api, TestKind, ThreadRole, TrialParams};
@@ -58,9 +60,11 @@ fn write_size_section(d: &StudyData) -> Section {
     ] {
         let tcp_id = format!("write-size-tcp-{suffix}");
         let udp_id = format!("write-size-udp-{suffix}");
-        let tcp = d.curve(&tcp_id, "throughput_bps", 1e-6, write_size, |_| true);
-        let udp = d.curve(&udp_id, "throughput_bps", 1e-6, write_size, |_| true);
-        if tcp.is_empty() && udp.is_empty() {
+        let (tcp, tcp_invalid) =
+            valid_curve(d, &tcp_id, "throughput_bps", 1e-6, write_size, |_| true);
+        let (udp, udp_invalid) =
+            valid_curve(d, &udp_id, "throughput_bps", 1e-6, write_size, |_| true);
+        if d.points_of(&tcp_id).is_empty() && d.points_of(&udp_id).is_empty() {
             continue;
         }
         let where_ = d
@@ -85,6 +89,24 @@ fn write_size_section(d: &StudyData) -> Section {
         }
         auto_log_y(&mut f);
         s.push(f);
+        let left_out: Vec<String> = [("TCP", &tcp_invalid), ("UDP", &udp_invalid)]
+            .iter()
+            .flat_map(|(proto, inv)| {
+                inv.iter().map(move |(p, why)| {
+                    format!(
+                        "{proto} at {}: {}",
+                        size_words(p.write_size as f64),
+                        why.reason()
+                    )
+                })
+            })
+            .collect();
+        if !left_out.is_empty() {
+            s.warning(format!(
+                "Left out of the figure, Table 2's rates and the findings on {where_}: {}.",
+                left_out.join("; ")
+            ));
+        }
         if ten_mbit {
             let big: Vec<&CurvePoint> = tcp.iter().filter(|p| p.x >= PAPER_FLAT_FROM).collect();
             if let Some(best) = big.iter().max_by(|a, b| a.mean.total_cmp(&b.mean)) {
@@ -104,7 +126,9 @@ fn write_size_section(d: &StudyData) -> Section {
             &shape(&tcp),
             &size_words,
         ));
-        s.finding(crossover_sentence(&where_, &tcp, &udp));
+        if let Some(c) = tcp_udp_sentence(&where_, &tcp, &udp) {
+            s.finding(c);
+        }
         let loss = d.curve(&udp_id, "loss_rate", 1.0, write_size, |_| true);
         if !loss.is_empty() {
             let mut t = Table::new(["write size", "UDP loss rate", "UDP received", "TCP"])
@@ -113,8 +137,8 @@ fn write_size_section(d: &StudyData) -> Section {
                 t.row([
                     size_words(l.x),
                     measure(l.mean, Some(l.ci), Unit::Percent),
-                    at(&udp, l.x).map_or("—".into(), |u| format!("{:.1} Mbit/s", u.mean)),
-                    at(&tcp, l.x).map_or("—".into(), |u| format!("{:.1} Mbit/s", u.mean)),
+                    rate_cell(&udp, &udp_invalid, l.x),
+                    rate_cell(&tcp, &tcp_invalid, l.x),
                 ]);
             }
             s.push(t);
@@ -132,25 +156,28 @@ fn write_size_section(d: &StudyData) -> Section {
             }
         }
     }
+    if let Some(l) = crate::verdict::link_share_of_run(d) {
+        s.finding(format!(
+            "The closest a TCP point came to its link's line rate in this run (the verdict's \
+             figure): {}.",
+            l.evidence()
+        ));
+    }
     s
 }
 
-fn crossover_sentence(where_: &str, tcp: &[CurvePoint], udp: &[CurvePoint]) -> String {
-    let small = tcp.first().zip(udp.first());
-    let tcp_small = small.is_some_and(|(t, u)| t.x == u.x && t.mean > u.mean + t.ci + u.ci);
-    match (overtakes_from(udp, tcp), tcp_small) {
-        (Some(x), true) => format!(
-            "On {where_}, TCP beats UDP at the smallest writes and UDP exceeds TCP from {} on, as in the paper.",
-            size_words(x)
-        ),
-        (Some(x), false) => format!(
-            "On {where_}, UDP exceeds TCP beyond CI from {} writes on.",
-            size_words(x)
-        ),
-        (None, true) => format!(
-            "On {where_}, TCP beats UDP at the smallest writes and UDP never overtakes it beyond CI."
-        ),
-        (None, false) => format!("On {where_}, UDP never exceeds TCP beyond CI."),
+/// A rate cell of Table 2: the valid point's mean, the left-out point's
+/// short reason ("invalid"/"n/a"), or a dash.
+fn rate_cell(c: &[CurvePoint], invalid: &[(TrialParams, Invalid)], x: f64) -> String {
+    if let Some(p) = at(c, x) {
+        return format!("{:.1} ± {:.1} Mbit/s", p.mean, p.ci);
+    }
+    match invalid.iter().find(|(p, _)| p.write_size as f64 == x) {
+        Some((_, Invalid::AboveLineRate { .. })) => "invalid (above line rate)".into(),
+        Some((_, Invalid::TooFewDatagrams { received })) => {
+            format!("n/a ({received:.0} datagrams)")
+        }
+        None => "—".into(),
     }
 }
 
@@ -174,6 +201,7 @@ fn load_section(d: &StudyData) -> Section {
     .with_caption("Receiver delay, first byte to last, mean ± 95% CI")
     .key();
     let mut worst: Option<(f64, String)> = None;
+    let mut left_out = Vec::new();
     for id in ["load-tcp", "load-udp", "load-file-tcp", "load-file-udp"] {
         let points = d.points_of(id);
         let mut sizes: Vec<(u64, u64)> = points
@@ -183,21 +211,41 @@ fn load_section(d: &StudyData) -> Section {
         sizes.sort();
         sizes.dedup();
         for (file, ws) in sizes {
+            let point = |load: u32| {
+                points.iter().find(|p| {
+                    p.params.write_size == ws
+                        && p.params.bytes == Some(file)
+                        && load_workers(&p.params) == load
+                })
+            };
+            // A delay shorter than the link allows (throughput above its
+            // line rate beyond CI) is not a measurement of the host.
+            let above = |load: u32| {
+                point(load).and_then(|p| match throughput_validity(d, p) {
+                    Err(e @ Invalid::AboveLineRate { .. }) => Some(e),
+                    _ => None,
+                })
+            };
             let delay = |load: u32| {
-                points
-                    .iter()
-                    .find(|p| {
-                        p.params.write_size == ws
-                            && p.params.bytes == Some(file)
-                            && load_workers(&p.params) == load
-                    })
+                point(load)
+                    .filter(|_| above(load).is_none())
                     .and_then(|p| p.metrics.get("delay_s"))
             };
             let proto = if id.ends_with("tcp") { "TCP" } else { "UDP" };
-            let cell = |load| {
-                delay(load).map_or("—".into(), |m| {
-                    measure(m.mean, Some(m.ci95), Unit::Si("s"))
-                })
+            for load in [0, 1, 3] {
+                if let Some(e) = above(load) {
+                    left_out.push(format!(
+                        "{proto}, {} file in {} writes at load {load}: {}",
+                        size_words(file as f64),
+                        size_words(ws as f64),
+                        e.reason()
+                    ));
+                }
+            }
+            let cell = |load| match (delay(load), above(load)) {
+                (Some(m), _) => measure(m.mean, Some(m.ci95), Unit::Si("s")),
+                (None, Some(_)) => "invalid".into(),
+                (None, None) => "—".into(),
             };
             let ratio = delay(3).zip(delay(0)).map(|(a, b)| a.mean / b.mean);
             if let Some(r) = ratio {
@@ -226,6 +274,13 @@ fn load_section(d: &StudyData) -> Section {
         return s;
     }
     s.push(t);
+    if !left_out.is_empty() {
+        s.warning(format!(
+            "Marked invalid and left out of the ratios and the finding (a delay shorter than the \
+             link allows): {}.",
+            left_out.join("; ")
+        ));
+    }
     if let Some((r, what)) = worst {
         s.finding(if r >= 1.2 {
             format!("Three CPU-bound workers beside the sender raised delay most for {what}: {r:.2}× the unloaded delay.")
@@ -517,14 +572,7 @@ fn mismatch_section(d: &StudyData) -> Section {
     }
     s.push(rates);
     if let (Some(u), Some(t)) = (lambda_udp.last(), lambda_tcp.last()) {
-        s.finding(format!(
-            "At full speed the sender produces {} with TCP against {} with UDP datagrams of 1 KB \
-             ({:.1}×): segmentation offload lets TCP send large segments, each UDP datagram pays \
-             the whole path.",
-            mbit(t.mean),
-            mbit(u.mean),
-            t.mean / u.mean
-        ));
+        s.finding(sender_rates_sentence(t, u, &mbit));
     }
     // TCP throughput per (sender speed, receive buffer), against the bound.
     let mut bufs: Vec<u64> = d
