@@ -58,7 +58,7 @@ pub(crate) enum Change {
     },
     /// Within the CIs: a difference smaller than `detectable` (in the
     /// metric's unit) could not have been seen.
-    NoChange {
+    Unchanged {
         /// The smallest difference the trials could have detected: the
         /// two CI half-widths summed, plus 1% of the larger mean.
         detectable: f64,
@@ -77,7 +77,7 @@ pub(crate) fn compare(base: &Estimate, other: &Estimate) -> Change {
     let detectable = base.ci + other.ci + 0.01 * base.mean.abs().max(other.mean.abs());
     let diff = other.mean - base.mean;
     if diff.abs() <= detectable {
-        Change::NoChange { detectable }
+        Change::Unchanged { detectable }
     } else if diff > 0.0 {
         Change::Raised {
             ratio: other.mean / base.mean,

@@ -43,10 +43,10 @@ pub(crate) fn change_clause(
         Change::Lowered { ratio } => {
             format!("is lower: {:.0}% of {baseline} ({measured})", ratio * 100.0)
         }
-        Change::NoChange { detectable } if detectable == 0.0 => {
+        Change::Unchanged { detectable: 0.0 } => {
             format!("is the same in every trial ({measured})")
         }
-        Change::NoChange { detectable } => {
+        Change::Unchanged { detectable } => {
             format!(
             "is unchanged within the 95% CIs ({measured}; a change smaller than {}{unit}{} could \
              not have been seen)",
