@@ -13,7 +13,10 @@ use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+mod acks;
 mod packets;
+use acks::ack_causes;
+pub use acks::AckCauses;
 pub use packets::{
     packet_classes, silly_limit, without_forwarded_copies, PacketClasses, SILLY_DIVISOR,
 };
@@ -137,22 +140,6 @@ pub struct TimeSequence {
     pub acked: Vec<(f64, f64)>,
     /// (s, right edge of the offered window: ack + send window) at the same moments.
     pub window_edge: Vec<(f64, f64)>,
-}
-
-/// What prompted the receiver's ACKs (the SunOS study's Fig. 7): an ACK
-/// sent within 50 µs after the application read from the socket is a
-/// window update caused by draining the receive queue; the others were sent
-/// on arrival of data (or by the delayed-ACK timer).
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
-pub struct AckCauses {
-    /// Receiver port → sender port.
-    pub flow: String,
-    /// Pure ACKs seen leaving the receiver.
-    pub acks: u64,
-    /// Of them, sent within 50 µs after a read by the receiving application.
-    pub after_read: u64,
-    /// The others.
-    pub on_arrival: u64,
 }
 
 /// Everything derived from one trial's records.
@@ -322,50 +309,6 @@ fn time_sequence(ev: &[&ProbeEvent], t0: u64) -> Vec<TimeSequence> {
             }
         })
         .collect()
-}
-
-fn ack_causes(ev: &[&ProbeEvent]) -> Vec<AckCauses> {
-    const WINDOW_NS: u64 = 50_000;
-    let mut last_read: HashMap<(u16, u16), u64> = HashMap::new();
-    let mut out: BTreeMap<(u16, u16), AckCauses> = BTreeMap::new();
-    let mut data_flows: Vec<(u16, u16)> = Vec::new();
-    for e in ev
-        .iter()
-        .filter(|e| e.probe_id() == ProbeId::DevQueue && e.len > 0)
-    {
-        if !data_flows.contains(&(e.dport, e.sport)) {
-            data_flows.push((e.dport, e.sport));
-        }
-    }
-    for e in ev {
-        match e.probe_id() {
-            ProbeId::RecvApp if e.len > 0 => {
-                last_read.insert((e.sport, e.dport), e.ts_ns);
-            }
-            ProbeId::DevQueue
-                if e.len == 0
-                    && e.flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) == 0
-                    && data_flows.contains(&(e.sport, e.dport)) =>
-            {
-                let k = (e.sport, e.dport);
-                let c = out.entry(k).or_insert_with(|| AckCauses {
-                    flow: format!("{} → {}", k.0, k.1),
-                    ..AckCauses::default()
-                });
-                c.acks += 1;
-                let after = last_read
-                    .get(&k)
-                    .is_some_and(|&t| e.ts_ns >= t && e.ts_ns - t <= WINDOW_NS);
-                if after {
-                    c.after_read += 1;
-                } else {
-                    c.on_arrival += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    out.into_values().collect()
 }
 
 /// Follows each packet (skb) from `net_dev_queue` through the driver to IP input.
@@ -679,6 +622,9 @@ mod tests {
         let a = analyse(&[data, read, ack(20_000), ack(500_000)]);
         let c = &a.ack_causes[0];
         assert_eq!((c.acks, c.after_read, c.on_arrival), (2, 1, 1));
+        // One read's 50 µs of the 499 µs from the read to the last ACK.
+        assert_eq!(c.reads, 1);
+        assert!((c.chance_after_read - 50.0 / 499.0).abs() < 1e-12, "{c:?}");
         let ts = &a.time_sequence[0];
         assert_eq!(ts.data, vec![(0.0, 1000.0)]);
     }

@@ -49,6 +49,9 @@ pub struct HostNumbers {
     pub null_syscall_s: Option<f64>,
     /// Memory copy bandwidth out of cache (DRAM), bytes/s.
     pub mem_bw: Option<f64>,
+    /// Memory copy bandwidth of a buffer that stays in the L1/L2 cache,
+    /// bytes/s.
+    pub copy_cache_bw: Option<f64>,
     /// The CPU score of the fixed integer workload.
     pub cpu_score: Option<f64>,
     /// Context switch latency, s.

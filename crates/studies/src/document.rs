@@ -121,6 +121,7 @@ pub fn load(store: &Store, run_id: i64, probe_data: bool) -> Result<StudyData, S
             profile_id: Some(id),
             null_syscall_s: Some(p.null_syscall.median),
             mem_bw: Some(p.copy_dram.median),
+            copy_cache_bw: Some(p.copy_cache.median),
             cpu_score: Some(p.cpu_score.median),
             ctx_switch_s: Some(p.context_switch.median),
             checksum_bw: Some(p.checksum_fast.median),

@@ -181,35 +181,45 @@ fn a_run_without_study_settings_is_refused() {
 fn the_verdict_ranks_what_the_data_shows() {
     let sizes = [512u64, 65507];
     let tcp: Vec<(u64, f64)> = sizes.iter().map(|&s| (s, 1e9)).collect();
-    let with = |rwnd: f64, link_share: f64| {
+    // `link_share`: the trials ran over a shaped link at that share of its
+    // line rate; `None`: on veth, no link.
+    let with = |rwnd: f64, link_share: Option<f64>| {
         let mut d = write_size_run(&tcp, &tcp);
         for t in d.run.trials.iter_mut() {
             t.outcome.metrics.insert("busy_s".into(), 1.0);
             t.outcome.metrics.insert("rwnd_limited_s".into(), rwnd);
-            t.outcome.details = serde_json::json!({"lab": {
-                "calibration": {"line_rate_bps": 1e9 / link_share},
-                "place": {"link": "ether10"}
-            }});
+            if let Some(share) = link_share {
+                t.outcome.details = serde_json::json!({"lab": {
+                    "calibration": {"line_rate_bps": 1e9 / share},
+                    "place": {"link": "ether10"}
+                }});
+            }
         }
         crate::verdict::verdict(&d)
     };
-    let a = with(0.6, 0.3);
+    let a = with(0.6, None);
     assert_eq!(a[0].name, "window and flow control", "{a:#?}");
     assert!((a[0].score.unwrap() - 0.6).abs() < 1e-9);
-    // UDP trials carry no window accounting: the TCP points decide.
-    let b = with(0.1, 0.95);
-    assert_eq!(b[0].name, "the link", "{b:#?}");
+    // UDP trials carry no window accounting: the TCP points decide. On a
+    // shaped link, both the link and the window are the experiment's.
+    let b = with(0.1, Some(0.95));
+    let link = b.iter().find(|x| x.name == "the link").unwrap();
+    assert_eq!(link.standing, crate::verdict::Standing::Imposed, "{b:#?}");
     // The best point's mean (trials at 0.99, 1, 1.01 of it): 0.95 of the
     // line rate, the figure the sections print (crate::validity).
-    assert!((b[0].score.unwrap() - 0.95).abs() < 1e-6, "{b:#?}");
+    let (share, text) = link.imposed.clone().unwrap();
+    assert!((share - 0.95).abs() < 1e-6, "{b:#?}");
     assert!(
-        b[0].evidence
-            .contains("95.0 ± 2.4 % of the 1052.6 Mbit/s line rate"),
+        text.contains("95.0 ± 2.4 % of the 1052.6 Mbit/s line rate"),
         "{b:#?}"
     );
     // No CPU samples: the CPU candidates say so and rank last.
     assert!(b.iter().any(|x| x.name == "data copy" && x.score.is_none()));
     assert!(b.last().unwrap().score.is_none());
+    assert_eq!(
+        b.last().unwrap().standing,
+        crate::verdict::Standing::NotMeasured
+    );
 }
 
 /// A markatos02-shaped run of host `name`: a loopback 64 KB trial set
@@ -522,10 +532,10 @@ fn sunos_ipc_findings_follow_the_data() {
                 .contains("0.50 ACKs per data segment with 4 KB buffers and 0.15 with 1 MB (3.3×")),
         "{a:#?}"
     );
-    // 1950 Mbit/s = 243.75 MB/s of 10 GB/s.
+    // 1950 Mbit/s = 243.75 MB/s of a 10 GB/s DRAM copy rate.
     assert!(
-        a.iter()
-            .any(|f| f.starts_with("Local TCP peaks at 244 MB/s (1 MB buffers), 2% of")),
+        a.iter().any(|f| f
+            .starts_with("Local TCP's highest mean is 243.8 ± 6.1 MB/s (1 MB buffers): 2% of this host's DRAM copy rate")),
         "{a:#?}"
     );
     let b = run(
@@ -541,10 +551,7 @@ fn sunos_ipc_findings_follow_the_data() {
             .contains("from 16 KB to 1 MB buffers (2.57×); the paper's was from 4 KB to 16 KB")),
         "{b:#?}"
     );
-    assert!(
-        !b.iter().any(|f| f.starts_with("Local TCP peaks")),
-        "{b:#?}"
-    );
+    assert!(!b.iter().any(|f| f.starts_with("Local TCP")), "{b:#?}");
     assert_ne!(a, b);
 }
 

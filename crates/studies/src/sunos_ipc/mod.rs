@@ -9,8 +9,18 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod acks;
+mod change;
+mod load;
+mod probed;
 mod report;
 pub use report::report;
+
+#[cfg(test)]
+mod tests;
+
+/// How the report cites the paper.
+const CITE: &str = "SunOS IPC study";
 
 /// The study's name on the command line.
 pub const NAME: &str = "sunos-ipc";

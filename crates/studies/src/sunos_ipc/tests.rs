@@ -1,0 +1,347 @@
+//! The SunOS IPC report's findings follow synthetic data in both
+//! directions: the load finding (raised, lowered, no change with the
+//! smallest detectable change), the ACKs against their chance share, and
+//! local throughput against the copy rates, like with like.
+
+use super::acks::{ack_finding, wilson95, AckTally};
+use super::change::{compare, Change, Estimate};
+use super::load::throughput_finding;
+use super::report::memory_finding;
+use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
+use record::{
+    HostFacts, LoadSpec, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome,
+    TrialParams, TrialRecord, TrialStatus,
+};
+use std::collections::BTreeMap;
+
+/// One synthetic point: its parameters, and each trial's metrics.
+type Point = (TrialParams, Vec<Vec<(&'static str, f64)>>);
+
+/// A sunos-ipc run of the given experiments; `events` gives probe records
+/// to trials by their 1-based id.
+fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) -> StudyData {
+    let mut points = Vec::new();
+    let mut trials = Vec::new();
+    let mut experiments = Vec::new();
+    for (id, pts) in exps {
+        experiments.push(ExperimentRecord {
+            id: id.into(),
+            title: id.into(),
+            command: String::new(),
+            first_point: points.len() as u32,
+            points: pts.len() as u32,
+        });
+        for (params, per_trial) in pts {
+            let pid = points.len() as i64 + 1;
+            points.push(PointRecord {
+                id: pid,
+                index: points.len() as u32,
+                params,
+            });
+            for (k, metrics) in per_trial.into_iter().enumerate() {
+                let mut o = TrialOutcome::default();
+                for (key, v) in metrics {
+                    o.metrics.insert(key.to_string(), v);
+                }
+                trials.push(TrialRecord {
+                    id: trials.len() as i64 + 1,
+                    point_id: pid,
+                    seq: trials.len() as u32,
+                    repetition: k as u32,
+                    started_at: String::new(),
+                    status: TrialStatus::Ok,
+                    error: None,
+                    outcome: o,
+                });
+            }
+        }
+    }
+    let settings = StudySettings {
+        study: "sunos-ipc".into(),
+        quick: true,
+        experiments,
+    };
+    let run = StoredRun {
+        meta: RunMeta {
+            id: 1,
+            kind: "study:sunos-ipc".into(),
+            command: String::new(),
+            seed: 1,
+            place: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Completed,
+            host: HostFacts::default(),
+            settings: serde_json::json!({ SETTINGS_KEY: settings }),
+            tool_version: String::new(),
+        },
+        points,
+        trials,
+    };
+    let summaries = analysis::summarize_run(&run);
+    StudyData::new(run, summaries, events, BTreeMap::new()).unwrap()
+}
+
+fn findings(d: &StudyData) -> Vec<String> {
+    super::report(d)
+        .into_iter()
+        .flat_map(|s| s.blocks)
+        .filter_map(|b| match b {
+            report::Block::Finding { text } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A load point with `workers` on the receiver (0: none) and these
+/// throughputs (Mbit/s), one per trial.
+fn load_point(workers: u32, mbit: &[f64]) -> Point {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.topology = "veth".into();
+    if workers > 0 {
+        p.load = Some(LoadSpec {
+            side: record::LoadSide::Receiver,
+            workers,
+        });
+    }
+    (
+        p,
+        mbit.iter()
+            .map(|m| vec![("throughput_bps", m * 1e6)])
+            .collect(),
+    )
+}
+
+fn load_finding(levels: Vec<Point>) -> String {
+    let f = findings(&run(vec![("load", levels)], BTreeMap::new()));
+    f.into_iter()
+        .find(|f| f.starts_with("Against the unloaded"))
+        .unwrap_or_else(|| panic!("no load finding"))
+}
+
+#[test]
+fn load_that_raises_throughput_is_called_higher() {
+    let f = load_finding(vec![
+        load_point(0, &[99.0, 100.0, 101.0]),
+        load_point(2, &[169.0, 170.0, 171.0]),
+        load_point(8, &[98.0, 100.0, 102.0]),
+    ]);
+    assert!(
+        f.starts_with("Against the unloaded 100 ± 2 Mbit/s, throughput with 2 workers on the receiver is higher: 1.70× the unloaded (170 ± 2 Mbit/s); with 8 workers it is unchanged within the 95% CIs"),
+        "{f}"
+    );
+    assert!(
+        f.ends_with(
+            "Unlike the paper's sharp drop, throughput is higher with 2 workers and lower with no level of load."
+        ),
+        "{f}"
+    );
+}
+
+#[test]
+fn load_that_lowers_throughput_is_called_lower() {
+    let f = load_finding(vec![
+        load_point(0, &[99.0, 100.0, 101.0]),
+        load_point(2, &[98.0, 100.0, 102.0]),
+        load_point(8, &[49.0, 50.0, 51.0]),
+    ]);
+    assert!(
+        f.contains("with 8 workers it is lower: 50% of the unloaded (50 ± 2 Mbit/s)"),
+        "{f}"
+    );
+    assert!(
+        f.ends_with(
+            "As in the paper, CPU-bound load on the receiver lowers throughput (with 8 workers)."
+        ),
+        "{f}"
+    );
+    // Both at once: a rise at 2 workers and a fall at 8.
+    let g = load_finding(vec![
+        load_point(0, &[99.0, 100.0, 101.0]),
+        load_point(2, &[169.0, 170.0, 171.0]),
+        load_point(8, &[49.0, 50.0, 51.0]),
+    ]);
+    assert!(
+        g.ends_with("Throughput is lower with 8 workers, as in the paper, but higher with 2 workers, which the paper did not see."),
+        "{g}"
+    );
+}
+
+#[test]
+fn load_within_the_cis_is_no_change_with_the_smallest_detectable_change() {
+    // A 1.47× mean, as in the golden run, but with wide intervals.
+    let f = load_finding(vec![
+        load_point(0, &[4017.0, 3726.0, 3694.0]),
+        load_point(2, &[5206.0, 6817.0, 4821.0]),
+    ]);
+    assert!(
+        f.contains("with 2 workers on the receiver is unchanged within the 95% CIs (5615 ± 2630 Mbit/s; a change smaller than 3129 Mbit/s (82% of the unloaded) could not have been seen)"),
+        "{f}"
+    );
+    assert!(
+        f.ends_with("Unlike the paper, no level of load changes throughput beyond the 95% CIs."),
+        "{f}"
+    );
+    assert!(!f.contains("higher") && !f.contains("is lower"), "{f}");
+}
+
+#[test]
+fn a_single_trial_claims_no_change_either_way() {
+    let base = Estimate {
+        mean: 100.0,
+        ci: f64::NAN,
+        n: 1,
+    };
+    let other = Estimate {
+        mean: 200.0,
+        ci: 1.0,
+        n: 3,
+    };
+    assert_eq!(compare(&base, &other), Change::TooFewTrials);
+    let levels = vec![(0, base), (2, other)];
+    let f = throughput_finding(&levels).unwrap();
+    assert!(f.contains("no change can be claimed"), "{f}");
+    assert!(f.contains("100 Mbit/s (one trial)"), "{f}");
+    // Without an unloaded level there is nothing to compare with.
+    assert_eq!(throughput_finding(&levels[1..]), None);
+}
+
+#[test]
+fn wilson_interval_brackets_the_share() {
+    let (lo, hi) = wilson95(19, 26);
+    assert!(lo < 19.0 / 26.0 && 19.0 / 26.0 < hi);
+    assert!(
+        (lo - 0.539).abs() < 0.005 && (hi - 0.862).abs() < 0.005,
+        "{lo} {hi}"
+    );
+    assert_eq!(wilson95(0, 10).0, 0.0);
+    assert!(wilson95(10, 10).1 > 1.0 - 1e-12);
+}
+
+#[test]
+fn ack_share_is_judged_against_its_chance_share() {
+    let tally = |after_read, chance| AckTally {
+        acks: 100,
+        after_read,
+        chance,
+        reads: 40,
+    };
+    let more = ack_finding(&tally(80, 0.3)).unwrap();
+    assert!(
+        more.starts_with("Of 100 ACKs the receiver sent, 80% (71% to 87%, 95% CI) followed a read within 50 µs; by chance 30% would have"),
+        "{more}"
+    );
+    assert!(
+        more.ends_with("As in the paper, the application's reads drive the ACKs.")
+            || more.contains("as in the paper, the application's reads drive the ACKs"),
+        "{more}"
+    );
+    // The same 80% where reads cover nearly all the time: chance explains more.
+    let fewer = ack_finding(&tally(80, 0.97)).unwrap();
+    assert!(
+        fewer.contains("unlike the paper, the reads do not drive the ACKs here"),
+        "{fewer}"
+    );
+    let same = ack_finding(&tally(80, 0.78)).unwrap();
+    assert!(
+        same.contains("Chance lies within the CI: with 100 ACKs a difference smaller than about 8 points could not have been seen"),
+        "{same}"
+    );
+    assert_eq!(ack_finding(&tally(0, 0.5).with_acks(0)), None);
+}
+
+impl AckTally {
+    fn with_acks(mut self, acks: u64) -> AckTally {
+        self.acks = acks;
+        self
+    }
+}
+
+/// A probe record of the flow `sport` → `dport` at `ts` ns.
+fn rec(probe: ProbeId, ts: u64, sport: u16, dport: u16, len: u32) -> ProbeEvent {
+    ProbeEvent {
+        ts_ns: ts,
+        id: ts,
+        len,
+        seq: 0,
+        ack: 0,
+        ifindex: 1,
+        x: [0; 4],
+        sport,
+        dport,
+        win: 0,
+        probe: probe as u8,
+        flags: tcp_flags::ACK,
+        cpu: 0,
+        tid: 1,
+    }
+}
+
+/// One ack-local trial's records over 10 ms: data from 1000 to 2000, a
+/// read every ms, and an ACK `ack_delay_us` after each read.
+fn ack_trial(ack_delay_us: u64) -> Vec<ProbeEvent> {
+    let mut v = vec![rec(ProbeId::DevQueue, 0, 1000, 2000, 1448)];
+    for i in 0..10u64 {
+        let t = 100_000 + i * 1_000_000;
+        v.push(rec(ProbeId::RecvApp, t, 2000, 1000, 8192));
+        v.push(rec(
+            ProbeId::DevQueue,
+            t + ack_delay_us * 1000,
+            2000,
+            1000,
+            0,
+        ));
+    }
+    v
+}
+
+fn ack_findings(ack_delay_us: u64) -> Vec<String> {
+    let p = TrialParams::defaults(TestKind::TcpStream);
+    let trials = vec![vec![("throughput_bps", 1e9)]; 3];
+    let events = (1..=3).map(|id| (id, ack_trial(ack_delay_us))).collect();
+    findings(&run(vec![("ack-local", vec![(p, trials)])], events))
+}
+
+#[test]
+fn acks_after_sparse_reads_beat_chance_and_acks_away_from_them_do_not() {
+    // Reads every ms cover 50 µs of each ms: about 5% by chance.
+    let after = ack_findings(10);
+    let f = after.iter().find(|f| f.starts_with("Of 30 ACKs")).unwrap();
+    assert!(
+        f.contains(
+            "100% (89% to 100%, 95% CI) followed a read within 50 µs; by chance 5% would have"
+        ),
+        "{f}"
+    );
+    assert!(f.contains("reads drive the ACKs"), "{f}");
+    let away = ack_findings(400);
+    let g = away.iter().find(|f| f.starts_with("Of 30 ACKs")).unwrap();
+    assert!(g.contains("0% (0% to 11%, 95% CI)"), "{g}");
+    assert!(g.contains("Chance lies within the CI"), "{g}");
+}
+
+#[test]
+fn local_throughput_is_set_against_both_copy_rates_named_for_what_they_are() {
+    let f = memory_finding(2.71e9, 0.69e9, 262144.0, Some(160e9), Some(18.5e9)).unwrap();
+    assert!(
+        f.starts_with("Local TCP's highest mean is 2.71 ± 0.69 GB/s (256 KB buffers): 1.7% of this host's in-cache copy rate (160 GB/s"),
+        "{f}"
+    );
+    assert!(
+        f.contains("and 15% of its DRAM copy rate (18.5 GB/s"),
+        "{f}"
+    );
+    // The other way round: far more than two copies allow is flagged.
+    let impossible = memory_finding(90e9, 1e9, 262144.0, Some(160e9), Some(18.5e9));
+    let w = impossible.unwrap_err();
+    assert!(w.contains("56% of this host's in-cache copy rate"), "{w}");
+    assert!(w.contains("no share is stated"), "{w}");
+    // Only a DRAM rate: said plainly that it is not like with like.
+    let dram = memory_finding(2.71e9, 0.0, 262144.0, None, Some(18.5e9)).unwrap();
+    assert!(
+        dram.contains("15% of this host's DRAM copy rate (18.5 GB/s), which measures copies of buffers far larger than the cache, not this transfer's"),
+        "{dram}"
+    );
+    assert!(memory_finding(2.71e9, 0.0, 262144.0, None, None).is_err());
+}

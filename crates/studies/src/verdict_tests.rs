@@ -1,0 +1,216 @@
+//! The verdict's rules, each in both directions: a TCP_INFO share needs
+//! enough 4 ms ticks to be ranked, and a limit the experiment set on
+//! itself is listed as imposed, not as the host's bottleneck.
+
+use super::{closing_finding, verdict, Bottleneck, Standing, MIN_TICKS};
+use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use record::{
+    HostFacts, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome, TrialParams,
+    TrialRecord, TrialStatus,
+};
+use std::collections::BTreeMap;
+
+/// A run of one experiment with one tcp-stream point: three trials, each
+/// busy 1 s with `rwnd_s` of it limited by the receive window; `details`
+/// is each trial's details JSON.
+fn window_run(p: TrialParams, rwnd_s: f64, details: serde_json::Value) -> StudyData {
+    let trials = (0..3)
+        .map(|k| {
+            let mut o = TrialOutcome::default();
+            o.metrics.insert("busy_s".into(), 1.0);
+            o.metrics.insert("rwnd_limited_s".into(), rwnd_s);
+            o.metrics.insert("throughput_bps".into(), 9.5e6);
+            o.details = details.clone();
+            TrialRecord {
+                id: k + 1,
+                point_id: 1,
+                seq: k as u32,
+                repetition: k as u32,
+                started_at: String::new(),
+                status: TrialStatus::Ok,
+                error: None,
+                outcome: o,
+            }
+        })
+        .collect();
+    let settings = StudySettings {
+        study: "abrams91".into(),
+        quick: true,
+        experiments: vec![ExperimentRecord {
+            id: "stream".into(),
+            title: "stream".into(),
+            command: String::new(),
+            first_point: 0,
+            points: 1,
+        }],
+    };
+    let run = StoredRun {
+        meta: RunMeta {
+            id: 1,
+            kind: "study:abrams91".into(),
+            command: String::new(),
+            seed: 1,
+            place: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Completed,
+            host: HostFacts::default(),
+            settings: serde_json::json!({ SETTINGS_KEY: settings }),
+            tool_version: String::new(),
+        },
+        points: vec![PointRecord {
+            id: 1,
+            index: 0,
+            params: p,
+        }],
+        trials,
+    };
+    let summaries = analysis::summarize_run(&run);
+    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+}
+
+/// Sets one limit on a point's parameters.
+type SetLimit = fn(&mut TrialParams);
+
+fn stream() -> TrialParams {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.topology = "veth".into();
+    p
+}
+
+fn candidate<'a>(v: &'a [Bottleneck], name: &str) -> &'a Bottleneck {
+    v.iter().find(|b| b.name == name).unwrap()
+}
+
+#[test]
+fn a_tcp_info_share_needs_enough_ticks_to_be_ranked() {
+    // 3 × 20 ms = 60 ms of limited time: 15 ticks, under 25.
+    let few = verdict(&window_run(stream(), 0.02, serde_json::Value::Null));
+    let w = candidate(&few, "window and flow control");
+    assert_eq!(w.standing, Standing::TooFewTicks { ticks: 15 }, "{few:#?}");
+    assert_eq!(w.score, None);
+    assert!(
+        w.evidence.starts_with("too few 4 ms ticks (15) to rank"),
+        "{}",
+        w.evidence
+    );
+    assert!(
+        closing_finding(&few).contains("too few 4 ms ticks: 15"),
+        "{}",
+        closing_finding(&few)
+    );
+    // 3 × 40 ms = 120 ms: 30 ticks, ranked at the same kind of share.
+    let enough = verdict(&window_run(stream(), 0.04, serde_json::Value::Null));
+    let w = candidate(&enough, "window and flow control");
+    assert_eq!(w.standing, Standing::Ranked, "{enough:#?}");
+    assert!((w.score.unwrap() - 0.04).abs() < 1e-9);
+    assert!(
+        w.evidence
+            .contains("TCP_INFO: 30 ticks of 4 ms over 3 trials"),
+        "{}",
+        w.evidence
+    );
+    // Exactly the threshold counts.
+    let edge = verdict(&window_run(
+        stream(),
+        MIN_TICKS as f64 * 0.004 / 3.0,
+        serde_json::Value::Null,
+    ));
+    assert_eq!(
+        candidate(&edge, "window and flow control").standing,
+        Standing::Ranked
+    );
+}
+
+#[test]
+fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
+    let host = verdict(&window_run(stream(), 0.6, serde_json::Value::Null));
+    assert_eq!(host[0].name, "window and flow control");
+    assert_eq!(host[0].standing, Standing::Ranked);
+    assert_eq!(host[0].imposed, None);
+    assert!(closing_finding(&host)
+        .starts_with("The first bottleneck in this run is window and flow control: 60%"));
+    let limits: [(&str, SetLimit); 3] = [
+        ("a 4 KB receive buffer (--rcvbuf)", |p| {
+            p.rcvbuf = Some(4096)
+        }),
+        ("the sender paced to 10.0 Mbit/s (--send-rate)", |p| {
+            p.send_rate_bps = Some(10_000_000)
+        }),
+        ("a receiver burning 20.0 µs per KB (--recv-work)", |p| {
+            p.recv_work_ns_per_kb = Some(20_000)
+        }),
+    ];
+    for (words, set) in limits {
+        let mut p = stream();
+        set(&mut p);
+        let v = verdict(&window_run(p, 0.6, serde_json::Value::Null));
+        let w = candidate(&v, "window and flow control");
+        assert_eq!(w.standing, Standing::Imposed, "{words}: {v:#?}");
+        assert_eq!(w.score, None);
+        assert!(
+            w.evidence
+                .starts_with("imposed by the experiment, not the host's bottleneck: 60%"),
+            "{}",
+            w.evidence
+        );
+        assert!(w.evidence.contains(words), "{}", w.evidence);
+        let (share, text) = w.imposed.clone().unwrap();
+        assert!((share - 0.6).abs() < 1e-9 && text.contains(words));
+        let f = closing_finding(&v);
+        assert!(
+            f.starts_with("No candidate ranks as this host's bottleneck"),
+            "{f}"
+        );
+        assert!(
+            f.contains("only experiments that imposed them show window and flow control"),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_shaped_link_is_the_experiments_limit() {
+    let on_link = serde_json::json!({"lab": {
+        "calibration": {"line_rate_bps": 1e7},
+        "place": {"link": "ether10"}
+    }});
+    let mut p = stream();
+    p.topology = "ether10".into();
+    let v = verdict(&window_run(p, 0.6, on_link));
+    let link = candidate(&v, "the link");
+    assert_eq!(link.standing, Standing::Imposed, "{v:#?}");
+    assert!(
+        link.evidence
+            .contains("TCP reached 95.0 ± 0 % of the 10.0 Mbit/s line rate")
+            && link.evidence.contains("a shaped link (ether10)"),
+        "{}",
+        link.evidence
+    );
+    // The window share on that link is the experiment's too.
+    assert_eq!(
+        candidate(&v, "window and flow control").standing,
+        Standing::Imposed
+    );
+    // Off a shaped link there is no link evidence at all, and the window
+    // is the host's.
+    let off = verdict(&window_run(stream(), 0.6, serde_json::Value::Null));
+    assert_eq!(candidate(&off, "the link").standing, Standing::NotMeasured);
+    assert_eq!(
+        candidate(&off, "window and flow control").standing,
+        Standing::Ranked
+    );
+}
+
+#[test]
+fn a_small_first_score_is_not_named_the_bottleneck() {
+    let v = verdict(&window_run(stream(), 0.04, serde_json::Value::Null));
+    let f = closing_finding(&v);
+    assert!(
+        f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is window and flow control at 4%"),
+        "{f}"
+    );
+    let big = verdict(&window_run(stream(), 0.2, serde_json::Value::Null));
+    assert!(closing_finding(&big)
+        .starts_with("The first bottleneck in this run is window and flow control: 20%"));
+}
