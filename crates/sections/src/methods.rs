@@ -118,7 +118,10 @@ fn places(trials: &[&TrialRecord]) -> String {
             }
         }
         if let Some(r) = lab["calibration"]["line_rate_bps"].as_f64() {
-            text += &format!(", calibrated line rate {:.4} Mbit/s", r / 1e6);
+            text += &format!(
+                ", calibrated line rate {}",
+                report::format::number(r, report::Unit::Si("bit/s"))
+            );
         }
         text
     }));
