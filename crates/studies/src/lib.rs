@@ -180,6 +180,8 @@ mod tests {
 }
 
 #[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod report_tests;
 
 #[cfg(test)]

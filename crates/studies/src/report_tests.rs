@@ -3,9 +3,9 @@
 //! through a real SQLite store and back, as `tcplab report` reads them).
 
 use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use crate::fixtures::{ok_trial, stored_study_run, study_meta};
 use record::{
     HostFacts, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome, TrialParams,
-    TrialRecord, TrialStatus,
 };
 use std::collections::BTreeMap;
 
@@ -42,16 +42,7 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
                 o.metrics.insert("loss_rate".into(), 0.0);
                 // Enough datagrams for a UDP receive rate (crate::validity).
                 o.metrics.insert("datagrams_received".into(), 1000.0);
-                trials.push(TrialRecord {
-                    id: trials.len() as i64 + 1,
-                    point_id: pid,
-                    seq: trials.len() as u32,
-                    repetition: k as u32,
-                    started_at: String::new(),
-                    status: TrialStatus::Ok,
-                    error: None,
-                    outcome: o,
-                });
+                trials.push(ok_trial(&trials, pid, k, o));
             }
         }
     }
@@ -60,23 +51,7 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
         quick: true,
         experiments,
     };
-    let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: "study:abrams91".into(),
-            command: String::new(),
-            seed: 1,
-            place: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
-        points,
-        trials,
-    };
+    let run = stored_study_run(settings, "", points, trials);
     let run = through_sqlite(run);
     let summaries = analysis::summarize_run(&run);
     StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
@@ -244,16 +219,7 @@ fn markatos_run(name: &str, score: f64, mb_per_cpu: f64, bw: f64, c: f64) -> Stu
                 o.metrics.insert(key.to_string(), v * f);
             }
             o.metrics.insert("cpu_sender_s".into(), 1.0);
-            trials.push(TrialRecord {
-                id: trials.len() as i64 + 1,
-                point_id: pid,
-                seq: trials.len() as u32,
-                repetition: k as u32,
-                started_at: String::new(),
-                status: TrialStatus::Ok,
-                error: None,
-                outcome: o,
-            });
+            trials.push(ok_trial(&trials, pid, k, o));
         }
     };
     let mut p = TrialParams::defaults(TestKind::TcpStream);
@@ -445,16 +411,7 @@ fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
                 for (key, v) in &metrics {
                     o.metrics.insert(key.to_string(), v * f);
                 }
-                trials.push(TrialRecord {
-                    id: trials.len() as i64 + 1,
-                    point_id: pid,
-                    seq: trials.len() as u32,
-                    repetition: k as u32,
-                    started_at: String::new(),
-                    status: TrialStatus::Ok,
-                    error: None,
-                    outcome: o,
-                });
+                trials.push(ok_trial(&trials, pid, k, o));
             }
         }
     }
@@ -464,19 +421,7 @@ fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
         experiments,
     };
     let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: format!("study:{study}"),
-            command: String::new(),
-            seed: 1,
-            place: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
+        meta: study_meta(settings, ""),
         points,
         trials,
     };

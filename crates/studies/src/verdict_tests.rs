@@ -3,10 +3,10 @@
 //! itself is listed as imposed, not as the host's bottleneck.
 
 use super::{closing_finding, verdict, Bottleneck, Standing, MIN_TICKS};
-use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use crate::data::{ExperimentRecord, StudyData, StudySettings};
+use crate::fixtures::study_meta;
 use record::{
-    HostFacts, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome, TrialParams,
-    TrialRecord, TrialStatus,
+    PointRecord, StoredRun, TestKind, TrialOutcome, TrialParams, TrialRecord, TrialStatus,
 };
 use std::collections::BTreeMap;
 
@@ -45,19 +45,7 @@ fn window_run(p: TrialParams, rwnd_s: f64, details: serde_json::Value) -> StudyD
         }],
     };
     let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: "study:abrams91".into(),
-            command: String::new(),
-            seed: 1,
-            place: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
+        meta: study_meta(settings, ""),
         points: vec![PointRecord {
             id: 1,
             index: 0,

@@ -4,12 +4,10 @@
 //! out, and the verdict's link figure being the section's.
 
 use super::comparison::{sender_rates_sentence, tcp_udp_sentence};
-use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use crate::data::{ExperimentRecord, StudyData, StudySettings};
+use crate::fixtures::{ok_trial, study_meta};
 use analysis::findings::CurvePoint;
-use record::{
-    HostFacts, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome, TrialParams,
-    TrialRecord, TrialStatus,
-};
+use record::{PointRecord, StoredRun, TestKind, TrialOutcome, TrialParams};
 use std::collections::BTreeMap;
 
 /// A curve in Mbit/s with a 1% CI at each write size.
@@ -162,16 +160,7 @@ fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyDat
                 "calibration": {"line_rate_bps": line_rate_bps},
                 "place": {"link": place}
             }});
-            trials.push(TrialRecord {
-                id: trials.len() as i64 + 1,
-                point_id: pid,
-                seq: trials.len() as u32,
-                repetition: k as u32,
-                started_at: String::new(),
-                status: TrialStatus::Ok,
-                error: None,
-                outcome: o,
-            });
+            trials.push(ok_trial(&trials, pid, k, o));
         }
     }
     let settings = StudySettings {
@@ -180,19 +169,7 @@ fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyDat
         experiments,
     };
     let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: "study:abrams91".into(),
-            command: String::new(),
-            seed: 1,
-            place: place.into(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
+        meta: study_meta(settings, place),
         points: records,
         trials,
     };

@@ -9,14 +9,12 @@ use super::report::{
     congestion_control_finding, layer_claim, rtt_finding, tcp_against_ethernet, LayerClaim,
 };
 use super::trace::{packet_finding, throughput_finding};
-use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use crate::data::{ExperimentRecord, StudyData, StudySettings};
+use crate::fixtures::{finding_texts, stored_study_run};
 use analysis::findings::CurvePoint;
 use analysis::path::analyse_with_mss;
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use record::{
-    HostFacts, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome, TrialParams,
-    TrialRecord, TrialStatus,
-};
+use record::{PointRecord, TestKind, TrialOutcome, TrialParams, TrialRecord, TrialStatus};
 use std::collections::BTreeMap;
 
 fn cp(x: f64, mean: f64, ci: f64) -> CurvePoint {
@@ -274,36 +272,13 @@ fn probed_study(exps: Vec<(&str, Vec<ProbeEvent>, f64)>) -> StudyData {
         quick: true,
         experiments,
     };
-    let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: "study:openlink92".into(),
-            command: String::new(),
-            seed: 1,
-            place: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
-        points,
-        trials,
-    };
+    let run = stored_study_run(settings, "", points, trials);
     let summaries = analysis::summarize_run(&run);
     StudyData::new(run, summaries, events, BTreeMap::new()).unwrap()
 }
 
 fn findings_of(d: &StudyData) -> Vec<String> {
-    super::report(d)
-        .into_iter()
-        .flat_map(|s| s.blocks)
-        .filter_map(|b| match b {
-            report::Block::Finding { text } => Some(text),
-            _ => None,
-        })
-        .collect()
+    finding_texts(super::report(d))
 }
 
 #[test]

@@ -7,12 +7,10 @@ use super::acks::{ack_finding, wilson95, AckTally};
 use super::change::{compare, Change, Estimate};
 use super::load::throughput_finding;
 use super::report::memory_finding;
-use crate::data::{ExperimentRecord, StudyData, StudySettings, SETTINGS_KEY};
+use crate::data::{ExperimentRecord, StudyData, StudySettings};
+use crate::fixtures::{finding_texts, ok_trial, stored_study_run};
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use record::{
-    HostFacts, LoadSpec, PointRecord, RunMeta, RunStatus, StoredRun, TestKind, TrialOutcome,
-    TrialParams, TrialRecord, TrialStatus,
-};
+use record::{LoadSpec, PointRecord, TestKind, TrialOutcome, TrialParams};
 use std::collections::BTreeMap;
 
 /// One synthetic point: its parameters, and each trial's metrics.
@@ -44,16 +42,7 @@ fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) ->
                 for (key, v) in metrics {
                     o.metrics.insert(key.to_string(), v);
                 }
-                trials.push(TrialRecord {
-                    id: trials.len() as i64 + 1,
-                    point_id: pid,
-                    seq: trials.len() as u32,
-                    repetition: k as u32,
-                    started_at: String::new(),
-                    status: TrialStatus::Ok,
-                    error: None,
-                    outcome: o,
-                });
+                trials.push(ok_trial(&trials, pid, k, o));
             }
         }
     }
@@ -62,36 +51,13 @@ fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) ->
         quick: true,
         experiments,
     };
-    let run = StoredRun {
-        meta: RunMeta {
-            id: 1,
-            kind: "study:sunos-ipc".into(),
-            command: String::new(),
-            seed: 1,
-            place: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Completed,
-            host: HostFacts::default(),
-            settings: serde_json::json!({ SETTINGS_KEY: settings }),
-            tool_version: String::new(),
-        },
-        points,
-        trials,
-    };
+    let run = stored_study_run(settings, "", points, trials);
     let summaries = analysis::summarize_run(&run);
     StudyData::new(run, summaries, events, BTreeMap::new()).unwrap()
 }
 
 fn findings(d: &StudyData) -> Vec<String> {
-    super::report(d)
-        .into_iter()
-        .flat_map(|s| s.blocks)
-        .filter_map(|b| match b {
-            report::Block::Finding { text } => Some(text),
-            _ => None,
-        })
-        .collect()
+    finding_texts(super::report(d))
 }
 
 /// A load point with `workers` on the receiver (0: none) and these
