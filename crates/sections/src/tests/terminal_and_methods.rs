@@ -1,0 +1,215 @@
+//! The terminal table, a run's JSON and the Methods section, on runs built
+//! by the parent module's helpers.
+
+use super::*;
+
+#[test]
+fn the_terminal_table_shows_the_varying_factor_and_each_points_mean() {
+    let (_dir, mut store) = store();
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[100e6, 102e6]), point(65536, &[900e6, 900e6])],
+    );
+    let points = summaries(&run);
+    let varying = crate::terminal::varying_factors(&points);
+    assert_eq!(varying, ["write_size"]);
+    let text = crate::terminal::table(TestKind::TcpStream, &points, &varying);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("1024") || l.contains("65536"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // Mean ± CI in Mbit/s: 101.0 ± something for the first, 900.0 ± 0.0 for the second.
+    assert!(rows[0].contains("101.0 ±"), "{text}");
+    assert!(rows[1].contains("900.0 ± 0.0"), "{text}");
+    assert!(crate::terminal::failure_lines(&points, &varying).is_empty());
+
+    // A single point varies nothing; its JSON names it by index and params.
+    let one = store_run(&mut store, HOST, vec![point(4096, &[50e6])]);
+    let one_points = summaries(&one);
+    assert!(crate::terminal::varying_factors(&one_points).is_empty());
+    let doc = crate::run_json::run_json(&one, &one_points, true);
+    assert_eq!(doc["run_id"], one.meta.id);
+    assert_eq!(doc["points"][0]["params"]["write_size"], 4096);
+    assert_eq!(doc["trials"].as_array().map(Vec::len), Some(1));
+}
+
+/// Ten data skbs of 2896 bytes (two wire segments at MSS 1448), each
+/// queued at the sender's egress and, when `routed`, again (same skb, same
+/// headers) at a router's egress.
+fn gso_events(routed: bool) -> Vec<ProbeEvent> {
+    let mut v = Vec::new();
+    for skb in 1..=10u64 {
+        let mut p = packet(ProbeId::DevQueue, skb * 1_000_000, skb);
+        p.len = 2896;
+        p.seq = skb as u32 * 2896;
+        v.push(p);
+        if routed {
+            let mut fwd = p;
+            (fwd.ts_ns, fwd.ifindex) = (p.ts_ns + 50_000, 3);
+            v.push(fwd);
+        }
+    }
+    v
+}
+
+/// The run report's packet table of one probed trial with these records
+/// and metrics.
+fn packet_table_of(events: &[ProbeEvent], trial_metrics: &[(&str, f64)]) -> Table {
+    let (_dir, mut store) = store();
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![PointSpec {
+            write_size: 1024,
+            trials: vec![(
+                metrics(trial_metrics),
+                Extras {
+                    events: Some(blob(events, EVENT_VERSION)),
+                    profile: None,
+                },
+            )],
+        }],
+    );
+    let r = report_of(&store, &run);
+    let path = section(&r, "Probes: the path of one trial").expect("a path section");
+    tables(path)
+        .into_iter()
+        .find(|t| t.header[0] == "flow")
+        .expect("the packet table")
+        .clone()
+}
+
+#[test]
+fn the_packet_table_counts_each_packet_once_in_wire_segments() {
+    let with_mss = [("throughput_bps", 1e8), ("snd_mss", 1448.0)];
+    // Routed: the router's copies are not counted again, and each 2896-byte
+    // aggregate is two 1448-byte segments.
+    let t = packet_table_of(&gso_events(true), &with_mss);
+    assert_eq!(
+        (
+            t.rows[0][1].as_str(),
+            t.rows[0][2].as_str(),
+            t.rows[0][3].as_str()
+        ),
+        ("20", "10", "1448")
+    );
+    assert!(t.caption.as_deref().unwrap_or("").contains("MSS, 1448 B"));
+    // The same packets on one hop give the same counts.
+    let direct = packet_table_of(&gso_events(false), &with_mss);
+    assert_eq!(direct.rows[0][1..4], t.rows[0][1..4]);
+    // Without the sender's MSS each skb counts once, and the caption says so.
+    let t = packet_table_of(&gso_events(true), &[("throughput_bps", 1e8)]);
+    assert_eq!(
+        (t.rows[0][1].as_str(), t.rows[0][3].as_str()),
+        ("10", "2896")
+    );
+    assert!(t
+        .caption
+        .as_deref()
+        .unwrap_or("")
+        .contains("MSS is unknown"));
+}
+
+/// The text of one key of the methods section.
+fn method(s: &Section, key: &str) -> String {
+    s.blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::KeyValues(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no {key} in the methods section"))
+}
+
+#[test]
+fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
+    let (_dir, mut store) = store();
+    let mut run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[100e6, 101e6]), point(65536, &[900e6, 905e6])],
+    );
+    // An older run: nothing of the kernel, no offloads, no probes, no pinning.
+    let points = summaries(&run);
+    let s = crate::methods::methods_section(&run, &points);
+    assert_eq!(s.title, "Methods");
+    assert!(method(&s, "kernel tick").starts_with("not recorded"));
+    assert_eq!(method(&s, "CPU mitigations"), "not recorded");
+    assert!(
+        method(&s, "offloads").contains("4 trials as the host had them"),
+        "{}",
+        method(&s, "offloads")
+    );
+    assert!(method(&s, "pinning").starts_with("not pinned"));
+    assert!(method(&s, "probes").starts_with("none"));
+    assert_eq!(
+        method(&s, "trials per point"),
+        "2 measured trials per point (4 in all, 2 points)"
+    );
+
+    // The same run as recorded now: HZ, mitigations, offloads off at both
+    // ends in one trial, every trial probed, pinned endpoints.
+    run.meta.host.kernel_hz = Some(250);
+    run.meta.host.cpu_vulnerabilities = [
+        (
+            "spectre_v2".to_string(),
+            "Mitigation: Retpolines".to_string(),
+        ),
+        ("meltdown".to_string(), "Not affected".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let off = serde_json::json!({"tso": false, "gso": false, "gro": false,
+        "tx_checksum": false, "rx_checksum": false});
+    run.trials[0].outcome.details["lab"]["offloads"] = serde_json::json!({
+        "sender": {"device": "a", "state": off}, "receiver": {"device": "b", "state": off}});
+    for t in &mut run.trials {
+        t.outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    }
+    let mut points = summaries(&run);
+    points[0].params.pin = Some(record::params::Pin {
+        sender: Some(0),
+        receiver: Some(1),
+    });
+    let s = crate::methods::methods_section(&run, &points);
+    assert!(method(&s, "kernel tick")
+        .starts_with("HZ 250: TCP_INFO's busy and limited times tick in 4 ms"));
+    assert_eq!(
+        method(&s, "CPU mitigations"),
+        "spectre_v2: Mitigation: Retpolines"
+    );
+    let o = method(&s, "offloads");
+    assert!(
+        o.contains("sender TSO off, GSO off, GRO off, tx csum off, rx csum off; receiver TSO off"),
+        "{o}"
+    );
+    assert!(
+        o.contains("(1 trial)") && o.contains("3 trials as the host had them"),
+        "{o}"
+    );
+    assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
+    let p = method(&s, "probes");
+    assert!(
+        p.starts_with("4 of 4 trials probed") && p.contains("no unprobed twin"),
+        "{p}"
+    );
+
+    // Probed trials beside unprobed ones of the same point: their ratio.
+    let (_dir2, mut store2) = self::store();
+    let mut twins = store_run(
+        &mut store2,
+        HOST,
+        vec![point(1024, &[80e6, 80e6, 100e6, 100e6])],
+    );
+    for t in &mut twins.trials[..2] {
+        t.outcome.details["probe"] = serde_json::json!({"depth": "full"});
+    }
+    let s = crate::methods::methods_section(&twins, &summaries(&twins));
+    let p = method(&s, "probes");
+    assert!(
+        p.starts_with("2 of 4 trials probed") && p.contains("0.80× the twins'"),
+        "{p}"
+    );
+}
