@@ -125,9 +125,17 @@ impl StudyPlan {
     }
 }
 
-/// Repetitions per point: `quick` and full.
-pub(crate) fn repeat(o: &PlanOptions, quick: u32, full: u32) -> String {
-    (if o.quick { quick } else { full }).to_string()
+/// Trials per point of every experiment in `--quick` studies: five, the
+/// fewest whose 95% t interval (t = 2.78) is narrow enough to tell apart
+/// the effects the studies report.
+pub const QUICK_TRIALS: u32 = 5;
+
+/// Trials per point of every experiment in the full studies.
+pub const FULL_TRIALS: u32 = 10;
+
+/// Repetitions per point: [`QUICK_TRIALS`] or [`FULL_TRIALS`].
+pub(crate) fn repeat(o: &PlanOptions) -> String {
+    (if o.quick { QUICK_TRIALS } else { FULL_TRIALS }).to_string()
 }
 
 /// A factor list: the coarse one in quick mode.
@@ -247,6 +255,41 @@ mod tests {
                         let command = e.command();
                         let again = command.strip_prefix("tcplab bench ").unwrap();
                         assert_eq!(Experiment::bench("", "", again).args, e.args, "{at}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The value after `flag` in an experiment's arguments.
+    fn arg<'a>(e: &'a Experiment, flag: &str) -> Option<&'a str> {
+        let i = e.args.iter().position(|a| a == flag)?;
+        e.args.get(i + 1).map(String::as_str)
+    }
+
+    #[test]
+    fn every_point_has_enough_trials_and_every_timed_trial_lasts_100ms() {
+        for name in crate::names() {
+            for quick in [false, true] {
+                let o = PlanOptions {
+                    quick,
+                    topology: None,
+                };
+                let least = if quick { QUICK_TRIALS } else { FULL_TRIALS };
+                for e in crate::plan(name, &o).unwrap().experiments {
+                    let at = format!("{name} {} (quick {quick})", e.id);
+                    let trials: u32 = arg(&e, "--repeat")
+                        .unwrap_or_else(|| panic!("{at}: no --repeat"))
+                        .parse()
+                        .unwrap();
+                    assert!(trials >= least, "{at}: {trials} trials < {least}");
+                    for d in arg(&e, "--duration").into_iter().flat_map(|l| l.split(',')) {
+                        let secs = match d.strip_suffix("ms") {
+                            Some(ms) => ms.parse::<f64>().map(|v| v / 1e3),
+                            None => d.trim_end_matches('s').parse::<f64>(),
+                        }
+                        .unwrap_or_else(|_| panic!("{at}: duration {d}"));
+                        assert!(secs >= 0.1, "{at}: {d} is under 100 ms");
                     }
                 }
             }

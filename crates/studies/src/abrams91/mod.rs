@@ -33,7 +33,7 @@ fn places(o: &PlanOptions) -> (String, String) {
 /// The study's plan.
 pub fn plan(o: &PlanOptions) -> StudyPlan {
     let (fast, slow) = places(o);
-    let r = repeat(o, 3, 5);
+    let r = repeat(o);
     let sizes = levels(o, SIZES_QUICK, SIZES_FULL);
     let dur = if o.quick { "0.5s" } else { "1s" };
     let mut e = Vec::new();
@@ -77,8 +77,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         "timeline",
         "§3.3, Fig 5: the sender's timeline and idle time, 40 KB in 1 KB writes, small receive buffer",
         format!(
-            "tcp-stream --write-size 1024 --rcvbuf 4K --sndbuf 4K --bytes 40960 --topology {slow} --probe queues,tcp,sched --repeat {n}",
-            n = levels(o, "3", "10"),
+            "tcp-stream --write-size 1024 --rcvbuf 4K --sndbuf 4K --bytes 40960 --topology {slow} --probe queues,tcp,sched --repeat {r}",
         ),
     ));
     e.push(Experiment::bench(

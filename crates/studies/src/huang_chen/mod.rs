@@ -20,7 +20,7 @@ pub const NAME: &str = "huang-chen";
 
 /// The study's plan. `--topology` replaces `veth`.
 pub fn plan(o: &PlanOptions) -> StudyPlan {
-    let r = repeat(o, 2, 3);
+    let r = repeat(o);
     let place = o.topology.clone().unwrap_or_else(|| "veth".into());
     let dur = if o.quick { "0.5s" } else { "1s" };
     let e = vec![

@@ -20,7 +20,7 @@ pub const NAME: &str = "markatos02";
 /// The study's plan. The null system call latency and the CPU score come
 /// from the host profile (`tcplab calibrate`), not from a sweep.
 pub fn plan(o: &PlanOptions) -> StudyPlan {
-    let r = repeat(o, 3, 5);
+    let r = repeat(o);
     let dur = if o.quick { "1s" } else { "3s" };
     let networks = match &o.topology {
         Some(t) => format!("loopback,{t}"),

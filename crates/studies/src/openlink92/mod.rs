@@ -6,7 +6,7 @@
 //! smoothed RTT against the RTT an application measures; and a performance
 //! matrix between the TCP implementations this host offers (Table 1).
 
-use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
+use crate::spec::{repeat, Experiment, PlanOptions, StudyPlan};
 
 mod report;
 mod trace;
@@ -53,7 +53,7 @@ fn distinct(places: &[&str]) -> String {
 
 /// The study's plan. `--topology` replaces `veth` and the shaped link.
 pub fn plan(o: &PlanOptions) -> StudyPlan {
-    let r = repeat(o, 2, 3);
+    let r = repeat(o);
     let dur = if o.quick { "0.3s" } else { "1s" };
     let (fast, slow) = match &o.topology {
         Some(t) => (t.clone(), t.clone()),
@@ -96,10 +96,9 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             "implementations",
             "Table 1: a 2.5 MB transfer from each TCP implementation on this host to the default receiver",
             format!(
-                "tcp-stream --cc {cc} --bytes 2500K --topology {places} --repeat {n}",
+                "tcp-stream --cc {cc} --bytes 2500K --topology {places} --repeat {r}",
                 cc = congestion_controls(),
                 places = distinct(&[&fast, &slow]),
-                n = levels(o, "3", "5"),
             ),
         ),
     ];

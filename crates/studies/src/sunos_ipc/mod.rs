@@ -37,7 +37,7 @@ pub(crate) fn sockbuf_id(size: &str) -> String {
 /// The study's plan. `--topology` replaces the remote places (veth and
 /// ether10) with one.
 pub fn plan(o: &PlanOptions) -> StudyPlan {
-    let r = repeat(o, 3, 5);
+    let r = repeat(o);
     let dur = if o.quick { "0.5s" } else { "1s" };
     let (fast, slow) = match &o.topology {
         Some(t) => (t.clone(), t.clone()),
