@@ -144,8 +144,8 @@ pub(crate) fn idle_sentence(
             measure(thr.mean, Some(thr.ci95), Unit::Si("bit/s")),
             rate / 1e6,
             if bound {
-                "the sender set the rate (within CI and 2%), the bottleneck for the time it had \
-                 nothing to send"
+                "the sender's pace set the rate (within CI and 2%), so the sender was the \
+                 bottleneck"
             } else {
                 "the pace did not set the rate, something slower did"
             }
@@ -343,7 +343,10 @@ mod tests {
             Some(&thr(7.98e6)),
             Some(8e6),
         );
-        assert!(at_pace.contains("the sender set the rate"), "{at_pace}");
+        assert!(
+            at_pace.contains("the sender's pace set the rate"),
+            "{at_pace}"
+        );
         let below = idle_sentence("Paced", &window_bound(), None, Some(&thr(6.0e6)), Some(8e6));
         assert!(below.contains("the pace did not set the rate"), "{below}");
     }

@@ -199,9 +199,9 @@ pub(crate) fn unpaced_loss_sentence(place: &str, pts: &[LossPoint]) -> String {
     };
     match worst {
         Some(w) => format!(
-            "Unpaced on {place}, UDP lost up to {} (at {} writes){tail}: a sender faster than the \
-             link overflows its queue, so this loss is the link's; Table 2's receiver-speed loss \
-             is measured paced, below.",
+            "Unpaced on {place}, UDP lost up to {} (at {} writes){tail}; an unpaced sender \
+             overruns the path, so this is not Table 2's receiver-speed loss, which is measured \
+             paced, below.",
             w.words(),
             size_words(w.write_size)
         ),
@@ -223,7 +223,7 @@ pub(super) fn unpaced_loss(d: &StudyData, udp_id: &str, place: &str) -> Option<(
     let (udp, invalid) = valid_curve(d, udp_id, "throughput_bps", 1e-6, write_size, |_| true);
     let mut t = Table::new(["write size", "UDP loss (unpaced sender)", "UDP received"])
         .with_caption(format!(
-            "UDP loss on {place} with an unpaced sender: the link's queue, not the hosts"
+            "UDP loss on {place} with an unpaced sender (Table 2's receiver-speed loss is measured paced)"
         ));
     for p in &pts {
         let received = match udp.iter().find(|c| c.x == p.write_size) {
