@@ -25,6 +25,17 @@ use report::{measure, Unit};
 /// datagrams on that error is about 1% or less.
 pub const MIN_DATAGRAMS_FOR_RATE: f64 = 100.0;
 
+/// The fewest datagrams sent (mean per trial) a UDP loss rate is given
+/// for: below 100 one lost datagram moves the rate by more than 1%, and a
+/// few datagrams that fit in the queues say nothing of the path.
+pub const MIN_DATAGRAMS_FOR_LOSS: f64 = 100.0;
+
+/// Whether a UDP loss rate rests on too few datagrams sent (fewer than
+/// [`MIN_DATAGRAMS_FOR_LOSS`] per trial) to be given.
+pub fn too_few_for_loss(sent: f64) -> bool {
+    sent.is_nan() || sent < MIN_DATAGRAMS_FOR_LOSS
+}
+
 /// Whether a mean throughput (with its 95% CI half-width) exceeds the line
 /// rate by more than its CI, i.e. is impossible on that link. A CI that is
 /// not finite (a single trial) counts as zero.

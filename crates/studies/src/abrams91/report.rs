@@ -8,9 +8,8 @@ use crate::validity::{throughput_validity, valid_curve, Invalid};
 use analysis::cpu::attribute;
 use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
 use analysis::models::{limiter, mismatch_bound, Limiter};
-use analysis::path::analyse;
 use record::{Api, TestKind, ThreadRole, TrialParams};
-use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
+use report::{measure, Figure, Point, Section, Series, Table, TickFormat, Unit};
 
 const CITE: &str = "Abrams & Chen 1991";
 
@@ -20,7 +19,8 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         write_size_section(d),
         load_section(d),
         api_section(d),
-        timeline_section(d),
+        super::loss::loss_section(d),
+        super::idle::timeline_section(d),
         segment_cost_section(d),
         mismatch_section(d),
     ]
@@ -129,31 +129,9 @@ fn write_size_section(d: &StudyData) -> Section {
         if let Some(c) = tcp_udp_sentence(&where_, &tcp, &udp) {
             s.finding(c);
         }
-        let loss = d.curve(&udp_id, "loss_rate", 1.0, write_size, |_| true);
-        if !loss.is_empty() {
-            let mut t = Table::new(["write size", "UDP loss rate", "UDP received", "TCP"])
-                .with_caption(format!("Table 2 on {where_}: UDP loss against write size"));
-            for l in &loss {
-                t.row([
-                    size_words(l.x),
-                    measure(l.mean, Some(l.ci), Unit::Percent),
-                    rate_cell(&udp, &udp_invalid, l.x),
-                    rate_cell(&tcp, &tcp_invalid, l.x),
-                ]);
-            }
+        if let Some((t, finding)) = super::loss::unpaced_loss(d, &udp_id, &where_) {
             s.push(t);
-            let worst = loss.iter().fold(None::<CurvePoint>, |m, p| match m {
-                Some(q) if q.mean >= p.mean => Some(q),
-                _ => Some(*p),
-            });
-            if let Some(w) = worst {
-                s.finding(format!(
-                    "On {where_}, UDP lost up to {:.1}% of its datagrams (at {} writes); the paper's \
-                     hosts lost at most 4%, except a fast sender into a slow receiver (57%).",
-                    w.mean * 100.0,
-                    size_words(w.x)
-                ));
-            }
+            s.finding(finding);
         }
     }
     if let Some(l) = crate::verdict::link_share_of_run(d) {
@@ -166,18 +144,12 @@ fn write_size_section(d: &StudyData) -> Section {
     s
 }
 
-/// A rate cell of Table 2: the valid point's mean, the left-out point's
-/// short reason ("invalid"/"n/a"), or a dash.
-fn rate_cell(c: &[CurvePoint], invalid: &[(TrialParams, Invalid)], x: f64) -> String {
-    if let Some(p) = at(c, x) {
-        return format!("{:.1} ± {:.1} Mbit/s", p.mean, p.ci);
-    }
-    match invalid.iter().find(|(p, _)| p.write_size as f64 == x) {
-        Some((_, Invalid::AboveLineRate { .. })) => "invalid (above line rate)".into(),
-        Some((_, Invalid::TooFewDatagrams { received })) => {
-            format!("n/a ({received:.0} datagrams)")
-        }
-        None => "—".into(),
+/// A load experiment's file in words; a duration-bound UDP run has none.
+fn file_words(file: u64) -> String {
+    if file == 0 {
+        "0.3 s run".into()
+    } else {
+        size_words(file as f64)
     }
 }
 
@@ -193,17 +165,28 @@ fn load_section(d: &StudyData) -> Section {
         "protocol",
         "file",
         "write size",
-        "delay, load 0",
+        "delay (TCP) or sender rate (UDP), load 0",
         "load 1",
         "load 3",
-        "load 3 / load 0",
+        "slowdown at load 3",
     ])
-    .with_caption("Receiver delay, first byte to last, mean ± 95% CI")
+    .with_caption(
+        "TCP: receiver delay, first byte to last; UDP (unpaced, 0.3 s): the sender's rate, which \
+         load slows; mean ± 95% CI. The slowdown is delay at load 3 over load 0 (TCP), rate at \
+         load 0 over load 3 (UDP)",
+    )
     .key();
     let mut worst: Option<(f64, String)> = None;
     let mut left_out = Vec::new();
     for id in ["load-tcp", "load-udp", "load-file-tcp", "load-file-udp"] {
         let points = d.points_of(id);
+        // UDP runs for a duration: its sender's rate is what load changes.
+        let udp_rate = id.ends_with("udp") && points.iter().all(|p| p.params.bytes.is_none());
+        let (metric, unit) = if udp_rate {
+            ("offered_bps", Unit::Si("bit/s"))
+        } else {
+            ("delay_s", Unit::Si("s"))
+        };
         let mut sizes: Vec<(u64, u64)> = points
             .iter()
             .map(|p| (p.params.bytes.unwrap_or(0), p.params.write_size))
@@ -229,29 +212,33 @@ fn load_section(d: &StudyData) -> Section {
             let delay = |load: u32| {
                 point(load)
                     .filter(|_| above(load).is_none())
-                    .and_then(|p| p.metrics.get("delay_s"))
+                    .and_then(|p| p.metrics.get(metric))
             };
             let proto = if id.ends_with("tcp") { "TCP" } else { "UDP" };
             for load in [0, 1, 3] {
                 if let Some(e) = above(load) {
                     left_out.push(format!(
                         "{proto}, {} file in {} writes at load {load}: {}",
-                        size_words(file as f64),
+                        file_words(file),
                         size_words(ws as f64),
                         e.reason()
                     ));
                 }
             }
             let cell = |load| match (delay(load), above(load)) {
-                (Some(m), _) => measure(m.mean, Some(m.ci95), Unit::Si("s")),
+                (Some(m), _) => measure(m.mean, Some(m.ci95), unit),
                 (None, Some(_)) => "invalid".into(),
                 (None, None) => "—".into(),
             };
-            let ratio = delay(3).zip(delay(0)).map(|(a, b)| a.mean / b.mean);
+            let ratio = if udp_rate {
+                delay(0).zip(delay(3)).map(|(a, b)| a.mean / b.mean)
+            } else {
+                delay(3).zip(delay(0)).map(|(a, b)| a.mean / b.mean)
+            };
             if let Some(r) = ratio {
                 let what = format!(
                     "{proto}, {} file in {} writes",
-                    size_words(file as f64),
+                    file_words(file),
                     size_words(ws as f64)
                 );
                 if worst.as_ref().is_none_or(|w| r > w.0) {
@@ -260,7 +247,7 @@ fn load_section(d: &StudyData) -> Section {
             }
             t.row([
                 proto.to_string(),
-                size_words(file as f64),
+                file_words(file),
                 size_words(ws as f64),
                 cell(0),
                 cell(1),
@@ -283,7 +270,7 @@ fn load_section(d: &StudyData) -> Section {
     }
     if let Some((r, what)) = worst {
         s.finding(if r >= 1.2 {
-            format!("Three CPU-bound workers beside the sender raised delay most for {what}: {r:.2}× the unloaded delay.")
+            format!("Three CPU-bound workers beside the sender slowed {what} most: {r:.2}× the unloaded delay (TCP) or sender rate (UDP).")
         } else {
             format!("Host load barely changes delay on this host: at most {r:.2}× with three workers ({what}).")
         });
@@ -351,90 +338,6 @@ fn api_section(d: &StudyData) -> Section {
                     p.mean / b.mean
                 )
             });
-        }
-    }
-    s
-}
-
-fn timeline_section(d: &StudyData) -> Section {
-    let mut s = Section::new("The sender's timeline and idle time (§3.3, Fig. 5)");
-    s.paper_finding(
-        format!("{CITE}, §3.3"),
-        "Sending 40 KB in 1 KB writes with a 2 KB receive buffer, the sender was idle 45.3% of \
-         the transfer, blocked because no receive buffer space was available.",
-    );
-    let trials = d.trials_of("timeline");
-    let mut idle = Vec::new();
-    let mut shown = false;
-    for (t, _) in &trials {
-        let Some(ev) = d.events.get(&t.id) else {
-            continue;
-        };
-        let a = analyse(ev);
-        if let Some(th) = a.threads.iter().find(|x| x.role == "sender") {
-            idle.push(th.idle_fraction);
-        }
-        if !shown {
-            if let Some(ts) = a.time_sequence.iter().max_by_key(|x| x.data.len()) {
-                let pts = |v: &[(f64, f64)]| -> Vec<Point> {
-                    let base = v.first().map_or(0.0, |p| p.1);
-                    v.iter()
-                        .map(|&(t, y)| Point::new(t * 1e3, (y - base) / 1024.0))
-                        .collect()
-                };
-                let base = ts.data.first().map_or(0.0, |p| p.1);
-                let rebase = |v: &[(f64, f64)]| -> Vec<Point> {
-                    v.iter()
-                        .map(|&(t, y)| Point::new(t * 1e3, (y - base) / 1024.0))
-                        .collect()
-                };
-                let mut f = Figure::new(
-                    format!("Time–sequence of trial {} ({})", t.seq, ts.flow),
-                    "time (ms)",
-                    "stream position (KB)",
-                )
-                .with_series(
-                    Series::new("data sent", pts(&ts.data)).with_style(SeriesStyle::Points),
-                )
-                .with_series(Series::new("acknowledged", rebase(&ts.acked)))
-                .with_series(Series::new("window edge", rebase(&ts.window_edge)));
-                f.caption = Some(
-                    "Data segments at the interface queue, the ACKs as the sender's TCP took them, \
-                     and the right edge of the offered window (Guerrero & Frieder Fig. 8's view)."
-                        .into(),
-                );
-                s.push(f);
-                shown = true;
-            }
-        }
-    }
-    if idle.is_empty() {
-        s.warning(
-            "No probed trial of the timeline experiment: it needs root and BPF (see tcplab probes).",
-        );
-        return s;
-    }
-    let sum = analysis::summarize(&idle);
-    if let Some(m) = sum {
-        s.finding(format!(
-            "With a {} receive buffer, the sender was blocked (idle) {} of the transfer over {} trials \
-             (the paper's 80386 sender: 45.3%).",
-            d.points_of("timeline")
-                .first()
-                .and_then(|p| p.params.rcvbuf)
-                .map_or("small".into(), |b| size_words(b as f64)),
-            measure(m.mean, Some(m.ci95), Unit::Percent),
-            m.n
-        ));
-    }
-    let rwnd = d.curve("timeline", "rwnd_limited_s", 1.0, |_| Some(0.0), |_| true);
-    let delay = d.curve("timeline", "delay_s", 1.0, |_| Some(0.0), |_| true);
-    if let (Some(r), Some(dl)) = (rwnd.first(), delay.first()) {
-        if dl.mean > 0.0 {
-            s.finding(format!(
-                "TCP_INFO counts {:.0}% of the delay as limited by the receive window.",
-                100.0 * r.mean / dl.mean
-            ));
         }
     }
     s

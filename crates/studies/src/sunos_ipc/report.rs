@@ -27,12 +27,14 @@ pub fn report(d: &StudyData) -> Vec<Section> {
 }
 
 /// One point of Experiment 1.
-struct BufPoint {
-    place: String,
-    size: f64,
-    throughput: CurvePoint,
+pub(super) struct BufPoint {
+    pub(super) place: String,
+    pub(super) size: f64,
+    pub(super) throughput: CurvePoint,
+    /// The calibrated base RTT of a place with a `--link`, s.
+    pub(super) rtt_s: Option<f64>,
     /// Receiver segments (ACKs) per data segment sent, mean over trials.
-    acks_per_segment: Option<f64>,
+    pub(super) acks_per_segment: Option<f64>,
 }
 
 fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
@@ -59,7 +61,16 @@ fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
                 })
                 .collect();
             out.push(BufPoint {
-                place: place(&p.params),
+                place: match &p.params.link {
+                    Some(l) => format!("{} ({l})", place(&p.params)),
+                    None => place(&p.params),
+                },
+                rtt_s: d
+                    .trials_of(&e.id)
+                    .into_iter()
+                    .find(|(t, _)| t.point_id == p.point_id)
+                    .and_then(|(t, _)| t.outcome.details["lab"]["calibration"]["rtt_s"].as_f64())
+                    .filter(|_| p.params.link.is_some()),
                 size: size as f64,
                 throughput: CurvePoint {
                     x: size as f64,
@@ -109,7 +120,13 @@ fn sockbuf_section(d: &StudyData) -> Section {
     }
     crate::figures::auto_log_y(&mut f);
     s.push(f);
-    let mut t = Table::new(["place", "buffers", "throughput", "ACKs per data segment"])
+    let mut t = Table::new([
+        "place",
+        "buffers",
+        "throughput",
+        "buffer/RTT (window-limited)",
+        "ACKs per data segment",
+    ])
         .with_caption("Send and receive buffers set to the same size (setsockopt; Linux doubles the value for its bookkeeping)")
         .key();
     for (pl, v) in &by_place {
@@ -122,6 +139,9 @@ fn sockbuf_section(d: &StudyData) -> Section {
                     Some(p.throughput.ci),
                     Unit::Fixed("Mbit/s"),
                 ),
+                p.rtt_s.map_or("—".into(), |r| {
+                    format!("{:.2} Mbit/s", window_limited_mbit(p.size, r))
+                }),
                 p.acks_per_segment.map_or("—".into(), |a| format!("{a:.2}")),
             ]);
         }
@@ -167,7 +187,69 @@ fn sockbuf_section(d: &StudyData) -> Section {
         }
     }
     s.push(t);
+    for v in by_place.values() {
+        let at = |size: f64| v.iter().find(|p| p.size == size);
+        if let (Some(a), Some(b)) = (at(4096.0), at(16384.0)) {
+            if let Some(rtt) = a.rtt_s.filter(|r| *r > 0.0) {
+                s.finding(window_step_sentence(&a.place, rtt, a, b));
+            }
+        }
+    }
     s
+}
+
+/// The expected window-limited rate of a buffer of `size` bytes over a
+/// round trip of `rtt_s`, Mbit/s: one buffer per RTT.
+pub(crate) fn window_limited_mbit(size: f64, rtt_s: f64) -> f64 {
+    size * 8.0 / rtt_s / 1e6
+}
+
+/// The 4 → 16 KB step on a place with delay: each measured rate beside the
+/// window-limited one (buffer/RTT), and whether 16 KB beat 4 KB beyond
+/// both CIs.
+pub(super) fn window_step_sentence(place: &str, rtt_s: f64, a: &BufPoint, b: &BufPoint) -> String {
+    let (x, y) = (a.throughput, b.throughput);
+    let mbit = |c: &CurvePoint| measure(c.mean, Some(c.ci), Unit::Fixed("Mbit/s"));
+    let head = format!(
+        "On {place} (base RTT {:.1} ms, so 4 KB allows {:.2} Mbit/s and 16 KB {:.2} Mbit/s at one \
+         buffer per RTT)",
+        rtt_s * 1e3,
+        window_limited_mbit(a.size, rtt_s),
+        window_limited_mbit(b.size, rtt_s)
+    );
+    if y.mean - y.ci > x.mean + x.ci {
+        format!(
+            "{head}, throughput rose from {} with 4 KB buffers to {} with 16 KB ({:.2}×), as the \
+             bandwidth-delay product predicts and where the paper found its largest step.",
+            mbit(&x),
+            mbit(&y),
+            y.mean / x.mean
+        )
+    } else {
+        format!(
+            "{head}, 16 KB buffers ({}) did not beat 4 KB ({}) beyond CI; the trials could have \
+             detected a rise of {:.2} Mbit/s.",
+            mbit(&y),
+            mbit(&x),
+            x.ci + y.ci
+        )
+    }
+}
+
+/// What a packet count of experiment `id`'s queues is: segments when its
+/// trials ran with every offload off, GSO/GRO aggregates otherwise.
+pub(super) fn segment_units(d: &StudyData, id: &str) -> &'static str {
+    let all_off = d
+        .points_of(id)
+        .iter()
+        .all(|p| p.params.offload == Some(record::factor::OffloadsOff::ALL));
+    if all_off && !d.points_of(id).is_empty() {
+        "packet counts are segments: the trials ran with tso, gso, gro and the checksum offloads \
+         off, so one skb is one segment"
+    } else {
+        "packet counts are skbs, which with offloads on may be GSO or GRO aggregates of many \
+         segments"
+    }
 }
 
 fn memory_section(d: &StudyData) -> Section {
@@ -294,7 +376,10 @@ fn queues_section(d: &StudyData) -> Section {
         s.push(h);
     }
     let mut t = Table::new(["queue", "samples", "mean", "max"])
-        .with_caption(format!("Queue lengths in trial {seq}"))
+        .with_caption(format!(
+            "Queue lengths in trial {seq}; {}",
+            segment_units(d, "queues-256k")
+        ))
         .key();
     for q in &a.queues {
         t.row([

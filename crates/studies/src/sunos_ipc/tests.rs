@@ -311,3 +311,61 @@ fn local_throughput_is_set_against_both_copy_rates_named_for_what_they_are() {
     );
     assert!(memory_finding(2.71e9, 0.0, 262144.0, None, None).is_err());
 }
+
+/// A socket buffer point on a delayed link: `mbit` ± 2%.
+fn buf_point(size: f64, mbit: f64) -> super::report::BufPoint {
+    super::report::BufPoint {
+        place: "ether10 (ether10,delay=10ms)".into(),
+        size,
+        throughput: analysis::findings::CurvePoint {
+            x: size,
+            mean: mbit,
+            ci: mbit * 0.02,
+        },
+        rtt_s: Some(0.02),
+        acks_per_segment: None,
+    }
+}
+
+#[test]
+fn buffers_below_the_bandwidth_delay_product_raise_throughput_as_buffer_over_rtt_predicts() {
+    use super::report::{window_limited_mbit, window_step_sentence};
+    // 4 KB per 20 ms is 1.64 Mbit/s, 16 KB 6.55 Mbit/s.
+    assert!((window_limited_mbit(4096.0, 0.02) - 1.6384).abs() < 1e-9);
+    let (a, b) = (buf_point(4096.0, 1.5), buf_point(16384.0, 6.1));
+    let s = window_step_sentence(&a.place, 0.02, &a, &b);
+    assert!(
+        s.contains("4 KB allows 1.64 Mbit/s and 16 KB 6.55 Mbit/s"),
+        "{s}"
+    );
+    assert!(
+        s.contains("throughput rose from 1.500 ± 0.030 Mbit/s"),
+        "{s}"
+    );
+    assert!(s.contains("(4.07×)"), "{s}");
+    // No BDP to fill: 16 KB within CI of 4 KB is no rise, with the
+    // smallest rise the trials could have seen.
+    let (a, b) = (buf_point(4096.0, 9.4), buf_point(16384.0, 9.5));
+    let s = window_step_sentence(&a.place, 0.02, &a, &b);
+    assert!(s.contains("did not beat 4 KB"), "{s}");
+    assert!(s.contains("a rise of 0.38 Mbit/s"), "{s}");
+}
+
+#[test]
+fn every_sockbuf_size_has_a_delayed_twin_and_the_queue_experiments_count_segments() {
+    let plan = super::plan(&crate::spec::PlanOptions {
+        quick: true,
+        topology: None,
+    });
+    let cmd = |id: &str| {
+        plan.experiments
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.args.join(" "))
+            .unwrap_or_default()
+    };
+    assert!(cmd("sockbuf-delay-4k").contains("--link ether10,delay=10ms"));
+    assert!(cmd("sockbuf-delay-16k").contains("--sndbuf 16K --rcvbuf 16K"));
+    assert!(cmd("queues-256k").contains("--offload off"));
+    assert!(cmd("load-queues").contains("--offload off"));
+}
