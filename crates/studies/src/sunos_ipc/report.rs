@@ -351,15 +351,15 @@ pub(crate) fn memory_finding(
 }
 
 fn queues_section(d: &StudyData) -> Section {
-    let mut s = Section::new("The four queues of a 256 KB transfer (Experiment 2, Figs 3–6)");
+    let mut s = Section::new("The four queues of a 100 ms transfer (Experiment 2, Figs 3–6)");
     s.paper_finding(
         format!("{CITE}, §4.2–4.3"),
         "Sending as fast as possible, packets queued at the sender's interface queue (the \
          driver could not keep up with the protocol) and at the receive socket; the IP input \
          queue stayed short.",
     );
-    let Some((seq, a)) = richest(d, "queues-256k", |_| true) else {
-        no_probes(&mut s, "256 KB queue");
+    let Some((seq, a)) = richest(d, "queues", |_| true) else {
+        no_probes(&mut s, "queue");
         return s;
     };
     if let Some(f) = queue_figure(format!("Socket queues over time, trial {seq}"), &a, "bytes") {
@@ -378,7 +378,7 @@ fn queues_section(d: &StudyData) -> Section {
     let mut t = Table::new(["queue", "samples", "mean", "max"])
         .with_caption(format!(
             "Queue lengths in trial {seq}; {}",
-            segment_units(d, "queues-256k")
+            segment_units(d, "queues")
         ))
         .key();
     for q in &a.queues {

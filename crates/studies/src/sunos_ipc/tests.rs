@@ -366,6 +366,6 @@ fn every_sockbuf_size_has_a_delayed_twin_and_the_queue_experiments_count_segment
     };
     assert!(cmd("sockbuf-delay-4k").contains("--link ether10,delay=10ms"));
     assert!(cmd("sockbuf-delay-16k").contains("--sndbuf 16K --rcvbuf 16K"));
-    assert!(cmd("queues-256k").contains("--offload off"));
+    assert!(cmd("queues").contains("--offload off"));
     assert!(cmd("load-queues").contains("--offload off"));
 }
