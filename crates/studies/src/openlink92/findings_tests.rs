@@ -381,3 +381,33 @@ fn the_traced_transfer_counts_each_packet_once_in_wire_segments() {
     let s = packet_finding(&a.packets, Some(10.0)).unwrap();
     assert!(s.contains("separate window updates; TCP_INFO counted 10 data segments sent: window updates add packets"), "{s}");
 }
+
+/// A point of the implementations experiment moving `bytes` or running
+/// for `secs`.
+fn amount_point(bytes: Option<u64>, secs: Option<f64>) -> analysis::PointSummary {
+    let mut params = TrialParams::defaults(TestKind::TcpStream);
+    params.bytes = bytes;
+    params.duration_s = secs;
+    analysis::PointSummary {
+        point_id: 1,
+        index: 0,
+        params,
+        trials_ok: 5,
+        trials_failed: 0,
+        failures: Vec::new(),
+        metrics: Default::default(),
+    }
+}
+
+#[test]
+fn the_implementations_caption_names_what_the_trials_moved() {
+    use super::report::transfer_amount;
+    let file = amount_point(Some(2_560_000), None);
+    let timed = amount_point(None, Some(0.3));
+    assert_eq!(transfer_amount(&[&file, &file]), "2.56 MB transfers");
+    assert_eq!(transfer_amount(&[&timed]), "0.3 s transfers");
+    assert_eq!(
+        transfer_amount(&[&file, &timed]),
+        "transfers of 2.56 MB and 0.3 s"
+    );
+}

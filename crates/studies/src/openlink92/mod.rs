@@ -71,18 +71,18 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "time-sequence",
-            "Fig. 8: a 256 KB transfer traced, packets classified as data, ACK and window update",
-            format!("tcp-stream --write-size 1460 --bytes 256K --topology {slow} --probe queues,tcp --repeat {r}"),
+            "Fig. 8: a 1.25 MB transfer traced (100 ms at 100 Mbit/s), packets classified as data, ACK and window update",
+            format!("tcp-stream --write-size 1460 --bytes 1280K --topology {slow} --probe queues,tcp --repeat {r}"),
         ),
         Experiment::bench(
             "sws-healthy",
             "SWS: a healthy flow, 8 KB writes and reads, default buffers",
-            format!("tcp-stream --write-size 8192 --bytes 256K --topology {fast} --probe queues,tcp --repeat {r}"),
+            format!("tcp-stream --write-size 8192 --duration 0.1s --topology {fast} --probe queues,tcp --repeat {r}"),
         ),
         Experiment::bench(
             "sws-pathological",
             "SWS: a pathological flow, a tiny receive buffer and a receiver reading 7 bytes at a time",
-            format!("tcp-stream --write-size 8192 --read-size 7 --rcvbuf 2K --bytes 64K --topology {fast} --probe queues,tcp --repeat {r}"),
+            format!("tcp-stream --write-size 8192 --read-size 7 --rcvbuf 2K --duration 0.1s --topology {fast} --probe queues,tcp --repeat {r}"),
         ),
         Experiment::bench(
             "rtt",
@@ -94,9 +94,9 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "implementations",
-            "Table 1: a 2.5 MB transfer from each TCP implementation on this host to the default receiver",
+            "Table 1: a transfer from each congestion-control module of this host's TCP to the default receiver (the paper's 2.5 MB lasts 2 ms on veth: trials are timed)",
             format!(
-                "tcp-stream --cc {cc} --bytes 2500K --topology {places} --repeat {r}",
+                "tcp-stream --cc {cc} --duration {dur} --topology {places} --repeat {r}",
                 cc = congestion_controls(),
                 places = distinct(&[&fast, &slow]),
             ),

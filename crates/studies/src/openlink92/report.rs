@@ -10,6 +10,7 @@ use crate::figures::{place, series, write_size};
 use analysis::findings::{differ, CurvePoint};
 use analysis::models::linear_fit;
 use analysis::stats::{t_quantile, Summary};
+use analysis::summary::PointSummary;
 use record::probe_event::ProbeId;
 use record::TrialParams;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
@@ -420,6 +421,26 @@ pub(super) fn rtt_finding(place: &str, kernel: &CurvePoint, app: &CurvePoint) ->
     }
 }
 
+/// What each point's trials moved: "2.5 MB transfers", "0.3 s transfers",
+/// or "transfers of 2.5 MB and 0.3 s" when the points differ.
+pub(super) fn transfer_amount(pts: &[&PointSummary]) -> String {
+    let mut amounts: Vec<String> = Vec::new();
+    for p in pts {
+        let a = match (p.params.bytes, p.params.duration_s) {
+            (Some(b), _) => format!("{:.2} MB", b as f64 / 1e6),
+            (None, Some(s)) => format!("{s} s"),
+            (None, None) => "unbounded".to_string(),
+        };
+        if !amounts.contains(&a) {
+            amounts.push(a);
+        }
+    }
+    match amounts.as_slice() {
+        [one] => format!("{one} transfers"),
+        many => format!("transfers of {}", many.join(" and ")),
+    }
+}
+
 fn implementations_section(d: &StudyData) -> Section {
     let mut s = Section::new(
         "Congestion-control modules on this host, in place of Table 1's TCP implementations",
@@ -457,12 +478,13 @@ fn implementations_section(d: &StudyData) -> Section {
             .map(|p| format!("{p}: throughput, retransmits")),
     );
     let mut t = Table::new(header)
-        .with_caption(
-            "2.5 MB transfers; each row is one congestion-control module of the same Linux TCP \
-             as sender. The paper compared eight vendors' TCP implementations; this host has \
-             one, so this table compares congestion control, not implementations. A user-space \
-             stack would be a real second implementation.",
-        )
+        .with_caption(format!(
+            "{}; each row is one congestion-control module of the same Linux TCP as sender. \
+             The paper compared eight vendors' TCP implementations (2.5 MB each); this host \
+             has one, so this table compares congestion control, not implementations. A \
+             user-space stack would be a real second implementation.",
+            transfer_amount(&pts)
+        ))
         .key();
     for (cc, m) in &by_cc {
         let mut row = vec![cc.clone()];
