@@ -177,6 +177,9 @@ fn rate_cell(c: &[CurvePoint], invalid: &[(TrialParams, Invalid)], x: f64) -> St
         Some((_, Invalid::TooFewDatagrams { received })) => {
             format!("n/a ({received:.0} datagrams)")
         }
+        Some((_, Invalid::TooShortInterval { interval_s })) => {
+            format!("n/a ({:.1} ms transfer)", interval_s * 1e3)
+        }
         None => "—".into(),
     }
 }
