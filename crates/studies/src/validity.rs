@@ -400,8 +400,8 @@ mod tests {
             .reason()
             .starts_with("n/a: the receive rate would rest on 6 datagrams"));
         let c = Invalid::TooShortInterval { interval_s: 0.0021 };
-        assert!(c
-            .reason()
-            .starts_with("n/a: the rate would rest on 2.1 ms from first byte to last, shorter than the 20 ms"));
+        assert!(c.reason().starts_with(
+            "n/a: the rate would rest on 2.1 ms from first byte to last, shorter than the 20 ms"
+        ));
     }
 }
