@@ -3,7 +3,7 @@
 //! not counted as the transfer's, since tcplab measures per thread.
 
 use crate::cpu::CpuTime;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -14,22 +14,38 @@ const N: usize = 64;
 pub struct LoadWorkers {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<f64>>,
+    /// Matrix products finished, per worker.
+    rounds: Arc<Vec<AtomicU64>>,
 }
 
 impl LoadWorkers {
     /// Starts `count` matrix-multiply workers.
     pub fn start(count: u32) -> LoadWorkers {
         let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..count)
+        let rounds: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
+        let threads = (0..count as usize)
             .map(|i| {
                 let stop = stop.clone();
+                let rounds = rounds.clone();
                 std::thread::Builder::new()
                     .name(format!("tcplab-load{i}"))
-                    .spawn(move || multiply_until(&stop))
+                    .spawn(move || multiply_until(&stop, &rounds[i]))
                     .expect("spawning load worker")
             })
             .collect();
-        LoadWorkers { stop, threads }
+        LoadWorkers {
+            stop,
+            threads,
+            rounds,
+        }
+    }
+
+    /// Matrix products each worker has finished so far.
+    pub fn rounds(&self) -> Vec<u64> {
+        self.rounds
+            .iter()
+            .map(|r| r.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// Stops the workers and returns the CPU seconds they got.
@@ -50,12 +66,11 @@ impl Drop for LoadWorkers {
 }
 
 /// Multiplies matrices until stopped; returns the thread's CPU seconds.
-fn multiply_until(stop: &AtomicBool) -> f64 {
+fn multiply_until(stop: &AtomicBool, done: &AtomicU64) -> f64 {
     let cpu0 = CpuTime::thread_now();
     let a: Vec<f64> = (0..N * N).map(|i| (i % 7) as f64 + 0.5).collect();
     let b: Vec<f64> = (0..N * N).map(|i| (i % 5) as f64 - 1.5).collect();
     let mut c = vec![0.0f64; N * N];
-    let mut rounds = 0u64;
     while !stop.load(Ordering::Relaxed) {
         for i in 0..N {
             for k in 0..N {
@@ -66,9 +81,8 @@ fn multiply_until(stop: &AtomicBool) -> f64 {
             }
         }
         std::hint::black_box(&mut c);
-        rounds += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    std::hint::black_box(rounds);
     CpuTime::thread_now().since(cpu0).total_s()
 }
 
@@ -76,10 +90,29 @@ fn multiply_until(stop: &AtomicBool) -> f64 {
 mod tests {
     use super::*;
 
+    /// Every worker computes, and stopping joins them with the CPU time
+    /// they got. A loaded machine may give them little CPU in any fixed
+    /// time, so the test waits for each worker's own progress (up to a
+    /// minute) instead of asserting CPU seconds after a fixed sleep.
     #[test]
     fn workers_run_and_stop() {
         let w = LoadWorkers::start(2);
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(w.stop() > 0.05);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while w.rounds().iter().any(|&r| r < 3) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "workers made {:?} rounds in a minute",
+                w.rounds()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let rounds = w.rounds.clone();
+        let cpu_s = w.stop();
+        assert!(cpu_s > 0.0, "the workers' CPU time was not counted");
+        // Joined: no worker finishes another product after stop.
+        let after: Vec<u64> = rounds.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let later: Vec<u64> = rounds.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+        assert_eq!(after, later);
     }
 }

@@ -20,6 +20,9 @@ pub struct ConnResult {
     pub ended: Instant,
     /// When the first payload byte arrived (receivers).
     pub first_data: Option<Instant>,
+    /// Bytes the first read returned (stream receivers): they arrived
+    /// before `first_data`, so a rate over first-to-last leaves them out.
+    pub first_read_bytes: u64,
     /// When the last payload byte arrived (receivers).
     pub last_data: Option<Instant>,
     /// Reads or datagrams whose content differed from the pattern.
@@ -53,6 +56,7 @@ impl ConnResult {
             started: now,
             ended: now,
             first_data: None,
+            first_read_bytes: 0,
             last_data: None,
             integrity_errors: 0,
             calls: 0,
@@ -168,6 +172,10 @@ pub struct SideReport {
     pub cpu_sys_s: f64,
     /// First data byte to last data byte, on this side's clock (receivers).
     pub delay_s: Option<f64>,
+    /// Bytes of the first read of the connection that received first
+    /// (stream receivers): they arrived before the delay's start.
+    #[serde(default)]
+    pub first_read_bytes: u64,
     /// Start of work to end of the last write or read (s).
     pub wall_s: f64,
     /// Reads or datagrams that failed the pattern check.
@@ -211,6 +219,9 @@ impl SideReport {
             cpu = cpu.plus(c.cpu);
             started = Some(started.map_or(c.started, |s| s.min(c.started)));
             ended = Some(ended.map_or(c.ended, |e| e.max(c.ended)));
+            if c.first_data.is_some() && (first.is_none() || c.first_data < first) {
+                r.first_read_bytes = c.first_read_bytes;
+            }
             first = min_opt(first, c.first_data);
             last = max_opt(last, c.last_data);
             r.integrity_errors += c.integrity_errors;

@@ -19,6 +19,20 @@ pub struct Report {
     /// Raw data files written beside the report, linked from its end.
     /// [`crate::write_report`] adds the files it writes.
     pub data_files: Vec<DataLink>,
+    /// The data files linked under each figure; [`crate::write_report`]
+    /// sets them when it writes each figure's numbers beside the page.
+    pub figure_links: Option<FigureLinks>,
+}
+
+/// The links under each figure: the file of the numbers it plots, and the
+/// file of the rows they were computed from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FigureLinks {
+    /// The file of each figure's plotted numbers, by page number (Figure 1's
+    /// first).
+    pub figures: Vec<String>,
+    /// The file of the rows behind every figure (a run's trials), if any.
+    pub rows: Option<DataLink>,
 }
 
 impl Report {

@@ -6,7 +6,7 @@
 //! it — so the page opens offline and prints as it looks (figures and
 //! tables are not split across pages, text turns black).
 
-use crate::doc::{Block, Report, Table};
+use crate::doc::{Block, FigureLinks, Report, Table};
 use crate::error::ReportError;
 use crate::escape::escape;
 use crate::svg;
@@ -52,6 +52,7 @@ figure .fig-title { font-weight: 600; margin-bottom: .3rem; }
 figure svg { display: block; width: 100%; max-width: 760px; height: auto; }
 svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", Arial, sans-serif; }
 figcaption { font-size: .88rem; color: #333; margin-top: .3rem; max-width: 760px; }
+p.fig-data { font-size: .82rem; color: #444; margin: .2rem 0 0; }
 p.finding { border-left: 4px solid #005a9c; background: #eef4fa; padding: .4rem .8rem; }
 p.warning { border-left: 4px solid #d55e00; background: #fff3e8; padding: .4rem .8rem; }
 blockquote.paper { border-left: 4px solid #8a8a8a; background: #f4f4f4; margin: .6rem 0; padding: .4rem .8rem; }
@@ -111,7 +112,7 @@ pub fn render_html(r: &Report) -> Result<String, ReportError> {
             escape(&s.title)
         );
         for b in &s.blocks {
-            block(&mut h, b, &mut fig_no)?;
+            block(&mut h, b, &mut fig_no, r.figure_links.as_ref())?;
         }
         h.push_str("</section>\n");
     }
@@ -134,21 +135,53 @@ pub fn render_html(r: &Report) -> Result<String, ReportError> {
     Ok(h)
 }
 
-fn figure(h: &mut String, no: usize, title: &str, svg: &str, caption: Option<&str>) {
+/// One figure on the page.
+struct Fig<'a> {
+    no: usize,
+    title: &'a str,
+    svg: String,
+    caption: Option<&'a str>,
+}
+
+fn figure(h: &mut String, f: Fig<'_>, links: Option<&FigureLinks>) {
+    let no = f.no;
     let _ = writeln!(
         h,
         "<figure id=\"fig{no}\">\n<div class=\"fig-title\">Figure {no}. {}</div>",
-        escape(title)
+        escape(f.title)
     );
-    h.push_str(svg);
+    h.push_str(&f.svg);
     h.push('\n');
-    if let Some(c) = caption {
+    if let Some(c) = f.caption {
         let _ = writeln!(h, "<figcaption>{}</figcaption>", escape(c));
+    }
+    if let Some(file) = links.and_then(|l| l.figures.get(no - 1)) {
+        let _ = write!(
+            h,
+            "<p class=\"fig-data\">Data: <a href=\"{}\">{}</a> — the values plotted, with their intervals",
+            safe_href(file),
+            escape(file)
+        );
+        if let Some(rows) = links.and_then(|l| l.rows.as_ref()) {
+            let _ = write!(
+                h,
+                "; <a href=\"{}\">{}</a> — {}",
+                safe_href(&rows.href),
+                escape(&rows.href),
+                escape(&rows.description)
+            );
+        }
+        h.push_str("</p>\n");
     }
     h.push_str("</figure>\n");
 }
 
-fn block(h: &mut String, b: &Block, fig_no: &mut usize) -> Result<(), ReportError> {
+fn block(
+    h: &mut String,
+    b: &Block,
+    fig_no: &mut usize,
+    links: Option<&FigureLinks>,
+) -> Result<(), ReportError> {
     match b {
         Block::Heading(t) => {
             let _ = writeln!(h, "<h3>{}</h3>", escape(t));
@@ -188,18 +221,33 @@ fn block(h: &mut String, b: &Block, fig_no: &mut usize) -> Result<(), ReportErro
         Block::Table(t) => table(h, t),
         Block::Figure(f) => {
             *fig_no += 1;
-            let svg = svg::render_figure(f)?;
-            figure(h, *fig_no, &f.title, &svg, f.caption.as_deref());
+            let fig = Fig {
+                no: *fig_no,
+                title: &f.title,
+                svg: svg::render_figure(f)?,
+                caption: f.caption.as_deref(),
+            };
+            figure(h, fig, links);
         }
         Block::StackedBars(s) => {
             *fig_no += 1;
-            let svg = svg::render_stacked_bars(s)?;
-            figure(h, *fig_no, &s.title, &svg, s.caption.as_deref());
+            let fig = Fig {
+                no: *fig_no,
+                title: &s.title,
+                svg: svg::render_stacked_bars(s)?,
+                caption: s.caption.as_deref(),
+            };
+            figure(h, fig, links);
         }
         Block::Histogram(x) => {
             *fig_no += 1;
-            let svg = svg::render_histogram(x)?;
-            figure(h, *fig_no, &x.title, &svg, x.caption.as_deref());
+            let fig = Fig {
+                no: *fig_no,
+                title: &x.title,
+                svg: svg::render_histogram(x)?,
+                caption: x.caption.as_deref(),
+            };
+            figure(h, fig, links);
         }
     }
     Ok(())

@@ -18,8 +18,9 @@
 //!   styles and SVG, no scripts, no external fonts or URLs, print rules.
 //! - [`text`]: a concise terminal summary (section titles, findings, key
 //!   tables).
-//! - [`write`]: the HTML file and its raw data files side by side, each
-//!   written to a temporary file and renamed into place.
+//! - [`figure_data`]: the numbers each figure plots, as one CSV per figure.
+//! - [`write`]: the HTML file, its raw data files and each figure's CSV
+//!   side by side, each written to a temporary file and renamed into place.
 //!
 //! This crate depends on `record` only (for [`HostFacts`](record::HostFacts));
 //! statistics are computed by the caller and passed in as numbers.
@@ -27,6 +28,7 @@
 pub mod doc;
 pub mod error;
 pub mod escape;
+pub mod figure_data;
 pub mod format;
 pub mod html;
 pub mod svg;
@@ -34,8 +36,8 @@ pub mod text;
 pub mod write;
 
 pub use doc::{
-    Block, DataLink, Figure, Histogram, Point, Report, Section, Series, SeriesStyle, StackedBars,
-    Table, TickFormat,
+    Block, DataLink, Figure, FigureLinks, Histogram, Point, Report, Section, Series, SeriesStyle,
+    StackedBars, Table, TickFormat,
 };
 pub use error::ReportError;
 pub use format::{column, measure, number, Unit};

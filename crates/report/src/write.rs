@@ -4,8 +4,9 @@
 //! renamed into place, data files first and the HTML last, so a failure
 //! never leaves a half-written page (nor a page linking to missing data).
 
-use crate::doc::{DataLink, Report};
+use crate::doc::{DataLink, FigureLinks, Report};
 use crate::error::ReportError;
+use crate::figure_data::figure_csvs;
 use crate::html::render_html;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,8 @@ pub struct Written {
     pub html: PathBuf,
     /// The data files, in the order given.
     pub data: Vec<PathBuf>,
+    /// Each figure's plotted numbers (Figure 1's first), linked under it.
+    pub figures: Vec<PathBuf>,
 }
 
 /// The path of a data file with `suffix` beside the report at `out`.
@@ -62,7 +65,9 @@ pub fn data_path(out: &Path, suffix: &str) -> Result<PathBuf, ReportError> {
 }
 
 /// Writes `report` as HTML to `out` and each data file beside it, linking
-/// them from the report's "Raw data" section.
+/// them from the report's "Raw data" section, and each figure's plotted
+/// numbers as `STEM.figN.csv`, linked under the figure together with the
+/// first CSV data file (the rows behind every figure).
 ///
 /// The page is rendered before anything is written; each file goes to a
 /// temporary file in its directory and is renamed into place, the HTML
@@ -91,14 +96,42 @@ pub fn write_report(
         }
         paths.push(p);
     }
+    let figures = figure_csvs(&doc);
+    let mut figure_paths = Vec::with_capacity(figures.len());
+    for f in &figures {
+        figure_paths.push(data_path(out, &f.suffix())?);
+    }
+    let file_name = |p: &PathBuf| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if !figures.is_empty() {
+        let rows = data
+            .iter()
+            .zip(&paths)
+            .find(|(d, _)| d.suffix == "csv")
+            .map(|(d, p)| DataLink {
+                href: file_name(p),
+                description: d.description.clone(),
+            });
+        doc.figure_links = Some(FigureLinks {
+            figures: figure_paths.iter().map(file_name).collect(),
+            rows,
+        });
+    }
     let html = render_html(&doc)?;
     for (d, p) in data.iter().zip(&paths) {
         atomic_write(p, &d.bytes)?;
+    }
+    for (f, p) in figures.iter().zip(&figure_paths) {
+        atomic_write(p, &f.bytes)?;
     }
     atomic_write(out, html.as_bytes())?;
     Ok(Written {
         html: out.to_path_buf(),
         data: paths,
+        figures: figure_paths,
     })
 }
 
@@ -166,6 +199,75 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    #[test]
+    fn each_figure_links_its_numbers_and_the_rows_and_every_link_is_written() {
+        use crate::doc::{Figure, Point, Series};
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study-run-2.html");
+        let mut r = Report::new("Run 2");
+        let mut s = Section::new("Results");
+        for t in ["A", "B"] {
+            s.push(Figure::new(t, "x", "y").with_series(Series::new(
+                "s",
+                vec![Point::new(1.0, 2.0), Point::new(2.0, 3.0)],
+            )));
+        }
+        r.push(s);
+        let w = write_report(
+            &r,
+            &out,
+            vec![
+                DataFile::new("json", "everything", b"{}".to_vec()),
+                DataFile::new("csv", "every trial", b"a\n".to_vec()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            w.figures,
+            [
+                dir.path().join("study-run-2.fig1.csv"),
+                dir.path().join("study-run-2.fig2.csv")
+            ]
+        );
+        let html = std::fs::read_to_string(&out).unwrap();
+        let fig2 = &html[html.find("<figure id=\"fig2\"").unwrap()..];
+        let fig2 = &fig2[..fig2.find("</figure>").unwrap()];
+        assert!(
+            fig2.contains("<a href=\"study-run-2.fig2.csv\">")
+                && fig2.contains(
+                    "; <a href=\"study-run-2.csv\">study-run-2.csv</a> — every trial</p>"
+                ),
+            "{fig2}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("study-run-2.fig1.csv")).unwrap(),
+            "series,x,y,ci_low,ci_high\ns,1,2,,\ns,2,3,,\n"
+        );
+        // Every relative link on the page names a file written beside it.
+        let mut rest = html.as_str();
+        let mut links = 0;
+        while let Some(i) = rest.find("href=\"") {
+            rest = &rest[i + 6..];
+            let href = &rest[..rest.find('"').unwrap()];
+            if !href.starts_with('#') {
+                links += 1;
+                assert!(dir.path().join(href).exists(), "{href} is not written");
+            }
+        }
+        assert_eq!(
+            links,
+            2 + 2 * 2,
+            "two data files, two links under each figure"
+        );
+        // A page without figures writes no figure files and links none.
+        let plain = dir.path().join("plain.html");
+        let w = write_report(&Report::new("x"), &plain, vec![]).unwrap();
+        assert!(w.figures.is_empty());
+        assert!(!std::fs::read_to_string(&plain)
+            .unwrap()
+            .contains("class=\"fig-data\""));
     }
 
     #[test]

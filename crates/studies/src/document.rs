@@ -144,7 +144,18 @@ fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
     for w in warnings {
         s.warning(w.clone());
     }
-    let mut t = Table::new(["experiment", "points", "trials ok", "failed", "command"]);
+    s.paragraph(
+        "Each figure links the values it plots and the run's CSV of every trial; an \
+         experiment's trials are the CSV rows whose point column lies in its range below.",
+    );
+    let mut t = Table::new([
+        "experiment",
+        "points",
+        "trials ok",
+        "failed",
+        "CSV rows: point",
+        "command",
+    ]);
     for e in &d.settings.experiments {
         let pts = d.points_of(&e.id);
         t.row([
@@ -152,11 +163,22 @@ fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
             pts.len().to_string(),
             pts.iter().map(|p| p.trials_ok).sum::<u32>().to_string(),
             pts.iter().map(|p| p.trials_failed).sum::<u32>().to_string(),
+            point_range(e),
             e.command.clone(),
         ]);
     }
     s.push(t);
     s
+}
+
+/// The `point` values of an experiment's rows in the run's CSV: `4–7`,
+/// `4` for one point, `—` for none.
+pub(crate) fn point_range(e: &crate::data::ExperimentRecord) -> String {
+    match e.points {
+        0 => "—".into(),
+        1 => e.first_point.to_string(),
+        n => format!("{}–{}", e.first_point, e.first_point + n - 1),
+    }
 }
 
 /// One study report that `study all` wrote, for the index page.

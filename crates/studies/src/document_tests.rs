@@ -3,7 +3,7 @@
 //! files, following the stored data.
 
 use crate::data::{ExperimentRecord, StudySettings, SETTINGS_KEY};
-use crate::document::{document, is_study_run, load};
+use crate::document::{document, is_study_run, load, point_range};
 use crate::StudyError;
 use record::probe_event::{encode_all, ProbeEvent, ProbeId, EVENT_SIZE, EVENT_VERSION};
 use record::{
@@ -186,11 +186,12 @@ fn a_study_document_assembles_host_study_verdict_and_experiments() {
         last.blocks[0],
         Block::Warning("one experiment ran without probes".into())
     );
-    let Block::Table(experiments) = &last.blocks[1] else {
+    let Some(Block::Table(experiments)) = last.blocks.iter().find(|b| matches!(b, Block::Table(_)))
+    else {
         panic!("the experiments table")
     };
     assert_eq!(experiments.rows.len(), 1);
-    assert_eq!(experiments.rows[0][1..4], ["5", "15", "0"]);
+    assert_eq!(experiments.rows[0][1..5], ["5", "15", "0", "0–4"]);
     let suffixes: Vec<&str> = doc.data_files.iter().map(|f| f.suffix.as_str()).collect();
     assert_eq!(suffixes, ["csv", "json"]);
     let said = findings(r);
@@ -315,4 +316,18 @@ fn the_index_lists_every_written_study_and_links_only_written_reports() {
             "abrams91-run-3.json"
         ]
     );
+}
+
+#[test]
+fn an_experiments_csv_rows_are_its_point_range() {
+    let e = |first_point, points| ExperimentRecord {
+        id: "x".into(),
+        title: String::new(),
+        command: String::new(),
+        first_point,
+        points,
+    };
+    assert_eq!(point_range(&e(4, 4)), "4–7");
+    assert_eq!(point_range(&e(4, 1)), "4");
+    assert_eq!(point_range(&e(4, 0)), "—");
 }

@@ -4,7 +4,10 @@
 //! rate), and a UDP receive rate computed from a handful of datagrams says
 //! more about the first datagram's timing than about the path: both are
 //! flagged with their reason and kept out of curves, findings and the
-//! verdict.
+//! verdict. So is a rate over a shaped link measured across too short an
+//! interval: a token bucket lets its burst through at the host's speed, and
+//! a late emulator wake-up delivers the frames that were due at once, so
+//! over a few milliseconds the receiver sees more than the line rate.
 //!
 //! The line rate is the one the run stored with each trial, in the trial's
 //! `details.lab.calibration.line_rate_bps` (measured by `tcplab` when it
@@ -34,6 +37,21 @@ pub const MIN_DATAGRAMS_FOR_LOSS: f64 = 100.0;
 /// [`MIN_DATAGRAMS_FOR_LOSS`] per trial) to be given.
 pub fn too_few_for_loss(sent: f64) -> bool {
     sent.is_nan() || sent < MIN_DATAGRAMS_FOR_LOSS
+}
+
+/// The shortest first-to-last interval, s, a rate over an emulated link is
+/// computed from. The kernel's token buckets hold 1 ms at the rate, and the
+/// emulator's wake-ups come up to about a millisecond late on a loaded
+/// virtual machine; over 20 ms either moves a rate by at most about 5%,
+/// less than the headers and framing that separate TCP's goodput from the
+/// line rate (6% at a 1448-byte MSS). Over a 2 ms transfer (256 KB at
+/// 1 Gbit/s) the bucket alone doubled the rate: 2.2 Gbit/s through lan1g.
+pub const MIN_RATE_INTERVAL_S: f64 = 0.02;
+
+/// Whether a rate's first-to-last interval (mean per trial, s) is too short
+/// ([`MIN_RATE_INTERVAL_S`]) for a rate over an emulated link.
+pub fn too_short_interval(interval_s: f64) -> bool {
+    interval_s.is_nan() || interval_s < MIN_RATE_INTERVAL_S
 }
 
 /// Whether a mean throughput (with its 95% CI half-width) exceeds the line
@@ -69,6 +87,12 @@ pub enum Invalid {
         /// Datagrams received, mean per trial.
         received: f64,
     },
+    /// A rate over an emulated link from a first-to-last interval shorter
+    /// than [`MIN_RATE_INTERVAL_S`] (mean per trial).
+    TooShortInterval {
+        /// The interval, s.
+        interval_s: f64,
+    },
 }
 
 impl Invalid {
@@ -89,6 +113,13 @@ impl Invalid {
             Invalid::TooFewDatagrams { received } => format!(
                 "n/a: the receive rate would rest on {received:.0} datagrams received per trial, \
                  fewer than the {MIN_DATAGRAMS_FOR_RATE:.0} a rate needs"
+            ),
+            Invalid::TooShortInterval { interval_s } => format!(
+                "n/a: the rate would rest on {:.1} ms from first byte to last, shorter than the \
+                 {:.0} ms a rate over a shaped link needs (its bucket and timers let a short \
+                 transfer through faster than the line rate)",
+                interval_s * 1e3,
+                MIN_RATE_INTERVAL_S * 1e3
             ),
         }
     }
@@ -113,12 +144,20 @@ pub fn line_rate_bps(d: &StudyData, point: &PointSummary) -> Option<f64> {
 }
 
 /// Whether a point's `throughput_bps` may be shown: `Err` with the reason
-/// when it exceeds its place's line rate beyond CI, or when it is a UDP
+/// when it exceeds its place's line rate beyond CI, when it was measured
+/// over an emulated link across too short an interval, or when it is a UDP
 /// receive rate from too few datagrams. A point without the metric is
 /// `Ok` (there is nothing to show).
 pub fn throughput_validity(d: &StudyData, point: &PointSummary) -> Result<(), Invalid> {
     if let (Some(thr), Some(line)) = (point.metrics.get("throughput_bps"), line_rate_bps(d, point))
     {
+        if let Some(interval) = point.metrics.get("delay_s") {
+            if too_short_interval(interval.mean) {
+                return Err(Invalid::TooShortInterval {
+                    interval_s: interval.mean,
+                });
+            }
+        }
         if above_line_rate(thr.mean, thr.ci95, line) {
             return Err(Invalid::AboveLineRate {
                 mean_bps: thr.mean,
@@ -288,6 +327,74 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_over_a_link_needs_a_long_enough_interval() {
+        assert!(too_short_interval(0.002));
+        assert!(too_short_interval(0.0199));
+        assert!(too_short_interval(f64::NAN));
+        assert!(!too_short_interval(0.02));
+        assert!(!too_short_interval(0.21));
+    }
+
+    /// A study run of one tcp-stream point on ether10 (line rate 10 Mbit/s)
+    /// whose three trials ran at 9.4 Mbit/s, each from first byte to last
+    /// in `interval_s`.
+    fn point_over_ether10(interval_s: f64) -> (StudyData, PointSummary) {
+        use crate::data::{ExperimentRecord, StudySettings};
+        use crate::fixtures::{ok_trial, stored_study_run};
+        use record::{PointRecord, TrialOutcome};
+        use std::collections::BTreeMap;
+        let mut params = TrialParams::defaults(TestKind::TcpStream);
+        params.topology = "ether10".into();
+        let mut trials = Vec::new();
+        for k in 0..3 {
+            let mut o = TrialOutcome {
+                metrics: BTreeMap::from([
+                    ("throughput_bps".to_string(), 9.4e6),
+                    ("delay_s".to_string(), interval_s),
+                ]),
+                ..TrialOutcome::default()
+            };
+            o.details = serde_json::json!({"lab": {
+                "calibration": {"line_rate_bps": 10e6},
+                "place": {"link": "ether10"}
+            }});
+            trials.push(ok_trial(&trials, 1, k, o));
+        }
+        let settings = StudySettings {
+            study: "abrams91".into(),
+            quick: true,
+            experiments: vec![ExperimentRecord {
+                id: "x".into(),
+                title: "x".into(),
+                command: String::new(),
+                first_point: 0,
+                points: 1,
+            }],
+        };
+        let point = PointRecord {
+            id: 1,
+            index: 0,
+            params,
+        };
+        let run = stored_study_run(settings, "ether10", vec![point], trials);
+        let summaries = analysis::summarize_run(&run);
+        let p = summaries[0].clone();
+        let d = StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn a_short_transfer_over_a_link_is_not_a_rate() {
+        let (d, p) = point_over_ether10(0.002);
+        assert_eq!(
+            throughput_validity(&d, &p),
+            Err(Invalid::TooShortInterval { interval_s: 0.002 })
+        );
+        let (d, p) = point_over_ether10(0.2);
+        assert_eq!(throughput_validity(&d, &p), Ok(()));
+    }
+
+    #[test]
     fn reasons_state_the_numbers() {
         let a = Invalid::AboveLineRate {
             mean_bps: 11.7e6,
@@ -303,5 +410,9 @@ mod tests {
         assert!(b
             .reason()
             .starts_with("n/a: the receive rate would rest on 6 datagrams"));
+        let c = Invalid::TooShortInterval { interval_s: 0.0021 };
+        assert!(c.reason().starts_with(
+            "n/a: the rate would rest on 2.1 ms from first byte to last, shorter than the 20 ms"
+        ));
     }
 }

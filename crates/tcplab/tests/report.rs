@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::browser::{assert_rendered, assert_self_contained, render};
+use common::browser::{assert_rendered, assert_self_contained, attr_values, render};
 use common::{
     assert_usage_error, json_of, skip_unless_root, stdout_of, tcplab, tcplab_command, temp_db,
 };
@@ -89,6 +89,19 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
+    // Each figure links the values it plots (a CSV of its own) and the
+    // run's CSV; every relative link names a file written beside the page.
+    let figures = html.matches("<figure id=").count();
+    assert_eq!(html.matches("class=\"fig-data\"").count(), figures);
+    assert!(html.contains("<a href=\"sweep.fig1.csv\">sweep.fig1.csv</a>"));
+    for href in attr_values(&html, "href") {
+        if !href.starts_with('#') {
+            assert!(dir.path().join(&href).exists(), "{href} not written");
+        }
+    }
+    let fig1 = std::fs::read_to_string(dir.path().join("sweep.fig1.csv")).unwrap();
+    assert!(fig1.starts_with("series,"), "{fig1}");
+    assert_eq!(fig1.lines().count(), 1 + 2, "two write sizes: {fig1}");
     // The data beside it: the CSV has one row per trial, the JSON every trial.
     let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().filter(|l| !l.is_empty()).collect();

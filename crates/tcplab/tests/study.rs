@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::browser::{assert_rendered, assert_self_contained, render};
+use common::browser::{assert_rendered, assert_self_contained, attr_values, render};
 use common::{assert_success, json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
 use rusqlite::Connection;
 use std::time::Instant;
@@ -135,6 +135,23 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
         let page = out_dir.join(&file);
         let html = std::fs::read_to_string(&page).unwrap();
         assert_self_contained(&html, 2);
+        // Every figure links the values it plots and the run's CSV, and
+        // every relative link of the page names a file written beside it.
+        let figures = html.matches("<figure id=").count();
+        assert!(figures >= 2, "{file}: {figures} figures");
+        assert_eq!(
+            html.matches("class=\"fig-data\"").count(),
+            figures,
+            "{file}"
+        );
+        for href in attr_values(&html, "href") {
+            if !href.starts_with('#') {
+                assert!(
+                    out_dir.join(&href).exists(),
+                    "{file} links {href}, not written"
+                );
+            }
+        }
         // Each study ends with its verdict.
         assert!(html.contains("Verdict: what limits TCP/IP here"), "{file}");
         // Rendered by a real browser: the DOM holds the figures, and it

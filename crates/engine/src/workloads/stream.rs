@@ -108,6 +108,7 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
             let now = Instant::now();
             if first.is_none() {
                 first = Some(now);
+                r.first_read_bytes = n as u64;
                 // Batch wake-ups only after the first byte, so its arrival time stays exact.
                 if lowat > 1 {
                     let v = lowat.min(i32::MAX as u64) as libc::c_int;

@@ -8,6 +8,7 @@ use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod claims;
 mod hosts;
+mod one_host;
 mod prediction;
 mod report;
 #[cfg(test)]

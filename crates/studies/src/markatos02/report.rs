@@ -21,6 +21,7 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         latency_section(d),
         model_section(d),
         super::hosts::section(d),
+        super::one_host::one_host_section(d),
     ]
 }
 

@@ -8,6 +8,7 @@
 
 use crate::spec::{repeat, Experiment, PlanOptions, StudyPlan};
 
+mod merged;
 mod report;
 mod trace;
 pub use report::report;

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 pub fn report(d: &StudyData) -> Vec<Section> {
     vec![
         layer_section(d),
+        super::merged::layers_merged_section(d),
         time_sequence_section(d),
         sws_section(d),
         rtt_section(d),

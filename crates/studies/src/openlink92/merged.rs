@@ -1,0 +1,125 @@
+//! Figs 3–4 of the paper, the layers merged into one process: what was
+//! measured, and why this host's Linux cannot show it (its layers are not
+//! separate processes to merge). A statement, not a measurement.
+
+use super::CITE;
+use crate::data::StudyData;
+use report::Section;
+
+/// The section's title.
+pub(super) const TITLE: &str = "Layers merged into one process (Figs 3–4): not measurable here";
+
+/// The section: the paper's experiment, why Linux cannot repeat it, what
+/// this run measured instead, and which issue adds it.
+pub(super) fn layers_merged_section(d: &StudyData) -> Section {
+    let mut s = Section::new(TITLE);
+    s.paper_finding(
+        format!("{CITE}, §2, Figs 3–4"),
+        "OPEN-Link's Ethernet interface module, IP and TCP were three processes talking through \
+         IPC. Combined into one process, IP's packet and byte rates rose to the Ethernet curve; \
+         TCP's rose too but stayed nearly flat against packet size.",
+    );
+    s.paragraph(
+        "What the paper measured: the packet and byte rate at each layer against packet size \
+         (64 to 1512 bytes), once with each layer in its own process and once with the three \
+         merged, so the difference between the two figures is the cost of the IPC between \
+         layers.",
+    );
+    s.paragraph(
+        "Why this host cannot show it: in Linux the driver, IP and TCP are not processes. They \
+         are functions of one kernel, called one from the other in the context of the sending \
+         thread or of the receive softirq, with no message passing between them. There is no \
+         separated configuration to start from and nothing to merge: every layer curve this \
+         run measured is already the merged case, and no setting of this kernel separates the \
+         layers again.",
+    );
+    let mut measured: Vec<&str> = d
+        .points_of("layer-rate")
+        .iter()
+        .filter(|p| p.trials_ok > 0)
+        .filter_map(|p| p.params.layer.map(|l| l.name()))
+        .collect();
+    measured.sort_unstable();
+    measured.dedup();
+    let measured = measured.len();
+    s.paragraph(format!(
+        "What this run shows instead: the layer-rate curves of Figs 1–2 ({measured} of 4 layers \
+         measured in this run), which correspond to the paper's merged Figs 3–4 more than to \
+         its separated Figs 1–2."
+    ));
+    s.paragraph(
+        "What adds it: tcplab's own TCP/IP stack (issue 18), made a laboratory whose \
+         mechanisms can be switched (issue 19), runs its layers either in one thread or as \
+         separate threads joined by queues: Figs 3–4 will be repeated there, both ways, on this \
+         host.",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{ExperimentRecord, StudySettings};
+    use crate::fixtures::{ok_trial, stored_study_run};
+    use record::{PointRecord, ProtocolLayer, TestKind, TrialOutcome, TrialParams};
+    use report::Block;
+    use std::collections::BTreeMap;
+
+    /// An openlink92 run whose layer-rate experiment measured `layers`.
+    fn run_with(layers: &[ProtocolLayer]) -> StudyData {
+        let mut points = Vec::new();
+        let mut trials = Vec::new();
+        for (i, l) in layers.iter().enumerate() {
+            let mut params = TrialParams::defaults(TestKind::LayerRate);
+            params.layer = Some(*l);
+            points.push(PointRecord {
+                id: i as i64 + 1,
+                index: i as u32,
+                params,
+            });
+            trials.push(ok_trial(&trials, i as i64 + 1, 0, TrialOutcome::default()));
+        }
+        let settings = StudySettings {
+            study: super::super::NAME.into(),
+            quick: true,
+            experiments: vec![ExperimentRecord {
+                id: "layer-rate".into(),
+                title: String::new(),
+                command: String::new(),
+                first_point: 0,
+                points: layers.len() as u32,
+            }],
+        };
+        let run = stored_study_run(settings, "veth", points, trials);
+        let summaries = analysis::summarize_run(&run);
+        StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+    }
+
+    fn text(s: &Section) -> String {
+        s.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Paragraph(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_report_says_why_figs_3_and_4_are_missing() {
+        let d = run_with(&ProtocolLayer::ALL);
+        let sections = super::super::report(&d);
+        let s = sections
+            .iter()
+            .find(|s| s.title == TITLE)
+            .expect("the layers-merged section");
+        let t = text(s);
+        assert!(t.contains("combined") || t.contains("merged"), "{t}");
+        assert!(t.contains("not processes"), "{t}");
+        assert!(t.contains("issue 18"), "{t}");
+        assert!(t.contains("(4 of 4 layers measured in this run)"), "{t}");
+        let t = text(&layers_merged_section(&run_with(&[ProtocolLayer::Eth])));
+        assert!(t.contains("(1 of 4 layers measured in this run)"), "{t}");
+    }
+}

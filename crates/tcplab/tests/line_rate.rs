@@ -1,0 +1,111 @@
+//! No throughput a report would plot exceeds its place's line rate: every
+//! link profile (`lab::link::profiles`) is driven with TCP (256 KB
+//! transfers, the size whose bucket burst once gave 122 Mbit/s through
+//! lan100) and UDP (200 ms streams) at write sizes up to 64 KB, and every
+//! point either stays within its calibrated line rate (+ its CI) or is
+//! left out by the studies' validity rules for a stated reason (too few
+//! datagrams, too short an interval) — never for being above the rate.
+//! Real namespaces and links; run as root.
+
+mod common;
+
+use analysis::PointSummary;
+use common::{skip_unless_root, stdout_of, tcplab, temp_db};
+use record::{Store, TestKind, TrialStatus};
+use std::sync::Mutex;
+use studies::validity::{above_line_rate, too_few_datagrams, too_short_interval};
+
+/// Lab tests measure rates: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Why a point is not plotted, per the validity rules other than the line
+/// rate itself; None when it is plotted (and so must be within the rate).
+fn left_out(p: &PointSummary) -> Option<&'static str> {
+    if p.params.test == TestKind::UdpStream
+        && too_few_datagrams(p.metrics.get("datagrams_received").map_or(0.0, |s| s.mean))
+    {
+        return Some("too few datagrams");
+    }
+    if too_short_interval(p.metrics.get("delay_s").map_or(f64::NAN, |s| s.mean)) {
+        return Some("too short an interval");
+    }
+    None
+}
+
+#[test]
+fn no_plotted_throughput_exceeds_the_line_rate_on_any_profile() {
+    if skip_unless_root("namespaces and links need root") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, db) = temp_db();
+    let profiles: Vec<&str> = lab::link::profiles().iter().map(|p| p.name).collect();
+    let places = profiles.join(",");
+    for args in [
+        ["tcp-stream", "--write-size", "1K,8K,64K", "--bytes", "256K"],
+        [
+            "udp-stream",
+            "--write-size",
+            "1K,8K,65507",
+            "--duration",
+            "200ms",
+        ],
+    ] {
+        let mut all = vec!["bench"];
+        all.extend_from_slice(&args);
+        all.extend_from_slice(&["--topology", &places, "--repeat", "3"]);
+        stdout_of(&tcplab(&db, &all));
+    }
+    let store = Store::open(&db).unwrap();
+    let mut checked = Vec::new();
+    let mut violations = Vec::new();
+    for run_id in [1, 2] {
+        let run = store.load_run(run_id).unwrap();
+        for p in analysis::summarize_run(&run) {
+            let place = p.params.topology.name().to_string();
+            let label = format!(
+                "{} {} B on {place}",
+                p.params.test.name(),
+                p.params.write_size
+            );
+            let Some(thr) = p.metrics.get("throughput_bps") else {
+                eprintln!("{label}: no rate (n/a)");
+                continue;
+            };
+            let line = run
+                .trials
+                .iter()
+                .find(|t| t.point_id == p.point_id && t.status == TrialStatus::Ok)
+                .and_then(|t| t.outcome.details["lab"]["calibration"]["line_rate_bps"].as_f64())
+                .unwrap_or_else(|| panic!("{label}: no calibrated line rate"));
+            let seen = format!(
+                "{label}: {:.1} ± {:.1} Mbit/s, line rate {:.1} Mbit/s",
+                thr.mean / 1e6,
+                if thr.ci95.is_finite() { thr.ci95 } else { 0.0 } / 1e6,
+                line / 1e6
+            );
+            match left_out(&p) {
+                Some(why) => eprintln!("{seen}: not plotted ({why})"),
+                None => {
+                    eprintln!("{seen}");
+                    checked.push(place);
+                    if above_line_rate(thr.mean, thr.ci95, line) {
+                        violations.push(seen);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "above the line rate: {violations:#?}"
+    );
+    // Every profile had points held to its rate: the rules did not simply
+    // leave everything out.
+    for name in &profiles {
+        assert!(
+            checked.iter().filter(|c| c == name).count() >= 2,
+            "{name}: fewer than two plotted points were checked ({checked:?})"
+        );
+    }
+}
