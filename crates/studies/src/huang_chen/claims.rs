@@ -217,11 +217,11 @@ fn is_segmentation(feature: &str) -> bool {
 /// The findings on checksum offload: the checksum's CPU share, and what the
 /// throughput change does (and does not) say about it. `differing` names
 /// the offloads (as "sender tso") whose recorded state differs between the
-/// arms' trials.
+/// arms' trials; `None` where the trials recorded no offload state.
 pub(super) fn checksum_sentences(
     on: &ChecksumArm,
     off: &ChecksumArm,
-    differing: &[String],
+    differing: Option<&[String]>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if on.sender.is_some() || off.sender.is_some() {
@@ -271,8 +271,15 @@ pub(super) fn checksum_sentences(
         bps(t_off, c_off),
         t_on.max(t_off) / t_on.min(t_off)
     );
+    let Some(differing) = differing else {
+        out.push(format!(
+            "{change}, but the trials recorded no offload state, so whether segmentation offload \
+             changed with the checksum is unknown: the change cannot be put down to checksumming."
+        ));
+        return out;
+    };
     let list = if differing.is_empty() {
-        "nothing recorded".to_string()
+        "nothing".to_string()
     } else {
         differing.join(", ")
     };

@@ -153,6 +153,11 @@ fn a_lookup_per_datagram_is_claimed_only_when_sendto_shows_more_of_it() {
         t.starts_with("The samples do not show a route lookup per datagram"),
         "{t}"
     );
+    let old_run = per_datagram_sentence(Some(&connected), None);
+    assert!(
+        old_run.starts_with("The run lacks sendto() trials (--connect off)"),
+        "{old_run}"
+    );
     let thin = ts(0.0, 0.035, 0.008, 400);
     let u = per_datagram_sentence(Some(&connected), Some(&thin));
     assert!(

@@ -14,6 +14,7 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod acks;
 mod claims;
 #[cfg(test)]
 mod control_tests;
@@ -42,7 +43,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             "mss-blocks",
             "Table 1, Figs 3–9: CPU time per function block against MSS, sender and receiver, with offloads off (every segment handled one by one) and as the devices have them (timed trials, scaled to 20 MB)",
             format!(
-                "tcp-stream --mss {mss} --offload off,default --write-size 8192 --duration {dur} --topology {place} --probe cpu --repeat {r}",
+                "tcp-stream --mss {mss} --offload off,default --write-size 8192 --duration {long} --topology {place} --probe cpu --repeat {r}",
                 mss = levels(o, "256,512,1024,1280", "256,512,768,1024,1280"),
             ),
         ),

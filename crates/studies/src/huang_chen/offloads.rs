@@ -3,6 +3,8 @@
 //! Segmentation and receive offloads (TSO, GSO, GRO) hide per-packet costs,
 //! so each section says what its trials ran with.
 
+use crate::data::StudyData;
+use record::TrialParams;
 use std::collections::BTreeMap;
 
 /// One trial's offloads: "sender tso" → on.
@@ -94,4 +96,18 @@ pub(super) fn controlled_sentence(arms: &[(String, Vec<OffloadState>)]) -> Strin
         "Offloads as the trials recorded them at both ends — {}.",
         parts.join(" — ")
     )
+}
+
+/// The recorded offload states of an experiment's trials that `keep`
+/// accepts.
+pub(super) fn offload_states(
+    d: &StudyData,
+    id: &str,
+    keep: impl Fn(&TrialParams) -> bool,
+) -> Vec<OffloadState> {
+    d.trials_of(id)
+        .into_iter()
+        .filter(|(_, p)| keep(p))
+        .filter_map(|(t, _)| recorded(&t.outcome.details))
+        .collect()
 }

@@ -6,6 +6,7 @@
 //! /proc/net/fib_triestat shows whether the trie got deeper.
 
 use super::claims::{trial_share_words, TrialShares};
+use super::offloads::{controlled_sentence, offload_states};
 use super::samples::count_stacks;
 use crate::data::StudyData;
 use crate::figures::series;
@@ -81,9 +82,14 @@ pub(super) fn per_datagram_sentence(
 ) -> String {
     let (Some(c), Some(u)) = (connected, unconnected) else {
         return format!(
-            "Output route lookups (fib_table_lookup under ip_route_output_*) took {} of the \
-             connected sender's CPU and {} of the sendto() sender's: one arm is missing, so \
-             they cannot be compared.",
+            "The run lacks {}, so a route lookup per datagram cannot be shown (output route \
+             lookups, fib_table_lookup under ip_route_output_*: {} of the connected sender's CPU, \
+             {} of the sendto() sender's).",
+            if unconnected.is_none() {
+                "sendto() trials (--connect off)"
+            } else {
+                "connected trials"
+            },
             trial_share_words(connected),
             trial_share_words(unconnected)
         );
@@ -185,6 +191,10 @@ pub(super) fn routes_section(d: &StudyData) -> Section {
          names the address in every sendto() (--connect off). The routes are /32s in \
          198.18.0.0/15 on the sender's device; the destination is outside that block.",
     );
+    s.paragraph(controlled_sentence(&[(
+        "all trials".into(),
+        offload_states(d, "routes", |_| true),
+    )]));
     let mut f = Figure::new(
         "Sender CPU per 64-byte datagram against routes in the sender's table",
         "routes installed",

@@ -284,7 +284,7 @@ fn a_throughput_change_that_lost_tso_too_is_not_put_down_to_checksumming() {
     let on = cs_arm(Some((0.0, 5000)), (11.8e9, 4.9e9));
     let off = cs_arm(Some((0.042, 5000)), (3.8e9, 2.5e9));
     let lost_tso = names(&["receiver rx checksum", "sender tso", "sender tx checksum"]);
-    let s = checksum_sentences(&on, &off, &lost_tso);
+    let s = checksum_sentences(&on, &off, Some(&lost_tso));
     assert!(
         s[0].contains("spends 4.2% of its CPU checksumming"),
         "{s:#?}"
@@ -298,7 +298,7 @@ fn a_throughput_change_that_lost_tso_too_is_not_put_down_to_checksumming() {
     );
     // Too few samples: the share is not stated and the bound is not drawn.
     let thin = cs_arm(Some((0.042, 300)), (3.8e9, 2.5e9));
-    let t = checksum_sentences(&on, &thin, &lost_tso);
+    let t = checksum_sentences(&on, &thin, Some(&lost_tso));
     assert!(t[0].contains("n/a (300 samples)"), "{t:#?}");
     assert!(
         t[1].contains("not measured with enough samples") && !t[1].contains("at most"),
@@ -312,7 +312,7 @@ fn with_segmentation_held_off_the_change_is_the_checksums() {
     // A 1.15× drop that a 20% checksum share can explain.
     let on = cs_arm(Some((0.0, 5000)), (4.6e9, 0.1e9));
     let off = cs_arm(Some((0.20, 5000)), (4.0e9, 0.1e9));
-    let s = checksum_sentences(&on, &off, &only_checksum);
+    let s = checksum_sentences(&on, &off, Some(&only_checksum));
     assert!(
         s[1].contains("differ only in receiver rx checksum, sender tx checksum")
             && s[1].contains("comes with checksumming in software: the checksum's 20.0%")
@@ -322,10 +322,17 @@ fn with_segmentation_held_off_the_change_is_the_checksums() {
     );
     // A 3× drop that a 4% share cannot explain says so.
     let off_far = cs_arm(Some((0.04, 5000)), (1.5e9, 0.1e9));
-    let t = checksum_sentences(&on, &off_far, &only_checksum);
+    let t = checksum_sentences(&on, &off_far, Some(&only_checksum));
     assert!(
         t[1].contains("less than the 3.07× seen: the rest is not the sender's checksum CPU"),
         "{t:#?}"
+    );
+    // Trials that recorded no offload state (a run from before they did):
+    // the change is not put down to checksumming.
+    let u = checksum_sentences(&on, &off_far, None);
+    assert!(
+        u[1].contains("recorded no offload state") && u[1].contains("cannot be put down"),
+        "{u:#?}"
     );
 }
 
@@ -333,7 +340,7 @@ fn with_segmentation_held_off_the_change_is_the_checksums() {
 fn throughput_within_ci_with_and_without_checksum_offload_is_no_change() {
     let on = cs_arm(Some((0.0, 5000)), (10e9, 1e9));
     let off = cs_arm(Some((0.05, 5000)), (9.5e9, 1e9));
-    let s = checksum_sentences(&on, &off, &names(&["sender tx checksum"]));
+    let s = checksum_sentences(&on, &off, Some(&names(&["sender tx checksum"])));
     assert!(
         s[1].starts_with("Throughput does not differ beyond the 95% CIs")
             && s[1].contains("a change smaller than 2.00 Gbit/s could not have been seen"),
