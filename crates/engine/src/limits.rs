@@ -127,6 +127,12 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
             return Err("--rcvlowat applies only to tcp-stream".into());
         }
     }
+    if !p.connect && (t != TestKind::UdpStream || p.reverse) {
+        return Err(
+            "--connect off applies only to udp-stream's sender on the client (not with --reverse)"
+                .into(),
+        );
+    }
     if !matches!(t, TestKind::TcpStream | TestKind::UdpStream) {
         if p.reverse {
             return Err(format!(

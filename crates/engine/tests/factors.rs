@@ -228,3 +228,21 @@ fn quickack_stream_delivers_and_acknowledges_each_read() {
     );
     assert!(acks >= 0.9 * (reads - 1.0), "{acks} ACKs for {reads} reads");
 }
+
+#[test]
+fn an_unconnected_udp_sender_names_the_address_in_every_datagram() {
+    // --connect off: sendto() with the address each time; the datagrams
+    // arrive as from a connected sender.
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.bytes = Some(64 * 1000);
+    p.duration_s = None;
+    p.write_size = 64;
+    p.send_rate_bps = Some(20_000_000);
+    p.connect = false;
+    let m = run(&p);
+    assert_eq!(m["datagrams_sent"], 1000.0);
+    assert!(m["datagrams_received"] >= 900.0, "{m:?}");
+    // The option is refused where there is no client sender to unconnect.
+    p.reverse = true;
+    assert!(engine::limits::validate(&p, &Limits::default()).is_err());
+}

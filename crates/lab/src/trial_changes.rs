@@ -1,9 +1,11 @@
 //! Changes a trial makes to its place, and their undoing: extra routes in
 //! the sender's routing table (Huang & Chen's routing-table cost),
 //! checksum offload switched off on the veth ends (their checksum cost),
-//! and any offload switched off at both ends (`--offload`: segmentation
-//! and receive offloads hide per-packet costs). Each end's offload state
-//! can be read for the trial's record.
+//! any offload switched off at both ends (`--offload`: segmentation
+//! and receive offloads hide per-packet costs), and the `quickack` route
+//! metric on the receiver's routes (`--quickack`: an ACK for every segment
+//! received, their ACK cost). Each end's offload state, and the routing
+//! trie's depth, can be read for the trial's record.
 //! Only inside tcplab's own namespaces, never the host's; undone when the
 //! guard drops (after the trial, on error and on Ctrl-C), and gone with
 //! the namespaces in any case (`tcplab lab clean`).
@@ -46,6 +48,9 @@ pub struct Wanted {
     pub checksum_off: bool,
     /// Offloads to turn off at both ends, by their place in [`Offload::ALL`].
     pub offloads_off: [bool; 5],
+    /// Set the `quickack 1` metric on every IPv4 route in the receiver's
+    /// main table, so the kernel acknowledges every segment it receives.
+    pub quickack_route: bool,
 }
 
 /// The changes in force; undone on drop.
@@ -56,8 +61,13 @@ pub struct TrialChanges {
     offloads: Vec<(Endpoint, bool, bool)>,
     /// (endpoint, offloads of [`Offload::ALL`] this trial switched off).
     switched_off: Vec<(Endpoint, [bool; 5])>,
+    /// (receiver's namespace, its routes as `ip route show` printed them
+    /// before `quickack 1` was added).
+    quickack_in: Option<(String, Vec<String>)>,
     /// Routes present in the sender's table once installed.
     pub routes_installed: u32,
+    /// Routes in the receiver's table that got the `quickack` metric.
+    pub quickack_routes: u32,
     /// Seconds the installation took.
     pub install_s: f64,
 }
@@ -101,6 +111,20 @@ impl TrialChanges {
                 )?;
             }
         }
+        if w.quickack_route {
+            let ns = receiver.ns.clone();
+            c.quickack_in = Some((ns.clone(), Vec::new()));
+            for line in main_routes(&ns)? {
+                if line.split_whitespace().any(|w| w == "quickack") {
+                    continue;
+                }
+                change_route(&ns, &line, true)?;
+                if let Some((_, done)) = c.quickack_in.as_mut() {
+                    done.push(line);
+                }
+            }
+            c.quickack_routes = c.quickack_in.as_ref().map_or(0, |x| x.1.len() as u32);
+        }
         if w.offloads_off.contains(&true) {
             // On an error the guard's drop switches back what the ends
             // before it switched.
@@ -123,6 +147,13 @@ impl TrialChanges {
         if let Some(ns) = self.routes_in.take() {
             if let Err(e) = flush_routes(&ns) {
                 first = first.and(Err(e));
+            }
+        }
+        if let Some((ns, lines)) = self.quickack_in.take() {
+            for line in lines {
+                if let Err(e) = change_route(&ns, &line, false) {
+                    first = first.and(Err(e));
+                }
             }
         }
         for (e, off) in self.switched_off.drain(..).rev() {
@@ -203,6 +234,70 @@ pub fn count_routes(ns: &str) -> Result<u32, LabError> {
 pub fn flush_routes(ns: &str) -> Result<(), LabError> {
     cmd::ip(Some(ns), &["-4", "route", "flush", "proto", ROUTE_PROTO])?;
     Ok(())
+}
+
+/// The IPv4 routes of namespace `ns`'s main table, one `ip route show`
+/// line each.
+fn main_routes(ns: &str) -> Result<Vec<String>, LabError> {
+    Ok(
+        cmd::ip(Some(ns), &["-4", "route", "show", "table", "main"])?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// Replaces the route `line` (as `ip route show` printed it) in `ns` by
+/// itself with `quickack 1` added, or by itself as printed (which drops
+/// the metric again).
+fn change_route(ns: &str, line: &str, quickack: bool) -> Result<(), LabError> {
+    let mut args = vec!["-4", "route", "change"];
+    args.extend(line.split_whitespace());
+    if quickack {
+        args.extend(["quickack", "1"]);
+    }
+    cmd::ip(Some(ns), &args).map(|_| ())
+}
+
+/// The shape of a namespace's main routing table as the kernel stores it:
+/// an LC-trie (`/proc/net/fib_triestat`, its "Main:" part).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FibTrieStats {
+    /// Mean depth of the trie's leaves.
+    pub avg_depth: f64,
+    /// Depth of its deepest leaf.
+    pub max_depth: u32,
+    /// Leaves (distinct prefixes' keys).
+    pub leaves: u64,
+}
+
+/// The main table's trie in namespace `ns`, read from the namespace's own
+/// /proc/thread-self/net/fib_triestat.
+pub fn fib_trie_stats(ns: &str) -> Result<FibTrieStats, LabError> {
+    let text = netns::run_in_named(ns, || {
+        std::fs::read_to_string("/proc/thread-self/net/fib_triestat")
+            .map_err(|e| LabError::io("reading /proc/thread-self/net/fib_triestat", e))
+    })??;
+    parse_fib_triestat(&text)
+        .ok_or_else(|| LabError::Spec("no \"Main:\" table with depths in fib_triestat".to_string()))
+}
+
+/// The "Main:" part of fib_triestat's text.
+pub fn parse_fib_triestat(text: &str) -> Option<FibTrieStats> {
+    let main = text.split("Main:").nth(1)?;
+    let main = main.split("Local:").next()?;
+    let field = |name: &str| {
+        main.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    Some(FibTrieStats {
+        avg_depth: field("Aver depth:")?.parse().ok()?,
+        max_depth: field("Max depth:")?.parse().ok()?,
+        leaves: field("Leaves:")?.parse().ok()?,
+    })
 }
 
 fn in_endpoint<T: Send + 'static>(
@@ -287,4 +382,34 @@ fn restore(dev: &str, switched: [bool; 5]) -> Result<(), LabError> {
         }
     }
     first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_fib_triestat;
+
+    const TRIESTAT: &str = "Basic info: size of leaf: 48 bytes, size of tnode: 40 bytes.
+Main:
+\tAver depth:     2.42
+\tMax depth:      3
+\tLeaves:         7
+\tPrefixes:       7
+\tInternal nodes: 4
+\t  1: 3  17: 1
+\tPointers: 131082
+Null ptrs: 131072
+Total size: 1  kB
+Local:
+\tAver depth:     3.00
+\tMax depth:      4
+\tLeaves:         5
+";
+
+    #[test]
+    fn the_main_tables_depth_is_read_not_the_local_tables() {
+        let t = parse_fib_triestat(TRIESTAT).unwrap();
+        assert_eq!((t.avg_depth, t.max_depth, t.leaves), (2.42, 3, 7));
+        let local_only = TRIESTAT.replace("Main:", "Other:");
+        assert!(parse_fib_triestat(&local_only).is_none());
+    }
 }

@@ -158,3 +158,63 @@ fn offloads_are_switched_off_at_both_ends_and_back() {
     assert_eq!(read_offloads(&s).unwrap(), s0);
     assert_eq!(read_offloads(&r).unwrap(), r0);
 }
+
+fn quickack_lines(ns: &str) -> usize {
+    let out = std::process::Command::new("ip")
+        .args(["-n", ns, "-4", "route", "show", "table", "main"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("quickack 1"))
+        .count()
+}
+
+#[test]
+fn the_quickack_metric_goes_on_the_receivers_routes_and_off_again() {
+    let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
+    let (s, r) = (
+        place.endpoint(true).unwrap(),
+        place.endpoint(false).unwrap(),
+    );
+    assert_eq!(quickack_lines(&r.ns), 0);
+    let want = Wanted {
+        quickack_route: true,
+        ..Wanted::default()
+    };
+    let c = TrialChanges::apply(want, &s, &r).unwrap();
+    assert!(c.quickack_routes >= 1, "{c:?}");
+    assert_eq!(quickack_lines(&r.ns), c.quickack_routes as usize);
+    assert_eq!(quickack_lines(&s.ns), 0, "only the receiver's table");
+    c.undo().unwrap();
+    assert_eq!(quickack_lines(&r.ns), 0, "the metric is gone after undo");
+    drop(TrialChanges::apply(want, &s, &r).unwrap());
+    assert_eq!(quickack_lines(&r.ns), 0, "and after a drop");
+}
+
+#[test]
+fn the_senders_trie_reports_its_leaves_and_depth() {
+    let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
+    let (s, r) = (
+        place.endpoint(true).unwrap(),
+        place.endpoint(false).unwrap(),
+    );
+    let before = lab::trial_changes::fib_trie_stats(&s.ns).unwrap();
+    let c = TrialChanges::apply(
+        Wanted {
+            routes: 1000,
+            ..Wanted::default()
+        },
+        &s,
+        &r,
+    )
+    .unwrap();
+    let after = lab::trial_changes::fib_trie_stats(&s.ns).unwrap();
+    assert_eq!(after.leaves, before.leaves + 1000, "{before:?} {after:?}");
+    assert!(after.max_depth >= 1, "{after:?}");
+    c.undo().unwrap();
+    assert_eq!(
+        lab::trial_changes::fib_trie_stats(&s.ns).unwrap().leaves,
+        before.leaves
+    );
+}

@@ -310,10 +310,10 @@ fn exports_trials_as_csv() {
     assert_eq!(header[25], "load");
     assert_eq!(header[29], "pin");
     assert_eq!(
-        &header[30..34],
-        ["routes", "checksum_offload", "offload", "layer"]
+        &header[30..35],
+        ["routes", "checksum_offload", "offload", "layer", "connect"]
     );
-    assert_eq!(&header[34..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[35..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -198,6 +198,19 @@ fn shaped_link(t: &TrialRecord, p: &TrialParams) -> Option<String> {
     (!lab["place"]["link"].is_null() || p.link.is_some()).then(|| place(p))
 }
 
+/// The fewest CPU samples of a role in one trial that a CPU share is
+/// taken from.
+pub const MIN_CPU_SAMPLES: u64 = 1000;
+
+/// A role's samples in a trial's profile.
+fn role_samples(p: &record::CpuProfile, role: ThreadRole) -> u64 {
+    p.stacks
+        .iter()
+        .filter(|s| !s.unsampled && p.role_of(s.tid) == role)
+        .map(|s| s.samples)
+        .sum()
+}
+
 /// The run's candidates, ranked by score; those that cannot be ranked
 /// (too few ticks, imposed, not measured) follow in that order.
 pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
@@ -261,7 +274,8 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
                 else {
                     continue;
                 };
-                if wall <= 0.0 {
+                if wall <= 0.0 || role_samples(profile, role) < MIN_CPU_SAMPLES {
+                    // A share from fewer samples is not stated.
                     continue;
                 }
                 let busy = (cpu / wall).min(1.0);
@@ -307,7 +321,7 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
         out.push(judge(
             name,
             ev,
-            "no CPU-sampled trial (--probe cpu) in this run",
+            "no CPU-sampled trial (--probe cpu) with 1000 samples of a side in this run",
         ));
     }
     let order = |b: &Bottleneck| match b.standing {

@@ -2,7 +2,7 @@
 //! enough 4 ms ticks to be ranked, and a limit the experiment set on
 //! itself is listed as imposed, not as the host's bottleneck.
 
-use super::{closing_finding, verdict, Bottleneck, Standing, MIN_TICKS};
+use super::{closing_finding, verdict, Bottleneck, Standing, MIN_CPU_SAMPLES, MIN_TICKS};
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::study_meta;
 use record::{
@@ -201,4 +201,66 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
     let big = verdict(&window_run(stream(), 0.2, serde_json::Value::Null));
     assert!(closing_finding(&big)
         .starts_with("The first bottleneck in this run is window and flow control: 20%"));
+}
+
+/// A profile of trial `tid`'s sender: `samples` samples, all in a copy
+/// routine.
+fn copy_profile(samples: u64) -> record::CpuProfile {
+    use record::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
+    CpuProfile {
+        version: 1,
+        period_ns: 100_000,
+        clock: "cpu-clock".into(),
+        cpus: 2,
+        duration_s: 1.0,
+        symbols: vec!["rep_movs_alternative".into()],
+        threads: vec![ProfiledThread {
+            tid: 7,
+            tgid: 7,
+            comm: "tcplab-client".into(),
+            role: ThreadRole::Sender,
+        }],
+        stacks: vec![ProfiledStack {
+            tid: 7,
+            unsampled: false,
+            kernel: vec![0],
+            user: vec![],
+            samples,
+            ns: samples * 100_000,
+        }],
+        busy_s: 1.0,
+        idle_s: 0.0,
+        lost_samples: 0,
+        broken_stacks: 0,
+    }
+}
+
+#[test]
+fn a_cpu_share_needs_enough_samples_in_its_trial_to_be_ranked() {
+    let with = |samples: u64| {
+        let d = window_run(stream(), 0.0, serde_json::Value::Null);
+        let mut run = d.run;
+        for t in run.trials.iter_mut() {
+            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
+            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
+        }
+        let profiles = run
+            .trials
+            .iter()
+            .map(|t| (t.id, copy_profile(samples)))
+            .collect();
+        let summaries = analysis::summarize_run(&run);
+        verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+    };
+    let enough = with(MIN_CPU_SAMPLES);
+    let copy = candidate(&enough, "data copy");
+    assert!(
+        (copy.score.unwrap() - 0.5).abs() < 1e-9,
+        "all of a half-busy sender's samples in copy: {enough:#?}"
+    );
+    let few = with(MIN_CPU_SAMPLES - 1);
+    assert!(
+        candidate(&few, "data copy").score.is_none(),
+        "999 samples state no share: {few:#?}"
+    );
 }

@@ -267,9 +267,15 @@ impl LivePlace {
         let run = self.run(p, interrupt, observer);
         // Undone before the result is looked at: after a failed or
         // interrupted trial too (and on panic, by the guard's Drop).
-        let (routes_installed, install_s) = changes
-            .as_ref()
-            .map_or((0, 0.0), |c| (c.routes_installed, c.install_s));
+        let (routes_installed, install_s, quickack_routes) =
+            changes.as_ref().map_or((0, 0.0, 0), |c| {
+                (c.routes_installed, c.install_s, c.quickack_routes)
+            });
+        // The sender's routing trie as the trial ran with it (`--routes`).
+        let trie = p
+            .routes
+            .and_then(|_| self.place.endpoint(engine::metrics::sender_is_client(p)))
+            .map(|e| lab::trial_changes::fib_trie_stats(&e.ns));
         if let Some(c) = changes {
             c.undo()
                 .map_err(|e| EngineError::Protocol(format!("undoing the trial's changes: {e}")))?;
@@ -279,6 +285,18 @@ impl LivePlace {
             o.metrics
                 .insert("routes_installed".into(), f64::from(routes_installed));
             o.metrics.insert("routes_install_s".into(), install_s);
+        }
+        if let Some(Ok(t)) = trie {
+            o.metrics.insert("fib_main_avg_depth".into(), t.avg_depth);
+            o.metrics
+                .insert("fib_main_max_depth".into(), f64::from(t.max_depth));
+            o.metrics.insert("fib_main_leaves".into(), t.leaves as f64);
+        }
+        if p.quickack {
+            // Routes of the receiver's table that carried `quickack 1`: 0
+            // where the place has no namespaces (only TCP_QUICKACK then).
+            o.metrics
+                .insert("quickack_routes".into(), f64::from(quickack_routes));
         }
         let emulator = match (before, self.place.emulator_stats()) {
             (Some(b), Some(a)) if a.len() == 2 && b.len() == 2 => Some(serde_json::json!({
@@ -297,17 +315,22 @@ impl LivePlace {
     }
 
     /// Makes the trial's changes to this place (`--routes`,
-    /// `--checksum-offload off`, `--offload`); None when it asks for none.
+    /// `--checksum-offload off`, `--offload`, `--quickack`'s route metric);
+    /// None when it asks for none.
     fn apply_changes(&self, p: &TrialParams) -> Result<Option<TrialChanges>, EngineError> {
+        let client_sends = engine::metrics::sender_is_client(p);
+        let has_namespaces = self.place.endpoint(!client_sends).is_some();
         let w = Wanted {
             routes: p.routes.unwrap_or(0),
             checksum_off: !p.checksum_offload,
             offloads_off: p.offload.map_or([false; 5], |o| o.as_array()),
+            // Where the place has namespaces, `--quickack` also sets the
+            // route metric: TCP_QUICKACK alone lapses between reads.
+            quickack_route: p.quickack && has_namespaces,
         };
         if w == Wanted::default() {
             return Ok(None);
         }
-        let client_sends = engine::metrics::sender_is_client(p);
         let (Some(s), Some(r)) = (
             self.place.endpoint(client_sends),
             self.place.endpoint(!client_sends),

@@ -394,6 +394,16 @@ fn client_conn(
             let _reg = cancel.register(&s);
             return udp::send_to(&s, dest.as_ref(), p, pattern, a, stop);
         }
+        TestKind::UdpStream if !p.connect && !p.reverse => {
+            // An unconnected sender: the address in every sendto(), so the
+            // kernel looks the route up per datagram.
+            let s = match sockopt::udp_socket(&addr, p) {
+                Ok(s) => s,
+                Err(e) => return ConnResult::failed(e.to_string()),
+            };
+            let _reg = cancel.register(&s);
+            return udp::send_to(&s, Some(&addr.into()), p, pattern, a, stop);
+        }
         TestKind::UdpStream => {
             let s = match udp_connected(p, addr) {
                 Ok(s) => s,

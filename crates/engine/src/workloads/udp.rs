@@ -55,7 +55,8 @@ fn send_raw_to(fd: i32, dest: Option<&SockAddr>, header: &[u8; HEADER], payload:
             iov_len: payload.len(),
         },
     ];
-    // SAFETY: both iovecs point at live buffers; the socket is connected.
+    // SAFETY: both iovecs point at live buffers, and `dest` (if any) at a
+    // live address of its stated length.
     unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = iov.as_mut_ptr();
@@ -88,7 +89,8 @@ pub fn send(
 }
 
 /// [`send`], naming `dest` in every datagram when given (for sockets that
-/// cannot connect: layer-rate's AF_PACKET frames).
+/// cannot connect, layer-rate's AF_PACKET frames, and for an unconnected
+/// sender, `--connect off`).
 pub fn send_to(
     sock: &Socket,
     dest: Option<&SockAddr>,

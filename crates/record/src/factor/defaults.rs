@@ -6,6 +6,12 @@ pub fn checksum_offload_default() -> bool {
     true
 }
 
+/// A udp-stream sender connects its socket unless asked (the level of runs
+/// stored before `--connect` existed).
+pub fn connect_default() -> bool {
+    true
+}
+
 /// The smallest SO_RCVLOWAT a stream receiver uses when `--rcvlowat` is `auto`.
 ///
 /// A bulk receiver that the kernel wakes for every arriving segment reads

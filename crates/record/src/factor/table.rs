@@ -1,7 +1,7 @@
 //! The factor table: every factor of a trial, once. See macros.rs for what
 //! an entry says and what is generated from it.
 
-use super::defaults::{checksum_offload_default, DEFAULT_READ_SIZE};
+use super::defaults::{checksum_offload_default, connect_default, DEFAULT_READ_SIZE};
 use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
 use super::offloads::OffloadsOff;
 use super::parse;
@@ -128,7 +128,7 @@ factor_table! {
     quickack: bool {
         flag: "quickack",
         value_name: "ON,OFF",
-        help: "TCP_QUICKACK on the stream receiver, re-armed after every read: an ACK per segment instead of delayed ACKs; alone means on",
+        help: "TCP_QUICKACK on the stream receiver, re-armed after every read, and in a place with namespaces the quickack 1 metric on the receiver's routes: an ACK per segment received instead of delayed ACKs; alone means on",
         alone_means_on: true,
         label: "quickack",
         kind: Switch,
@@ -340,5 +340,21 @@ factor_table! {
         level: ProtocolLayer,
         parse: |s, _| parse::layer(s),
         default: |test| (test == TestKind::LayerRate).then_some(ProtocolLayer::Tcp),
+    }
+    /// Whether udp-stream's sender connects its socket (`--connect`). A
+    /// connected socket caches its route; `false` names the address in
+    /// every sendto(), so the kernel looks the route up per datagram
+    /// (Huang & Chen's routing-table cost). `true` in runs stored before it
+    /// existed.
+    #[serde(default = "connect_default")]
+    connect: bool {
+        flag: "connect",
+        value_name: "ON,OFF",
+        help: "udp-stream: the sender connects its socket (on: the route is cached in the socket) or sends each datagram with sendto() and the address (off: a route lookup per datagram), e.g. on,off [default: on]",
+        label: "connected UDP sender",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| true,
     }
 }

@@ -73,6 +73,7 @@ fn stored_params_read_back_with_defaults_for_newer_factors() {
         "topology",
         "checksum_offload",
         "layer",
+        "connect",
     ] {
         obj.remove(k);
     }

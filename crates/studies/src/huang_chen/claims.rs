@@ -1,13 +1,16 @@
 //! What the ACK and checksum experiments may claim. A CPU share is stated
-//! only from enough samples; quick ACKs are credited with a cost only where
-//! they produced more ACKs than delayed ACKs; and a throughput change with
-//! checksum offload off is never put down to checksumming, since turning
-//! the offload off also turns off segmentation offload.
+//! only from enough samples in every trial behind it; quick ACKs are
+//! credited with a cost only where they produced more ACKs than delayed
+//! ACKs; and a throughput change with checksum offload off is put down to
+//! checksumming only where the arms' recorded offload states differ in the
+//! checksum alone (turning transmit checksum offload off also turns off
+//! segmentation offload, TSO).
 
-use analysis::findings::{differ, size_words, CurvePoint};
+use analysis::findings::{differ, CurvePoint};
 use report::{measure, Unit};
 
-/// The fewest CPU samples a share is stated from.
+/// The fewest CPU samples a trial must have for a share to be stated from
+/// it.
 pub(super) const MIN_SHARE_SAMPLES: u64 = 1000;
 
 /// A share of one role's CPU time with the samples it rests on.
@@ -15,27 +18,90 @@ pub(super) const MIN_SHARE_SAMPLES: u64 = 1000;
 pub(super) struct SampledShare {
     /// The fraction (0–1), pooled over the trials.
     pub share: f64,
-    /// The role's CPU samples over those trials.
+    /// The role's samples in the trial that had the fewest.
     pub samples: u64,
 }
 
 impl SampledShare {
-    /// The share, if it rests on enough samples.
+    /// The share, if every trial behind it had enough samples.
     pub fn stated(&self) -> Option<f64> {
         (self.samples >= MIN_SHARE_SAMPLES).then_some(self.share)
     }
 }
 
-/// A share as a report prints it: "4.2%", or "too few samples (n) for a
-/// share", or "not sampled".
+/// "n/a (N samples)": a share that too few samples stand behind.
+pub(super) fn too_few(samples: u64) -> String {
+    format!("n/a ({samples} samples)")
+}
+
+/// A share as a report prints it: "4.2%", "n/a (N samples)" or "not
+/// sampled".
 pub(super) fn share_words(s: Option<&SampledShare>) -> String {
     match s {
         None => "not sampled".into(),
         Some(x) => match x.stated() {
             Some(v) => format!("{:.1}%", v * 100.0),
-            None => format!("too few samples ({}) for a share", x.samples),
+            None => too_few(x.samples),
         },
     }
+}
+
+/// A share measured trial by trial: its mean ± 95% CI over the trials
+/// (fractions 0–1) and the fewest samples any trial had.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TrialShares {
+    /// Mean and CI half-width of the trials' shares.
+    pub point: CurvePoint,
+    /// The fewest samples behind one trial's share.
+    pub fewest: u64,
+}
+
+impl TrialShares {
+    /// From each trial's (hit, total) sample counts; `None` without trials.
+    pub fn from_counts(x: f64, counts: &[(u64, u64)]) -> Option<TrialShares> {
+        let shares: Vec<f64> = counts
+            .iter()
+            .map(|&(hit, total)| {
+                if total == 0 {
+                    0.0
+                } else {
+                    hit as f64 / total as f64
+                }
+            })
+            .collect();
+        let st = analysis::summarize(&shares)?;
+        Some(TrialShares {
+            point: CurvePoint {
+                x,
+                mean: st.mean,
+                ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
+            },
+            fewest: counts.iter().map(|c| c.1).min().unwrap_or(0),
+        })
+    }
+
+    /// Whether every trial had enough samples for its share.
+    pub fn stated(&self) -> bool {
+        self.fewest >= MIN_SHARE_SAMPLES
+    }
+
+    /// "3.9 ± 0.4%", or "n/a (N samples)".
+    pub fn words(&self) -> String {
+        if self.stated() {
+            format!(
+                "{:.2} ± {:.2}%",
+                self.point.mean * 100.0,
+                self.point.ci * 100.0
+            )
+        } else {
+            too_few(self.fewest)
+        }
+    }
+}
+
+/// Words for an optional trial-by-trial share.
+pub(super) fn trial_share_words(s: Option<&TrialShares>) -> String {
+    s.map_or("not sampled".into(), TrialShares::words)
 }
 
 /// One arm of the ACK experiment (quick or delayed ACKs), over its trials.
@@ -45,12 +111,11 @@ pub(super) struct AckArm {
     pub acks: f64,
     /// Data segments the sender sent, summed over the trials.
     pub data_segments: f64,
-    /// Bytes moved, summed over the trials.
-    pub bytes: f64,
     /// ACKs per data segment: mean over trials ± 95% CI half-width.
     pub per_segment: CurvePoint,
-    /// The sender's CPU share in tcp_input (ACK processing).
-    pub ack_share: Option<SampledShare>,
+    /// Both endpoints' CPU share in ACK work (making, sending and
+    /// processing ACKs), trial by trial.
+    pub ack_share: Option<TrialShares>,
 }
 
 fn ack_counts(a: &AckArm) -> String {
@@ -66,31 +131,67 @@ pub(super) fn ack_sentence(quick: &AckArm, delayed: &AckArm) -> String {
     let took_effect = q.mean > d.mean && differ(q, d);
     if !took_effect {
         return format!(
-            "TCP_QUICKACK did not take effect: the receiver sent {} with it and {} with delayed \
+            "Quick ACKs did not take effect: the receiver sent {} with them and {} with delayed \
              ACKs, no more ACKs beyond the 95% CIs, so these trials cannot tell what an ACK per \
              segment costs.",
             ack_counts(quick),
             ack_counts(delayed)
         );
     }
-    let batches = if quick.acks > 0.0 && q.mean < 0.5 {
-        format!(
-            "; even so one ACK per {} received, so the receiver acknowledged batches of \
-             segments, not each one",
-            size_words(quick.bytes / quick.acks)
-        )
+    let per_segment = if q.mean >= 0.9 {
+        "about one ACK per data segment".to_string()
     } else {
-        String::new()
+        format!(
+            "fewer than one ACK per data segment (one per {:.1} segments)",
+            1.0 / q.mean.max(1e-9)
+        )
+    };
+    let cost = match (&quick.ack_share, &delayed.ack_share) {
+        (Some(a), Some(b)) if a.stated() && b.stated() => {
+            let (a, b) = (&a.point, &b.point);
+            if differ(a, b) {
+                format!(
+                    "; ACK work took {} of the two endpoints' CPU with quick ACKs and {} with \
+                     delayed ACKs, {:+.2} percentage points beyond the 95% CIs",
+                    quick
+                        .ack_share
+                        .as_ref()
+                        .map_or(String::new(), |s| s.words()),
+                    delayed
+                        .ack_share
+                        .as_ref()
+                        .map_or(String::new(), |s| s.words()),
+                    (a.mean - b.mean) * 100.0
+                )
+            } else {
+                format!(
+                    "; ACK work took {} of the two endpoints' CPU with quick ACKs and {} with \
+                     delayed ACKs, no difference beyond the 95% CIs (a change smaller than {:.2} \
+                     percentage points could not have been seen)",
+                    quick
+                        .ack_share
+                        .as_ref()
+                        .map_or(String::new(), |s| s.words()),
+                    delayed
+                        .ack_share
+                        .as_ref()
+                        .map_or(String::new(), |s| s.words()),
+                    (a.ci + b.ci + 0.01 * a.mean.abs().max(b.mean.abs())) * 100.0
+                )
+            }
+        }
+        (a, b) => format!(
+            "; ACK work's share of the two endpoints' CPU: {} and {}, too few samples to compare",
+            trial_share_words(a.as_ref()),
+            trial_share_words(b.as_ref())
+        ),
     };
     format!(
-        "Quick ACKs made the receiver send {:.2}× the ACKs of delayed ACKs ({} against {}){}; \
-         processing ACKs took {} and {} of the sender's CPU (the paper: about 10% of all time).",
-        q.mean / d.mean,
+        "Quick ACKs made the receiver send {:.2}× the ACKs of delayed ACKs, {per_segment} ({} \
+         against {}){cost} (the paper: about 10% of all processing).",
+        q.mean / d.mean.max(1e-9),
         ack_counts(quick),
         ack_counts(delayed),
-        batches,
-        share_words(quick.ack_share.as_ref()),
-        share_words(delayed.ack_share.as_ref()),
     )
 }
 
@@ -105,9 +206,23 @@ pub(super) struct ChecksumArm {
     pub throughput: Option<(f64, f64)>,
 }
 
+/// Whether a recorded offload (as "sender tso") is a segmentation or
+/// receive-aggregation offload.
+fn is_segmentation(feature: &str) -> bool {
+    ["tso", "gso", "gro"]
+        .iter()
+        .any(|f| feature.split_whitespace().last() == Some(*f))
+}
+
 /// The findings on checksum offload: the checksum's CPU share, and what the
-/// throughput change does (and does not) say about it.
-pub(super) fn checksum_sentences(on: &ChecksumArm, off: &ChecksumArm) -> Vec<String> {
+/// throughput change does (and does not) say about it. `differing` names
+/// the offloads (as "sender tso") whose recorded state differs between the
+/// arms' trials; `None` where the trials recorded no offload state.
+pub(super) fn checksum_sentences(
+    on: &ChecksumArm,
+    off: &ChecksumArm,
+    differing: Option<&[String]>,
+) -> Vec<String> {
     let mut out = Vec::new();
     if on.sender.is_some() || off.sender.is_some() {
         out.push(format!(
@@ -156,21 +271,60 @@ pub(super) fn checksum_sentences(on: &ChecksumArm, off: &ChecksumArm) -> Vec<Str
         bps(t_off, c_off),
         t_on.max(t_off) / t_on.min(t_off)
     );
-    let cause = "turning transmit checksum offload off also turns off segmentation offload \
-                 (TSO), so the change cannot be put down to checksumming";
-    out.push(match off.sender.as_ref().and_then(SampledShare::stated) {
-        Some(s) if s < 1.0 => format!(
-            "{change}, but {cause}: the checksum's {:.1}% of the sender's CPU could account for \
-             at most {:.2}× even on a CPU-bound sender.",
+    let Some(differing) = differing else {
+        out.push(format!(
+            "{change}, but the trials recorded no offload state, so whether segmentation offload \
+             changed with the checksum is unknown: the change cannot be put down to checksumming."
+        ));
+        return out;
+    };
+    let list = if differing.is_empty() {
+        "nothing".to_string()
+    } else {
+        differing.join(", ")
+    };
+    let bound = |s: f64| {
+        format!(
+            "the checksum's {:.1}% of the sender's CPU could account for at most {:.2}× even on \
+             a CPU-bound sender",
             s * 100.0,
             1.0 / (1.0 - s)
-        ),
-        Some(_) => format!("{change}, but {cause}."),
-        None => format!(
-            "{change}, but {cause}; the checksum's share of the sender's CPU was not measured \
-             with enough samples ({}) to bound its part.",
-            share_words(off.sender.as_ref())
-        ),
-    });
+        )
+    };
+    let stated = off
+        .sender
+        .as_ref()
+        .and_then(SampledShare::stated)
+        .filter(|s| *s < 1.0);
+    if differing.iter().any(|f| is_segmentation(f)) {
+        let cause = format!(
+            "the arms' recorded offloads differ in {list}: turning transmit checksum offload off \
+             also turns off segmentation offload, so the change cannot be put down to \
+             checksumming"
+        );
+        out.push(match stated {
+            Some(s) => format!("{change}, but {cause}: {}.", bound(s)),
+            None => format!(
+                "{change}, but {cause}; the checksum's share of the sender's CPU was not measured \
+                 with enough samples ({}) to bound its part.",
+                share_words(off.sender.as_ref())
+            ),
+        });
+    } else {
+        let ratio = t_on.max(t_off) / t_on.min(t_off);
+        out.push(format!(
+            "{change}; the arms' recorded offloads differ only in {list} (segmentation and \
+             receive offloads held alike), so the change comes with checksumming in software{}.",
+            match stated {
+                Some(s) if ratio <= 1.0 / (1.0 - s) => format!(": {}", bound(s)),
+                Some(s) => format!(
+                    ", yet {}, less than the {ratio:.2}× seen: the rest is not the sender's \
+                     checksum CPU",
+                    bound(s)
+                ),
+                None => String::new(),
+            }
+        ));
+    }
     out
 }

@@ -82,6 +82,9 @@ pub(super) struct MssContrast {
     pub cpu_small: CurvePoint,
     /// Sender CPU seconds per 20 MB at the largest MSS.
     pub cpu_large: CurvePoint,
+    /// The trials ran with segmentation and receive offloads off, so the
+    /// stack handled every segment.
+    pub offloads_off: bool,
 }
 
 /// Why the fit failed, from the data: CPU time that does not follow the
@@ -90,11 +93,17 @@ fn failure_reason(fit: &PacketByteFit, contrast: Option<&MssContrast>) -> String
     if let Some(c) = contrast {
         let rose = c.cpu_small.mean > c.cpu_large.mean && differ(&c.cpu_small, &c.cpu_large);
         if c.segments_ratio > 1.5 && !rose {
+            let why = if c.offloads_off {
+                "with segmentation and receive offloads off, so offload does not explain it: \
+                 these trials are too few or too noisy to show a per-segment cost"
+            } else {
+                "as when segmentation offload hands the stack 64 KB segments whatever the MSS, \
+                 so there is no per-segment cost to find"
+            };
             return format!(
                 "at MSS {:.0} the sender sent {:.1}× the segments per 20 MB it sent at MSS {:.0}, \
                  yet used {:.4} ± {:.4} s of CPU per 20 MB against {:.4} ± {:.4} s ({}): its CPU \
-                 time does not follow the segment count, as when segmentation offload hands the \
-                 stack 64 KB segments whatever the MSS, so there is no per-segment cost to find",
+                 time does not follow the segment count, {why}",
                 c.small_mss,
                 c.segments_ratio,
                 c.large_mss,

@@ -12,11 +12,14 @@ use record::{ThreadRole, TrialParams};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, StackedBars, Table, Unit};
 use std::collections::BTreeMap;
 
+use super::acks::ack_section;
 use super::claims::{
-    ack_sentence, checksum_sentences, share_words, AckArm, ChecksumArm, SampledShare,
-    MIN_SHARE_SAMPLES,
+    checksum_sentences, share_words, too_few, ChecksumArm, SampledShare, MIN_SHARE_SAMPLES,
 };
 use super::fit_claims;
+use super::offloads::{self, offload_states};
+use super::routes::routes_section;
+use super::samples::role_samples;
 
 const CITE: &str = "Huang & Chen";
 
@@ -53,7 +56,19 @@ struct Sampled {
     attribution: CpuAttribution,
     bytes: f64,
     packets: f64,
+    /// The trial switched offloads off (`--offload`).
+    offloads_off: bool,
+    /// Its samples of the sender's and the receiver's threads.
+    samples: [u64; 2],
 }
+
+/// The MSS experiment's arms: offloads off (every segment handled one by
+/// one, the paper's condition) first, then offloads as the devices have
+/// them; a run without `--offload` has only the second.
+const MSS_ARMS: [(bool, &str); 2] = [
+    (true, "offloads off"),
+    (false, "offloads as the devices have them"),
+];
 
 fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
     d.trials_of(id)
@@ -66,6 +81,11 @@ fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
                 attribution: attribute(prof),
                 bytes: *m.get("bytes")?,
                 packets: *m.get("data_segs_out")?,
+                offloads_off: p.offload.is_some(),
+                samples: [
+                    role_samples(prof, ThreadRole::Sender),
+                    role_samples(prof, ThreadRole::Receiver),
+                ],
             })
         })
         .filter(|s| s.bytes > 0.0)
@@ -101,6 +121,17 @@ fn blocks_per_mss(v: &[Sampled], role: ThreadRole) -> BTreeMap<u64, Vec<(Block, 
         .collect()
 }
 
+/// The fewest samples of `role` in one trial, per MSS.
+fn fewest_per_mss(v: &[Sampled], role: ThreadRole) -> BTreeMap<u64, u64> {
+    let i = usize::from(role != ThreadRole::Sender);
+    let mut out: BTreeMap<u64, u64> = BTreeMap::new();
+    for s in v {
+        let e = out.entry(s.mss as u64).or_insert(u64::MAX);
+        *e = (*e).min(s.samples[i]);
+    }
+    out
+}
+
 fn blocks_section(d: &StudyData) -> Section {
     let mut s = Section::new("CPU time per function block against MSS (Table 1, Figs 3–7)");
     s.paper_finding(
@@ -109,13 +140,31 @@ fn blocks_section(d: &StudyData) -> Section {
          moving data to the card), tcp_output 13.7 s (32%), ip_output 1.5 s (4%); the time \
          per block fell with larger segments except driver_out, a per-byte cost.",
     );
-    let v = sampled(d, "mss-blocks");
-    if v.is_empty() {
+    let all = sampled(d, "mss-blocks");
+    if all.is_empty() {
         s.warning(
             "No CPU-sampled trial of the MSS experiment: it needs --probe cpu (root, perf events).",
         );
         return s;
     }
+    // The paper's stack handled every segment: the blocks come from the
+    // trials with offloads off where the run has them.
+    let arm_off = all.iter().any(|x| x.offloads_off);
+    let v: Vec<Sampled> = all
+        .into_iter()
+        .filter(|x| x.offloads_off == arm_off)
+        .collect();
+    s.paragraph(offloads::controlled_sentence(&[(
+        format!(
+            "the blocks below come from the trials with {}",
+            if arm_off {
+                "offloads off"
+            } else {
+                "offloads as the devices have them"
+            }
+        ),
+        offload_states(d, "mss-blocks", |p| p.offload.is_some() == arm_off),
+    )]));
     for (role, name) in [
         (ThreadRole::Sender, "sender"),
         (ThreadRole::Receiver, "receiver"),
@@ -124,6 +173,13 @@ fn blocks_section(d: &StudyData) -> Section {
         if per.is_empty() {
             continue;
         }
+        let fewest = fewest_per_mss(&v, role);
+        let enough = |m: &u64| fewest.get(m).is_some_and(|n| *n >= MIN_SHARE_SAMPLES);
+        let short: Vec<String> = per
+            .keys()
+            .filter(|m| !enough(m))
+            .map(|m| format!("MSS {m}: {}", too_few(fewest.get(m).copied().unwrap_or(0))))
+            .collect();
         let mut header = vec![format!("{name}: block")];
         header.extend(per.keys().map(|m| format!("MSS {m}")));
         let mut t = Table::new(header)
@@ -152,11 +208,17 @@ fn blocks_section(d: &StudyData) -> Section {
         let cats: Vec<String> = Block::ALL.iter().map(|b| b.name().to_string()).collect();
         s.push(StackedBars {
             title: format!("Share of the {name}'s CPU time per block, by MSS (Figs 3, 6)"),
-            caption: None,
+            caption: (!short.is_empty()).then(|| {
+                format!(
+                    "Left out, too few samples in a trial (at least {MIN_SHARE_SAMPLES} each): {}.",
+                    short.join("; ")
+                )
+            }),
             value_label: "share of CPU time (%)".into(),
             categories: cats,
             bars: per
                 .iter()
+                .filter(|(mss, _)| enough(mss))
                 .map(|(mss, v)| {
                     let tot: f64 = v.iter().map(|x| x.1).sum();
                     (
@@ -173,7 +235,13 @@ fn blocks_section(d: &StudyData) -> Section {
             continue;
         };
         let tot: f64 = blocks.iter().map(|x| x.1).sum();
-        if let Some((b, t)) = blocks
+        if !enough(mss) {
+            s.finding(format!(
+                "On the {name} at MSS {mss}, the blocks' shares are {}: at least \
+                 {MIN_SHARE_SAMPLES} per trial are needed.",
+                too_few(fewest.get(mss).copied().unwrap_or(0))
+            ));
+        } else if let Some((b, t)) = blocks
             .iter()
             .filter(|x| x.0 != Block::Other && x.0 != Block::Application)
             .max_by(|a, b| a.1.total_cmp(&b.1))
@@ -213,6 +281,16 @@ fn blocks_section(d: &StudyData) -> Section {
     s
 }
 
+/// "With offloads off, the sender's …": a sentence said of one arm.
+fn of_arm(label: &str, sentence: &str) -> String {
+    let mut c = sentence.chars();
+    let first = c
+        .next()
+        .map(|x| x.to_lowercase().to_string())
+        .unwrap_or_default();
+    format!("With {label}, {first}{}", c.as_str())
+}
+
 fn fit_section(d: &StudyData) -> Section {
     let mut s = Section::new("CPU time against MSS and packet count (Figs 8–9)");
     s.paper_finding(
@@ -220,44 +298,31 @@ fn fit_section(d: &StudyData) -> Section {
         "Sender CPU time for 20 MB rose sharply at small segments (79.2 s at 256 against 41.0 s \
          at 1280) and was linear in the number of packets sent.",
     );
-    let v = sampled(d, "mss-blocks");
-    let obs: Vec<(f64, f64, f64)> = v
-        .iter()
-        .filter_map(|x| {
-            x.attribution
-                .role(ThreadRole::Sender)
-                .map(|r| (x.packets, x.bytes, r.cpu_s))
-        })
-        .collect();
-    if obs.is_empty() {
+    let all = sampled(d, "mss-blocks");
+    if all.is_empty() {
         s.warning("No CPU-sampled trial of the MSS experiment in this run.");
         return s;
     }
-    let mut by_mss: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
-    for (x, o) in v.iter().zip(&obs) {
-        by_mss
-            .entry(x.mss as u64)
-            .or_default()
-            .push((o.2 * PAPER_BYTES / o.1, o.0 * PAPER_BYTES / o.1));
-    }
-    let curve: Vec<CurvePoint> = by_mss
-        .iter()
-        .filter_map(|(m, xs)| {
-            let cpu: Vec<f64> = xs.iter().map(|x| x.0).collect();
-            let st = analysis::summarize(&cpu)?;
-            Some(CurvePoint {
-                x: *m as f64,
-                mean: st.mean,
-                ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
-            })
-        })
+    let present: Vec<(bool, &str)> = MSS_ARMS
+        .into_iter()
+        .filter(|(off, _)| all.iter().any(|x| x.offloads_off == *off))
         .collect();
+    s.paragraph(offloads::controlled_sentence(
+        &present
+            .iter()
+            .map(|(off, label)| {
+                (
+                    label.to_string(),
+                    offload_states(d, "mss-blocks", |p| p.offload.is_some() == *off),
+                )
+            })
+            .collect::<Vec<_>>(),
+    ));
     let mut f = Figure::new(
         "Sender CPU seconds per 20 MB against MSS (Fig. 8)",
         "MSS (bytes)",
         "sender CPU (s per 20 MB)",
-    )
-    .with_series(series("this host", &curve));
+    );
     f.reference = Some(Series::new(
         "paper: 386/33 sender (Table 1, s ÷ 100)",
         [
@@ -271,68 +336,112 @@ fn fit_section(d: &StudyData) -> Section {
         .map(|&(x, y)| Point::new(x, y / 100.0))
         .collect(),
     ));
-    s.push(f);
-    s.finding(fit_claims::shape_finding(
-        "Sender CPU per 20 MB",
-        "MSS",
-        &curve,
-        "s per 20 MB",
-        &|x| format!("{x:.0} B"),
-    ));
     let mut g = Figure::new(
         "Sender CPU seconds against data segments sent, per 20 MB (Fig. 9)",
         "data segments per 20 MB",
         "sender CPU (s per 20 MB)",
     );
-    g.series.push(
-        Series::new(
-            "trials",
-            by_mss
-                .values()
-                .flatten()
-                .map(|&(cpu, pk)| Point::new(pk, cpu))
-                .collect(),
-        )
-        .with_style(SeriesStyle::Points),
-    );
-    match fit_packet_byte(&obs) {
-        Ok(fit) if !fit_claims::failed(&fit) => {
-            let mut xs: Vec<f64> = by_mss.values().flatten().map(|x| x.1).collect();
-            xs.sort_by(f64::total_cmp);
-            g.series.push(
-                Series::new(
-                    "fit: per packet + per byte",
-                    xs.iter()
-                        .map(|&pk| {
-                            Point::new(
-                                pk,
-                                fit.per_packet_us * 1e-6 * pk
-                                    + fit.per_byte_ns * 1e-9 * PAPER_BYTES,
-                            )
-                        })
-                        .collect(),
-                )
-                .with_style(SeriesStyle::Path),
-            );
-            s.push(g);
-            s.finding(fit_claims::packet_byte_sentence(&fit, None));
+    let mut findings = Vec::new();
+    let mut warnings = Vec::new();
+    for (off, label) in present {
+        let v: Vec<&Sampled> = all.iter().filter(|x| x.offloads_off == off).collect();
+        let obs: Vec<(f64, f64, f64)> = v
+            .iter()
+            .filter_map(|x| {
+                x.attribution
+                    .role(ThreadRole::Sender)
+                    .map(|r| (x.packets, x.bytes, r.cpu_s))
+            })
+            .collect();
+        let mut by_mss: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+        for x in &v {
+            if let Some(r) = x.attribution.role(ThreadRole::Sender) {
+                by_mss.entry(x.mss as u64).or_default().push((
+                    r.cpu_s * PAPER_BYTES / x.bytes,
+                    x.packets * PAPER_BYTES / x.bytes,
+                ));
+            }
         }
-        Ok(fit) => {
+        let curve: Vec<CurvePoint> = by_mss
+            .iter()
+            .filter_map(|(m, xs)| {
+                let cpu: Vec<f64> = xs.iter().map(|x| x.0).collect();
+                let st = analysis::summarize(&cpu)?;
+                Some(CurvePoint {
+                    x: *m as f64,
+                    mean: st.mean,
+                    ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
+                })
+            })
+            .collect();
+        if curve.is_empty() {
+            continue;
+        }
+        f.series
+            .push(series(&format!("this host, {label}"), &curve));
+        findings.push(of_arm(
+            label,
+            &fit_claims::shape_finding(
+                "Sender CPU per 20 MB",
+                "MSS",
+                &curve,
+                "s per 20 MB",
+                &|x| format!("{x:.0} B"),
+            ),
+        ));
+        g.series.push(
+            Series::new(
+                format!("trials, {label}"),
+                by_mss
+                    .values()
+                    .flatten()
+                    .map(|&(cpu, pk)| Point::new(pk, cpu))
+                    .collect(),
+            )
+            .with_style(SeriesStyle::Points),
+        );
+        match fit_packet_byte(&obs) {
+            Ok(fit) if !fit_claims::failed(&fit) => {
+                let mut xs: Vec<f64> = by_mss.values().flatten().map(|x| x.1).collect();
+                xs.sort_by(f64::total_cmp);
+                g.series.push(
+                    Series::new(
+                        format!("fit, {label}: per packet + per byte"),
+                        xs.iter()
+                            .map(|&pk| {
+                                Point::new(
+                                    pk,
+                                    fit.per_packet_us * 1e-6 * pk
+                                        + fit.per_byte_ns * 1e-9 * PAPER_BYTES,
+                                )
+                            })
+                            .collect(),
+                    )
+                    .with_style(SeriesStyle::Path),
+                );
+                findings.push(of_arm(label, &fit_claims::packet_byte_sentence(&fit, None)));
+            }
             // A failed fit is not drawn: the sentence says why it failed.
-            s.push(g);
-            s.finding(fit_claims::packet_byte_sentence(
-                &fit,
-                mss_contrast(&by_mss, &curve).as_ref(),
-            ));
+            Ok(fit) => findings.push(of_arm(
+                label,
+                &fit_claims::packet_byte_sentence(
+                    &fit,
+                    mss_contrast(&by_mss, &curve, off).as_ref(),
+                ),
+            )),
+            Err(e) => warnings.push(format!("No per-packet and per-byte fit with {label}: {e}.")),
         }
-        Err(e) => {
-            s.push(g);
-            s.warning(format!("No per-packet and per-byte fit: {e}."));
-        }
+    }
+    s.push(f);
+    s.push(g);
+    for x in findings {
+        s.finding(x);
+    }
+    for w in warnings {
+        s.warning(w);
     }
     s
 }
-
 fn stream_section(d: &StudyData) -> Section {
     let mut s = Section::new("Stream size, with and without NODELAY (Fig. 10)");
     s.paper_finding(
@@ -368,6 +477,10 @@ fn stream_section(d: &StudyData) -> Section {
         s.warning("The stream-size experiment has no successful trials in this run.");
         return s;
     }
+    s.paragraph(offloads::controlled_sentence(&[(
+        "all trials".into(),
+        offload_states(d, "stream-size", |_| true),
+    )]));
     s.push(f);
     for (name, c) in &curves {
         s.finding(fit_claims::shape_finding(
@@ -400,14 +513,15 @@ fn stream_section(d: &StudyData) -> Section {
 }
 
 /// The role's share of CPU time in the part `part` picks out of its
-/// attribution, pooled over `trials`, with the role's samples in them.
+/// attribution, pooled over `trials`, with the fewest samples the role had
+/// in one of them.
 fn sampled_share(
     d: &StudyData,
     trials: &[(&record::TrialRecord, &TrialParams)],
     role: ThreadRole,
     part: impl Fn(&analysis::cpu::RoleAttribution) -> f64,
 ) -> Option<SampledShare> {
-    let (mut part_s, mut cpu_s, mut samples) = (0.0, 0.0, 0u64);
+    let (mut part_s, mut cpu_s, mut fewest) = (0.0, 0.0, u64::MAX);
     for (t, _) in trials {
         let Some(prof) = d.profiles.get(&t.id) else {
             continue;
@@ -416,126 +530,41 @@ fn sampled_share(
         let Some(r) = a.role(role) else { continue };
         part_s += part(r);
         cpu_s += r.cpu_s;
-        samples += prof
-            .stacks
-            .iter()
-            .filter(|x| !x.unsampled && prof.role_of(x.tid) == role)
-            .map(|x| x.samples)
-            .sum::<u64>();
+        fewest = fewest.min(role_samples(prof, role));
     }
     (cpu_s > 0.0).then(|| SampledShare {
         share: part_s / cpu_s,
-        samples,
+        samples: fewest,
     })
 }
 
-/// The ACK experiment's trials with quick ACKs on (`true`) or off.
-fn ack_arm(d: &StudyData, quickack: bool) -> Option<(AckArm, Option<f64>, Option<f64>)> {
-    let trials: Vec<_> = d
-        .trials_of("ack")
+/// The checksum experiment's trials with checksum offload on or off,
+/// with segmentation offloads held off (`--offload`) or as the devices
+/// have them.
+fn checksum_trials(
+    d: &StudyData,
+    checksum: bool,
+    held_off: bool,
+) -> Vec<(&record::TrialRecord, &TrialParams)> {
+    d.trials_of("checksum")
         .into_iter()
-        .filter(|(_, p)| p.quickack == quickack)
-        .collect();
-    let counts: Vec<(f64, f64, f64)> = trials
-        .iter()
-        .filter_map(|(t, _)| {
-            let m = &t.outcome.metrics;
-            Some((
-                *m.get("receiver_segs_out")?,
-                *m.get("data_segs_out")?,
-                *m.get("bytes")?,
-            ))
-        })
-        .filter(|c| c.1 > 0.0)
-        .collect();
-    let ratios: Vec<f64> = counts.iter().map(|c| c.0 / c.1).collect();
-    let st = analysis::summarize(&ratios)?;
-    let mean = |k: &str| {
-        let v: Vec<f64> = trials
-            .iter()
-            .filter_map(|(t, _)| t.outcome.metrics.get(k).copied())
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    Some((
-        AckArm {
-            acks: counts.iter().map(|c| c.0).sum(),
-            data_segments: counts.iter().map(|c| c.1).sum(),
-            bytes: counts.iter().map(|c| c.2).sum(),
-            per_segment: CurvePoint {
-                x: if quickack { 1.0 } else { 0.0 },
-                mean: st.mean,
-                ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
-            },
-            ack_share: sampled_share(d, &trials, ThreadRole::Sender, |r| {
-                r.block_s(Block::TcpInput)
-            }),
-        },
-        mean("service_demand_receiver_us_per_kb"),
-        mean("throughput_bps"),
-    ))
+        .filter(|(_, p)| p.checksum_offload == checksum && p.offload.is_some() == held_off)
+        .collect()
 }
 
-fn ack_section(d: &StudyData) -> Section {
-    let mut s = Section::new("The cost of ACKs: quick ACKs against delayed ACKs (Fig. 5)");
-    s.paper_finding(
-        format!("{CITE}, Fig. 5"),
-        "Sending and receiving an ACK for every data packet took roughly 10% of all the \
-         processing; ACKing every second packet, as many products did, would save 5%.",
-    );
-    let mut t = Table::new([
-        "ACKs",
-        "ACKs per data segment",
-        "sender tcp_input (ACK processing)",
-        "receiver CPU per KB",
-        "throughput",
-    ])
-    .with_caption(format!(
-        "Receiver reads woken per segment (--rcvlowat 1); TCP_QUICKACK re-armed after every read, \
-         or the kernel's delayed ACKs. A CPU share is shown only from {MIN_SHARE_SAMPLES} samples \
-         or more."
-    ))
-    .key();
-    let mut arms = Vec::new();
-    for (on, name) in [(true, "quick (TCP_QUICKACK)"), (false, "delayed (default)")] {
-        let Some((arm, per_kb, thr)) = ack_arm(d, on) else {
-            continue;
-        };
-        t.row([
-            name.to_string(),
-            format!("{:.3} ± {:.3}", arm.per_segment.mean, arm.per_segment.ci),
-            share_words(arm.ack_share.as_ref()),
-            per_kb.map_or("—".into(), |x| format!("{x:.3} µs")),
-            thr.map_or("—".into(), |x| measure(x, None, Unit::Si("bit/s"))),
-        ]);
-        arms.push(arm);
-    }
-    if arms.is_empty() {
-        s.warning("The ACK experiment has no successful trials in this run.");
-        return s;
-    }
-    s.push(t);
-    if let [quick, delayed] = arms.as_slice() {
-        s.finding(ack_sentence(quick, delayed));
-    }
-    s
-}
-
-/// The checksum experiment's arm with offload on (`true`) or off.
-fn checksum_arm(d: &StudyData, offload: bool) -> ChecksumArm {
-    let trials: Vec<_> = d
-        .trials_of("checksum")
-        .into_iter()
-        .filter(|(_, p)| p.checksum_offload == offload)
-        .collect();
-    let checksum = |r: &analysis::cpu::RoleAttribution| r.layer_s(CpuLayer::Checksum);
+/// The checksum experiment's arm with checksum offload on or off.
+fn checksum_arm(d: &StudyData, checksum: bool, held_off: bool) -> ChecksumArm {
+    let trials = checksum_trials(d, checksum, held_off);
+    let layer = |r: &analysis::cpu::RoleAttribution| r.layer_s(CpuLayer::Checksum);
     ChecksumArm {
-        sender: sampled_share(d, &trials, ThreadRole::Sender, checksum),
-        receiver: sampled_share(d, &trials, ThreadRole::Receiver, checksum),
+        sender: sampled_share(d, &trials, ThreadRole::Sender, layer),
+        receiver: sampled_share(d, &trials, ThreadRole::Receiver, layer),
         throughput: d
             .points_of("checksum")
             .into_iter()
-            .find(|p| p.params.checksum_offload == offload)
+            .find(|p| {
+                p.params.checksum_offload == checksum && p.params.offload.is_some() == held_off
+            })
             .and_then(|p| p.metrics.get("throughput_bps").map(|m| (m.mean, m.ci95))),
     }
 }
@@ -547,13 +576,8 @@ fn checksum_section(d: &StudyData) -> Section {
         "The TCP checksum, in assembly, took almost 25% of all the time, half of TCP/IP's \
          processing; the authors urged doing it in hardware.",
     );
-    let (on, off) = (checksum_arm(d, true), checksum_arm(d, false));
-    let sampled = |a: &ChecksumArm| a.sender.is_some() || a.receiver.is_some();
-    if !sampled(&on) && !sampled(&off) {
-        s.warning("No CPU-sampled trial of the checksum experiment: it needs --probe cpu (root).");
-        return s;
-    }
     let mut t = Table::new([
+        "segmentation offloads",
         "checksum offload",
         "sender CPU in checksum",
         "receiver CPU in checksum",
@@ -561,34 +585,82 @@ fn checksum_section(d: &StudyData) -> Section {
     ])
     .with_caption(format!(
         "Share of each side's CPU time in the checksum layer (csum_partial and kin), shown only \
-         from {MIN_SHARE_SAMPLES} samples or more. Turning checksum offload off also turns off \
-         segmentation offload (TSO)."
+         where every trial had {MIN_SHARE_SAMPLES} samples or more. Turning transmit checksum \
+         offload off also turns off TSO, so the comparison that isolates the checksum holds \
+         TSO, GSO and GRO off in both arms."
     ))
     .key();
-    for (k, a) in [("on", &on), ("off", &off)] {
-        t.row([
-            k.to_string(),
-            share_words(a.sender.as_ref()),
-            share_words(a.receiver.as_ref()),
-            a.throughput.map_or("—".into(), |(m, c)| {
-                measure(m, Some(c), Unit::Si("bit/s"))
-            }),
-        ]);
+    let mut pairs = Vec::new();
+    for (held_off, seg) in [(true, "held off"), (false, "as the devices have them")] {
+        if checksum_trials(d, true, held_off).is_empty()
+            && checksum_trials(d, false, held_off).is_empty()
+        {
+            continue;
+        }
+        let (on, off) = (
+            checksum_arm(d, true, held_off),
+            checksum_arm(d, false, held_off),
+        );
+        for (k, a) in [("on", &on), ("off", &off)] {
+            t.row([
+                seg.to_string(),
+                k.to_string(),
+                share_words(a.sender.as_ref()),
+                share_words(a.receiver.as_ref()),
+                a.throughput.map_or("—".into(), |(m, c)| {
+                    measure(m, Some(c), Unit::Si("bit/s"))
+                }),
+            ]);
+        }
+        let states = |c: bool| {
+            offload_states(d, "checksum", move |p| {
+                p.checksum_offload == c && p.offload.is_some() == held_off
+            })
+        };
+        let (with, without) = (states(true), states(false));
+        let differing =
+            (!with.is_empty() && !without.is_empty()).then(|| offloads::differing(&with, &without));
+        pairs.push((held_off, seg, on, off, differing));
+    }
+    if pairs.is_empty()
+        || pairs
+            .iter()
+            .all(|p| p.2.sender.is_none() && p.3.sender.is_none())
+    {
+        s.warning("No CPU-sampled trial of the checksum experiment: it needs --probe cpu (root).");
+        return s;
     }
     s.push(t);
-    for f in checksum_sentences(&on, &off) {
-        s.finding(f);
+    for (held_off, seg, on, off, differing) in &pairs {
+        s.paragraph(offloads::controlled_sentence(&[
+            (
+                format!("segmentation offloads {seg}, checksum offload on"),
+                offload_states(d, "checksum", |p| {
+                    p.checksum_offload && p.offload.is_some() == *held_off
+                }),
+            ),
+            (
+                format!("segmentation offloads {seg}, checksum offload off"),
+                offload_states(d, "checksum", |p| {
+                    !p.checksum_offload && p.offload.is_some() == *held_off
+                }),
+            ),
+        ]));
+        for f in checksum_sentences(on, off, differing.as_deref()) {
+            s.finding(format!("Segmentation offloads {seg}: {f}"));
+        }
     }
     if let Some(bw) = d.host.checksum_bw {
         if let Some(m) = d
             .points_of("checksum")
             .into_iter()
-            .find(|p| p.params.checksum_offload)
+            .find(|p| p.params.checksum_offload && p.params.offload.is_none())
             .and_then(|p| p.metrics.get("service_demand_sender_us_per_kb"))
         {
             s.finding(format!(
                 "tcplab calibrate checksums at {} here: one byte costs {:.3} ns, against \
-                 {:.2} ± {:.2} ns of sender CPU per byte moved at 64 KB writes with offload on.",
+                 {:.2} ± {:.2} ns of sender CPU per byte moved at 64 KB writes with offloads \
+                 as the devices have them.",
                 measure(bw, None, Unit::Si("B/s")),
                 1e9 / bw,
                 m.mean * 1e3 / 1024.0,
@@ -598,98 +670,12 @@ fn checksum_section(d: &StudyData) -> Section {
     }
     s
 }
-
-fn routes_section(d: &StudyData) -> Section {
-    let mut s = Section::new("The routing table's size (Table 2)");
-    s.paper_finding(
-        format!("{CITE}, Table 2"),
-        "With a linear route search, ip_output's time for 20 MB grew from 1.52 s with the \
-         destination first in the table to 2.92 s with it tenth: about 0.16 s per position.",
-    );
-    let routes = |p: &TrialParams| p.routes.map(f64::from);
-    let cost = d.curve("routes", "cpu_sender_us_per_datagram", 1.0, routes, |_| {
-        true
-    });
-    let cost = if cost.is_empty() {
-        // Sender CPU per datagram from the counters.
-        let mut acc: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-        for (t, p) in d.trials_of("routes") {
-            let m = &t.outcome.metrics;
-            if let (Some(n), Some(c), Some(r)) =
-                (m.get("datagrams_sent"), m.get("cpu_sender_s"), routes(p))
-            {
-                if *n > 0.0 {
-                    acc.entry(r as u64).or_default().push(c / n * 1e6);
-                }
-            }
-        }
-        acc.into_iter()
-            .filter_map(|(r, v)| {
-                let st = analysis::summarize(&v)?;
-                Some(CurvePoint {
-                    x: r as f64,
-                    mean: st.mean,
-                    ci: if st.ci95.is_finite() { st.ci95 } else { 0.0 },
-                })
-            })
-            .collect()
-    } else {
-        cost
-    };
-    if cost.is_empty() {
-        s.warning("The routing-table experiment has no successful trials in this run.");
-        return s;
-    }
-    let mut f = Figure::new(
-        "Sender CPU per 64-byte datagram against routes in the sender's table",
-        "routes installed",
-        "sender CPU (µs per datagram)",
-    )
-    .with_series(series("this host", &cost));
-    f.log_x = true;
-    s.push(f);
-    let thr = d.curve("routes", "throughput_bps", 1e-6, routes, |_| true);
-    if !thr.is_empty() {
-        let mut g = Figure::new(
-            "UDP throughput (64-byte datagrams) against routes installed",
-            "routes installed",
-            "throughput (Mbit/s)",
-        )
-        .with_series(series("this host", &thr));
-        g.log_x = true;
-        s.push(g);
-    }
-    if let (Some(a), Some(b)) = (cost.first(), cost.last()) {
-        if b.x > a.x && a.mean > 0.0 {
-            let grew = b.mean - a.mean;
-            let beyond_ci = grew.abs() > a.ci + b.ci;
-            s.finding(format!(
-                "From {:.0} to {:.0} routes, the sender's CPU per datagram goes from {:.2} to \
-                 {:.2} µs ({:+.0}%{}): Linux looks routes up in an LC-trie, so a {:.0}× larger \
-                 table {}, where the paper's linear search grew by a position's cost per route.",
-                a.x,
-                b.x,
-                a.mean,
-                b.mean,
-                grew / a.mean * 100.0,
-                if beyond_ci { "" } else { ", within CI" },
-                b.x / a.x,
-                if beyond_ci && grew > 0.0 {
-                    "costs measurably more, far less than in proportion"
-                } else {
-                    "costs no measurable time"
-                }
-            ));
-        }
-    }
-    s
-}
-
 /// The smallest and largest MSS of the sweep side by side: segments per
 /// 20 MB and the sender's CPU per 20 MB, from the trials at each.
 fn mss_contrast(
     by_mss: &BTreeMap<u64, Vec<(f64, f64)>>,
     curve: &[CurvePoint],
+    offloads_off: bool,
 ) -> Option<fit_claims::MssContrast> {
     let segments = |xs: &Vec<(f64, f64)>| xs.iter().map(|x| x.1).sum::<f64>() / xs.len() as f64;
     let (small, small_xs) = by_mss.iter().next()?;
@@ -703,5 +689,6 @@ fn mss_contrast(
         segments_ratio: segments(small_xs) / segments(large_xs),
         cpu_small: *curve.iter().find(|p| p.x == *small as f64)?,
         cpu_large: *curve.iter().find(|p| p.x == *large as f64)?,
+        offloads_off,
     })
 }

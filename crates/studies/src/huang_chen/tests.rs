@@ -4,7 +4,9 @@
 //! and the checksum experiment (throughput change never put down to
 //! checksumming).
 
-use super::claims::{ack_sentence, checksum_sentences, AckArm, ChecksumArm, SampledShare};
+use super::claims::{
+    ack_sentence, checksum_sentences, share_words, AckArm, ChecksumArm, SampledShare, TrialShares,
+};
 use super::fit_claims::{failed, packet_byte_sentence, shape_finding, MssContrast};
 use analysis::cpu::fit_packet_byte;
 use analysis::findings::CurvePoint;
@@ -88,6 +90,7 @@ fn a_negative_per_segment_cost_is_a_failed_fit_with_its_reason() {
         segments_ratio: 5.0,
         cpu_small: point(256.0, 0.0127, 0.015),
         cpu_large: point(1280.0, 0.0173, 0.0056),
+        offloads_off: false,
     };
     let s = packet_byte_sentence(&fit, Some(&flat));
     assert!(
@@ -117,6 +120,16 @@ fn a_negative_per_segment_cost_is_a_failed_fit_with_its_reason() {
         "{r}"
     );
     assert!(r.contains("scatter around any per-segment"), "{r}");
+    // The same flat CPU with offloads off: offload is ruled out, not offered.
+    let off = MssContrast {
+        offloads_off: true,
+        ..flat
+    };
+    let o = packet_byte_sentence(&fit, Some(&off));
+    assert!(
+        o.contains("offload does not explain it") && !o.contains("hands the stack 64 KB"),
+        "{o}"
+    );
 }
 
 #[test]
@@ -135,62 +148,123 @@ fn a_flat_curve_states_the_smallest_change_it_could_have_seen() {
     );
 }
 
-fn arm(acks: f64, segments: f64, per_segment: (f64, f64), share: Option<(f64, u64)>) -> AckArm {
+fn shares(mean: f64, ci: f64, fewest: u64) -> TrialShares {
+    TrialShares {
+        point: point(0.0, mean, ci),
+        fewest,
+    }
+}
+
+fn arm(acks: f64, segments: f64, per_segment: (f64, f64), share: Option<TrialShares>) -> AckArm {
     AckArm {
         acks,
         data_segments: segments,
-        bytes: segments * 1024.0,
         per_segment: point(0.0, per_segment.0, per_segment.1),
-        ack_share: share.map(|(share, samples)| SampledShare { share, samples }),
+        ack_share: share,
     }
 }
 
 #[test]
 fn quick_acks_that_gave_no_more_acks_did_not_take_effect() {
     // The golden run's counts: fewer ACKs with TCP_QUICKACK.
-    let quick = arm(236.0, 8446.0, (0.028, 0.006), Some((0.062, 43)));
-    let delayed = arm(321.0, 8609.0, (0.037, 0.197), Some((0.219, 61)));
+    let quick = arm(236.0, 8446.0, (0.028, 0.006), Some(shares(0.062, 0.01, 43)));
+    let delayed = arm(321.0, 8609.0, (0.037, 0.197), Some(shares(0.219, 0.1, 61)));
     let s = ack_sentence(&quick, &delayed);
-    assert!(s.starts_with("TCP_QUICKACK did not take effect"), "{s}");
+    assert!(s.starts_with("Quick ACKs did not take effect"), "{s}");
     assert!(
         s.contains("236 ACKs for 8446 segments") && s.contains("321 ACKs for 8609 segments"),
         "{s}"
     );
-    assert!(
-        !s.contains("of the sender's CPU"),
-        "no share from this experiment: {s}"
-    );
+    assert!(!s.contains("CPU"), "no share from this experiment: {s}");
 }
 
 #[test]
 fn quick_acks_that_took_effect_get_their_cost_from_enough_samples_only() {
-    let quick = arm(4200.0, 8400.0, (0.5, 0.02), Some((0.12, 5000)));
-    let delayed = arm(2100.0, 8400.0, (0.25, 0.02), Some((0.07, 4800)));
+    // This host's counts: 0.76 ACKs per segment against 0.027.
+    let quick = arm(
+        124909.0,
+        164215.0,
+        (0.76, 0.02),
+        Some(shares(0.037, 0.004, 3000)),
+    );
+    let delayed = arm(
+        11555.0,
+        426318.0,
+        (0.027, 0.002),
+        Some(shares(0.0125, 0.002, 4000)),
+    );
     let s = ack_sentence(&quick, &delayed);
     assert!(
-        s.starts_with("Quick ACKs made the receiver send 2.00× the ACKs"),
+        s.starts_with("Quick ACKs made the receiver send 28.15× the ACKs of delayed ACKs"),
         "{s}"
     );
-    assert!(s.contains("took 12.0% and 7.0% of the sender's CPU"), "{s}");
-    // The same ACK counts from too few samples: no share is stated.
-    let few = AckArm {
-        ack_share: Some(SampledShare {
-            share: 0.12,
-            samples: 90,
-        }),
-        ..quick
-    };
-    let t = ack_sentence(&few, &delayed);
     assert!(
-        t.contains("took too few samples (90) for a share and 7.0%"),
+        s.contains("fewer than one ACK per data segment (one per 1.3 segments)"),
+        "{s}"
+    );
+    assert!(
+        s.contains(
+            "ACK work took 3.70 ± 0.40% of the two endpoints' CPU with quick ACKs and 1.25 ± 0.20%"
+        ) && s.contains("+2.45 percentage points beyond the 95% CIs"),
+        "{s}"
+    );
+    // About one ACK per segment is said so; shares within CI are no change.
+    let one = arm(
+        9800.0,
+        10000.0,
+        (0.98, 0.01),
+        Some(shares(0.037, 0.02, 3000)),
+    );
+    let near = arm(
+        500.0,
+        10000.0,
+        (0.05, 0.01),
+        Some(shares(0.030, 0.02, 3000)),
+    );
+    let t = ack_sentence(&one, &near);
+    assert!(t.contains("about one ACK per data segment"), "{t}");
+    assert!(
+        t.contains(
+            "no difference beyond the 95% CIs (a change smaller than 4.04 percentage points"
+        ),
         "{t}"
     );
-    assert!(!t.contains("12.0%"), "{t}");
-    // Batches: a quarter ACK per segment says how many bytes an ACK covers.
-    let batched = arm(2100.0, 8400.0, (0.25, 0.01), None);
-    let rare = arm(840.0, 8400.0, (0.1, 0.01), None);
-    let u = ack_sentence(&batched, &rare);
-    assert!(u.contains("one ACK per 4 KB received"), "{u}");
+    // The same ACK counts from too few samples in a trial: no share is
+    // stated, and the two are not compared.
+    let few = AckArm {
+        ack_share: Some(shares(0.12, 0.01, 866)),
+        ..quick
+    };
+    let u = ack_sentence(&few, &delayed);
+    assert!(
+        u.contains("n/a (866 samples) and 1.25 ± 0.20%, too few samples to compare"),
+        "{u}"
+    );
+    assert!(!u.contains("12.0"), "{u}");
+}
+
+#[test]
+fn a_share_needs_a_thousand_samples_in_every_trial() {
+    let s = TrialShares::from_counts(0.0, &[(50, 1000), (60, 2000)]).unwrap();
+    assert!(s.stated() && s.fewest == 1000, "{s:?}");
+    assert!((s.point.mean - 0.04).abs() < 1e-12, "{s:?}");
+    let t = TrialShares::from_counts(0.0, &[(50, 999), (60, 2000)]).unwrap();
+    assert!(!t.stated());
+    assert_eq!(t.words(), "n/a (999 samples)");
+    assert_eq!(
+        share_words(Some(&SampledShare {
+            share: 0.2,
+            samples: 999
+        })),
+        "n/a (999 samples)"
+    );
+    assert_eq!(
+        share_words(Some(&SampledShare {
+            share: 0.2,
+            samples: 1000
+        })),
+        "20.0%"
+    );
 }
 
 fn cs_arm(sender: Option<(f64, u64)>, throughput: (f64, f64)) -> ChecksumArm {
@@ -201,25 +275,31 @@ fn cs_arm(sender: Option<(f64, u64)>, throughput: (f64, f64)) -> ChecksumArm {
     }
 }
 
+fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
 #[test]
-fn a_throughput_change_without_checksum_offload_is_not_put_down_to_checksumming() {
+fn a_throughput_change_that_lost_tso_too_is_not_put_down_to_checksumming() {
     let on = cs_arm(Some((0.0, 5000)), (11.8e9, 4.9e9));
     let off = cs_arm(Some((0.042, 5000)), (3.8e9, 2.5e9));
-    let s = checksum_sentences(&on, &off);
+    let lost_tso = names(&["receiver rx checksum", "sender tso", "sender tx checksum"]);
+    let s = checksum_sentences(&on, &off, Some(&lost_tso));
     assert!(
         s[0].contains("spends 4.2% of its CPU checksumming"),
         "{s:#?}"
     );
     assert!(
         s[1].contains("3.11× apart")
+            && s[1].contains("differ in receiver rx checksum, sender tso, sender tx checksum")
             && s[1].contains("cannot be put down to checksumming")
             && s[1].contains("at most 1.04×"),
         "{s:#?}"
     );
     // Too few samples: the share is not stated and the bound is not drawn.
     let thin = cs_arm(Some((0.042, 300)), (3.8e9, 2.5e9));
-    let t = checksum_sentences(&on, &thin);
-    assert!(t[0].contains("too few samples (300) for a share"), "{t:#?}");
+    let t = checksum_sentences(&on, &thin, Some(&lost_tso));
+    assert!(t[0].contains("n/a (300 samples)"), "{t:#?}");
     assert!(
         t[1].contains("not measured with enough samples") && !t[1].contains("at most"),
         "{t:#?}"
@@ -227,10 +307,40 @@ fn a_throughput_change_without_checksum_offload_is_not_put_down_to_checksumming(
 }
 
 #[test]
+fn with_segmentation_held_off_the_change_is_the_checksums() {
+    let only_checksum = names(&["receiver rx checksum", "sender tx checksum"]);
+    // A 1.15× drop that a 20% checksum share can explain.
+    let on = cs_arm(Some((0.0, 5000)), (4.6e9, 0.1e9));
+    let off = cs_arm(Some((0.20, 5000)), (4.0e9, 0.1e9));
+    let s = checksum_sentences(&on, &off, Some(&only_checksum));
+    assert!(
+        s[1].contains("differ only in receiver rx checksum, sender tx checksum")
+            && s[1].contains("comes with checksumming in software: the checksum's 20.0%")
+            && s[1].contains("at most 1.25×")
+            && !s[1].contains("cannot be put down"),
+        "{s:#?}"
+    );
+    // A 3× drop that a 4% share cannot explain says so.
+    let off_far = cs_arm(Some((0.04, 5000)), (1.5e9, 0.1e9));
+    let t = checksum_sentences(&on, &off_far, Some(&only_checksum));
+    assert!(
+        t[1].contains("less than the 3.07× seen: the rest is not the sender's checksum CPU"),
+        "{t:#?}"
+    );
+    // Trials that recorded no offload state (a run from before they did):
+    // the change is not put down to checksumming.
+    let u = checksum_sentences(&on, &off_far, None);
+    assert!(
+        u[1].contains("recorded no offload state") && u[1].contains("cannot be put down"),
+        "{u:#?}"
+    );
+}
+
+#[test]
 fn throughput_within_ci_with_and_without_checksum_offload_is_no_change() {
     let on = cs_arm(Some((0.0, 5000)), (10e9, 1e9));
     let off = cs_arm(Some((0.05, 5000)), (9.5e9, 1e9));
-    let s = checksum_sentences(&on, &off);
+    let s = checksum_sentences(&on, &off, Some(&names(&["sender tx checksum"])));
     assert!(
         s[1].starts_with("Throughput does not differ beyond the 95% CIs")
             && s[1].contains("a change smaller than 2.00 Gbit/s could not have been seen"),
