@@ -14,6 +14,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 mod acks;
+mod occupancy;
 mod packets;
 use acks::ack_causes;
 pub use acks::AckCauses;
@@ -237,10 +238,12 @@ pub fn analyse_with_mss(events: &[ProbeEvent], mss: Option<u32>) -> PathAnalysis
     }
     // Every hop of every packet for the hop delays; each packet once for
     // the counts, the time-sequence and the socket queues.
-    a.hops = device_hops(&ev);
+    let (hops, spans) = device_hops(&ev);
+    a.hops = hops;
     let once = without_forwarded_copies(&ev);
     a.hops.extend(socket_queue_delays(&once));
     a.queues = queue_lengths(&ev, t0);
+    a.queues.extend(packet_queue_lengths(&spans, t0));
     a.packets = packet_classes(&once, mss);
     a.threads = thread_times(&ev);
     a.time_sequence = time_sequence(&once, t0);
@@ -311,13 +314,15 @@ fn time_sequence(ev: &[&ProbeEvent], t0: u64) -> Vec<TimeSequence> {
         .collect()
 }
 
-/// Follows each packet (skb) from `net_dev_queue` through the driver to IP input.
-fn device_hops(ev: &[&ProbeEvent]) -> Vec<HopStats> {
+/// Follows each packet (skb) from `net_dev_queue` through the driver to IP
+/// input: each hop's delays, and each packet's (entry, exit) times per hop.
+fn device_hops(ev: &[&ProbeEvent]) -> (Vec<HopStats>, Vec<Vec<(u64, u64)>>) {
     let mut by_skb: HashMap<u64, Vec<&ProbeEvent>> = HashMap::new();
     for e in ev.iter().filter(|e| e.probe_id().is_packet()) {
         by_skb.entry(e.id).or_default().push(e);
     }
     let mut delays: Vec<Vec<u64>> = vec![Vec::new(); HOPS.len()];
+    let mut spans: Vec<Vec<(u64, u64)>> = vec![Vec::new(); HOPS.len()];
     for journey_events in by_skb.values() {
         // One skb may carry several packets over time: a new journey starts
         // at each net_dev_queue.
@@ -327,6 +332,7 @@ fn device_hops(ev: &[&ProbeEvent]) -> Vec<HopStats> {
                 if let (Some(a), Some(b)) = (j.get(from), j.get(to)) {
                     if b >= a {
                         delays[i].push(b - a);
+                        spans[i].push((*a, *b));
                     }
                 }
             }
@@ -341,10 +347,39 @@ fn device_hops(ev: &[&ProbeEvent]) -> Vec<HopStats> {
         }
         flush(&journey);
     }
-    HOPS.iter()
+    let stats = HOPS
+        .iter()
         .zip(delays)
         .filter_map(|((_, _, name), d)| HopStats::of(name, d))
-        .collect()
+        .collect();
+    (stats, spans)
+}
+
+/// The queues no probe reports a length for, in packets (skbs: segments
+/// when segmentation and receive offloads are off), from each packet's
+/// time in them: the device's transmit queue and the IP input backlog.
+fn packet_queue_lengths(spans: &[Vec<(u64, u64)>], t0: u64) -> Vec<QueueStats> {
+    let of = |to: ProbeId, from: ProbeId| {
+        HOPS.iter()
+            .position(|(f, t, _)| *f == from && *t == to)
+            .map(|i| occupancy::lengths_at_entry(&spans[i]))
+            .unwrap_or_default()
+    };
+    [
+        QueueStats::of(
+            "interface queue (packets from net_dev_queue to the driver, at entry)",
+            t0,
+            &of(ProbeId::DevStartXmit, ProbeId::DevQueue),
+        ),
+        QueueStats::of(
+            "IP input queue (packets from the driver to netif_receive_skb, at entry)",
+            t0,
+            &of(ProbeId::NetifReceive, ProbeId::DevStartXmit),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Send socket queue: from the write that supplied a packet's last byte to
@@ -542,6 +577,43 @@ mod tests {
         let ip = a.hops.iter().find(|h| h.hop.starts_with("to IP")).unwrap();
         assert_eq!(ip.p50_us, 60.0);
         assert_eq!(ip.histogram[1], 3, "60 µs falls in the 50–100 µs bin");
+    }
+
+    #[test]
+    fn the_ip_input_queue_is_counted_in_packets_from_each_packets_stay() {
+        // Skbs 1 and 2 wait for IP input together; 3 comes after both left.
+        let mut v = Vec::new();
+        for (skb, sent, received) in [
+            (1u64, 1_000u64, 50_000u64),
+            (2, 2_000, 51_000),
+            (3, 60_000, 61_000),
+        ] {
+            v.push(ev(ProbeId::DevQueue, sent - 100, skb));
+            v.push(ev(ProbeId::DevStartXmit, sent, skb));
+            v.push(ev(ProbeId::NetifReceive, received, skb));
+        }
+        let a = analyse(&v);
+        let ip = a
+            .queues
+            .iter()
+            .find(|q| q.queue.starts_with("IP input queue"))
+            .unwrap();
+        assert_eq!((ip.n, ip.max), (3, 2.0));
+        assert!((ip.mean - 4.0 / 3.0).abs() < 1e-12);
+        // Spread out, no packet finds another waiting.
+        let mut apart = Vec::new();
+        for (skb, sent) in [(1u64, 1_000u64), (2, 100_000), (3, 200_000)] {
+            apart.push(ev(ProbeId::DevQueue, sent - 100, skb));
+            apart.push(ev(ProbeId::DevStartXmit, sent, skb));
+            apart.push(ev(ProbeId::NetifReceive, sent + 5_000, skb));
+        }
+        let b = analyse(&apart);
+        let ip = b
+            .queues
+            .iter()
+            .find(|q| q.queue.starts_with("IP input queue"))
+            .unwrap();
+        assert_eq!(ip.max, 1.0);
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub(super) fn ack_section(d: &StudyData) -> Section {
     let mut s = Section::new("The receive socket queue and ACK generation (Experiment 3, Fig. 7)");
     s.paper_finding(
         format!("{CITE}, §4.3"),
-        "In a 100 ms local transfer the receive socket queue grew by a window and drained to zero, \
+        "In a 1 MB local transfer the receive socket queue grew by a window and drained to zero, \
          and an ACK followed each drain; the delayed-ACK timer (200 ms) sent the others. Most \
          ACKs came after the application emptied the receive buffer.",
     );

@@ -99,7 +99,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     e.push(Experiment::bench(
         "stop-and-wait",
         "Experiment 2, Table 1: one 1 KB packet at a time, 1 KB buffers, NODELAY: delay per layer",
-        format!("tcp-rr --write-size 1024 --sndbuf 1K --rcvbuf 1K --nodelay --topology {fast} --duration {dur} --probe queues,tcp,sched --repeat {r}"),
+        format!("tcp-rr --write-size 1024 --sndbuf 1K --rcvbuf 1K --nodelay --topology {fast} --duration {PROBED_S} --probe queues,tcp,sched --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "ack-local",

@@ -350,6 +350,32 @@ pub(crate) fn memory_finding(
     }
 }
 
+/// Which of the two packet queues (the interface queue, the IP input
+/// queue) held more packets on average, set against the paper (the
+/// interface queue grew, the IP input queue stayed short); `None` unless
+/// both were measured.
+pub(super) fn packet_queues_finding(queues: &[analysis::path::QueueStats]) -> Option<String> {
+    let find = |prefix: &str| queues.iter().find(|q| q.queue.starts_with(prefix));
+    let dev = find("interface queue (packets from")?;
+    let ip = find("IP input queue")?;
+    let (longer, shorter) = if dev.mean >= ip.mean {
+        ("interface queue", "IP input queue")
+    } else {
+        ("IP input queue", "interface queue")
+    };
+    let verdict = if dev.mean >= ip.mean {
+        "as in the paper, where the IP input queue stayed short"
+    } else {
+        "unlike the paper, where the interface queue grew and the IP input queue stayed short"
+    };
+    Some(format!(
+        "Counted in packets, each found on entry: the interface queue held {:.1} on average \
+         (at most {:.0}, {} packets), the IP input queue {:.1} (at most {:.0}, {} packets); the \
+         {longer} was the longer and the {shorter} the shorter, {verdict}.",
+        dev.mean, dev.max, dev.n, ip.mean, ip.max, ip.n
+    ))
+}
+
 fn queues_section(d: &StudyData) -> Section {
     let mut s = Section::new("The four queues of a 100 ms transfer (Experiment 2, Figs 3–6)");
     s.paper_finding(
@@ -402,6 +428,9 @@ fn queues_section(d: &StudyData) -> Section {
             kb(q.mean),
             kb(q.max)
         ));
+    }
+    if let Some(f) = packet_queues_finding(&a.queues) {
+        s.finding(f);
     }
     if let Some(h) = a
         .hops

@@ -369,3 +369,41 @@ fn every_sockbuf_size_has_a_delayed_twin_and_the_queue_experiments_count_segment
     assert!(cmd("queues").contains("--offload off"));
     assert!(cmd("load-queues").contains("--offload off"));
 }
+
+/// A packet queue's statistics: `n` packets, a mean and a max length.
+fn packet_queue(name: &str, mean: f64, max: f64) -> analysis::path::QueueStats {
+    analysis::path::QueueStats {
+        queue: name.into(),
+        n: 100,
+        mean,
+        max,
+        series: Vec::new(),
+    }
+}
+
+#[test]
+fn the_longer_packet_queue_is_named_and_set_against_the_paper() {
+    use super::report::packet_queues_finding;
+    let dev = "interface queue (packets from net_dev_queue to the driver, at entry)";
+    let ip = "IP input queue (packets from the driver to netif_receive_skb, at entry)";
+    let paper_like =
+        packet_queues_finding(&[packet_queue(dev, 6.0, 20.0), packet_queue(ip, 1.2, 3.0)]).unwrap();
+    assert!(
+        paper_like.contains("the interface queue held 6.0 on average"),
+        "{paper_like}"
+    );
+    assert!(
+        paper_like.contains("the interface queue was the longer"),
+        "{paper_like}"
+    );
+    assert!(paper_like.contains("as in the paper"), "{paper_like}");
+    let unlike =
+        packet_queues_finding(&[packet_queue(dev, 1.0, 1.0), packet_queue(ip, 4.5, 30.0)]).unwrap();
+    assert!(
+        unlike.contains("the IP input queue was the longer"),
+        "{unlike}"
+    );
+    assert!(unlike.contains("unlike the paper"), "{unlike}");
+    // One queue alone (no device events): no comparison.
+    assert!(packet_queues_finding(&[packet_queue(ip, 4.5, 30.0)]).is_none());
+}
