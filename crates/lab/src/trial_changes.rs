@@ -3,7 +3,8 @@
 //! checksum offload switched off on the veth ends (their checksum cost),
 //! and any offload switched off at both ends (`--offload`: segmentation
 //! and receive offloads hide per-packet costs). Each end's offload state
-//! can be read for the trial's record.
+//! can be read for the trial's record. With pinned endpoints, each end's
+//! receive processing is steered (RPS) to its endpoint's CPU.
 //! Only inside tcplab's own namespaces, never the host's; undone when the
 //! guard drops (after the trial, on error and on Ctrl-C), and gone with
 //! the namespaces in any case (`tcplab lab clean`).
@@ -12,6 +13,7 @@ use crate::cmd;
 use crate::error::LabError;
 use crate::netns;
 use crate::offload::{self, Offload};
+use crate::rps;
 use serde::Serialize;
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -46,6 +48,10 @@ pub struct Wanted {
     pub checksum_off: bool,
     /// Offloads to turn off at both ends, by their place in [`Offload::ALL`].
     pub offloads_off: [bool; 5],
+    /// CPUs to steer each end's receive processing to (RPS): the sender's
+    /// end (its ACKs) and the receiver's end (its data); None leaves that
+    /// end's steering as it is.
+    pub steer: [Option<u32>; 2],
 }
 
 /// The changes in force; undone on drop.
@@ -56,6 +62,8 @@ pub struct TrialChanges {
     offloads: Vec<(Endpoint, bool, bool)>,
     /// (endpoint, offloads of [`Offload::ALL`] this trial switched off).
     switched_off: Vec<(Endpoint, [bool; 5])>,
+    /// (endpoint, its `rps_cpus` mask before the trial).
+    steered: Vec<(Endpoint, String)>,
     /// Routes present in the sender's table once installed.
     pub routes_installed: u32,
     /// Seconds the installation took.
@@ -109,6 +117,13 @@ impl TrialChanges {
                 c.switched_off.push((e.clone(), off));
             }
         }
+        for (e, cpu) in [(sender, w.steer[0]), (receiver, w.steer[1])] {
+            if let Some(cpu) = cpu {
+                let before = rps::read(&e.ns, &e.dev)?;
+                rps::write(&e.ns, &e.dev, &rps::mask_of(cpu))?;
+                c.steered.push((e.clone(), before));
+            }
+        }
         c.install_s = t0.elapsed().as_secs_f64();
         Ok(c)
     }
@@ -123,6 +138,11 @@ impl TrialChanges {
         if let Some(ns) = self.routes_in.take() {
             if let Err(e) = flush_routes(&ns) {
                 first = first.and(Err(e));
+            }
+        }
+        for (e, mask) in self.steered.drain(..).rev() {
+            if let Err(err) = rps::write(&e.ns, &e.dev, &mask) {
+                first = first.and(Err(err));
             }
         }
         for (e, off) in self.switched_off.drain(..).rev() {
