@@ -117,7 +117,11 @@ fn steering(trials: &[&TrialRecord]) -> String {
     if n > 0 {
         let targets = distinct(recorded.iter().filter(|t| steered(t)).map(|t| {
             let st = &t.outcome.details["lab"]["steering"];
-            let cpu = |k: &str| st[k].as_u64().map_or("not steered".into(), |c| format!("CPU {c}"));
+            let cpu = |k: &str| {
+                st[k]
+                    .as_u64()
+                    .map_or("not steered".into(), |c| format!("CPU {c}"))
+            };
             format!(
                 "sender's end → {}, receiver's end → {}",
                 cpu("sender_cpu"),

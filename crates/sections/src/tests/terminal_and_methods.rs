@@ -174,7 +174,9 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
     for t in &mut run.trials[..2] {
         t.outcome.details["lab"]["steering"] =
             serde_json::json!({"sender_cpu": 0, "receiver_cpu": 1});
-        t.outcome.metrics.insert("core_receiver_softirq_s".into(), 0.4);
+        t.outcome
+            .metrics
+            .insert("core_receiver_softirq_s".into(), 0.4);
     }
     let mut points = summaries(&run);
     points[0].params.pin = Some(record::params::Pin {
@@ -200,9 +202,10 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
     assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
     let st = method(&s, "receive steering (RPS)");
     assert!(
-        st.starts_with("2 trials steered each pinned side's receive processing to its own CPU \
-             (sender's end → CPU 0, receiver's end → CPU 1)")
-            && st.contains("2 trials not steered")
+        st.starts_with(
+            "2 trials steered each pinned side's receive processing to its own CPU \
+             (sender's end → CPU 0, receiver's end → CPU 1)"
+        ) && st.contains("2 trials not steered")
             && st.contains("the receiver's CPU spent a median 0.40 s per trial in softirq")
             && !st.contains("the sender's CPU"),
         "{st}"

@@ -9,6 +9,7 @@ use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod comparison;
 mod report;
+mod speeds;
 #[cfg(test)]
 mod tests;
 pub use report::report;
@@ -27,6 +28,17 @@ fn places(o: &PlanOptions) -> (String, String) {
     match &o.topology {
         Some(t) => (t.clone(), t.clone()),
         None => ("veth".into(), "ether10".into()),
+    }
+}
+
+/// `--pin sender=0,receiver=1` where the host has two CPUs (pinned sides
+/// also steer their receive processing to their own CPU); nothing on a
+/// one-CPU host, whose report then says the sides were not steered.
+fn pin_sides() -> &'static str {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        "--pin sender=0,receiver=1"
+    } else {
+        ""
     }
 }
 
@@ -81,33 +93,42 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             n = levels(o, "3", "10"),
         ),
     ));
+    // Each side on a CPU of its own, with its receive processing steered
+    // there (RPS): its CPU time then includes its protocol work in
+    // softirq, and a quota on the sender charges the sender's. CPU quotas
+    // are enforced per 100 ms period: trials of a second or more (ten
+    // periods) keep the quota's granularity out of the rates.
+    let pin = pin_sides();
+    let qdur = if o.quick { "1s" } else { "2s" };
     e.push(Experiment::bench(
         "segment-cost",
         "Table 6, Figs 6–7: CPU time per segment on send and receive",
-        format!("tcp-stream --write-size 1460,65536 --topology {fast} --duration {dur} --probe cpu --repeat {r}"),
+        format!("tcp-stream --write-size 1460,65536 --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     // §3.5: slower senders (a CPU quota on the sender) and a slower
     // receiver (work per KB read). λ: each sender's UDP rate into a fast
     // receiver; μ: the rate an overwhelmed receiver still removes
     // datagrams at; then TCP for each pair and small receive buffers.
-    // CPU quotas are enforced per 100 ms period: trials of a second or
-    // more keep the quota's granularity out of the rates.
-    let qdur = if o.quick { "1s" } else { "2s" };
+    // λ and μ are measured pinned and steered like the mismatch runs. The
+    // shares put ρ = λ/μ on both sides of 1 and near it: on the
+    // development VM a 1 KB-write TCP sender moves about 2.6 Gbit/s per
+    // CPU, and the receiver's 20 µs per KB holds μ near 0.4 Gbit/s (so
+    // 0.05 → ρ ≈ 0.4, 0.15 → ρ ≈ 1, 0.3 → ρ ≈ 2, none → ρ ≈ 5).
     let speeds = levels(
         o,
-        "sender=0.1,sender=0.3,none",
-        "sender=0.1,sender=0.2,sender=0.3,sender=0.5,none",
+        "sender=0.05,sender=0.15,sender=0.3,none",
+        "sender=0.03,sender=0.05,sender=0.1,sender=0.13,sender=0.15,sender=0.18,sender=0.25,sender=0.4,none",
     );
     let work = "20us";
     e.push(Experiment::bench(
         "lambda",
         "§3.5: λ, the send rate of each emulated sender (UDP, 1 KB datagrams, fast receiver)",
-        format!("udp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("udp-stream --write-size 1024 --host-speed {speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mu",
         "§3.5: μ, the rate the emulated receiver removes datagrams at (UDP, fast sender)",
-        format!("udp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("udp-stream --write-size 1024 --recv-work {work} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     // The same rates measured with TCP itself: a modern TCP sender
     // coalesces 1 KB writes into large segments, so its capacity is not
@@ -115,18 +136,18 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     e.push(Experiment::bench(
         "lambda-tcp",
         "§3.5: λ measured with TCP: each emulated sender into a fast receiver",
-        format!("tcp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("tcp-stream --write-size 1024 --host-speed {speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mu-tcp",
         "§3.5: μ measured with TCP: a fast sender into the emulated receiver, large buffers",
-        format!("tcp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("tcp-stream --write-size 1024 --recv-work {work} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mismatch",
         "§3.5, Figs 8–9: TCP throughput against min(λ, μ) for small receive buffers",
         format!(
-            "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} --duration {qdur} --repeat {r}",
+            "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} {pin} --duration {qdur} --repeat {r}",
             bufs = levels(o, "4K,16K", "4K,8K,16K"),
         ),
     ));
