@@ -49,16 +49,55 @@ fn syscall_section(d: &StudyData) -> Section {
     s
 }
 
+/// The sender's CPU time of a trial and where it came from: with the sides
+/// pinned to CPUs of their own and each end's receive processing steered
+/// to its endpoint's CPU, the sender's whole CPU (its threads plus the
+/// softirq time of its CPU); otherwise its threads' CPU time, which on
+/// loopback and veth includes whatever receive processing ran in its
+/// context and misses any that ran elsewhere.
+pub(super) fn sender_cpu_s(t: &record::TrialRecord) -> Option<(f64, SenderCpu)> {
+    let m = &t.outcome.metrics;
+    let st = &t.outcome.details["lab"]["steering"];
+    if st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64() {
+        if let (Some(w), Some(cpu)) = (m.get("cpu_sender_whole_s"), m.get("core_sender_index")) {
+            return Some((*w, SenderCpu::Whole(*cpu as u32)));
+        }
+    }
+    m.get("cpu_sender_s").map(|c| (*c, SenderCpu::Threads))
+}
+
+/// What a trial's sender CPU time counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SenderCpu {
+    /// The whole of the sender's CPU (this one): threads plus softirq,
+    /// receive processing steered to each side's own CPU.
+    Whole(u32),
+    /// The sender's threads only; softirq was charged wherever it ran.
+    Threads,
+}
+
+impl SenderCpu {
+    /// For a table cell.
+    pub fn words(self) -> String {
+        match self {
+            SenderCpu::Whole(c) => format!("CPU {c}: sender's threads + softirq (receive steered)"),
+            SenderCpu::Threads => {
+                "sender's threads; softirq charged to whichever CPU ran it (not steered)".into()
+            }
+        }
+    }
+}
+
 /// Per point of an experiment: MB per sender CPU-second (Markatos' metric)
 /// over its successful trials, with its place and sender speed.
 pub(super) fn mb_per_sender_cpu_s(d: &StudyData, id: &str) -> Vec<(String, f64, CurvePoint)> {
     let mut by_point: BTreeMap<i64, (String, f64, Vec<f64>)> = BTreeMap::new();
     for (t, p) in d.trials_of(id) {
         let m = &t.outcome.metrics;
-        let (Some(b), Some(c)) = (m.get("bytes"), m.get("cpu_sender_s")) else {
+        let (Some(b), Some((c, _))) = (m.get("bytes"), sender_cpu_s(t)) else {
             continue;
         };
-        if *c > 0.0 {
+        if c > 0.0 {
             by_point
                 .entry(t.point_id)
                 .or_insert_with(|| (place(p), sender_speed(p), Vec::new()))
@@ -108,13 +147,23 @@ fn bandwidth_section(d: &StudyData) -> Section {
             Some((place(&p.params), (m.mean, m.ci95)))
         })
         .collect();
+    let basis: BTreeMap<String, String> = d
+        .trials_of("mb-per-cpu")
+        .into_iter()
+        .filter_map(|(t, p)| Some((place(p), sender_cpu_s(t)?.1.words())))
+        .collect();
     let mut t = Table::new([
         "network",
         "throughput",
+        "sender CPU counted",
         "MB per sender CPU-s",
         "mileage (MB per CPU-s per unit score)",
     ])
-    .with_caption("64 KB writes; Markatos' metric charges the sender's CPU time only")
+    .with_caption(
+        "64 KB writes; Markatos' metric charges the sender's CPU time only. Loopback has one \
+         device for both directions, so its receive processing cannot be steered to the \
+         receiver's CPU",
+    )
     .key();
     let mut bars = Vec::new();
     for (i, (pl, _, c)) in per.iter().enumerate() {
@@ -126,6 +175,7 @@ fn bandwidth_section(d: &StudyData) -> Section {
         t.row([
             pl.clone(),
             measure(tm, Some(tc), Unit::Si("bit/s")),
+            basis.get(pl).cloned().unwrap_or_else(|| "—".into()),
             measure(c.mean, Some(c.ci), Unit::Fixed("MB/CPU-s")),
             mil.map_or("— (no calibration)".into(), |m| format!("{m:.3}")),
         ]);
