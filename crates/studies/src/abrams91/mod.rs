@@ -103,27 +103,27 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     e.push(Experiment::bench(
         "segment-cost",
         "Table 6, Figs 6–7: CPU time per segment on send and receive",
-        format!("tcp-stream --write-size 1460,65536 --topology {fast} {pin} --duration {qdur} --repeat {r}"),
+        format!("tcp-stream --write-size 1460,65536 --topology {fast} {pin} --duration {qdur} --probe cpu --repeat {r}"),
     ));
     // §3.5: slower senders (a CPU quota on the sender) and a slower
     // receiver (work per KB read). λ: each sender's UDP rate into a fast
     // receiver; μ: the rate an overwhelmed receiver still removes
     // datagrams at; then TCP for each pair and small receive buffers.
     // λ and μ are measured pinned and steered like the mismatch runs. The
-    // shares put ρ = λ/μ on both sides of 1 and near it: on the
-    // development VM a 1 KB-write TCP sender moves about 2.6 Gbit/s per
-    // CPU, and the receiver's 20 µs per KB holds μ near 0.4 Gbit/s (so
-    // 0.05 → ρ ≈ 0.4, 0.15 → ρ ≈ 1, 0.3 → ρ ≈ 2, none → ρ ≈ 5).
-    let speeds = levels(
-        o,
-        "sender=0.05,sender=0.15,sender=0.3,none",
-        "sender=0.03,sender=0.05,sender=0.1,sender=0.13,sender=0.15,sender=0.18,sender=0.25,sender=0.4,none",
-    );
+    // sender's shares step by 1.5× from 0.02 to 0.5 of a CPU: ρ = λ/μ then
+    // spans about 25× and some step falls within a quarter of ρ = 1
+    // wherever μ lands (the band 0.75–1.25 is wider than one step). On the
+    // quiet development VM a 1 KB-write TCP sender moved about 2.6 Gbit/s
+    // per CPU and the receiver's 20 µs per KB held μ near 0.4 Gbit/s
+    // (ρ ≈ 1 near 0.15); with other load on the host both fall.
+    let speeds = "sender=0.02,sender=0.03,sender=0.045,sender=0.07,sender=0.1,sender=0.15,sender=0.23,sender=0.35,sender=0.5,none";
+    // UDP λ (the paper's definition) is shown beside TCP's, at fewer speeds.
+    let udp_speeds = levels(o, "sender=0.05,sender=0.15,none", speeds);
     let work = "20us";
     e.push(Experiment::bench(
         "lambda",
         "§3.5: λ, the send rate of each emulated sender (UDP, 1 KB datagrams, fast receiver)",
-        format!("udp-stream --write-size 1024 --host-speed {speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
+        format!("udp-stream --write-size 1024 --host-speed {udp_speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mu",

@@ -50,15 +50,21 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
         "bound from the slower side",
         "measured",
     ])
-    .with_caption(
-        "Each side's whole CPU time (its threads, plus the softirq and interrupt time of the CPU \
-         it was pinned to, where its receive processing was steered) per data segment; /proc/stat \
-         ticks of 10 ms",
-    )
     .key();
     let mut rows = Vec::new();
     let (mut unsteered, mut shared) = (0, 0);
-    for (tr, params) in d.trials_of("segment-cost") {
+    // The unprobed twins when the run has them: the CPU sampler's own cost
+    // would be charged to the sides otherwise.
+    let twins = d.trials_of("unprobed-segment-cost");
+    let (trials, which) = if twins.is_empty() {
+        (
+            d.trials_of("segment-cost"),
+            "CPU-sampled trials (the sampler's cost included)",
+        )
+    } else {
+        (twins, "unprobed trials")
+    };
+    for (tr, params) in trials {
         let m = &tr.outcome.metrics;
         let get = |k: &str| m.get(k).copied();
         let (Some(snd), Some(rcv)) = (get("cpu_sender_whole_s"), get("cpu_receiver_whole_s"))
@@ -116,7 +122,11 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
         );
         return s;
     }
-    s.push(t);
+    s.push(t.with_caption(format!(
+        "Each side's whole CPU time (its threads, plus the softirq and interrupt time of the CPU \
+         it was pinned to, where its receive processing was steered) per data segment, from \
+         {which}; /proc/stat ticks of 10 ms"
+    )));
     if unsteered > 0 {
         s.warning(format!(
             "{unsteered} trials were left out: their sides were not pinned and steered, so their \
@@ -478,5 +488,123 @@ mod tests {
             "{s}"
         );
         assert_eq!(check(3.0, 4096, 600e6, 400e6).against(), Against::Above);
+    }
+
+    /// A run with only the segment-cost experiment's unprobed twin: one
+    /// point per (write size, sender CPU s, receiver CPU s), steered or not.
+    fn segment_run(points: &[(u64, f64, f64)], steered: bool) -> StudyData {
+        use crate::data::{ExperimentRecord, StudySettings};
+        use crate::fixtures::{ok_trial, study_meta};
+        use record::{PointRecord, StoredRun, TrialOutcome};
+        use std::collections::BTreeMap;
+        let mut records = Vec::new();
+        let mut trials = Vec::new();
+        for (i, &(ws, snd, rcv)) in points.iter().enumerate() {
+            let mut params = TrialParams::defaults(TestKind::TcpStream);
+            params.write_size = ws;
+            params.topology = "veth".into();
+            let pid = i as i64 + 1;
+            records.push(PointRecord {
+                id: pid,
+                index: i as u32,
+                params,
+            });
+            for k in 0..3 {
+                let metrics = BTreeMap::from([
+                    ("throughput_bps".to_string(), 1e9),
+                    ("bytes".to_string(), 1e8),
+                    ("data_segs_out".to_string(), 1e5),
+                    ("receiver_data_segs_in".to_string(), 1e5),
+                    ("cpu_sender_whole_s".to_string(), snd),
+                    ("cpu_receiver_whole_s".to_string(), rcv),
+                    ("core_sender_index".to_string(), 0.0),
+                    ("core_receiver_index".to_string(), 1.0),
+                ]);
+                let cpu = |c: u32| {
+                    if steered {
+                        serde_json::json!(c)
+                    } else {
+                        serde_json::Value::Null
+                    }
+                };
+                let o = TrialOutcome {
+                    metrics,
+                    details: serde_json::json!({"lab": {"steering":
+                        {"sender_cpu": cpu(0), "receiver_cpu": cpu(1)}}}),
+                    ..TrialOutcome::default()
+                };
+                trials.push(ok_trial(&trials, pid, k, o));
+            }
+        }
+        let settings = StudySettings {
+            study: "abrams91".into(),
+            quick: true,
+            experiments: vec![ExperimentRecord {
+                id: "unprobed-segment-cost".into(),
+                title: String::new(),
+                command: String::new(),
+                first_point: 0,
+                points: points.len() as u32,
+            }],
+        };
+        let run = StoredRun {
+            meta: study_meta(settings, "veth"),
+            points: records,
+            trials,
+        };
+        let summaries = analysis::summarize_run(&run);
+        StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+    }
+
+    fn texts(s: &Section) -> Vec<String> {
+        s.blocks
+            .iter()
+            .filter_map(|b| match b {
+                report::Block::Finding { text } | report::Block::Warning(text) => {
+                    Some(text.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_slower_side_of_table_6_follows_each_sides_whole_cpu() {
+        // 0.1 s of sender CPU and 0.3 s of receiver CPU over 100,000 segments.
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.1, 0.3)],
+            true,
+        )));
+        assert!(
+            t.iter().any(|f| f
+                .contains("costs 1.00 µs of the sender's CPU and 3.00 µs of the receiver's")
+                && f.contains("receiving is the slower side")),
+            "{t:?}"
+        );
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.3, 0.1)],
+            true,
+        )));
+        assert!(
+            t.iter().any(|f| f.contains("sending is the slower side")),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn table_6_gives_no_cost_when_the_sides_were_not_steered() {
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.1, 0.3)],
+            false,
+        )));
+        assert!(
+            t.iter().all(|f| !f.contains("µs of the sender's CPU")),
+            "{t:?}"
+        );
+        assert!(
+            t.iter()
+                .any(|f| f.contains("No trial in this run had both sides pinned")),
+            "{t:?}"
+        );
     }
 }

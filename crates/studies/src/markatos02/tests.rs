@@ -139,7 +139,8 @@ fn the_sender_cpu_counted_follows_the_steering() {
     o.details = serde_json::json!({"lab": {"steering": {"sender_cpu": 0, "receiver_cpu": 1}}});
     let steered = crate::fixtures::ok_trial(&[], 1, 0, o.clone());
     assert_eq!(sender_cpu_s(&steered), Some((0.7, SenderCpu::Whole(0))));
-    o.details = serde_json::json!({"lab": {"steering": {"sender_cpu": null, "receiver_cpu": null}}});
+    o.details =
+        serde_json::json!({"lab": {"steering": {"sender_cpu": null, "receiver_cpu": null}}});
     let loopback = crate::fixtures::ok_trial(&[], 1, 0, o);
     assert_eq!(sender_cpu_s(&loopback), Some((0.4, SenderCpu::Threads)));
     assert!(SenderCpu::Threads.words().contains("not steered"));
