@@ -44,8 +44,10 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "cpu-attribution",
-            "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials)",
-            format!("tcp-stream --write-size 65536 --duration {dur} --probe cpu --repeat {r}"),
+            "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials; \
+             sides pinned, but loopback's one device cannot steer receive processing per side, so the \
+             receiver's softirq work is sampled on the CPU that sent: the sampler's softirq context tells it apart)",
+            format!("tcp-stream --write-size 65536 --pin sender=0,receiver=1 --duration {dur} --probe cpu --repeat {r}"),
         ),
         Experiment::bench(
             "cpu-speed",
