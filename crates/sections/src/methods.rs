@@ -136,7 +136,8 @@ fn steering(trials: &[&TrialRecord]) -> String {
     }
     if n < recorded.len() {
         parts.push(format!(
-            "{} not steered: softirq work was charged to whichever CPU ran it (loopback has              one device for both directions and cannot be steered per side)",
+            "{} not steered (sides not pinned, or on loopback, whose one device serves both \
+             directions): softirq work was charged to whichever CPU ran it",
             trials_word(recorded.len() - n)
         ));
     }

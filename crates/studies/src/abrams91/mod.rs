@@ -118,7 +118,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     // (ρ ≈ 1 near 0.15); with other load on the host both fall.
     let speeds = "sender=0.02,sender=0.03,sender=0.045,sender=0.07,sender=0.1,sender=0.15,sender=0.23,sender=0.35,sender=0.5,none";
     // UDP λ (the paper's definition) is shown beside TCP's, at fewer speeds.
-    let udp_speeds = levels(o, "sender=0.05,sender=0.15,none", speeds);
+    let udp_speeds = levels(o, "sender=0.045,sender=0.15,none", speeds);
     let work = "20us";
     e.push(Experiment::bench(
         "lambda",

@@ -339,7 +339,7 @@ pub(super) fn mismatch_section(d: &StudyData) -> Section {
             if l.x == 1.0 {
                 "none".into()
             } else {
-                format!("{:.2}", l.x)
+                format!("{}", l.x)
             },
             at(&achieved, l.x).map_or("—".into(), |a| format!("{:.3} ± {:.3}", a.mean, a.ci)),
             cell(&lambda_udp, l.x),
