@@ -107,6 +107,7 @@ fn cpu_metrics(m: &mut BTreeMap<String, f64>, snd: &SideReport, rcv: &SideReport
     m.insert("cpu_receiver_user_s".into(), rcv.cpu_user_s);
     m.insert("cpu_receiver_sys_s".into(), rcv.cpu_sys_s);
     m.insert("sender_wall_s".into(), snd.wall_s);
+    m.insert("receiver_wall_s".into(), rcv.wall_s);
 }
 
 fn throughput(m: &mut BTreeMap<String, f64>, bytes: u64, delay: Option<f64>, fallback_s: f64) {

@@ -16,6 +16,7 @@ pub mod names;
 pub mod netns;
 pub mod offload;
 pub mod ring;
+pub mod rps;
 pub mod shaper;
 pub mod topology;
 pub mod trial_changes;

@@ -5,7 +5,9 @@
 //! and receive offloads hide per-packet costs), and the `quickack` route
 //! metric on the receiver's routes (`--quickack`: an ACK for every segment
 //! received, their ACK cost). Each end's offload state, and the routing
-//! trie's depth, can be read for the trial's record.
+//! trie's depth, can be read for the trial's record. With pinned
+//! endpoints, each end's receive processing is steered (RPS) to its
+//! endpoint's CPU.
 //! Only inside tcplab's own namespaces, never the host's; undone when the
 //! guard drops (after the trial, on error and on Ctrl-C), and gone with
 //! the namespaces in any case (`tcplab lab clean`).
@@ -14,6 +16,7 @@ use crate::cmd;
 use crate::error::LabError;
 use crate::netns;
 use crate::offload::{self, Offload};
+use crate::rps;
 use serde::Serialize;
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -51,6 +54,10 @@ pub struct Wanted {
     /// Set the `quickack 1` metric on every IPv4 route in the receiver's
     /// main table, so the kernel acknowledges every segment it receives.
     pub quickack_route: bool,
+    /// CPUs to steer each end's receive processing to (RPS): the sender's
+    /// end (its ACKs) and the receiver's end (its data); None leaves that
+    /// end's steering as it is.
+    pub steer: [Option<u32>; 2],
 }
 
 /// The changes in force; undone on drop.
@@ -64,6 +71,8 @@ pub struct TrialChanges {
     /// (receiver's namespace, its routes as `ip route show` printed them
     /// before `quickack 1` was added).
     quickack_in: Option<(String, Vec<String>)>,
+    /// (endpoint, its `rps_cpus` mask before the trial).
+    steered: Vec<(Endpoint, String)>,
     /// Routes present in the sender's table once installed.
     pub routes_installed: u32,
     /// Routes in the receiver's table that got the `quickack` metric.
@@ -133,6 +142,13 @@ impl TrialChanges {
                 c.switched_off.push((e.clone(), off));
             }
         }
+        for (e, cpu) in [(sender, w.steer[0]), (receiver, w.steer[1])] {
+            if let Some(cpu) = cpu {
+                let before = rps::read(&e.ns, &e.dev)?;
+                rps::write(&e.ns, &e.dev, &rps::mask_of(cpu))?;
+                c.steered.push((e.clone(), before));
+            }
+        }
         c.install_s = t0.elapsed().as_secs_f64();
         Ok(c)
     }
@@ -154,6 +170,11 @@ impl TrialChanges {
                 if let Err(e) = change_route(&ns, &line, false) {
                     first = first.and(Err(e));
                 }
+            }
+        }
+        for (e, mask) in self.steered.drain(..).rev() {
+            if let Err(err) = rps::write(&e.ns, &e.dev, &mask) {
+                first = first.and(Err(err));
             }
         }
         for (e, off) in self.switched_off.drain(..).rev() {

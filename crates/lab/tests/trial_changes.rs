@@ -218,3 +218,41 @@ fn the_senders_trie_reports_its_leaves_and_depth() {
         before.leaves
     );
 }
+
+/// Pinned sides steer each end's receive processing to their own CPU: the
+/// sender's end to CPU 0, the receiver's to CPU 1, and back as it was after
+/// undo and after a drop; the host's loopback is untouched.
+#[test]
+fn receive_steering_is_applied_per_end_and_undone() {
+    use lab::rps;
+    if lab::host::online_cpus() < 2 {
+        eprintln!("skipped: receive steering to two CPUs needs a host with two");
+        return;
+    }
+    let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
+    let (s, r) = (
+        place.endpoint(true).unwrap(),
+        place.endpoint(false).unwrap(),
+    );
+    let host_lo = std::fs::read_to_string("/sys/class/net/lo/queues/rx-0/rps_cpus").ok();
+    let (s0, r0) = (
+        rps::read(&s.ns, &s.dev).unwrap(),
+        rps::read(&r.ns, &r.dev).unwrap(),
+    );
+    let want = Wanted {
+        steer: [Some(0), Some(1)],
+        ..Wanted::default()
+    };
+    let c = TrialChanges::apply(want, &s, &r).unwrap();
+    assert_eq!(rps::cpus_of(&rps::read(&s.ns, &s.dev).unwrap()), vec![0]);
+    assert_eq!(rps::cpus_of(&rps::read(&r.ns, &r.dev).unwrap()), vec![1]);
+    c.undo().unwrap();
+    assert_eq!(rps::read(&s.ns, &s.dev).unwrap(), s0);
+    assert_eq!(rps::read(&r.ns, &r.dev).unwrap(), r0);
+    drop(TrialChanges::apply(want, &s, &r).unwrap());
+    assert_eq!(rps::read(&r.ns, &r.dev).unwrap(), r0);
+    assert_eq!(
+        std::fs::read_to_string("/sys/class/net/lo/queues/rx-0/rps_cpus").ok(),
+        host_lo
+    );
+}

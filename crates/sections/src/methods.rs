@@ -30,6 +30,7 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
             congestion_control(run, points),
         ),
         ("pinning".to_string(), pinning(points)),
+        ("receive steering (RPS)".to_string(), steering(&trials)),
         ("places and links".to_string(), places(&trials)),
         ("offloads".to_string(), offloads(&trials)),
         ("kernel tick".to_string(), kernel_tick(run)),
@@ -92,6 +93,74 @@ fn pinning(points: &[PointSummary]) -> String {
     } else {
         format!("sender and receiver pinned: {}", pins.join("; "))
     }
+}
+
+/// Where each side's protocol work ran: whether the trials steered each
+/// end's receive processing (RPS) to its endpoint's CPU, and the median
+/// softirq time each pinned side's CPU measured per trial.
+fn steering(trials: &[&TrialRecord]) -> String {
+    let recorded: Vec<&TrialRecord> = trials
+        .iter()
+        .copied()
+        .filter(|t| !t.outcome.details["lab"]["steering"].is_null())
+        .collect();
+    if recorded.is_empty() {
+        return "not recorded: softirq work (the receiver's protocol work on loopback and veth)                 was charged to whichever CPU ran it"
+            .into();
+    }
+    let steered = |t: &TrialRecord| {
+        let st = &t.outcome.details["lab"]["steering"];
+        st["sender_cpu"].is_u64() || st["receiver_cpu"].is_u64()
+    };
+    let n = recorded.iter().filter(|t| steered(t)).count();
+    let mut parts = Vec::new();
+    if n > 0 {
+        let targets = distinct(recorded.iter().filter(|t| steered(t)).map(|t| {
+            let st = &t.outcome.details["lab"]["steering"];
+            let cpu = |k: &str| {
+                st[k]
+                    .as_u64()
+                    .map_or("not steered".into(), |c| format!("CPU {c}"))
+            };
+            format!(
+                "sender's end → {}, receiver's end → {}",
+                cpu("sender_cpu"),
+                cpu("receiver_cpu")
+            )
+        }));
+        parts.push(format!(
+            "{} steered each pinned side's receive processing to its own CPU ({})",
+            trials_word(n),
+            targets.join("; ")
+        ));
+    }
+    if n < recorded.len() {
+        parts.push(format!(
+            "{} not steered (sides not pinned, or on loopback, whose one device serves both \
+             directions): softirq work was charged to whichever CPU ran it",
+            trials_word(recorded.len() - n)
+        ));
+    }
+    for side in ["sender", "receiver"] {
+        let mut v: Vec<f64> = trials
+            .iter()
+            .filter_map(|t| {
+                t.outcome
+                    .metrics
+                    .get(&format!("core_{side}_softirq_s"))
+                    .copied()
+            })
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        parts.push(format!(
+            "the {side}'s CPU spent a median {:.2} s per trial in softirq",
+            v[v.len() / 2]
+        ));
+    }
+    parts.join("; ")
 }
 
 /// Each place with its mechanism and link, as the trials recorded them.

@@ -95,6 +95,61 @@ impl Drop for HostPlacer {
     }
 }
 
+/// Adds the `core_<side>_…` metrics of each pinned side's CPU (see
+/// [`engine::hoststat::core_metrics`]) when the sides are pinned to
+/// distinct CPUs, with each side's whole CPU time (`cpu_<side>_whole_s`,
+/// see [`engine::hoststat::whole_side_cpu`]) and the busy time of its CPU
+/// that was neither (`core_<side>_other_s`: other processes), and each quota-limited side's achieved CPU share
+/// (`host_speed_<side>_achieved`: its threads' CPU time over its wall time)
+/// beside the share asked for.
+fn add_side_cpu_metrics(
+    p: &TrialParams,
+    before: &engine::hoststat::CoreStat,
+    after: &engine::hoststat::CoreStat,
+    metrics: &mut std::collections::BTreeMap<String, f64>,
+) {
+    if let Some(pin) = p
+        .pin
+        .filter(|q| q.sender.is_some() && q.sender != q.receiver)
+    {
+        for (side, cpu) in [("sender", pin.sender), ("receiver", pin.receiver)] {
+            if let Some(cpu) = cpu {
+                metrics.extend(engine::hoststat::core_metrics(
+                    before,
+                    after,
+                    side,
+                    cpu as usize,
+                ));
+                let get = |k: &str| metrics.get(&format!("core_{side}_{k}")).copied();
+                let thread = metrics.get(&format!("cpu_{side}_s")).copied();
+                if let (Some(busy), Some(softirq), Some(irq), Some(thread)) =
+                    (get("busy_s"), get("softirq_s"), get("irq_s"), thread)
+                {
+                    let w = engine::hoststat::whole_side_cpu(busy, thread, softirq + irq);
+                    metrics.insert(format!("cpu_{side}_whole_s"), w.whole_s);
+                    metrics.insert(format!("core_{side}_other_s"), w.other_s);
+                }
+            }
+        }
+    }
+    if let Some(hs) = p.host_speed {
+        for (side, name) in [
+            (LoadSide::Sender, "sender"),
+            (LoadSide::Receiver, "receiver"),
+        ] {
+            let (cpu, wall) = (
+                metrics.get(&format!("cpu_{name}_s")).copied(),
+                metrics.get(&format!("{name}_wall_s")).copied(),
+            );
+            if let (true, Some(c), Some(w)) = (hs.side.covers(side), cpu, wall) {
+                if w > 0.0 {
+                    metrics.insert(format!("host_speed_{name}_achieved"), c / w);
+                }
+            }
+        }
+    }
+}
+
 /// The link's measured properties.
 #[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
@@ -264,7 +319,9 @@ impl LivePlace {
         let changes = self.apply_changes(p)?;
         let offloads = self.offload_state(p);
         let before = self.place.emulator_stats();
+        let cores_before = engine::hoststat::CoreStat::now();
         let run = self.run(p, interrupt, observer);
+        let cores_after = engine::hoststat::CoreStat::now();
         // Undone before the result is looked at: after a failed or
         // interrupted trial too (and on panic, by the guard's Drop).
         let (routes_installed, install_s, quickack_routes) =
@@ -281,6 +338,7 @@ impl LivePlace {
                 .map_err(|e| EngineError::Protocol(format!("undoing the trial's changes: {e}")))?;
         }
         let mut o = run?;
+        add_side_cpu_metrics(p, &cores_before, &cores_after, &mut o.metrics);
         if p.routes.is_some() {
             o.metrics
                 .insert("routes_installed".into(), f64::from(routes_installed));
@@ -310,6 +368,7 @@ impl LivePlace {
             "place": self.place.info(),
             "calibration": self.calibration,
             "emulator": emulator,
+            "steering": self.steering(p),
         });
         Ok(o)
     }
@@ -327,6 +386,7 @@ impl LivePlace {
             // Where the place has namespaces, `--quickack` also sets the
             // route metric: TCP_QUICKACK alone lapses between reads.
             quickack_route: p.quickack && has_namespaces,
+            steer: self.steer(p),
         };
         if w == Wanted::default() {
             return Ok(None);
@@ -342,6 +402,35 @@ impl LivePlace {
         TrialChanges::apply(w, &s, &r)
             .map(Some)
             .map_err(|e| EngineError::Protocol(format!("changing the place for the trial: {e}")))
+    }
+
+    /// The CPUs each end's receive processing is steered to (RPS): with
+    /// pinned endpoints in a place with namespaces, each end's to the CPU of
+    /// the endpoint that lives there, so that each side's protocol work runs
+    /// (and is charged) on its own CPU. Loopback has one device for both
+    /// directions and cannot be steered per side.
+    fn steer(&self, p: &TrialParams) -> [Option<u32>; 2] {
+        match (p.pin, self.place.info().topology) {
+            (Some(pin), lab::Topology::Veth | lab::Topology::Router) => [pin.sender, pin.receiver],
+            _ => [None, None],
+        }
+    }
+
+    /// The trial's steering for the record: each side's CPU and the
+    /// `rps_cpus` mask its end ran with (`null` where it was not steered).
+    fn steering(&self, p: &TrialParams) -> serde_json::Value {
+        let [s, r] = self.steer(p);
+        serde_json::json!({
+            "sender_cpu": s,
+            "receiver_cpu": r,
+            "note": if s.is_some() || r.is_some() {
+                "each pinned side's receive processing (RPS) steered to its own CPU"
+            } else if p.pin.is_some() {
+                "loopback: one device for both directions, receive processing not steered"
+            } else {
+                "not steered: softirq work is charged to whichever CPU ran it"
+            },
+        })
     }
 
     /// Each end's offloads as the trial runs with them (after its own

@@ -143,6 +143,7 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         method(&s, "offloads")
     );
     assert!(method(&s, "pinning").starts_with("not pinned"));
+    assert!(method(&s, "receive steering (RPS)").starts_with("not recorded"));
     assert!(method(&s, "probes").starts_with("none"));
     assert_eq!(
         method(&s, "trials per point"),
@@ -167,6 +168,15 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         "sender": {"device": "a", "state": off}, "receiver": {"device": "b", "state": off}});
     for t in &mut run.trials {
         t.outcome.details["probe"] = serde_json::json!({"depth": "full"});
+        t.outcome.details["lab"]["steering"] =
+            serde_json::json!({"sender_cpu": null, "receiver_cpu": null});
+    }
+    for t in &mut run.trials[..2] {
+        t.outcome.details["lab"]["steering"] =
+            serde_json::json!({"sender_cpu": 0, "receiver_cpu": 1});
+        t.outcome
+            .metrics
+            .insert("core_receiver_softirq_s".into(), 0.4);
     }
     let mut points = summaries(&run);
     points[0].params.pin = Some(record::params::Pin {
@@ -190,6 +200,16 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         "{o}"
     );
     assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
+    let st = method(&s, "receive steering (RPS)");
+    assert!(
+        st.starts_with(
+            "2 trials steered each pinned side's receive processing to its own CPU \
+             (sender's end → CPU 0, receiver's end → CPU 1)"
+        ) && st.contains("2 trials not steered")
+            && st.contains("the receiver's CPU spent a median 0.40 s per trial in softirq")
+            && !st.contains("the sender's CPU"),
+        "{st}"
+    );
     let p = method(&s, "probes");
     assert!(
         p.starts_with("4 of 4 trials probed") && p.contains("no unprobed twin"),

@@ -11,6 +11,7 @@ mod comparison;
 mod idle;
 mod loss;
 mod report;
+mod speeds;
 #[cfg(test)]
 mod tests;
 pub use report::report;
@@ -39,6 +40,17 @@ fn places(o: &PlanOptions) -> (String, String) {
     match &o.topology {
         Some(t) => (t.clone(), t.clone()),
         None => ("veth".into(), "ether10".into()),
+    }
+}
+
+/// `--pin sender=0,receiver=1` where the host has two CPUs (pinned sides
+/// also steer their receive processing to their own CPU); nothing on a
+/// one-CPU host, whose report then says the sides were not steered.
+fn pin_sides() -> &'static str {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        "--pin sender=0,receiver=1"
+    } else {
+        ""
     }
 }
 
@@ -134,33 +146,42 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             "tcp-stream --write-size 1024 --rcvbuf 4K --sndbuf 4K --send-rate 8mbit --duration {TIMELINE_S} --topology {slow} {link} {probes} --repeat {r}"
         ),
     ));
+    // Each side on a CPU of its own, with its receive processing steered
+    // there (RPS): its CPU time then includes its protocol work in
+    // softirq, and a quota on the sender charges the sender's. CPU quotas
+    // are enforced per 100 ms period: trials of a second or more (ten
+    // periods) keep the quota's granularity out of the rates.
+    let pin = pin_sides();
+    let qdur = if o.quick { "1s" } else { "2s" };
     e.push(Experiment::bench(
         "segment-cost",
         "Table 6, Figs 6–7: CPU time per segment on send and receive",
-        format!("tcp-stream --write-size 1460,65536 --topology {fast} --duration {dur} --probe cpu --repeat {r}"),
+        format!("tcp-stream --write-size 1460,65536 --topology {fast} {pin} --duration {qdur} --probe cpu --repeat {r}"),
     ));
     // §3.5: slower senders (a CPU quota on the sender) and a slower
     // receiver (work per KB read). λ: each sender's UDP rate into a fast
     // receiver; μ: the rate an overwhelmed receiver still removes
     // datagrams at; then TCP for each pair and small receive buffers.
-    // CPU quotas are enforced per 100 ms period: trials of a second or
-    // more keep the quota's granularity out of the rates.
-    let qdur = if o.quick { "1s" } else { "2s" };
-    let speeds = levels(
-        o,
-        "sender=0.1,sender=0.3,none",
-        "sender=0.1,sender=0.2,sender=0.3,sender=0.5,none",
-    );
+    // λ and μ are measured pinned and steered like the mismatch runs. The
+    // sender's shares step by 1.5× from 0.02 to 0.5 of a CPU: ρ = λ/μ then
+    // spans about 25× and some step falls within a quarter of ρ = 1
+    // wherever μ lands (the band 0.75–1.25 is wider than one step). On the
+    // quiet development VM a 1 KB-write TCP sender moved about 2.6 Gbit/s
+    // per CPU and the receiver's 20 µs per KB held μ near 0.4 Gbit/s
+    // (ρ ≈ 1 near 0.15); with other load on the host both fall.
+    let speeds = "sender=0.02,sender=0.03,sender=0.045,sender=0.07,sender=0.1,sender=0.15,sender=0.23,sender=0.35,sender=0.5,none";
+    // UDP λ (the paper's definition) is shown beside TCP's, at fewer speeds.
+    let udp_speeds = levels(o, "sender=0.045,sender=0.15,none", speeds);
     let work = "20us";
     e.push(Experiment::bench(
         "lambda",
         "§3.5: λ, the send rate of each emulated sender (UDP, 1 KB datagrams, fast receiver)",
-        format!("udp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("udp-stream --write-size 1024 --host-speed {udp_speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mu",
         "§3.5: μ, the rate the emulated receiver removes datagrams at (UDP, fast sender)",
-        format!("udp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("udp-stream --write-size 1024 --recv-work {work} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     // The same rates measured with TCP itself: a modern TCP sender
     // coalesces 1 KB writes into large segments, so its capacity is not
@@ -168,18 +189,18 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     e.push(Experiment::bench(
         "lambda-tcp",
         "§3.5: λ measured with TCP: each emulated sender into a fast receiver",
-        format!("tcp-stream --write-size 1024 --host-speed {speeds} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("tcp-stream --write-size 1024 --host-speed {speeds} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mu-tcp",
         "§3.5: μ measured with TCP: a fast sender into the emulated receiver, large buffers",
-        format!("tcp-stream --write-size 1024 --recv-work {work} --topology {fast} --duration {qdur} --repeat {r}"),
+        format!("tcp-stream --write-size 1024 --recv-work {work} --topology {fast} {pin} --duration {qdur} --repeat {r}"),
     ));
     e.push(Experiment::bench(
         "mismatch",
         "§3.5, Figs 8–9: TCP throughput against min(λ, μ) for small receive buffers",
         format!(
-            "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} --duration {qdur} --repeat {r}",
+            "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} {pin} --duration {qdur} --repeat {r}",
             bufs = levels(o, "4K,16K", "4K,8K,16K"),
         ),
     ));

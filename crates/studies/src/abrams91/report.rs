@@ -1,14 +1,13 @@
 //! The Abrams & Chen report: each figure from this run's data, the paper's
 //! finding beside it, and a finding sentence computed from the data.
 
-use super::comparison::{sender_rates_sentence, tcp_udp_sentence};
+use super::comparison::tcp_udp_sentence;
+use super::speeds::{mismatch_section, segment_cost_section};
 use crate::data::StudyData;
-use crate::figures::{at, auto_log_y, load_workers, place, sender_speed, series, write_size};
+use crate::figures::{at, auto_log_y, load_workers, place, series, write_size};
 use crate::validity::{throughput_validity, valid_curve, Invalid};
-use analysis::cpu::attribute;
 use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
-use analysis::models::{limiter, mismatch_bound, Limiter};
-use record::{Api, TestKind, ThreadRole, TrialParams};
+use record::Api;
 use report::{measure, Figure, Point, Section, Series, Table, TickFormat, Unit};
 
 const CITE: &str = "Abrams & Chen 1991";
@@ -24,10 +23,6 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         segment_cost_section(d),
         mismatch_section(d),
     ]
-}
-
-fn mbit(v: f64) -> String {
-    measure(v, None, Unit::Si("bit/s"))
 }
 
 fn write_size_figure(title: &str) -> Figure {
@@ -338,232 +333,6 @@ fn api_section(d: &StudyData) -> Section {
                     p.mean / b.mean
                 )
             });
-        }
-    }
-    s
-}
-
-fn segment_cost_section(d: &StudyData) -> Section {
-    let mut s = Section::new("CPU time per segment (Table 6, Figs 6–7)");
-    s.paper_finding(
-        format!("{CITE}, Table 6 and §3.5"),
-        "The D310 receiver took 3.469 ms to process a 1 KB data segment and 0.477 ms per ACK: \
-         at least 3.71 ms per packet, a bound of 2.209 Mbit/s.",
-    );
-    let mut t = Table::new([
-        "write size",
-        "trial",
-        "sender µs/segment",
-        "receiver µs/segment",
-        "segment (B)",
-        "bound from the slower side",
-        "measured",
-    ])
-    .with_caption("CPU time per data segment from the sampled CPU attribution")
-    .key();
-    let mut rows = Vec::new();
-    for (tr, params) in d.trials_of("segment-cost") {
-        let Some(p) = d.profiles.get(&tr.id) else {
-            continue;
-        };
-        let a = attribute(p);
-        let m = &tr.outcome.metrics;
-        let get = |k: &str| m.get(k).copied().unwrap_or(0.0);
-        let snd = a.role(ThreadRole::Sender).map(|r| r.cpu_s).unwrap_or(0.0);
-        let rcv = a.role(ThreadRole::Receiver).map(|r| r.cpu_s).unwrap_or(0.0);
-        let (segs_out, segs_in) = (get("data_segs_out"), get("receiver_data_segs_in"));
-        if segs_out <= 0.0 || segs_in <= 0.0 {
-            continue;
-        }
-        let us_snd = snd * 1e6 / segs_out;
-        let us_rcv = rcv * 1e6 / segs_in;
-        let seg_bytes = get("bytes") / segs_out;
-        let bound = seg_bytes * 8.0 / (us_snd.max(us_rcv) * 1e-6);
-        rows.push((
-            params.write_size,
-            us_snd,
-            us_rcv,
-            seg_bytes,
-            bound,
-            get("throughput_bps"),
-        ));
-        t.row([
-            size_words(params.write_size as f64),
-            tr.seq.to_string(),
-            format!("{us_snd:.2}"),
-            format!("{us_rcv:.2}"),
-            format!("{seg_bytes:.0}"),
-            mbit(bound),
-            mbit(get("throughput_bps")),
-        ]);
-    }
-    if rows.is_empty() {
-        s.warning("No CPU-sampled trial in this run: the segment cost needs --probe cpu (root).");
-        return s;
-    }
-    s.push(t);
-    rows.sort_by_key(|r| r.0);
-    if let Some(r) = rows.first() {
-        let slower = if r.1 >= r.2 { "sending" } else { "receiving" };
-        s.finding(format!(
-            "At {} writes a data segment ({:.0} B) costs {:.2} µs to send and {:.2} µs to receive; \
-             {slower} is the slower side, which bounds throughput at {} against {} measured.",
-            size_words(r.0 as f64),
-            r.3,
-            r.1,
-            r.2,
-            mbit(r.4),
-            mbit(r.5)
-        ));
-    }
-    s
-}
-
-fn mismatch_section(d: &StudyData) -> Section {
-    let mut s = Section::new("Mismatched sender and receiver speeds (§3.5, Figs 8–9)");
-    s.paper_finding(
-        format!("{CITE}, Figs 8–9"),
-        "Throughput is bounded by min(λ, μ). Far from ρ = 1 TCP reaches the bound with a receive \
-         buffer of two segments; near ρ = 1 an undersized receive buffer halves throughput.",
-    );
-    // λ per sender speed and μ of the slowed receiver: by the paper's
-    // definition with UDP, and with TCP itself (the bound uses TCP's when
-    // measured: a TCP sender's capacity is not a UDP sender's).
-    let speed = |p: &TrialParams| Some(sender_speed(p));
-    let lambda_udp = d.curve("lambda", "offered_bps", 1.0, speed, |_| true);
-    let mu_udp = d.curve("mu", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
-    let lambda_tcp = d.curve("lambda-tcp", "throughput_bps", 1.0, speed, |_| true);
-    let mu_tcp = d.curve("mu-tcp", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
-    let (lambda, mu, how) = if !lambda_tcp.is_empty() && !mu_tcp.is_empty() {
-        (lambda_tcp.clone(), mu_tcp.first().copied(), "TCP")
-    } else {
-        (lambda_udp.clone(), mu_udp.first().copied(), "UDP")
-    };
-    let (Some(mu), false) = (mu, lambda.is_empty()) else {
-        s.warning("λ or μ was not measured in this run.");
-        return s;
-    };
-    let cell = |c: &[CurvePoint], x: f64| {
-        at(c, x).map_or("—".into(), |p| {
-            measure(p.mean, Some(p.ci), Unit::Si("bit/s"))
-        })
-    };
-    let mut rates = Table::new([
-        "sender CPU share",
-        "λ, UDP (paper's definition)",
-        "λ, TCP",
-        "ρ = λ/μ",
-        "min(λ, μ)",
-    ])
-    .with_caption(format!(
-        "μ of the receiver with its extra work per KB: {} by UDP, {} by TCP; ρ and the bound use {how}",
-        mu_udp
-            .first()
-            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
-        mu_tcp
-            .first()
-            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
-    ));
-    for l in &lambda {
-        rates.row([
-            format!("{:.2}", l.x),
-            cell(&lambda_udp, l.x),
-            cell(&lambda_tcp, l.x),
-            format!("{:.2}", l.mean / mu.mean),
-            mbit(mismatch_bound(l.mean, mu.mean).unwrap_or(f64::NAN)),
-        ]);
-    }
-    s.push(rates);
-    if let (Some(u), Some(t)) = (lambda_udp.last(), lambda_tcp.last()) {
-        s.finding(sender_rates_sentence(t, u, &mbit));
-    }
-    // TCP throughput per (sender speed, receive buffer), against the bound.
-    let mut bufs: Vec<u64> = d
-        .points_of("mismatch")
-        .iter()
-        .filter_map(|p| p.params.rcvbuf)
-        .collect();
-    bufs.sort();
-    bufs.dedup();
-    let mut f = Figure::new(
-        "Measured TCP throughput against the bound min(λ, μ)",
-        "min(λ, μ) (Mbit/s)",
-        "TCP throughput (Mbit/s)",
-    );
-    let mut bound_line = Vec::new();
-    // (efficiency, rho, buffer) at the worst and the best point.
-    let mut worst: Option<(f64, f64, u64)> = None;
-    let mut best: Option<(f64, f64, u64)> = None;
-    for b in &bufs {
-        let keep = |p: &TrialParams| p.rcvbuf == Some(*b) && p.test == TestKind::TcpStream;
-        let tcp = d.curve(
-            "mismatch",
-            "throughput_bps",
-            1.0,
-            |p| Some(sender_speed(p)),
-            keep,
-        );
-        let mut pts = Vec::new();
-        for t in &tcp {
-            let Some(l) = at(&lambda, t.x) else { continue };
-            let Ok(bound) = mismatch_bound(l.mean, mu.mean) else {
-                continue;
-            };
-            pts.push(Point::with_ci(bound * 1e-6, t.mean * 1e-6, t.ci * 1e-6));
-            bound_line.push(bound * 1e-6);
-            let eff = t.mean / bound;
-            let rho = l.mean / mu.mean;
-            if worst.is_none_or(|w| eff < w.0) {
-                worst = Some((eff, rho, *b));
-            }
-            if best.is_none_or(|w| eff > w.0) {
-                best = Some((eff, rho, *b));
-            }
-        }
-        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-        f.series.push(Series::new(
-            format!("receive buffer {}", size_words(*b as f64)),
-            pts,
-        ));
-    }
-    bound_line.sort_by(f64::total_cmp);
-    if let (Some(lo), Some(hi)) = (bound_line.first(), bound_line.last()) {
-        f.reference = Some(Series::new(
-            "bound: throughput = min(λ, μ)",
-            vec![
-                Point::new(0.0, 0.0),
-                Point::new(*lo, *lo),
-                Point::new(*hi, *hi),
-            ],
-        ));
-    }
-    s.push(f);
-    if let (Some(w), Some(b)) = (worst, best) {
-        let side = |rho: f64| match limiter(rho, 1.0, 0.25) {
-            Ok(Limiter::Balanced) => "near ρ = 1",
-            Ok(Limiter::Sender) => "the sender slower",
-            _ => "the receiver slower",
-        };
-        s.finding(format!(
-            "TCP reached {:.0}% of min(λ, μ) at best (ρ = {:.2}, {}, {} receive buffer) and {:.0}% \
-             at worst (ρ = {:.2}, {}, {} receive buffer).",
-            b.0 * 100.0,
-            b.1,
-            side(b.1),
-            size_words(b.2 as f64),
-            w.0 * 100.0,
-            w.1,
-            side(w.1),
-            size_words(w.2 as f64)
-        ));
-        if b.0 > 1.1 {
-            s.warning(format!(
-                "Measured TCP throughput exceeds min(λ, μ) by {:.0}% at ρ = {:.2}: λ or μ was \
-                 underestimated there (see their confidence intervals); the CPU quota's 100 ms \
-                 period makes short trials of a throttled sender noisy.",
-                (b.0 - 1.0) * 100.0,
-                b.1
-            ));
         }
     }
     s

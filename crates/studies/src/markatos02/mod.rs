@@ -31,7 +31,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         Experiment::bench(
             "mb-per-cpu",
             "§3.4–3.7: bandwidth and MB per CPU-second, 64 KB messages, loopback and emulated networks",
-            format!("tcp-stream --write-size 65536 --topology {networks} --duration {dur} --repeat {r}"),
+            format!("tcp-stream --write-size 65536 --topology {networks} --pin sender=0,receiver=1 --duration {dur} --repeat {r}"),
         ),
         Experiment::bench(
             "latency-tcp",
@@ -45,14 +45,16 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "cpu-attribution",
-            "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials)",
-            format!("tcp-stream --write-size 65536 --duration {dur} --probe cpu --repeat {r}"),
+            "Where the CPU goes at 64 KB on loopback (sampled, kept apart from the MB per CPU-second trials; \
+             sides pinned, but loopback's one device cannot steer receive processing per side, so the \
+             receiver's softirq work is sampled on the CPU that sent: the sampler's softirq context tells it apart)",
+            format!("tcp-stream --write-size 65536 --pin sender=0,receiver=1 --duration {dur} --probe cpu --repeat {r}"),
         ),
         Experiment::bench(
             "cpu-speed",
             "§4: loopback bandwidth against CPU speed (both hosts under a CPU quota), for the model",
             format!(
-                "tcp-stream --write-size 65536 --host-speed {speeds} --duration {dur} --repeat {r}",
+                "tcp-stream --write-size 65536 --host-speed {speeds} --pin sender=0,receiver=1 --duration {dur} --repeat {r}",
                 speeds = levels(o, "both=0.1,both=0.3,none", "both=0.1,both=0.2,both=0.4,both=0.7,none"),
             ),
         ),

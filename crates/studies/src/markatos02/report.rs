@@ -50,16 +50,55 @@ fn syscall_section(d: &StudyData) -> Section {
     s
 }
 
+/// The sender's CPU time of a trial and where it came from: with the sides
+/// pinned to CPUs of their own and each end's receive processing steered
+/// to its endpoint's CPU, the sender's whole CPU (its threads plus the
+/// softirq time of its CPU); otherwise its threads' CPU time, which on
+/// loopback and veth includes whatever receive processing ran in its
+/// context and misses any that ran elsewhere.
+pub(super) fn sender_cpu_s(t: &record::TrialRecord) -> Option<(f64, SenderCpu)> {
+    let m = &t.outcome.metrics;
+    let st = &t.outcome.details["lab"]["steering"];
+    if st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64() {
+        if let (Some(w), Some(cpu)) = (m.get("cpu_sender_whole_s"), m.get("core_sender_index")) {
+            return Some((*w, SenderCpu::Whole(*cpu as u32)));
+        }
+    }
+    m.get("cpu_sender_s").map(|c| (*c, SenderCpu::Threads))
+}
+
+/// What a trial's sender CPU time counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SenderCpu {
+    /// The whole of the sender's CPU (this one): threads plus softirq,
+    /// receive processing steered to each side's own CPU.
+    Whole(u32),
+    /// The sender's threads only; softirq was charged wherever it ran.
+    Threads,
+}
+
+impl SenderCpu {
+    /// For a table cell.
+    pub fn words(self) -> String {
+        match self {
+            SenderCpu::Whole(c) => format!("CPU {c}: sender's threads + softirq (receive steered)"),
+            SenderCpu::Threads => {
+                "sender's threads; softirq charged to whichever CPU ran it (not steered)".into()
+            }
+        }
+    }
+}
+
 /// Per point of an experiment: MB per sender CPU-second (Markatos' metric)
 /// over its successful trials, with its place and sender speed.
 pub(super) fn mb_per_sender_cpu_s(d: &StudyData, id: &str) -> Vec<(String, f64, CurvePoint)> {
     let mut by_point: BTreeMap<i64, (String, f64, Vec<f64>)> = BTreeMap::new();
     for (t, p) in d.trials_of(id) {
         let m = &t.outcome.metrics;
-        let (Some(b), Some(c)) = (m.get("bytes"), m.get("cpu_sender_s")) else {
+        let (Some(b), Some(&c)) = (m.get("bytes"), m.get("cpu_sender_s")) else {
             continue;
         };
-        if *c > 0.0 {
+        if c > 0.0 {
             by_point
                 .entry(t.point_id)
                 .or_insert_with(|| (place(p), sender_speed(p), Vec::new()))
@@ -109,13 +148,36 @@ fn bandwidth_section(d: &StudyData) -> Section {
             Some((place(&p.params), (m.mean, m.ci95)))
         })
         .collect();
+    // The sender's whole CPU (threads + its CPU's softirq), where the sides
+    // were pinned and steered: MB per whole-CPU second per place.
+    let mut whole: BTreeMap<String, (String, Vec<f64>)> = BTreeMap::new();
+    for (t, p) in d.trials_of("mb-per-cpu") {
+        let (Some(b), Some((c, basis))) = (t.outcome.metrics.get("bytes"), sender_cpu_s(t)) else {
+            continue;
+        };
+        if let (SenderCpu::Whole(_), true) = (basis, c > 0.0) {
+            let e = whole
+                .entry(place(p))
+                .or_insert_with(|| (basis.words(), Vec::new()));
+            e.1.push(b / c / 1e6);
+        }
+    }
     let mut t = Table::new([
         "network",
         "throughput",
-        "MB per sender CPU-s",
+        "MB per sender CPU-s (threads)",
+        "sender's whole CPU",
+        "MB per whole-CPU s",
         "mileage (MB per CPU-s per unit score)",
     ])
-    .with_caption("64 KB writes; Markatos' metric charges the sender's CPU time only")
+    .with_caption(
+        "64 KB writes; Markatos' metric charges the sender's CPU time only: its threads, the \
+         same basis on every network (the comparison and mileage use it). The sender's whole \
+         CPU adds the softirq time of the CPU it was pinned to, with each end's receive \
+         processing steered to its own side's CPU; on the emulated networks the middle \
+         namespace's forwarding and shaping of the data also run there, so it is an upper \
+         bound. Loopback has one device for both directions and cannot be steered per side",
+    )
     .key();
     let mut bars = Vec::new();
     for (i, (pl, _, c)) in per.iter().enumerate() {
@@ -128,6 +190,20 @@ fn bandwidth_section(d: &StudyData) -> Section {
             pl.clone(),
             measure(tm, Some(tc), Unit::Si("bit/s")),
             measure(c.mean, Some(c.ci), Unit::Fixed("MB/CPU-s")),
+            whole.get(pl).map_or(
+                "not steered (loopback: one device for both directions)".into(),
+                |w| w.0.clone(),
+            ),
+            whole
+                .get(pl)
+                .and_then(|w| summarize(&w.1))
+                .map_or("—".into(), |m| {
+                    measure(
+                        m.mean,
+                        m.ci95.is_finite().then_some(m.ci95),
+                        Unit::Fixed("MB/CPU-s"),
+                    )
+                }),
             mil.map_or("— (no calibration)".into(), |m| format!("{m:.3}")),
         ]);
         bars.push(Point::with_ci(i as f64, c.mean, c.ci));

@@ -126,3 +126,23 @@ fn latency_says_what_the_network_adds_only_beyond_the_cis() {
         "{same}"
     );
 }
+
+/// A steered trial counts the sender's whole CPU (threads + softirq of its
+/// CPU); an unsteered one (loopback, or no pinning) its threads only.
+#[test]
+fn the_sender_cpu_counted_follows_the_steering() {
+    use super::report::{sender_cpu_s, SenderCpu};
+    let mut o = record::TrialOutcome::default();
+    o.metrics.insert("cpu_sender_s".into(), 0.4);
+    o.metrics.insert("cpu_sender_whole_s".into(), 0.7);
+    o.metrics.insert("core_sender_index".into(), 0.0);
+    o.details = serde_json::json!({"lab": {"steering": {"sender_cpu": 0, "receiver_cpu": 1}}});
+    let steered = crate::fixtures::ok_trial(&[], 1, 0, o.clone());
+    assert_eq!(sender_cpu_s(&steered), Some((0.7, SenderCpu::Whole(0))));
+    o.details =
+        serde_json::json!({"lab": {"steering": {"sender_cpu": null, "receiver_cpu": null}}});
+    let loopback = crate::fixtures::ok_trial(&[], 1, 0, o);
+    assert_eq!(sender_cpu_s(&loopback), Some((0.4, SenderCpu::Threads)));
+    assert!(SenderCpu::Threads.words().contains("not steered"));
+    assert!(SenderCpu::Whole(0).words().starts_with("CPU 0"));
+}

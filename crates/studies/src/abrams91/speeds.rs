@@ -1,0 +1,610 @@
+//! Abrams & Chen's host-speed experiments: the CPU time per segment on
+//! each side (Table 6, Figs 6–7) and mismatched sender and receiver speeds
+//! (§3.5, Figs 8–9), as computed claims.
+//!
+//! Both run with the sender and receiver pinned to CPUs of their own and
+//! each end's receive processing steered (RPS) to its endpoint's CPU, so a
+//! side's CPU time includes the protocol work its kernel did in softirq:
+//! on veth that work otherwise runs on whichever CPU sent the frame, and a
+//! CPU quota on the sender would not charge it.
+
+use crate::data::StudyData;
+use crate::figures::{at, sender_speed};
+use analysis::findings::{differ, size_words, CurvePoint};
+use analysis::models::{limiter, mismatch_bound, Limiter};
+use record::{TestKind, TrialParams};
+use report::{measure, Figure, Point, Section, Series, Table, Unit};
+
+use super::comparison::sender_rates_sentence;
+
+const CITE: &str = "Abrams & Chen 1991";
+
+fn mbit(v: f64) -> String {
+    measure(v, None, Unit::Si("bit/s"))
+}
+
+/// Whether a trial's sides ran on CPUs of their own with their receive
+/// processing steered there, so that `cpu_<side>_whole_s` is the side's.
+fn steered(tr: &record::TrialRecord) -> bool {
+    let st = &tr.outcome.details["lab"]["steering"];
+    st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64()
+}
+
+/// Table 6, Figs 6–7: each side's whole CPU time (its threads plus the
+/// softirq time of its CPU) per data segment.
+pub(super) fn segment_cost_section(d: &StudyData) -> Section {
+    let mut s = Section::new("CPU time per segment (Table 6, Figs 6–7)");
+    s.paper_finding(
+        format!("{CITE}, Table 6 and §3.5"),
+        "The D310 receiver took 3.469 ms to process a 1 KB data segment and 0.477 ms per ACK: \
+         at least 3.71 ms per packet, a bound of 2.209 Mbit/s.",
+    );
+    let mut t = Table::new([
+        "write size",
+        "trial",
+        "sender CPU",
+        "receiver CPU",
+        "sender µs/segment",
+        "receiver µs/segment",
+        "segment (B)",
+        "bound from the slower side",
+        "measured",
+    ])
+    .key();
+    let mut rows = Vec::new();
+    let (mut unsteered, mut shared) = (0, 0);
+    // The unprobed twins when the run has them: the CPU sampler's own cost
+    // would be charged to the sides otherwise.
+    let twins = d.trials_of("unprobed-segment-cost");
+    let (trials, which) = if twins.is_empty() {
+        (
+            d.trials_of("segment-cost"),
+            "CPU-sampled trials (the sampler's cost included)",
+        )
+    } else {
+        (twins, "unprobed trials")
+    };
+    for (tr, params) in trials {
+        let m = &tr.outcome.metrics;
+        let get = |k: &str| m.get(k).copied();
+        let (Some(snd), Some(rcv)) = (get("cpu_sender_whole_s"), get("cpu_receiver_whole_s"))
+        else {
+            unsteered += 1;
+            continue;
+        };
+        if !steered(tr) {
+            unsteered += 1;
+            continue;
+        }
+        let other =
+            get("core_sender_other_s").unwrap_or(0.0) + get("core_receiver_other_s").unwrap_or(0.0);
+        if other > 0.1 * (snd + rcv) {
+            shared += 1;
+        }
+        let (segs_out, segs_in) = (
+            get("data_segs_out").unwrap_or(0.0),
+            get("receiver_data_segs_in").unwrap_or(0.0),
+        );
+        if segs_out <= 0.0 || segs_in <= 0.0 {
+            continue;
+        }
+        let us_snd = snd * 1e6 / segs_out;
+        let us_rcv = rcv * 1e6 / segs_in;
+        let seg_bytes = get("bytes").unwrap_or(0.0) / segs_out;
+        let bound = seg_bytes * 8.0 / (us_snd.max(us_rcv) * 1e-6);
+        let measured = get("throughput_bps").unwrap_or(0.0);
+        let cpu = |k: &str| get(k).map_or("—".into(), |c| format!("CPU {c:.0}"));
+        rows.push((
+            params.write_size,
+            us_snd,
+            us_rcv,
+            seg_bytes,
+            bound,
+            measured,
+        ));
+        t.row([
+            size_words(params.write_size as f64),
+            tr.seq.to_string(),
+            cpu("core_sender_index"),
+            cpu("core_receiver_index"),
+            format!("{us_snd:.2}"),
+            format!("{us_rcv:.2}"),
+            format!("{seg_bytes:.0}"),
+            mbit(bound),
+            mbit(measured),
+        ]);
+    }
+    if rows.is_empty() {
+        s.warning(
+            "No trial in this run had both sides pinned to CPUs of their own with their receive \
+             processing steered there: each side's CPU time would include softirq work done for \
+             the other side, so no per-segment cost is given.",
+        );
+        return s;
+    }
+    s.push(t.with_caption(format!(
+        "Each side's whole CPU time (its threads, plus the softirq and interrupt time of the CPU \
+         it was pinned to, where its receive processing was steered) per data segment, from \
+         {which}; /proc/stat ticks of 10 ms"
+    )));
+    if unsteered > 0 {
+        s.warning(format!(
+            "{unsteered} trials were left out: their sides were not pinned and steered, so their \
+             softirq time was charged wherever it ran."
+        ));
+    }
+    if shared > 0 {
+        s.warning(format!(
+            "In {shared} trials other processes used more than a tenth of the pinned CPUs' busy \
+             time; each side's CPU is its threads plus its CPU's softirq time there, which may \
+             include their softirq work."
+        ));
+    }
+    rows.sort_by_key(|r| r.0);
+    if let Some(r) = rows.first() {
+        let slower = if r.1 >= r.2 { "sending" } else { "receiving" };
+        s.finding(format!(
+            "At {} writes a data segment ({:.0} B) costs {:.2} µs of the sender's CPU and {:.2} µs \
+             of the receiver's, each counting the protocol work done in softirq on its own CPU; \
+             {slower} is the slower side, which bounds throughput at {} against {} measured.",
+            size_words(r.0 as f64),
+            r.3,
+            r.1,
+            r.2,
+            mbit(r.4),
+            mbit(r.5)
+        ));
+    }
+    s
+}
+
+/// Where a measured throughput lies against the bound min(λ, μ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Against {
+    /// Within the combined confidence intervals.
+    At,
+    /// Below the bound beyond them.
+    Below,
+    /// Above it beyond them: λ or μ was underestimated.
+    Above,
+}
+
+/// One mismatch point: TCP's throughput and the bound at its ρ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct BoundCheck {
+    /// ρ = λ/μ.
+    pub rho: f64,
+    /// The receive buffer (bytes).
+    pub buffer: u64,
+    /// TCP throughput (bit/s), mean and CI.
+    pub measured: CurvePoint,
+    /// min(λ, μ) (bit/s), with the CI of the smaller of the two.
+    pub bound: CurvePoint,
+}
+
+impl BoundCheck {
+    /// Where the measurement lies against the bound.
+    pub fn against(&self) -> Against {
+        match (
+            differ(&self.measured, &self.bound),
+            self.measured.mean < self.bound.mean,
+        ) {
+            (false, _) => Against::At,
+            (true, true) => Against::Below,
+            (true, false) => Against::Above,
+        }
+    }
+
+    /// Whether ρ is within a quarter of 1, where the paper saw buffering cost most.
+    pub fn near_one(&self) -> bool {
+        matches!(limiter(self.rho, 1.0, 0.25), Ok(Limiter::Balanced))
+    }
+}
+
+/// The mismatch claim: far from ρ = 1 does TCP reach min(λ, μ), and near
+/// it does it fall below? Counted against the combined 95% CIs, with the
+/// paper's pattern (at the bound far from ρ = 1, below it near) judged.
+pub(super) fn bound_claim(checks: &[BoundCheck]) -> String {
+    let (near, far): (Vec<&BoundCheck>, Vec<&BoundCheck>) =
+        checks.iter().partition(|c| c.near_one());
+    let count = |v: &[&BoundCheck], a: Against| v.iter().filter(|c| c.against() == a).count();
+    let region = |v: &[&BoundCheck], name: &str| -> String {
+        if v.is_empty() {
+            return format!("no point fell {name}");
+        }
+        let mut t = format!(
+            "{name} TCP was at the bound at {} of {} points",
+            count(v, Against::At),
+            v.len()
+        );
+        let below: Vec<&&BoundCheck> = v.iter().filter(|c| c.against() == Against::Below).collect();
+        if let Some(w) = below.iter().min_by(|a, b| {
+            (a.measured.mean / a.bound.mean).total_cmp(&(b.measured.mean / b.bound.mean))
+        }) {
+            t += &format!(
+                " and below it at {} (lowest {:.0}% of the bound, ρ = {:.2}, {} receive buffer)",
+                below.len(),
+                100.0 * w.measured.mean / w.bound.mean,
+                w.rho,
+                size_words(w.buffer as f64)
+            );
+        }
+        t
+    };
+    let margin = checks
+        .iter()
+        .map(|c| c.measured.ci + c.bound.ci)
+        .fold(0.0, f64::max);
+    let mut out = format!(
+        "Against min(λ, μ) with both 95% CIs: {}; {} (a difference smaller than {} could not be \
+         seen).",
+        region(&far, "far from ρ = 1 (|ρ − 1| > 0.25)"),
+        region(&near, "near ρ = 1"),
+        mbit(margin)
+    );
+    let far_holds = !far.is_empty() && count(&far, Against::Below) == 0;
+    let near_holds = count(&near, Against::Below) > 0;
+    let verdict: &str = match (near.is_empty(), far_holds, near_holds) {
+        (true, _, _) => " No speed put λ near μ, so the paper's loss near balance is not tested here.",
+        (false, true, true) => " As the paper found: TCP reaches the bound far from ρ = 1 and loses throughput near it.",
+        (false, true, false) => " Unlike the paper, TCP reached the bound near ρ = 1 too: its buffers absorbed the mismatch.",
+        (false, false, true) => " Unlike the paper, TCP fell below the bound far from ρ = 1 as well as near it.",
+        (false, false, false) => " Unlike the paper, TCP fell below the bound far from ρ = 1 but not near it.",
+    };
+    out += verdict;
+    let above = count(&checks.iter().collect::<Vec<_>>(), Against::Above);
+    if above > 0 {
+        out += &format!(
+            " At {above} point{} TCP exceeded the bound beyond CI: λ or μ was underestimated there.",
+            if above == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+/// §3.5, Figs 8–9: λ and μ measured in the mismatch runs' own setup (pinned
+/// and steered, 1 KB writes), the CPU share each quota achieved beside the
+/// one asked for, and TCP's throughput against min(λ, μ).
+pub(super) fn mismatch_section(d: &StudyData) -> Section {
+    let mut s = Section::new("Mismatched sender and receiver speeds (§3.5, Figs 8–9)");
+    s.paper_finding(
+        format!("{CITE}, Figs 8–9"),
+        "Throughput is bounded by min(λ, μ). Far from ρ = 1 TCP reaches the bound with a receive \
+         buffer of two segments; near ρ = 1 an undersized receive buffer halves throughput.",
+    );
+    // λ per sender speed and μ of the slowed receiver: by the paper's
+    // definition with UDP, and with TCP itself (the bound uses TCP's when
+    // measured: a TCP sender's capacity is not a UDP sender's).
+    let speed = |p: &TrialParams| Some(sender_speed(p));
+    let lambda_udp = d.curve("lambda", "offered_bps", 1.0, speed, |_| true);
+    let mu_udp = d.curve("mu", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
+    let lambda_tcp = d.curve("lambda-tcp", "throughput_bps", 1.0, speed, |_| true);
+    let mu_tcp = d.curve("mu-tcp", "throughput_bps", 1.0, |_| Some(0.0), |_| true);
+    let achieved = d.curve(
+        "lambda-tcp",
+        "host_speed_sender_achieved",
+        1.0,
+        speed,
+        |_| true,
+    );
+    let (lambda, mu, how) = if !lambda_tcp.is_empty() && !mu_tcp.is_empty() {
+        (lambda_tcp.clone(), mu_tcp.first().copied(), "TCP")
+    } else {
+        (lambda_udp.clone(), mu_udp.first().copied(), "UDP")
+    };
+    let (Some(mu), false) = (mu, lambda.is_empty()) else {
+        s.warning("λ or μ was not measured in this run.");
+        return s;
+    };
+    let unsteered = ["lambda-tcp", "mu-tcp", "mismatch"]
+        .iter()
+        .flat_map(|id| d.trials_of(id))
+        .filter(|(tr, _)| !steered(tr))
+        .count();
+    if unsteered > 0 {
+        s.warning(format!(
+            "{unsteered} trials ran without both sides pinned and their receive processing \
+             steered to their own CPUs: there the receiver's protocol work ran on the sender's \
+             CPU outside its quota, and a quota slows the sender less than it asks."
+        ));
+    }
+    let cell = |c: &[CurvePoint], x: f64| {
+        at(c, x).map_or("—".into(), |p| {
+            measure(p.mean, Some(p.ci), Unit::Si("bit/s"))
+        })
+    };
+    let full = lambda.iter().find(|l| l.x == 1.0).copied();
+    let mut rates =
+        Table::new([
+            "sender CPU share asked",
+            "achieved",
+            "λ, UDP (paper's definition)",
+            "λ, TCP",
+            "λ / λ at full speed",
+            "ρ = λ/μ",
+            "min(λ, μ)",
+        ])
+        .with_caption(format!(
+        "μ of the receiver with its extra work per KB: {} by UDP, {} by TCP; ρ and the bound use \
+         {how}. Achieved: the sender's CPU time over its wall time under the quota",
+        mu_udp
+            .first()
+            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
+        mu_tcp
+            .first()
+            .map_or("—".into(), |m| measure(m.mean, Some(m.ci), Unit::Si("bit/s"))),
+    ));
+    for l in &lambda {
+        rates.row([
+            if l.x == 1.0 {
+                "none".into()
+            } else {
+                format!("{}", l.x)
+            },
+            at(&achieved, l.x).map_or("—".into(), |a| format!("{:.3} ± {:.3}", a.mean, a.ci)),
+            cell(&lambda_udp, l.x),
+            cell(&lambda_tcp, l.x),
+            full.map_or("—".into(), |f| format!("{:.2}", l.mean / f.mean)),
+            format!("{:.2}", l.mean / mu.mean),
+            mbit(mismatch_bound(l.mean, mu.mean).unwrap_or(f64::NAN)),
+        ]);
+    }
+    s.push(rates);
+    if let (Some(u), Some(t)) = (lambda_udp.last(), lambda_tcp.last()) {
+        s.finding(sender_rates_sentence(t, u, &mbit));
+    }
+    // TCP throughput per (sender speed, receive buffer), against the bound.
+    let mut bufs: Vec<u64> = d
+        .points_of("mismatch")
+        .iter()
+        .filter_map(|p| p.params.rcvbuf)
+        .collect();
+    bufs.sort();
+    bufs.dedup();
+    let mut f = Figure::new(
+        "Measured TCP throughput against the bound min(λ, μ)",
+        "min(λ, μ) (Mbit/s)",
+        "TCP throughput (Mbit/s)",
+    );
+    let mut bound_line = Vec::new();
+    let mut checks = Vec::new();
+    for b in &bufs {
+        let keep = |p: &TrialParams| p.rcvbuf == Some(*b) && p.test == TestKind::TcpStream;
+        let tcp = d.curve("mismatch", "throughput_bps", 1.0, speed, keep);
+        let mut pts = Vec::new();
+        for t in &tcp {
+            let Some(l) = at(&lambda, t.x) else { continue };
+            let Ok(bound) = mismatch_bound(l.mean, mu.mean) else {
+                continue;
+            };
+            let bound_ci = if l.mean <= mu.mean { l.ci } else { mu.ci };
+            pts.push(Point::with_ci(bound * 1e-6, t.mean * 1e-6, t.ci * 1e-6));
+            bound_line.push(bound * 1e-6);
+            checks.push(BoundCheck {
+                rho: l.mean / mu.mean,
+                buffer: *b,
+                measured: *t,
+                bound: CurvePoint {
+                    x: t.x,
+                    mean: bound,
+                    ci: bound_ci,
+                },
+            });
+        }
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        f.series.push(Series::new(
+            format!("receive buffer {}", size_words(*b as f64)),
+            pts,
+        ));
+    }
+    bound_line.sort_by(f64::total_cmp);
+    if let (Some(lo), Some(hi)) = (bound_line.first(), bound_line.last()) {
+        f.reference = Some(Series::new(
+            "bound: throughput = min(λ, μ)",
+            vec![
+                Point::new(0.0, 0.0),
+                Point::new(*lo, *lo),
+                Point::new(*hi, *hi),
+            ],
+        ));
+    }
+    s.push(f);
+    if !checks.is_empty() {
+        s.finding(bound_claim(&checks));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(rho: f64, buffer: u64, measured: f64, bound: f64) -> BoundCheck {
+        let p = |mean: f64| CurvePoint {
+            x: 0.0,
+            mean,
+            ci: 0.02 * mean,
+        };
+        BoundCheck {
+            rho,
+            buffer,
+            measured: p(measured),
+            bound: p(bound),
+        }
+    }
+
+    #[test]
+    fn the_paper_holds_when_far_points_reach_the_bound_and_near_ones_fall_below() {
+        let c = [
+            check(0.4, 16384, 150e6, 152e6),
+            check(2.0, 16384, 395e6, 400e6),
+            check(1.0, 4096, 200e6, 400e6),
+            check(1.0, 16384, 390e6, 400e6),
+        ];
+        assert_eq!(c[2].against(), Against::Below);
+        assert_eq!(c[0].against(), Against::At);
+        let s = bound_claim(&c);
+        assert!(
+            s.contains("far from ρ = 1 (|ρ − 1| > 0.25) TCP was at the bound at 2 of 2 points;"),
+            "{s}"
+        );
+        assert!(
+            s.contains("near ρ = 1 TCP was at the bound at 1 of 2 points and below it at 1 (lowest 50% of the bound, ρ = 1.00, 4 KB receive buffer)"),
+            "{s}"
+        );
+        assert!(s.ends_with("As the paper found: TCP reaches the bound far from ρ = 1 and loses throughput near it."), "{s}");
+    }
+
+    #[test]
+    fn the_claim_flips_when_the_data_flip() {
+        // Near ρ = 1 at the bound: the buffers absorbed the mismatch.
+        let s = bound_claim(&[
+            check(0.4, 4096, 150e6, 152e6),
+            check(1.1, 4096, 398e6, 400e6),
+        ]);
+        assert!(
+            s.contains("Unlike the paper, TCP reached the bound near ρ = 1 too"),
+            "{s}"
+        );
+        // Far below the bound too.
+        let s = bound_claim(&[
+            check(3.0, 4096, 100e6, 400e6),
+            check(1.0, 4096, 100e6, 400e6),
+        ]);
+        assert!(
+            s.contains("fell below the bound far from ρ = 1 as well as near it"),
+            "{s}"
+        );
+        // No point near ρ = 1: not tested, and said so.
+        let s = bound_claim(&[check(3.0, 4096, 400e6, 400e6)]);
+        assert!(
+            s.contains("no point fell near ρ = 1") && s.contains("is not tested here"),
+            "{s}"
+        );
+        // Above the bound beyond CI: flagged.
+        let s = bound_claim(&[check(3.0, 4096, 600e6, 400e6)]);
+        assert!(
+            s.contains("At 1 point TCP exceeded the bound beyond CI"),
+            "{s}"
+        );
+        assert_eq!(check(3.0, 4096, 600e6, 400e6).against(), Against::Above);
+    }
+
+    /// A run with only the segment-cost experiment's unprobed twin: one
+    /// point per (write size, sender CPU s, receiver CPU s), steered or not.
+    fn segment_run(points: &[(u64, f64, f64)], steered: bool) -> StudyData {
+        use crate::data::{ExperimentRecord, StudySettings};
+        use crate::fixtures::{ok_trial, study_meta};
+        use record::{PointRecord, StoredRun, TrialOutcome};
+        use std::collections::BTreeMap;
+        let mut records = Vec::new();
+        let mut trials = Vec::new();
+        for (i, &(ws, snd, rcv)) in points.iter().enumerate() {
+            let mut params = TrialParams::defaults(TestKind::TcpStream);
+            params.write_size = ws;
+            params.topology = "veth".into();
+            let pid = i as i64 + 1;
+            records.push(PointRecord {
+                id: pid,
+                index: i as u32,
+                params,
+            });
+            for k in 0..3 {
+                let metrics = BTreeMap::from([
+                    ("throughput_bps".to_string(), 1e9),
+                    ("bytes".to_string(), 1e8),
+                    ("data_segs_out".to_string(), 1e5),
+                    ("receiver_data_segs_in".to_string(), 1e5),
+                    ("cpu_sender_whole_s".to_string(), snd),
+                    ("cpu_receiver_whole_s".to_string(), rcv),
+                    ("core_sender_index".to_string(), 0.0),
+                    ("core_receiver_index".to_string(), 1.0),
+                ]);
+                let cpu = |c: u32| {
+                    if steered {
+                        serde_json::json!(c)
+                    } else {
+                        serde_json::Value::Null
+                    }
+                };
+                let o = TrialOutcome {
+                    metrics,
+                    details: serde_json::json!({"lab": {"steering":
+                        {"sender_cpu": cpu(0), "receiver_cpu": cpu(1)}}}),
+                    ..TrialOutcome::default()
+                };
+                trials.push(ok_trial(&trials, pid, k, o));
+            }
+        }
+        let settings = StudySettings {
+            study: "abrams91".into(),
+            quick: true,
+            experiments: vec![ExperimentRecord {
+                id: "unprobed-segment-cost".into(),
+                title: String::new(),
+                command: String::new(),
+                first_point: 0,
+                points: points.len() as u32,
+            }],
+        };
+        let run = StoredRun {
+            meta: study_meta(settings, "veth"),
+            points: records,
+            trials,
+        };
+        let summaries = analysis::summarize_run(&run);
+        StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+    }
+
+    fn texts(s: &Section) -> Vec<String> {
+        s.blocks
+            .iter()
+            .filter_map(|b| match b {
+                report::Block::Finding { text } | report::Block::Warning(text) => {
+                    Some(text.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_slower_side_of_table_6_follows_each_sides_whole_cpu() {
+        // 0.1 s of sender CPU and 0.3 s of receiver CPU over 100,000 segments.
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.1, 0.3)],
+            true,
+        )));
+        assert!(
+            t.iter().any(|f| f
+                .contains("costs 1.00 µs of the sender's CPU and 3.00 µs of the receiver's")
+                && f.contains("receiving is the slower side")),
+            "{t:?}"
+        );
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.3, 0.1)],
+            true,
+        )));
+        assert!(
+            t.iter().any(|f| f.contains("sending is the slower side")),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn table_6_gives_no_cost_when_the_sides_were_not_steered() {
+        let t = texts(&segment_cost_section(&segment_run(
+            &[(1460, 0.1, 0.3)],
+            false,
+        )));
+        assert!(
+            t.iter().all(|f| !f.contains("µs of the sender's CPU")),
+            "{t:?}"
+        );
+        assert!(
+            t.iter()
+                .any(|f| f.contains("No trial in this run had both sides pinned")),
+            "{t:?}"
+        );
+    }
+}
