@@ -154,7 +154,10 @@ impl Invalid {
     pub fn cell(&self) -> String {
         match self {
             Invalid::AboveLineRate { line_rate_bps, .. } => {
-                format!("invalid: above the {} line rate", rate_words(*line_rate_bps))
+                format!(
+                    "invalid: above the {} line rate",
+                    rate_words(*line_rate_bps)
+                )
             }
             Invalid::TooFewDatagrams { received } => format!("n/a: {received:.0} datagrams"),
             Invalid::TooShortInterval { interval_s } => {
@@ -187,7 +190,10 @@ pub fn line_rate_bps(trials: &[TrialRecord], point: &PointSummary) -> Option<f64
 /// across too short an interval, or when it is a UDP receive rate from too
 /// few datagrams. A point without the metric is `Ok` (there is nothing to
 /// show).
-pub fn throughput_validity(point: &PointSummary, line_rate_bps: Option<f64>) -> Result<(), Invalid> {
+pub fn throughput_validity(
+    point: &PointSummary,
+    line_rate_bps: Option<f64>,
+) -> Result<(), Invalid> {
     if let (Some(thr), Some(line)) = (point.metrics.get("throughput_bps"), line_rate_bps) {
         if let Some(interval) = point.metrics.get("delay_s") {
             if too_short_interval(interval.mean) {

@@ -141,7 +141,11 @@ fn plotted<'a>(
 /// factor, with the shape of each curve in words; bars per point when only
 /// categorical factors vary. The measures in `left_out` (computed over
 /// `points`) are not drawn: a warning names each with its reason.
-pub fn figures_section(points: &[PointSummary], varying: &[String], left_out: &[LeftOut]) -> Section {
+pub fn figures_section(
+    points: &[PointSummary],
+    varying: &[String],
+    left_out: &[LeftOut],
+) -> Section {
     let test = test_of(points);
     let mut s = Section::new("Figures");
     let drawn: Vec<&str> = figure_groups(test)
@@ -149,7 +153,8 @@ pub fn figures_section(points: &[PointSummary], varying: &[String], left_out: &[
         .flat_map(|(_, g)| g.iter().map(|m| m.key))
         .collect();
     if points.len() >= 2 {
-        for w in crate::left_out::left_out_lines(points, varying, left_out, |k| drawn.contains(&k)) {
+        for w in crate::left_out::left_out_lines(points, varying, left_out, |k| drawn.contains(&k))
+        {
             s.warning(format!("Not plotted: {w}"));
         }
     }

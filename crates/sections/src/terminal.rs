@@ -181,7 +181,11 @@ pub fn failure_lines(points: &[PointSummary], varying: &[String]) -> Vec<String>
 
 /// One line per measure the table leaves out, with the whole reason:
 /// "Throughput of point 2 (write_size=256K) is left out: n/a: …".
-pub fn left_out_lines(points: &[PointSummary], varying: &[String], left_out: &[LeftOut]) -> Vec<String> {
+pub fn left_out_lines(
+    points: &[PointSummary],
+    varying: &[String],
+    left_out: &[LeftOut],
+) -> Vec<String> {
     crate::left_out::left_out_lines(points, varying, left_out, |_| true)
 }
 

@@ -7,11 +7,11 @@
 //! points.
 
 use crate::data::StudyData;
+use analysis::findings::{size_words, CurvePoint};
 pub use analysis::validity::{
     above_line_rate, too_few_datagrams, too_few_for_loss, too_short_interval, Invalid,
     MIN_DATAGRAMS_FOR_LOSS, MIN_DATAGRAMS_FOR_RATE, MIN_RATE_INTERVAL_S,
 };
-use analysis::findings::{size_words, CurvePoint};
 use analysis::PointSummary;
 use record::{TestKind, TrialParams};
 use report::{measure, Unit};

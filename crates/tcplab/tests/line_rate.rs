@@ -12,12 +12,12 @@
 
 mod common;
 
+use analysis::validity::{above_line_rate, too_few_datagrams, too_short_interval};
 use analysis::PointSummary;
 use common::{skip_unless_root, stdout_of, tcplab, temp_db};
 use record::{Store, TestKind, TrialStatus};
-use std::sync::Mutex;
-use analysis::validity::{above_line_rate, too_few_datagrams, too_short_interval};
 use std::path::Path;
+use std::sync::Mutex;
 
 /// Lab tests measure rates: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -137,7 +137,12 @@ fn check_report_plots(store: &Store, db: &Path, run_id: i64) {
     let html = dir.join(format!("run{run_id}.html"));
     stdout_of(&tcplab(
         db,
-        &["report", &run_id.to_string(), "--out", html.to_str().unwrap()],
+        &[
+            "report",
+            &run_id.to_string(),
+            "--out",
+            html.to_str().unwrap(),
+        ],
     ));
     let page = std::fs::read_to_string(&html).unwrap();
     let run = store.load_run(run_id).unwrap();

@@ -107,10 +107,7 @@ fn a_rate_within_the_line_rate_is_shown_and_one_above_is_not() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].metric, "throughput_bps");
     assert_eq!(out[0].why.cell(), "invalid: above the 1.0 Gbit/s line rate");
-    assert_eq!(
-        why_left_out(&out, 0, "throughput_bps"),
-        Some(&out[0].why)
-    );
+    assert_eq!(why_left_out(&out, 0, "throughput_bps"), Some(&out[0].why));
     assert_eq!(why_left_out(&out, 0, "loss_rate"), None);
 }
 

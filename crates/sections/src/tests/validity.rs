@@ -156,7 +156,10 @@ fn compare_shows_no_ratio_and_plots_nothing_for_a_left_out_point() {
     assert_eq!(t.rows[1][3], "1.00×");
     let csv = String::from_utf8(cmp.csv(&runs)).unwrap();
     assert!(csv.lines().next().unwrap().ends_with(",left_out"), "{csv}");
-    let flagged: Vec<&str> = csv.lines().filter(|l| l.contains("n/a: the rate")).collect();
+    let flagged: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains("n/a: the rate"))
+        .collect();
     assert_eq!(flagged.len(), 1, "{csv}");
     let text = compare_text(&runs, &cmp, &t);
     assert!(
