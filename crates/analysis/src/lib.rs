@@ -18,6 +18,8 @@
 //!   crossover) for reports.
 //! - [`models`]: the window bound, Abrams & Chen's min(λ, μ), Markatos'
 //!   memory-and-CPU throughput model and mileage.
+//! - [`validity`]: which measured points a report may show (line rate,
+//!   datagram counts, the interval a rate over a link needs).
 
 pub mod cpu;
 pub mod findings;
@@ -27,6 +29,7 @@ pub mod path;
 pub mod stats;
 pub mod summary;
 pub mod trial_cost;
+pub mod validity;
 
 pub use stats::{ci_half_width, median, precision_reached, summarize, t_quantile, Summary, CI95};
 pub use summary::{summarize_points, summarize_run, PointSummary};

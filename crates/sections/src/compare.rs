@@ -1,9 +1,13 @@
 //! `tcplab compare`: runs lined up point by point on one metric, as a
-//! table (terminal and HTML) and as CSV.
+//! table (terminal and HTML) and as CSV. A measure the validity rules leave
+//! out (`analysis::validity`, with the line rate each run's place stored)
+//! shows its reason in place of the number, has no ratio and is not
+//! plotted; the CSV keeps its mean and says why in `left_out`.
 
 use crate::factor_text::factor_text;
 use crate::metrics::{ci_of, Metric};
 use analysis::findings::{differ, CurvePoint};
+use analysis::validity::{why_left_out, Invalid, LeftOut};
 use analysis::PointSummary;
 use record::factor::param_keys_by_name;
 use record::StoredRun;
@@ -29,6 +33,8 @@ pub struct Comparison {
     pub differences: Vec<String>,
     /// The compared metric's key.
     pub key: String,
+    /// Per run, the measures of its points the validity rules leave out.
+    pub left_out: Vec<Vec<LeftOut>>,
 }
 
 impl Comparison {
@@ -91,7 +97,44 @@ impl Comparison {
             rows,
             differences,
             key: key.to_string(),
+            left_out: runs
+                .iter()
+                .map(|(r, p)| analysis::validity::left_out(&r.trials, p))
+                .collect(),
         }
+    }
+
+    /// Why row `row`'s measure in run `run` is left out, if it is.
+    pub fn why_left_out(&self, row: usize, run: usize) -> Option<&Invalid> {
+        let pi = self.rows[row].1[run]?;
+        why_left_out(&self.left_out[run], pi, &self.key)
+    }
+
+    /// The summary of row `row` in run `run` when it may be shown: the run
+    /// has the point and its measure is not left out.
+    pub fn shown<'a>(
+        &self,
+        runs: &'a [RunPoints],
+        row: usize,
+        run: usize,
+    ) -> Option<&'a analysis::Summary> {
+        self.summary(runs, row, run)
+            .filter(|_| self.why_left_out(row, run).is_none())
+    }
+
+    /// One line per left-out measure of the compared metric: "run 2:
+    /// Throughput of point 1 (write_size=256K) is left out: …".
+    pub fn left_out_lines(&self, runs: &[RunPoints]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, (r, pts)) in runs.iter().enumerate() {
+            let varying = crate::terminal::varying_factors(pts);
+            let key = self.key.as_str();
+            for l in crate::left_out::left_out_lines(pts, &varying, &self.left_out[k], |m| m == key)
+            {
+                out.push(format!("run {}: {l}", r.meta.id));
+            }
+        }
+        out
     }
 
     /// The summary of row `row` in run `run`, when that run has the point.
@@ -105,12 +148,13 @@ impl Comparison {
     }
 
     /// The comparison table: per row, each run's mean ± CI and its ratio to
-    /// the first run's, starred where the intervals do not overlap.
+    /// the first run's, starred where the intervals do not overlap; a
+    /// left-out measure's reason in place of its number, and no ratio.
     pub fn table(&self, runs: &[RunPoints], m: Metric) -> Table {
         let (f, u) = scale_for_values(
             (0..self.rows.len())
                 .flat_map(|r| (0..runs.len()).map(move |k| (r, k)))
-                .filter_map(|(r, k)| self.summary(runs, r, k))
+                .filter_map(|(r, k)| self.shown(runs, r, k))
                 .map(|s| s.mean),
             m.unit,
         );
@@ -140,12 +184,14 @@ impl Comparison {
             } else {
                 levels.clone()
             };
-            let base = self.summary(runs, ri, 0);
+            let base = self.shown(runs, ri, 0);
             for k in 0..runs.len() {
-                let s = self.summary(runs, ri, k);
-                row.push(s.map_or("—".into(), |s| {
-                    measure(s.mean * f, ci_of(s).map(|c| c * f), Unit::Plain)
-                }));
+                let s = self.shown(runs, ri, k);
+                row.push(match (s, self.why_left_out(ri, k)) {
+                    (_, Some(why)) => why.cell(),
+                    (Some(s), None) => measure(s.mean * f, ci_of(s).map(|c| c * f), Unit::Plain),
+                    (None, None) => "—".into(),
+                });
                 if k > 0 {
                     row.push(match (base, s) {
                         (Some(b), Some(s)) if b.mean != 0.0 => {
@@ -194,6 +240,7 @@ impl Comparison {
                 "ci95",
                 "n",
                 "ratio_to_first",
+                "left_out",
             ]
             .iter()
             .map(|s| s.to_string()),
@@ -201,7 +248,7 @@ impl Comparison {
         out.push_str(&header.join(","));
         out.push('\n');
         for (ri, (levels, _)) in self.rows.iter().enumerate() {
-            let base = self.summary(runs, ri, 0).map(|s| s.mean);
+            let base = self.shown(runs, ri, 0).map(|s| s.mean);
             for (k, (r, _)) in runs.iter().enumerate() {
                 let Some(s) = self.summary(runs, ri, k) else {
                     continue;
@@ -213,10 +260,12 @@ impl Comparison {
                 row.push(s.mean.to_string());
                 row.push(ci_of(s).map_or(String::new(), |c| c.to_string()));
                 row.push(s.n.to_string());
+                let why = self.why_left_out(ri, k);
                 row.push(
-                    base.filter(|b| *b != 0.0)
+                    base.filter(|b| *b != 0.0 && why.is_none())
                         .map_or(String::new(), |b| (s.mean / b).to_string()),
                 );
+                row.push(why.map_or(String::new(), |w| q(&w.reason())));
                 out.push_str(&row.join(","));
                 out.push('\n');
             }
@@ -251,5 +300,8 @@ pub fn compare_text(runs: &[RunPoints], cmp: &Comparison, table: &Table) -> Stri
     out += "\n";
     out += &report::text::table_text(table);
     out += &format!("{COMPARE_NOTE}\n");
+    for l in cmp.left_out_lines(runs) {
+        out += &format!("{l}\n");
+    }
     out
 }

@@ -1,5 +1,6 @@
 //! The HTML report of `tcplab compare`: the runs, the table side by side
-//! with an overlay figure, and each run's host.
+//! with an overlay figure (without the measures the validity rules leave
+//! out, each named with its reason), and each run's host.
 
 use crate::compare::{Comparison, RunPoints, COMPARE_NOTE};
 use crate::factor_text::{factor_label, factor_number, is_size, point_label};
@@ -47,11 +48,23 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
     let mut s = Section::new("Side by side");
     s.paragraph(COMPARE_NOTE);
     s.push(table);
+    for l in cmp.left_out_lines(runs) {
+        s.warning(format!("Not plotted: {l}"));
+    }
+    let drawn = |k: usize, pi: usize| {
+        analysis::validity::why_left_out(&cmp.left_out[k], pi, &cmp.key).is_none()
+    };
     // The overlay: against the first numeric factor, one series per run (and
     // per combination of the other factors); or bars per point.
     let (f, u) = scale_for_values(
         runs.iter()
-            .flat_map(|(_, p)| p.iter().filter_map(|x| x.metrics.get(&cmp.key)))
+            .enumerate()
+            .flat_map(|(k, (_, p))| {
+                p.iter()
+                    .enumerate()
+                    .filter(move |(pi, _)| drawn(k, *pi))
+                    .filter_map(|(_, x)| x.metrics.get(&cmp.key))
+            })
             .map(|s| s.mean),
         m.unit,
     );
@@ -79,12 +92,14 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
                 TickFormat::Number
             };
             let mut xs = Vec::new();
-            for (r, pts) in runs {
+            for (k, (r, pts)) in runs.iter().enumerate() {
                 let mut series: Vec<Series> = Vec::new();
-                for p in pts {
-                    let (Some(x), Some(sm)) =
-                        (factor_number(&p.params, fac), p.metrics.get(&cmp.key))
-                    else {
+                for (pi, p) in pts.iter().enumerate() {
+                    let (Some(x), Some(sm), true) = (
+                        factor_number(&p.params, fac),
+                        p.metrics.get(&cmp.key),
+                        drawn(k, pi),
+                    ) else {
                         continue;
                     };
                     xs.push(x);
@@ -127,7 +142,7 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
             for (k, (r, _)) in runs.iter().enumerate() {
                 let pts: Vec<Point> = (0..cmp.rows.len())
                     .filter_map(|ri| {
-                        cmp.summary(runs, ri, k).map(|sm| {
+                        cmp.shown(runs, ri, k).map(|sm| {
                             Point::with_ci(ri as f64, sm.mean * f, ci_of(sm).unwrap_or(0.0) * f)
                         })
                     })

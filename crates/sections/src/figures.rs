@@ -1,16 +1,20 @@
 //! The figures of a run report: metrics against the numeric factors that
-//! vary, and the finding sentences read off their curves.
+//! vary, and the finding sentences read off their curves. A measure the
+//! validity rules leave out (`analysis::validity`) is never plotted nor
+//! read into a finding; the section names it with its reason.
 
 use crate::factor_text::{factor_label, fmt_level, is_size, numeric_factor, point_label};
 use crate::metrics::{capitalize, ci_of, figure_groups, test_of, Metric};
 use analysis::findings::{shape, shape_sentence, CurvePoint};
-use analysis::PointSummary;
+use analysis::validity::{why_left_out, LeftOut};
+use analysis::{PointSummary, Summary};
 use report::format::scale_for_values;
 use report::{Figure, Point, Section, Series, SeriesStyle, TickFormat};
 
 /// One figure: metrics of `group` against factor `f`, one series per
 /// combination of the other varying factors (and per metric when several).
-/// Returns the figure and the finding sentences of its curves.
+/// Returns the figure and the finding sentences of its curves; the
+/// measures in `left_out` are not drawn.
 fn factor_figure(
     points: &[PointSummary],
     varying: &[String],
@@ -18,20 +22,21 @@ fn factor_figure(
     xs: &[Option<f64>],
     title: &str,
     group: &[Metric],
+    left_out: &[LeftOut],
 ) -> Option<(Figure, Vec<String>)> {
     let others: Vec<String> = varying.iter().filter(|v| *v != f).cloned().collect();
     let unit = group[0].unit;
     let (scale, u) = scale_for_values(
         group
             .iter()
-            .flat_map(|m| points.iter().filter_map(|p| p.metrics.get(m.key)))
+            .flat_map(|m| (0..points.len()).filter_map(|i| plotted(points, i, m, left_out)))
             .map(|s| s.mean),
         unit,
     );
     let mut series: Vec<(String, Vec<Point>, Vec<CurvePoint>)> = Vec::new();
     for m in group {
-        for (p, x) in points.iter().zip(xs) {
-            let (Some(x), Some(sm)) = (x, p.metrics.get(m.key)) else {
+        for (i, (p, x)) in points.iter().zip(xs).enumerate() {
+            let (Some(x), Some(sm)) = (x, plotted(points, i, m, left_out)) else {
                 continue;
             };
             let combo = point_label(p, &others);
@@ -118,12 +123,41 @@ fn factor_figure(
     Some((fig, findings))
 }
 
+/// Point `i`'s summary of metric `m`, when it has one the figures may
+/// draw (not in `left_out`).
+fn plotted<'a>(
+    points: &'a [PointSummary],
+    i: usize,
+    m: &Metric,
+    left_out: &[LeftOut],
+) -> Option<&'a Summary> {
+    if why_left_out(left_out, i, m.key).is_some() {
+        return None;
+    }
+    points[i].metrics.get(m.key)
+}
+
 /// The Figures section: each metric group against each numeric varying
 /// factor, with the shape of each curve in words; bars per point when only
-/// categorical factors vary.
-pub fn figures_section(points: &[PointSummary], varying: &[String]) -> Section {
+/// categorical factors vary. The measures in `left_out` (computed over
+/// `points`) are not drawn: a warning names each with its reason.
+pub fn figures_section(
+    points: &[PointSummary],
+    varying: &[String],
+    left_out: &[LeftOut],
+) -> Section {
     let test = test_of(points);
     let mut s = Section::new("Figures");
+    let drawn: Vec<&str> = figure_groups(test)
+        .iter()
+        .flat_map(|(_, g)| g.iter().map(|m| m.key))
+        .collect();
+    if points.len() >= 2 {
+        for w in crate::left_out::left_out_lines(points, varying, left_out, |k| drawn.contains(&k))
+        {
+            s.warning(format!("Not plotted: {w}"));
+        }
+    }
     let numeric: Vec<(String, Vec<Option<f64>>)> = varying
         .iter()
         .filter_map(|f| numeric_factor(points, f).map(|xs| (f.clone(), xs)))
@@ -142,17 +176,14 @@ pub fn figures_section(points: &[PointSummary], varying: &[String]) -> Section {
         for (title, group) in figure_groups(test) {
             let m = group[0];
             let (scale, u) = scale_for_values(
-                points
-                    .iter()
-                    .filter_map(|p| p.metrics.get(m.key))
+                (0..points.len())
+                    .filter_map(|i| plotted(points, i, &m, left_out))
                     .map(|x| x.mean),
                 m.unit,
             );
-            let pts: Vec<Point> = points
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    p.metrics.get(m.key).map(|sm| {
+            let pts: Vec<Point> = (0..points.len())
+                .filter_map(|i| {
+                    plotted(points, i, &m, left_out).map(|sm| {
                         Point::with_ci(i as f64, sm.mean * scale, ci_of(sm).unwrap_or(0.0) * scale)
                     })
                 })
@@ -176,7 +207,9 @@ pub fn figures_section(points: &[PointSummary], varying: &[String]) -> Section {
     }
     for (f, xs) in &numeric {
         for (title, group) in figure_groups(test) {
-            if let Some((fig, findings)) = factor_figure(points, varying, f, xs, title, &group) {
+            if let Some((fig, findings)) =
+                factor_figure(points, varying, f, xs, title, &group, left_out)
+            {
                 s.push(fig);
                 for t in findings {
                     s.finding(t);

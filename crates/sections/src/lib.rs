@@ -14,6 +14,8 @@
 //! - [`compare`], [`compare_html`]: runs side by side on one metric.
 //! - [`probes_text`], [`cpu_text`]: what `tcplab probes` prints.
 //! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
+//! - [`left_out`]: the measures the validity rules keep out of tables and
+//!   figures, each with its reason.
 //! - [`run_json`], [`terminal`]: a run as JSON and as the terminal's table.
 //!
 //! Builders return `report` documents, sections, text or JSON; the binary
@@ -26,6 +28,7 @@ pub mod cpu_text;
 pub mod factor_text;
 pub mod figures;
 pub mod host;
+pub mod left_out;
 pub mod methods;
 pub mod metrics;
 pub mod path;

@@ -9,6 +9,7 @@ use crate::metrics::{ci_of, closest, table_metrics, test_of, Metric};
 use crate::path::path_section;
 use crate::SectionsError;
 use analysis::path::analyse_with_mss;
+use analysis::validity::{why_left_out, LeftOut};
 use analysis::PointSummary;
 use record::factor::param_keys_by_name;
 use record::probe_event::ProbeEvent;
@@ -19,7 +20,10 @@ use report::{Block, Report, Section, Table};
 /// The whole report of one run (`tcplab report RUN` for a run that is not a
 /// study's): results, figures, the probe and CPU sections when the run was
 /// probed, parameters and host. `varying` names the factors that vary
-/// across the points; `result_warnings` go under the results table.
+/// across the points; `result_warnings` go under the results table. The
+/// measures the validity rules leave out (`analysis::validity`, with the
+/// line rate each place stored) show their reason in place of the number
+/// and are not plotted.
 pub fn run_report(
     store: &Store,
     run: &StoredRun,
@@ -38,8 +42,9 @@ pub fn run_report(
         m.host.cores,
         m.host.kernel.split_whitespace().next().unwrap_or("")
     ));
-    rep.push(results_section(points, varying, result_warnings));
-    rep.push(figures_section(points, varying));
+    let left_out = analysis::validity::left_out(&run.trials, points);
+    rep.push(results_section(points, varying, result_warnings, &left_out));
+    rep.push(figures_section(points, varying, &left_out));
     for s in probe_sections(store, run, points, varying)? {
         rep.push(s);
     }
@@ -112,23 +117,31 @@ pub fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[S
     s
 }
 
-/// One table column per metric: the unit text and the cells.
-fn metric_column(points: &[PointSummary], m: &Metric) -> Option<(String, Vec<String>)> {
+/// One table column per metric: the unit text and the cells (a left-out
+/// measure's reason in place of its number).
+fn metric_column(
+    points: &[PointSummary],
+    m: &Metric,
+    left_out: &[LeftOut],
+) -> Option<(String, Vec<String>)> {
+    let shown = |i: usize| why_left_out(left_out, i, m.key).is_none();
     let vals: Vec<(f64, Option<f64>)> = points
         .iter()
-        .map(|p| {
-            p.metrics
-                .get(m.key)
-                .map_or((f64::NAN, None), |s| (s.mean, ci_of(s)))
+        .enumerate()
+        .map(|(i, p)| match p.metrics.get(m.key) {
+            Some(s) if shown(i) => (s.mean, ci_of(s)),
+            _ => (f64::NAN, None),
         })
         .collect();
-    if vals.iter().all(|v| !v.0.is_finite()) {
+    if vals.iter().all(|v| !v.0.is_finite()) && left_out.iter().all(|l| l.metric != m.key) {
         return None;
     }
     let (u, mut cells) = column(&vals, m.unit);
-    for (c, p) in cells.iter_mut().zip(points) {
+    for (i, (c, p)) in cells.iter_mut().zip(points).enumerate() {
         if p.trials_ok == 0 {
             *c = "failed".into();
+        } else if let Some(why) = why_left_out(left_out, i, m.key) {
+            *c = why.cell();
         }
     }
     let header = if u.is_empty() {
@@ -139,12 +152,14 @@ fn metric_column(points: &[PointSummary], m: &Metric) -> Option<(String, Vec<Str
     Some((header, cells))
 }
 
-/// The results table: one row per point, each metric's mean ± 95% CI;
-/// `warnings` below it.
+/// The results table: one row per point, each metric's mean ± 95% CI, or
+/// the reason a measure is left out (`left_out`, computed over `points`);
+/// `warnings` below it, then one per left-out measure.
 pub fn results_section(
     points: &[PointSummary],
     varying: &[String],
     warnings: &[String],
+    left_out: &[LeftOut],
 ) -> Section {
     let test = test_of(points);
     let mut s = Section::new("Results");
@@ -160,7 +175,7 @@ pub fn results_section(
     };
     let cols: Vec<(String, Vec<String>)> = table_metrics(test)
         .iter()
-        .filter_map(|m| metric_column(points, m))
+        .filter_map(|m| metric_column(points, m, left_out))
         .collect();
     let mut header: Vec<String> = factors.clone();
     header.push("n".into());
@@ -191,6 +206,9 @@ pub fn results_section(
     s.push(t);
     for w in warnings {
         s.warning(w.clone());
+    }
+    for w in crate::left_out::left_out_lines(points, varying, left_out, |_| true) {
+        s.warning(w);
     }
     s
 }

@@ -1,7 +1,9 @@
 //! A run for the terminal: the results table with mean ± 95% CI, the run
 //! header above it, and the lines that warn about failed trials, lost probe
-//! records and hypervisor steal. The run report shows the same warnings.
+//! records and hypervisor steal, and name the measures the validity rules
+//! left out. The run report shows the same warnings.
 
+use analysis::validity::{why_left_out, LeftOut};
 use analysis::{PointSummary, Summary};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use record::{RunMeta, TestKind, TrialParams};
@@ -87,8 +89,16 @@ fn param_text(p: &TrialParams, name: &str) -> String {
     p.value(name).map_or_else(|| "—".into(), |v| v.table_text())
 }
 
-/// The results table: one row per point, the varying factors first.
-pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> String {
+/// The results table: one row per point, the varying factors first; a
+/// measure in `left_out` (computed over `points`, see
+/// `analysis::validity::left_out`) shows its reason in place of the number
+/// ("invalid: above the 1.0 Gbit/s line rate", "n/a: 8 datagrams").
+pub fn table(
+    test: TestKind,
+    points: &[PointSummary],
+    varying: &[String],
+    left_out: &[LeftOut],
+) -> String {
     let cols = columns(test);
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
@@ -96,7 +106,7 @@ pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> Str
     header.push("n".into());
     header.extend(cols.iter().map(|c| c.header.to_string()));
     t.set_header(header);
-    for p in points {
+    for (i, p) in points.iter().enumerate() {
         let mut row: Vec<Cell> = varying
             .iter()
             .map(|k| Cell::new(param_text(&p.params, k)))
@@ -110,6 +120,8 @@ pub fn table(test: TestKind, points: &[PointSummary], varying: &[String]) -> Str
         for c in &cols {
             let text = if p.trials_ok == 0 {
                 "failed".into()
+            } else if let Some(why) = why_left_out(left_out, i, c.metric) {
+                why.cell()
             } else {
                 cell(p.metrics.get(c.metric), c)
             };
@@ -165,6 +177,16 @@ pub fn failure_lines(points: &[PointSummary], varying: &[String]) -> Vec<String>
             )
         })
         .collect()
+}
+
+/// One line per measure the table leaves out, with the whole reason:
+/// "Throughput of point 2 (write_size=256K) is left out: n/a: …".
+pub fn left_out_lines(
+    points: &[PointSummary],
+    varying: &[String],
+    left_out: &[LeftOut],
+) -> Vec<String> {
+    crate::left_out::left_out_lines(points, varying, left_out, |_| true)
 }
 
 /// A warning when probes lost records in any trial.

@@ -31,6 +31,8 @@ fn store() -> (TempDir, Store) {
 struct Extras {
     events: Option<EventBlob>,
     profile: Option<CpuProfile>,
+    /// The trial's details (`{}` when None).
+    details: Option<serde_json::Value>,
 }
 
 /// One point: its write size and its trials' metrics and extras.
@@ -102,7 +104,7 @@ fn store_run(store: &mut Store, host: &str, points: Vec<PointSpec>) -> StoredRun
                 error: None,
                 outcome: TrialOutcome {
                     metrics,
-                    details: serde_json::json!({}),
+                    details: extras.details.unwrap_or_else(|| serde_json::json!({})),
                     events: extras.events,
                     profile: extras.profile,
                 },
@@ -393,6 +395,7 @@ fn probed_run(store: &mut Store, blobs: Vec<EventBlob>) -> StoredRun {
                 Extras {
                     events: Some(b),
                     profile: None,
+                    details: None,
                 },
             )
         })
@@ -532,6 +535,7 @@ fn sampled_run(store: &mut Store, copy_s: f64, tcp_s: f64) -> StoredRun {
             Extras {
                 events: None,
                 profile: Some(profile(copy_s, tcp_s)),
+                details: None,
             },
         )],
     };
@@ -652,3 +656,4 @@ fn the_comparison_lines_up_points_and_stars_real_differences() {
 }
 
 mod terminal_and_methods;
+mod validity;

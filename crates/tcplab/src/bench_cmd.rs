@@ -68,11 +68,15 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
         println!("{}", sections::terminal::run_header(&run.meta));
+        let left_out = analysis::validity::left_out(&run.trials, &points);
         println!(
             "{}",
-            sections::terminal::table(plan.test, &points, &varying)
+            sections::terminal::table(plan.test, &points, &varying, &left_out)
         );
         for l in sections::terminal::failure_lines(&points, &varying) {
+            println!("{l}");
+        }
+        for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
             println!("{l}");
         }
         if let Some(l) = sections::terminal::probe_loss_warning(&points) {

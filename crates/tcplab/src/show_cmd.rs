@@ -60,8 +60,15 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
         .map(|p| p.params.test)
         .unwrap_or(record::TestKind::TcpStream);
     println!("{}", sections::terminal::run_header(&run.meta));
-    println!("{}", sections::terminal::table(test, &points, &varying));
+    let left_out = analysis::validity::left_out(&run.trials, &points);
+    println!(
+        "{}",
+        sections::terminal::table(test, &points, &varying, &left_out)
+    );
     for l in sections::terminal::failure_lines(&points, &varying) {
+        println!("{l}");
+    }
+    for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
         println!("{l}");
     }
     if let Some(l) = sections::terminal::steal_warning(&points) {

@@ -14,7 +14,7 @@ fn the_terminal_table_shows_the_varying_factor_and_each_points_mean() {
     let points = summaries(&run);
     let varying = crate::terminal::varying_factors(&points);
     assert_eq!(varying, ["write_size"]);
-    let text = crate::terminal::table(TestKind::TcpStream, &points, &varying);
+    let text = crate::terminal::table(TestKind::TcpStream, &points, &varying, &[]);
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("1024") || l.contains("65536"))
@@ -68,6 +68,7 @@ fn packet_table_of(events: &[ProbeEvent], trial_metrics: &[(&str, f64)]) -> Tabl
                 Extras {
                     events: Some(blob(events, EVENT_VERSION)),
                     profile: None,
+                    details: None,
                 },
             )],
         }],

@@ -77,7 +77,14 @@ mod tests {
                 index: i as u32,
                 params,
             });
-            trials.push(ok_trial(&trials, i as i64 + 1, 0, TrialOutcome::default()));
+            let outcome = TrialOutcome {
+                metrics: BTreeMap::from([
+                    ("packets_per_s".to_string(), 1e5),
+                    ("throughput_bps".to_string(), 1e8),
+                ]),
+                ..TrialOutcome::default()
+            };
+            trials.push(ok_trial(&trials, i as i64 + 1, 0, outcome));
         }
         let settings = StudySettings {
             study: super::super::NAME.into(),
@@ -121,5 +128,59 @@ mod tests {
         assert!(t.contains("(4 of 4 layers measured in this run)"), "{t}");
         let t = text(&layers_merged_section(&run_with(&[ProtocolLayer::Eth])));
         assert!(t.contains("(1 of 4 layers measured in this run)"), "{t}");
+    }
+
+    /// The paper's figures a title names: "(Figs 1–2)" is 1 and 2, "(Figs
+    /// 1, 3)" 1 and 3, "(Fig. 8)" 8.
+    fn figures_named(title: &str) -> Vec<u32> {
+        let Some(start) = title.find("(Fig") else {
+            return Vec::new();
+        };
+        let inner = &title[start + 1..];
+        let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
+        let list = inner.trim_start_matches("Figs").trim_start_matches("Fig.");
+        let mut out = Vec::new();
+        for part in list.split(',') {
+            let ends: Vec<u32> = part
+                .split('–')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            match ends[..] {
+                [a, b] => out.extend(a..=b),
+                [a] => out.push(a),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_layer_sections_name_the_figures_they_show() {
+        assert_eq!(figures_named("Rates (Figs 1–4)"), [1, 2, 3, 4]);
+        assert_eq!(figures_named("Packets (Figs 1, 3)"), [1, 3]);
+        assert_eq!(figures_named("Trace (Fig. 8)"), [8]);
+        assert!(figures_named("Smoothed RTT (§4)").is_empty());
+        let sections = super::super::report(&run_with(&ProtocolLayer::ALL));
+        let named = |s: &Section| figures_named(&s.title);
+        let layers = sections
+            .iter()
+            .find(|s| {
+                s.title
+                    .starts_with("Packet and byte rate at each protocol layer")
+            })
+            .expect("the layer-rate section");
+        let merged = sections.iter().find(|s| s.title == TITLE).unwrap();
+        // The measured curves are Figs 1–2; the merged layers (Figs 3–4)
+        // are a section of their own, and no two sections claim a figure.
+        assert_eq!(named(layers), [1, 2]);
+        assert_eq!(named(merged), [3, 4]);
+        let figure_titles: Vec<Vec<u32>> =
+            layers.figures().map(|f| figures_named(&f.title)).collect();
+        assert_eq!(figure_titles, [vec![1], vec![2]]);
+        let mut all: Vec<u32> = sections.iter().flat_map(named).collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a figure is claimed by two sections");
     }
 }

@@ -1,10 +1,12 @@
 //! Guerrero & Frieder 1992, "Tuning the performance of a commercial TCP
 //! implementation" (OPEN-Link): the packet and byte rate a host sustains at
-//! each protocol layer against packet size (Figs 1–4); time–sequence traces
-//! with packets classified as data, ACK and window update (Fig. 8); silly
-//! window syndrome on a healthy flow and a pathological one; the kernel's
-//! smoothed RTT against the RTT an application measures; and a performance
-//! matrix between the TCP implementations this host offers (Table 1).
+//! each protocol layer against packet size (Figs 1–2; Figs 3–4, the layers
+//! merged into one process, as a statement of why Linux cannot show them);
+//! time–sequence traces with packets classified as data, ACK and window
+//! update (Fig. 8); silly window syndrome on a healthy flow and a
+//! pathological one; the kernel's smoothed RTT against the RTT an
+//! application measures; and a performance matrix between the TCP
+//! implementations this host offers (Table 1).
 
 use crate::spec::{repeat, Experiment, PlanOptions, StudyPlan};
 
@@ -64,7 +66,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     let e = vec![
         Experiment::bench(
             "layer-rate",
-            "Figs 1–4: packet and byte rate at the Ethernet, IP, UDP and TCP layers against packet size",
+            "Figs 1–2: packet and byte rate at the Ethernet, IP, UDP and TCP layers against packet size",
             format!(
                 "layer-rate --layer eth,ip,udp,tcp --write-size {sizes} --topology {fast} --duration {dur} --repeat {r}",
                 dur = if o.quick { "0.3s" } else { "0.5s" },

@@ -41,13 +41,12 @@ const LAYERS: [(&str, &str); 4] = [
 ];
 
 fn layer_section(d: &StudyData) -> Section {
-    let mut s = Section::new("Packet and byte rate at each protocol layer (Figs 1–4)");
+    let mut s = Section::new("Packet and byte rate at each protocol layer (Figs 1–2)");
     s.paper_finding(
-        format!("{CITE}, §2, Figs 1–4"),
+        format!("{CITE}, §2, Figs 1–2"),
         "The Ethernet curve rose with packet size in packets and bytes per second, while the IP \
-         and TCP curves stayed flat: a fixed per-packet cost, not the bytes, limited them. \
-         Merging the layers into one process lifted IP to the Ethernet curve; TCP stayed flat \
-         until its window management was fixed.",
+         and TCP curves stayed flat: a fixed per-packet cost, not the bytes, limited them (with \
+         each layer its own process; the layers merged, Figs 3–4, are the next section).",
     );
     let mut pps: Vec<(&str, Vec<CurvePoint>)> = Vec::new();
     let mut bps: Vec<(&str, Vec<CurvePoint>)> = Vec::new();
@@ -73,12 +72,12 @@ fn layer_section(d: &StudyData) -> Section {
     }
     for (title, y, curves) in [
         (
-            "Packets per second received at each layer against frame size (Figs 1, 3)",
+            "Packets per second received at each layer against frame size (Fig. 1)",
             "packets per second",
             &pps,
         ),
         (
-            "Bytes per second received at each layer against frame size (Figs 2, 4)",
+            "Bytes per second received at each layer against frame size (Fig. 2)",
             "throughput (Mbit/s, whole frames)",
             &bps,
         ),

@@ -1,0 +1,290 @@
+//! Which measured points a report may show as data. A point whose
+//! throughput exceeds its place's calibrated line rate by more than its
+//! confidence interval is impossible (the link cannot carry more than its
+//! rate), and a UDP receive rate computed from a handful of datagrams says
+//! more about the first datagram's timing than about the path: both are
+//! flagged with their reason and kept out of figures, findings and
+//! verdicts. So is a rate over a shaped link measured across too short an
+//! interval: a token bucket lets its burst through at the host's speed, and
+//! a late emulator wake-up delivers the frames that were due at once, so
+//! over a few milliseconds the receiver sees more than the line rate. A UDP
+//! loss rate from fewer than a hundred datagrams sent is not given either.
+//!
+//! The line rate is the one the run stored with each trial, in the trial's
+//! `details.lab.calibration.line_rate_bps` (measured by `tcplab` when it
+//! set the place up); it is a physical cap only on a place with an
+//! emulated link (`details.lab.place.link` set), so only there is a point
+//! checked against it.
+//!
+//! The studies apply these rules to their experiments; the run report,
+//! `tcplab compare` and the terminal table of `tcplab show` / `bench` apply
+//! them to every run ([`left_out`]).
+
+use crate::PointSummary;
+use record::{TestKind, TrialRecord, TrialStatus};
+
+/// The fewest received datagrams a UDP receive rate is computed from. The
+/// rate is the bytes received over the time from the first datagram to the
+/// last: the first datagram's bytes are counted but not its time on the
+/// wire, so n datagrams overstate the rate by about 1/(n − 1); from 100
+/// datagrams on that error is about 1% or less.
+pub const MIN_DATAGRAMS_FOR_RATE: f64 = 100.0;
+
+/// The fewest datagrams sent (mean per trial) a UDP loss rate is given
+/// for: below 100 one lost datagram moves the rate by more than 1%, and a
+/// few datagrams that fit in the queues say nothing of the path.
+pub const MIN_DATAGRAMS_FOR_LOSS: f64 = 100.0;
+
+/// Whether a UDP loss rate rests on too few datagrams sent (fewer than
+/// [`MIN_DATAGRAMS_FOR_LOSS`] per trial) to be given.
+pub fn too_few_for_loss(sent: f64) -> bool {
+    sent.is_nan() || sent < MIN_DATAGRAMS_FOR_LOSS
+}
+
+/// The shortest first-to-last interval, s, a rate over an emulated link is
+/// computed from. The kernel's token buckets hold 1 ms at the rate, and the
+/// emulator's wake-ups come up to about a millisecond late on a loaded
+/// virtual machine; over 20 ms either moves a rate by at most about 5%,
+/// less than the headers and framing that separate TCP's goodput from the
+/// line rate (6% at a 1448-byte MSS). Over a 2 ms transfer (256 KB at
+/// 1 Gbit/s) the bucket alone doubled the rate: 2.2 Gbit/s through lan1g.
+pub const MIN_RATE_INTERVAL_S: f64 = 0.02;
+
+/// Whether a rate's first-to-last interval (mean per trial, s) is too short
+/// ([`MIN_RATE_INTERVAL_S`]) for a rate over an emulated link.
+pub fn too_short_interval(interval_s: f64) -> bool {
+    interval_s.is_nan() || interval_s < MIN_RATE_INTERVAL_S
+}
+
+/// Whether a mean throughput (with its 95% CI half-width) exceeds the line
+/// rate by more than its CI, i.e. is impossible on that link. A CI that is
+/// not finite (a single trial) counts as zero.
+pub fn above_line_rate(mean_bps: f64, ci_bps: f64, line_rate_bps: f64) -> bool {
+    let ci = if ci_bps.is_finite() { ci_bps } else { 0.0 };
+    line_rate_bps > 0.0 && mean_bps - ci > line_rate_bps
+}
+
+/// Whether a UDP receive rate rests on too few received datagrams (fewer
+/// than [`MIN_DATAGRAMS_FOR_RATE`]) to be given as a rate.
+pub fn too_few_datagrams(received: f64) -> bool {
+    received.is_nan() || received < MIN_DATAGRAMS_FOR_RATE
+}
+
+/// Why a point's measure is not shown as data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invalid {
+    /// The mean exceeds the place's calibrated line rate by more than its
+    /// CI.
+    AboveLineRate {
+        /// Mean throughput, bit/s.
+        mean_bps: f64,
+        /// Its 95% CI half-width, bit/s.
+        ci_bps: f64,
+        /// The place's calibrated line rate, bit/s.
+        line_rate_bps: f64,
+    },
+    /// A UDP receive rate from fewer than [`MIN_DATAGRAMS_FOR_RATE`]
+    /// datagrams received (mean per trial).
+    TooFewDatagrams {
+        /// Datagrams received, mean per trial.
+        received: f64,
+    },
+    /// A rate over an emulated link from a first-to-last interval shorter
+    /// than [`MIN_RATE_INTERVAL_S`] (mean per trial).
+    TooShortInterval {
+        /// The interval, s.
+        interval_s: f64,
+    },
+    /// A UDP loss rate from fewer than [`MIN_DATAGRAMS_FOR_LOSS`]
+    /// datagrams sent (mean per trial).
+    TooFewForLoss {
+        /// Datagrams sent, mean per trial.
+        sent: f64,
+    },
+}
+
+/// A rate in words with the unit that fits it: "1.0 Gbit/s", "10.0 Mbit/s".
+fn rate_words(bps: f64) -> String {
+    let (div, unit) = if bps >= 1e9 {
+        (1e9, "Gbit/s")
+    } else if bps >= 1e6 {
+        (1e6, "Mbit/s")
+    } else {
+        (1e3, "kbit/s")
+    };
+    format!("{:.1} {unit}", bps / div)
+}
+
+impl Invalid {
+    /// The reason, in words, for a report.
+    pub fn reason(&self) -> String {
+        match self {
+            Invalid::AboveLineRate {
+                mean_bps,
+                ci_bps,
+                line_rate_bps,
+            } => format!(
+                "invalid: {:.1} ± {:.1} Mbit/s exceeds the place's calibrated line rate of {:.1} Mbit/s \
+                 by more than its CI",
+                mean_bps / 1e6,
+                if ci_bps.is_finite() { *ci_bps } else { 0.0 } / 1e6,
+                line_rate_bps / 1e6
+            ),
+            Invalid::TooFewDatagrams { received } => format!(
+                "n/a: the receive rate would rest on {received:.0} datagrams received per trial, \
+                 fewer than the {MIN_DATAGRAMS_FOR_RATE:.0} a rate needs"
+            ),
+            Invalid::TooShortInterval { interval_s } => format!(
+                "n/a: the rate would rest on {:.1} ms from first byte to last, shorter than the \
+                 {:.0} ms a rate over a shaped link needs (its bucket and timers let a short \
+                 transfer through faster than the line rate)",
+                interval_s * 1e3,
+                MIN_RATE_INTERVAL_S * 1e3
+            ),
+            Invalid::TooFewForLoss { sent } => format!(
+                "n/a: the loss rate would rest on {sent:.0} datagrams sent per trial, fewer than \
+                 the {MIN_DATAGRAMS_FOR_LOSS:.0} a loss rate needs"
+            ),
+        }
+    }
+
+    /// The reason in a table cell, in place of the number: "invalid: above
+    /// the 1.0 Gbit/s line rate", "n/a: 8 datagrams", "n/a: 2.1 ms
+    /// interval", "n/a: 40 datagrams sent".
+    pub fn cell(&self) -> String {
+        match self {
+            Invalid::AboveLineRate { line_rate_bps, .. } => {
+                format!(
+                    "invalid: above the {} line rate",
+                    rate_words(*line_rate_bps)
+                )
+            }
+            Invalid::TooFewDatagrams { received } => format!("n/a: {received:.0} datagrams"),
+            Invalid::TooShortInterval { interval_s } => {
+                format!("n/a: {:.1} ms interval", interval_s * 1e3)
+            }
+            Invalid::TooFewForLoss { sent } => format!("n/a: {sent:.0} datagrams sent"),
+        }
+    }
+}
+
+/// The calibrated line rate of the place a point ran in, bit/s, when that
+/// place has an emulated link: read from the point's first successful
+/// trial of `trials` (all trials of a point share their place).
+pub fn line_rate_bps(trials: &[TrialRecord], point: &PointSummary) -> Option<f64> {
+    let t = trials
+        .iter()
+        .find(|t| t.point_id == point.point_id && t.status == TrialStatus::Ok)?;
+    let lab = &t.outcome.details["lab"];
+    if lab["place"]["link"].is_null() {
+        return None;
+    }
+    lab["calibration"]["line_rate_bps"]
+        .as_f64()
+        .filter(|l| *l > 0.0)
+}
+
+/// Whether a point's `throughput_bps` may be shown, given its place's line
+/// rate (`None`: no emulated link): `Err` with the reason when it exceeds
+/// the line rate beyond CI, when it was measured over an emulated link
+/// across too short an interval, or when it is a UDP receive rate from too
+/// few datagrams. A point without the metric is `Ok` (there is nothing to
+/// show).
+pub fn throughput_validity(
+    point: &PointSummary,
+    line_rate_bps: Option<f64>,
+) -> Result<(), Invalid> {
+    if let (Some(thr), Some(line)) = (point.metrics.get("throughput_bps"), line_rate_bps) {
+        if let Some(interval) = point.metrics.get("delay_s") {
+            if too_short_interval(interval.mean) {
+                return Err(Invalid::TooShortInterval {
+                    interval_s: interval.mean,
+                });
+            }
+        }
+        if above_line_rate(thr.mean, thr.ci95, line) {
+            return Err(Invalid::AboveLineRate {
+                mean_bps: thr.mean,
+                ci_bps: thr.ci95,
+                line_rate_bps: line,
+            });
+        }
+    }
+    if point.params.test == TestKind::UdpStream {
+        let received = point
+            .metrics
+            .get("datagrams_received")
+            .map_or(0.0, |s| s.mean);
+        if too_few_datagrams(received) {
+            return Err(Invalid::TooFewDatagrams { received });
+        }
+    }
+    Ok(())
+}
+
+/// Whether a UDP point's `loss_rate` may be shown: `Err` when it rests on
+/// fewer than [`MIN_DATAGRAMS_FOR_LOSS`] datagrams sent per trial. Points of
+/// other tests, or without the metric, are `Ok`.
+pub fn loss_validity(point: &PointSummary) -> Result<(), Invalid> {
+    if point.params.test != TestKind::UdpStream || !point.metrics.contains_key("loss_rate") {
+        return Ok(());
+    }
+    let sent = point
+        .metrics
+        .get("datagrams_sent")
+        .map_or(f64::NAN, |s| s.mean);
+    if too_few_for_loss(sent) {
+        return Err(Invalid::TooFewForLoss { sent });
+    }
+    Ok(())
+}
+
+/// One measure a report leaves out: the point (index into the points it
+/// was computed over), the metric and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    /// Index of the point in the slice given to [`left_out`].
+    pub point: usize,
+    /// The metric's key (`throughput_bps`, `loss_rate`).
+    pub metric: &'static str,
+    /// Why it is not shown.
+    pub why: Invalid,
+}
+
+/// Every measure of a run's points that a report must not show as data,
+/// by the rules above, with the line rate each point's place stored in
+/// `trials`: the points' `throughput_bps` ([`throughput_validity`]) and
+/// `loss_rate` ([`loss_validity`]).
+pub fn left_out(trials: &[TrialRecord], points: &[PointSummary]) -> Vec<LeftOut> {
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        if p.metrics.contains_key("throughput_bps") {
+            if let Err(why) = throughput_validity(p, line_rate_bps(trials, p)) {
+                out.push(LeftOut {
+                    point: i,
+                    metric: "throughput_bps",
+                    why,
+                });
+            }
+        }
+        if let Err(why) = loss_validity(p) {
+            out.push(LeftOut {
+                point: i,
+                metric: "loss_rate",
+                why,
+            });
+        }
+    }
+    out
+}
+
+/// Why point `point`'s `metric` is left out, if it is (a lookup in the
+/// list [`left_out`] returned).
+pub fn why_left_out<'a>(list: &'a [LeftOut], point: usize, metric: &str) -> Option<&'a Invalid> {
+    list.iter()
+        .find(|l| l.point == point && l.metric == metric)
+        .map(|l| &l.why)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+use super::*;
+use record::{PointRecord, TrialOutcome, TrialParams};
+use std::collections::BTreeMap;
+
+#[test]
+fn above_the_line_rate_only_beyond_the_ci() {
+    // 12 ± 0.5 Mbit/s on a 10 Mbit/s link: impossible.
+    assert!(above_line_rate(12e6, 0.5e6, 10e6));
+    // 11 ± 1.5 Mbit/s: the interval reaches the line rate, not flagged.
+    assert!(!above_line_rate(11e6, 1.5e6, 10e6));
+    // Below the line rate: never.
+    assert!(!above_line_rate(9.7e6, 0.01e6, 10e6));
+    // A single trial (NaN CI) is held to its mean.
+    assert!(above_line_rate(10.1e6, f64::NAN, 10e6));
+    assert!(!above_line_rate(9.9e6, f64::NAN, 10e6));
+    // No calibration, no verdict.
+    assert!(!above_line_rate(12e6, 0.0, 0.0));
+}
+
+#[test]
+fn a_rate_needs_enough_datagrams() {
+    assert!(too_few_datagrams(6.0));
+    assert!(too_few_datagrams(99.0));
+    assert!(too_few_datagrams(f64::NAN));
+    assert!(!too_few_datagrams(100.0));
+    assert!(!too_few_datagrams(33820.0));
+}
+
+#[test]
+fn a_loss_rate_needs_enough_datagrams_sent() {
+    assert!(too_few_for_loss(40.0));
+    assert!(too_few_for_loss(f64::NAN));
+    assert!(!too_few_for_loss(100.0));
+}
+
+#[test]
+fn a_rate_over_a_link_needs_a_long_enough_interval() {
+    assert!(too_short_interval(0.002));
+    assert!(too_short_interval(0.0199));
+    assert!(too_short_interval(f64::NAN));
+    assert!(!too_short_interval(0.02));
+    assert!(!too_short_interval(0.21));
+}
+
+/// Three trials of one point of `test` on `place` (with an emulated link
+/// of `line_rate` bit/s when given), each with `metrics`.
+fn point(
+    test: TestKind,
+    place: &str,
+    line_rate: Option<f64>,
+    metrics: &[(&str, f64)],
+) -> (Vec<TrialRecord>, PointSummary) {
+    let mut params = TrialParams::defaults(test);
+    params.topology = place.into();
+    let details = match line_rate {
+        Some(l) => serde_json::json!({"lab": {
+            "calibration": {"line_rate_bps": l},
+            "place": {"link": place}
+        }}),
+        None => serde_json::json!({"lab": {"place": {"link": null}}}),
+    };
+    let trials: Vec<TrialRecord> = (0..3)
+        .map(|k| TrialRecord {
+            id: k + 1,
+            point_id: 1,
+            seq: k as u32,
+            repetition: k as u32,
+            started_at: String::new(),
+            status: TrialStatus::Ok,
+            error: None,
+            outcome: TrialOutcome {
+                metrics: metrics
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect::<BTreeMap<_, _>>(),
+                details: details.clone(),
+                ..TrialOutcome::default()
+            },
+        })
+        .collect();
+    let record = PointRecord {
+        id: 1,
+        index: 0,
+        params,
+    };
+    let p = crate::summarize_points(&[record], &trials).remove(0);
+    (trials, p)
+}
+
+#[test]
+fn a_rate_within_the_line_rate_is_shown_and_one_above_is_not() {
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "lan1g",
+        Some(1e9),
+        &[("throughput_bps", 0.94e9), ("delay_s", 0.2)],
+    );
+    assert_eq!(line_rate_bps(&trials, &p), Some(1e9));
+    assert!(left_out(&trials, &[p]).is_empty());
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "lan1g",
+        Some(1e9),
+        &[("throughput_bps", 1.3e9), ("delay_s", 0.2)],
+    );
+    let out = left_out(&trials, &[p]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].metric, "throughput_bps");
+    assert_eq!(out[0].why.cell(), "invalid: above the 1.0 Gbit/s line rate");
+    assert_eq!(why_left_out(&out, 0, "throughput_bps"), Some(&out[0].why));
+    assert_eq!(why_left_out(&out, 0, "loss_rate"), None);
+}
+
+#[test]
+fn without_an_emulated_link_there_is_no_line_rate_to_exceed() {
+    // 30 Gbit/s on loopback over 2 ms: no link, no cap, no interval rule.
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "loopback",
+        None,
+        &[("throughput_bps", 30e9), ("delay_s", 0.002)],
+    );
+    assert_eq!(line_rate_bps(&trials, &p), None);
+    assert!(left_out(&trials, &[p]).is_empty());
+}
+
+#[test]
+fn a_short_transfer_over_a_link_is_not_a_rate() {
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "lan1g",
+        Some(1e9),
+        &[("throughput_bps", 0.9e9), ("delay_s", 0.0021)],
+    );
+    assert_eq!(
+        throughput_validity(&p, line_rate_bps(&trials, &p)),
+        Err(Invalid::TooShortInterval { interval_s: 0.0021 })
+    );
+    assert_eq!(
+        left_out(&trials, &[p])[0].why.cell(),
+        "n/a: 2.1 ms interval"
+    );
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "lan1g",
+        Some(1e9),
+        &[("throughput_bps", 0.9e9), ("delay_s", 0.2)],
+    );
+    assert_eq!(throughput_validity(&p, line_rate_bps(&trials, &p)), Ok(()));
+}
+
+#[test]
+fn a_udp_rate_and_loss_need_enough_datagrams() {
+    let few = [
+        ("throughput_bps", 3e6),
+        ("loss_rate", 0.0),
+        ("datagrams_received", 8.0),
+        ("datagrams_sent", 8.0),
+    ];
+    let (trials, p) = point(TestKind::UdpStream, "loopback", None, &few);
+    let out = left_out(&trials, &[p]);
+    let cells: Vec<(&str, String)> = out.iter().map(|l| (l.metric, l.why.cell())).collect();
+    assert_eq!(
+        cells,
+        [
+            ("throughput_bps", "n/a: 8 datagrams".to_string()),
+            ("loss_rate", "n/a: 8 datagrams sent".to_string())
+        ]
+    );
+    let many = [
+        ("throughput_bps", 3e6),
+        ("loss_rate", 0.0),
+        ("datagrams_received", 800.0),
+        ("datagrams_sent", 800.0),
+    ];
+    let (trials, p) = point(TestKind::UdpStream, "loopback", None, &many);
+    assert!(left_out(&trials, &[p]).is_empty());
+}
+
+#[test]
+fn reasons_state_the_numbers() {
+    let a = Invalid::AboveLineRate {
+        mean_bps: 11.7e6,
+        ci_bps: 0.02e6,
+        line_rate_bps: 10.02e6,
+    };
+    assert_eq!(
+        a.reason(),
+        "invalid: 11.7 ± 0.0 Mbit/s exceeds the place's calibrated line rate of 10.0 Mbit/s \
+         by more than its CI"
+    );
+    assert_eq!(a.cell(), "invalid: above the 10.0 Mbit/s line rate");
+    let b = Invalid::TooFewDatagrams { received: 6.0 };
+    assert!(b
+        .reason()
+        .starts_with("n/a: the receive rate would rest on 6 datagrams"));
+    let c = Invalid::TooShortInterval { interval_s: 0.0021 };
+    assert!(c.reason().starts_with(
+        "n/a: the rate would rest on 2.1 ms from first byte to last, shorter than the 20 ms"
+    ));
+    let d = Invalid::TooFewForLoss { sent: 40.0 };
+    assert!(d
+        .reason()
+        .starts_with("n/a: the loss rate would rest on 40 datagrams sent per trial"));
+}
