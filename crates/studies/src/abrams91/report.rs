@@ -2,6 +2,7 @@
 //! finding beside it, and a finding sentence computed from the data.
 
 use super::comparison::tcp_udp_sentence;
+use super::load_claim::{load_claim, LoadRow};
 use super::speeds::{mismatch_section, segment_cost_section};
 use crate::data::StudyData;
 use crate::figures::{at, auto_log_y, load_workers, place, series, write_size};
@@ -171,7 +172,7 @@ fn load_section(d: &StudyData) -> Section {
          load 0 over load 3 (UDP)",
     )
     .key();
-    let mut worst: Option<(f64, String)> = None;
+    let mut rows: Vec<LoadRow> = Vec::new();
     let mut left_out = Vec::new();
     for id in ["load-tcp", "load-udp", "load-file-tcp", "load-file-udp"] {
         let points = d.points_of(id);
@@ -192,7 +193,7 @@ fn load_section(d: &StudyData) -> Section {
             let point = |load: u32| {
                 points.iter().find(|p| {
                     p.params.write_size == ws
-                        && p.params.bytes == Some(file)
+                        && p.params.bytes.unwrap_or(0) == file
                         && load_workers(&p.params) == load
                 })
             };
@@ -230,15 +231,21 @@ fn load_section(d: &StudyData) -> Section {
             } else {
                 delay(3).zip(delay(0)).map(|(a, b)| a.mean / b.mean)
             };
-            if let Some(r) = ratio {
-                let what = format!(
-                    "{proto}, {} file in {} writes",
-                    file_words(file),
-                    size_words(ws as f64)
-                );
-                if worst.as_ref().is_none_or(|w| r > w.0) {
-                    worst = Some((r, what));
-                }
+            if let (Some(a), Some(b)) = (delay(0), delay(3)) {
+                rows.push(LoadRow {
+                    what: format!(
+                        "{proto}, {} in {} writes",
+                        if file == 0 {
+                            file_words(file)
+                        } else {
+                            format!("{} file", file_words(file))
+                        },
+                        size_words(ws as f64)
+                    ),
+                    unloaded: (a.mean, a.ci95),
+                    loaded: (b.mean, b.ci95),
+                    higher_is_slower: !udp_rate,
+                });
             }
             t.row([
                 proto.to_string(),
@@ -263,12 +270,8 @@ fn load_section(d: &StudyData) -> Section {
             left_out.join("; ")
         ));
     }
-    if let Some((r, what)) = worst {
-        s.finding(if r >= 1.2 {
-            format!("Three CPU-bound workers beside the sender slowed {what} most: {r:.2}× the unloaded delay (TCP) or sender rate (UDP).")
-        } else {
-            format!("Host load barely changes delay on this host: at most {r:.2}× with three workers ({what}).")
-        });
+    if let Some(f) = load_claim(&rows) {
+        s.finding(f);
     }
     s
 }
