@@ -430,15 +430,7 @@ pub fn section(d: &StudyData) -> Section {
          apart, not ranked as the host's."
     ));
     let mut t = Table::new(["rank", "bottleneck", "score", "evidence"]).key();
-    let mut rank = 0;
-    for b in &v {
-        let r = match b.standing {
-            Standing::Ranked => {
-                rank += 1;
-                rank.to_string()
-            }
-            _ => "—".into(),
-        };
+    for (b, r) in v.iter().zip(rank_labels(&v)) {
         t.row([
             r,
             b.name.to_string(),
@@ -471,6 +463,24 @@ pub fn section(d: &StudyData) -> Section {
 /// run's first bottleneck: a mechanism that accounts for less than a tenth
 /// of the time or of a busy CPU limits little.
 pub const MIN_SCORE: f64 = 0.1;
+
+/// Each candidate's rank as the verdict table prints it: 1, 2, … for
+/// ranked candidates scoring [`MIN_SCORE`] or more, "under 10%" for ranked
+/// ones below it (they limit too little to be ranked as a bottleneck), and
+/// "—" for those not ranked.
+pub fn rank_labels(v: &[Bottleneck]) -> Vec<String> {
+    let mut rank = 0;
+    v.iter()
+        .map(|b| match b.standing {
+            Standing::Ranked if b.score.unwrap_or(0.0) >= MIN_SCORE => {
+                rank += 1;
+                rank.to_string()
+            }
+            Standing::Ranked => format!("under {:.0}%", MIN_SCORE * 100.0),
+            _ => "—".into(),
+        })
+        .collect()
+}
 
 /// The verdict's finding: the first ranked bottleneck, or why none is
 /// named.

@@ -2,7 +2,9 @@
 //! enough 4 ms ticks to be ranked, and a limit the experiment set on
 //! itself is listed as imposed, not as the host's bottleneck.
 
-use super::{closing_finding, verdict, Bottleneck, Standing, MIN_CPU_SAMPLES, MIN_TICKS};
+use super::{
+    closing_finding, rank_labels, verdict, Bottleneck, Standing, MIN_CPU_SAMPLES, MIN_TICKS,
+};
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::study_meta;
 use record::{
@@ -201,6 +203,16 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
     let big = verdict(&window_run(stream(), 0.2, serde_json::Value::Null));
     assert!(closing_finding(&big)
         .starts_with("The first bottleneck in this run is window and flow control: 20%"));
+    // The table ranks it only when it reaches the floor.
+    let at = |v: &[Bottleneck]| {
+        let i = v
+            .iter()
+            .position(|b| b.name == "window and flow control")
+            .unwrap();
+        rank_labels(v)[i].clone()
+    };
+    assert_eq!(at(&v), "under 10%");
+    assert_eq!(at(&big), "1");
 }
 
 /// A profile of trial `tid`'s sender: `samples` samples, all in a copy
