@@ -23,7 +23,7 @@ fn every_study_plan_is_valid_bench_input() {
         assert_success(&out);
         for id in [
             "write-size-tcp-fast",
-            "load-file-udp",
+            "load-file-tcp",
             "mismatch",
             "cpu-speed",
             "sockbuf-4k",

@@ -174,7 +174,7 @@ fn load_section(d: &StudyData) -> Section {
     .key();
     let mut rows: Vec<LoadRow> = Vec::new();
     let mut left_out = Vec::new();
-    for id in ["load-tcp", "load-udp", "load-file-tcp", "load-file-udp"] {
+    for id in ["load-tcp", "load-udp", "load-file-tcp"] {
         let points = d.points_of(id);
         // UDP runs for a duration: its sender's rate is what load changes.
         let udp_rate = id.ends_with("udp") && points.iter().all(|p| p.params.bytes.is_none());
