@@ -3,24 +3,35 @@
 use crate::factor::{param_keys, TrialParams};
 use crate::run::{PointRecord, TrialRecord};
 use crate::store::{StoreError, StoredRun};
-use std::collections::{BTreeSet, HashMap};
+use crate::probe_event::{ProbeEvent, ProbeId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
 use std::io::Write;
 
 /// The leading columns that identify a trial.
 const TRIAL_COLUMNS: [&str; 6] = ["run_id", "point", "seq", "repetition", "status", "error"];
 
+/// The prefix of every parameter column of [`trials_csv`] (`param_bytes`,
+/// the `--bytes` setting, beside the measured `bytes`).
+pub const PARAM_PREFIX: &str = "param_";
+
+/// The prefix a metric column gets when its name is already taken by an
+/// earlier column (a metric named `status` would be `metric_status`).
+pub const CLASHING_METRIC_PREFIX: &str = "metric_";
+
 /// Writes one CSV row per trial of `run` (in `seq` order) to `out`.
 ///
-/// Columns: `run_id, point, seq, repetition, status, error`, then every
-/// [`TrialParams`] field by name (empty for `None`), then one column per
-/// metric name found in any trial of the run, sorted, empty where a trial
-/// lacks it. `point` is the point's index in the plan.
+/// Columns, every name once: `run_id, point, seq, repetition, status,
+/// error`, then every [`TrialParams`] field as `param_<key>` (empty for
+/// `None`), then one column per metric name found in any trial of the run,
+/// sorted, empty where a trial lacks it (a metric whose name an earlier
+/// column has is written as `metric_<name>`). `point` is the point's index
+/// in the plan.
 pub fn trials_csv<W: Write>(run: &StoredRun, out: W) -> Result<(), StoreError> {
     let metrics = metric_names(run);
     let points: HashMap<i64, &PointRecord> = run.points.iter().map(|p| (p.id, p)).collect();
     let mut writer = csv::Writer::from_writer(out);
-    writer.write_record(header(&metrics))?;
+    writer.write_record(trial_header(&metrics))?;
     for trial in &run.trials {
         let point = points.get(&trial.point_id).copied();
         writer.write_record(trial_row(run.meta.id, trial, point, &metrics))?;
@@ -49,11 +60,23 @@ fn metric_names(run: &StoredRun) -> Vec<&str> {
     names.into_iter().collect()
 }
 
-/// The header row: the trial columns, every [`TrialParams`] key (the
-/// test, then the factor table's order), then the metrics.
-fn header<'a>(metrics: &[&'a str]) -> Vec<&'a str> {
-    let fixed: Vec<&'a str> = TRIAL_COLUMNS.iter().copied().chain(param_keys()).collect();
-    fixed.into_iter().chain(metrics.iter().copied()).collect()
+/// The header row of [`trials_csv`]: the trial columns, every
+/// [`TrialParams`] key with [`PARAM_PREFIX`] (the test, then the factor
+/// table's order), then the metrics, each name once.
+pub fn trial_header(metrics: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = TRIAL_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(param_keys().map(|k| format!("{PARAM_PREFIX}{k}")))
+        .collect();
+    for m in metrics {
+        let mut name = m.to_string();
+        while names.contains(&name) {
+            name = format!("{CLASHING_METRIC_PREFIX}{name}");
+        }
+        names.push(name);
+    }
+    names
 }
 
 /// The row of one trial; parameter columns are empty if its point is unknown.
@@ -100,9 +123,13 @@ pub struct RecordRow {
     pub trial: u32,
     /// The record's tracepoint (`probe` is its numeric id).
     pub tracepoint: &'static str,
-    /// Every field of the record.
+    /// Every field of the record (`x` holds the per-probe values raw).
     #[serde(flatten)]
     pub event: crate::probe_event::ProbeEvent,
+    /// The per-probe values by what they hold for this tracepoint
+    /// ([`ProbeId::extra_names`]), `return_value` signed.
+    #[serde(flatten)]
+    pub named: BTreeMap<&'static str, i64>,
 }
 
 /// The rows of one trial's records.
@@ -113,38 +140,72 @@ pub fn record_rows(trial: u32, events: &[crate::probe_event::ProbeEvent]) -> Vec
             trial,
             tracepoint: e.probe_id().tracepoint(),
             event: *e,
+            named: named_extras(e).collect(),
         })
         .collect()
 }
 
-/// Writes probe records as CSV: `trial, tracepoint, ts_ns, id, len, seq, ack,
-/// ifindex, x0…x3, sport, dport, win, probe_id, flags, cpu, tid`.
+/// The record's per-probe values that its probe uses, by name.
+fn named_extras(e: &ProbeEvent) -> impl Iterator<Item = (&'static str, i64)> + '_ {
+    e.probe_id()
+        .extra_names()
+        .into_iter()
+        .zip(e.x)
+        .filter_map(|(name, v)| {
+            let name = name?;
+            let value = if name == "return_value" {
+                i64::from(v as i32)
+            } else {
+                i64::from(v)
+            };
+            Some((name, value))
+        })
+}
+
+/// The columns every record has, before the per-probe ones.
+const RECORD_COLUMNS: [&str; 14] = [
+    "trial",
+    "tracepoint",
+    "ts_ns",
+    "id",
+    "len",
+    "seq",
+    "ack",
+    "ifindex",
+    "sport",
+    "dport",
+    "win",
+    "probe_id",
+    "flags",
+    "cpu",
+];
+
+/// The header of [`records_csv`]: [`RECORD_COLUMNS`], `tid`, then every
+/// per-probe value name of any probe ([`ProbeId::extra_names`]) once, in
+/// probe order.
+pub fn records_header() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = RECORD_COLUMNS.to_vec();
+    names.push("tid");
+    for p in ProbeId::ALL {
+        for n in p.extra_names().into_iter().flatten() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+/// Writes probe records as CSV, one row per record: the columns of
+/// [`records_header`]; a per-probe column is empty in the rows of probes
+/// that do not have it (`cwnd_segments` is filled only by `tcp_probe`).
 pub fn records_csv<W: Write>(rows: &[RecordRow], out: W) -> Result<(), StoreError> {
+    let header = records_header();
     let mut w = csv::Writer::from_writer(out);
-    w.write_record([
-        "trial",
-        "tracepoint",
-        "ts_ns",
-        "id",
-        "len",
-        "seq",
-        "ack",
-        "ifindex",
-        "x0",
-        "x1",
-        "x2",
-        "x3",
-        "sport",
-        "dport",
-        "win",
-        "probe_id",
-        "flags",
-        "cpu",
-        "tid",
-    ])?;
+    w.write_record(&header)?;
     for r in rows {
         let e = &r.event;
-        w.write_record([
+        let mut row = vec![
             r.trial.to_string(),
             r.tracepoint.to_string(),
             e.ts_ns.to_string(),
@@ -153,10 +214,6 @@ pub fn records_csv<W: Write>(rows: &[RecordRow], out: W) -> Result<(), StoreErro
             e.seq.to_string(),
             e.ack.to_string(),
             e.ifindex.to_string(),
-            e.x[0].to_string(),
-            e.x[1].to_string(),
-            e.x[2].to_string(),
-            e.x[3].to_string(),
             e.sport.to_string(),
             e.dport.to_string(),
             e.win.to_string(),
@@ -164,7 +221,13 @@ pub fn records_csv<W: Write>(rows: &[RecordRow], out: W) -> Result<(), StoreErro
             e.flags.to_string(),
             e.cpu.to_string(),
             e.tid.to_string(),
-        ])?;
+        ];
+        row.extend(
+            header[row.len()..]
+                .iter()
+                .map(|name| opt(r.named.get(name))),
+        );
+        w.write_record(&row)?;
     }
     w.flush()?;
     Ok(())
@@ -177,13 +240,69 @@ mod tests {
 
     #[test]
     fn the_header_is_the_trial_columns_then_the_factor_table_then_metrics() {
-        let h = header(&["throughput_bps"]);
+        let h = trial_header(&["throughput_bps"]);
         assert_eq!(h[..TRIAL_COLUMNS.len()], TRIAL_COLUMNS);
-        assert_eq!(h[TRIAL_COLUMNS.len()], TEST_KEY);
+        assert_eq!(h[TRIAL_COLUMNS.len()], format!("param_{TEST_KEY}"));
         let factor_columns = &h[TRIAL_COLUMNS.len() + 1..h.len() - 1];
-        let table: Vec<&str> = FACTORS.iter().map(|f| f.key).collect();
+        let table: Vec<String> = FACTORS.iter().map(|f| format!("param_{}", f.key)).collect();
         assert_eq!(factor_columns, table);
-        assert_eq!(h.last(), Some(&"throughput_bps"));
+        assert_eq!(h.last().map(String::as_str), Some("throughput_bps"));
+    }
+
+    #[test]
+    fn every_column_name_is_unique_even_when_a_metric_shares_a_name() {
+        // `bytes` is both a factor (--bytes) and a metric (bytes moved);
+        // `status` and `param_bytes` would clash with fixed columns.
+        let h = trial_header(&["bytes", "status", "param_bytes", "throughput_bps"]);
+        let unique: BTreeSet<&String> = h.iter().collect();
+        assert_eq!(unique.len(), h.len(), "{h:?}");
+        assert!(h.contains(&"param_bytes".to_string()));
+        assert!(h.contains(&"bytes".to_string()));
+        assert!(h.contains(&"metric_status".to_string()));
+        assert!(h.contains(&"metric_param_bytes".to_string()));
+    }
+
+    #[test]
+    fn records_csv_names_each_value_by_what_it_holds_for_its_probe() {
+        let event = |probe: ProbeId, x: [u32; 4]| ProbeEvent {
+            ts_ns: 1,
+            id: 2,
+            len: 3,
+            seq: 4,
+            ack: 5,
+            ifindex: 6,
+            x,
+            sport: 7,
+            dport: 8,
+            win: 9,
+            probe: probe as u8,
+            flags: 0,
+            cpu: 1,
+            tid: 10,
+        };
+        let events = [
+            event(ProbeId::TcpProbe, [10, 250, 65535, 131072]),
+            event(ProbeId::SendApp, [(-11i32) as u32, 4096, 212992, 0]),
+        ];
+        let mut out = Vec::new();
+        records_csv(&record_rows(0, &events), &mut out).unwrap();
+        let mut reader = csv::Reader::from_reader(out.as_slice());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        let unique: BTreeSet<&String> = header.iter().collect();
+        assert_eq!(unique.len(), header.len(), "{header:?}");
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        let at = |row: usize, name: &str| {
+            rows[row][header.iter().position(|h| h == name).unwrap()].to_string()
+        };
+        assert_eq!(at(0, "tracepoint"), "tcp_probe");
+        assert_eq!(at(0, "cwnd_segments"), "10");
+        assert_eq!(at(0, "srtt_us"), "250");
+        assert_eq!(at(0, "rcv_wnd_bytes"), "131072");
+        assert_eq!(at(0, "return_value"), "");
+        assert_eq!(at(1, "return_value"), "-11");
+        assert_eq!(at(1, "sndbuf_bytes"), "212992");
+        assert_eq!(at(1, "cwnd_segments"), "");
+        assert_eq!(at(1, "tid"), "10");
     }
 
     #[test]

@@ -99,6 +99,60 @@ impl ProbeId {
         }
     }
 
+    /// What the record's four per-probe values (`x[0]`…`x[3]`) hold, by
+    /// name, `None` where unused: the column names of `tcplab export
+    /// --records` (see each variant). A `return_value` is signed.
+    pub fn extra_names(self) -> [Option<&'static str>; 4] {
+        match self {
+            ProbeId::SendApp => [
+                Some("return_value"),
+                Some("send_queue_bytes"),
+                Some("sndbuf_bytes"),
+                None,
+            ],
+            ProbeId::TcpSendmsg => [
+                Some("size_goal_bytes"),
+                Some("send_queue_bytes"),
+                Some("segment_first_seq"),
+                None,
+            ],
+            ProbeId::QdiscEnqueue | ProbeId::QdiscDequeue => [
+                Some("qdisc_packets"),
+                Some("qdisc_backlog_bytes"),
+                None,
+                None,
+            ],
+            ProbeId::DevXmit => [Some("return_value"), Some("skb_len_bytes"), None, None],
+            ProbeId::TcpProbe => [
+                Some("cwnd_segments"),
+                Some("srtt_us"),
+                Some("snd_wnd_bytes"),
+                Some("rcv_wnd_bytes"),
+            ],
+            ProbeId::SkDataReady => [Some("recv_queue_bytes"), None, None, None],
+            ProbeId::RecvApp => [
+                Some("return_value"),
+                Some("recv_queue_bytes"),
+                Some("rcvbuf_bytes"),
+                None,
+            ],
+            ProbeId::RcvSpace => [
+                Some("rcvbuf_bytes"),
+                Some("window_clamp_bytes"),
+                Some("rcv_wnd_bytes"),
+                None,
+            ],
+            ProbeId::Retransmit => [Some("return_value"), None, None, None],
+            ProbeId::SchedSwitch => [
+                Some("prev_tid"),
+                Some("next_tid"),
+                Some("prev_state"),
+                Some("preempted"),
+            ],
+            ProbeId::DevQueue | ProbeId::DevStartXmit | ProbeId::NetifReceive => [None; 4],
+        }
+    }
+
     /// True for probes on packets at the device layer (they carry headers).
     pub fn is_packet(self) -> bool {
         matches!(

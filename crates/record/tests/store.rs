@@ -304,14 +304,20 @@ fn exports_trials_as_csv() {
         &header[..6],
         ["run_id", "point", "seq", "repetition", "status", "error"]
     );
-    assert_eq!(header[6], "test");
-    assert_eq!(header[13], "rcvlowat");
-    assert_eq!(header[16], "quickack");
-    assert_eq!(header[25], "load");
-    assert_eq!(header[29], "pin");
+    assert_eq!(header[6], "param_test");
+    assert_eq!(header[13], "param_rcvlowat");
+    assert_eq!(header[16], "param_quickack");
+    assert_eq!(header[25], "param_load");
+    assert_eq!(header[29], "param_pin");
     assert_eq!(
         &header[30..35],
-        ["routes", "checksum_offload", "offload", "layer", "connect"]
+        [
+            "param_routes",
+            "param_checksum_offload",
+            "param_offload",
+            "param_layer",
+            "param_connect"
+        ]
     );
     assert_eq!(&header[35..], ["delay_s", "throughput_bps"]);
 
@@ -321,15 +327,15 @@ fn exports_trials_as_csv() {
     let first = &rows[0];
     assert_eq!(&first[col("run_id")], run_id.to_string());
     assert_eq!(&first[col("point")], "1");
-    assert_eq!(&first[col("test")], "tcp-stream");
-    assert_eq!(&first[col("cc")], "bbr");
-    assert_eq!(&first[col("load")], "receiver:2");
-    assert_eq!(&first[col("mss")], "");
-    assert_eq!(&first[col("rcvlowat")], "", "auto is empty");
-    assert_eq!(&first[col("nodelay")], "false");
-    assert_eq!(&first[col("quickack")], "false");
-    assert_eq!(&first[col("routes")], "");
-    assert_eq!(&first[col("checksum_offload")], "true");
+    assert_eq!(&first[col("param_test")], "tcp-stream");
+    assert_eq!(&first[col("param_cc")], "bbr");
+    assert_eq!(&first[col("param_load")], "receiver:2");
+    assert_eq!(&first[col("param_mss")], "");
+    assert_eq!(&first[col("param_rcvlowat")], "", "auto is empty");
+    assert_eq!(&first[col("param_nodelay")], "false");
+    assert_eq!(&first[col("param_quickack")], "false");
+    assert_eq!(&first[col("param_routes")], "");
+    assert_eq!(&first[col("param_checksum_offload")], "true");
     assert_eq!(&first[col("throughput_bps")], "2000000000");
     let failed = &rows[2];
     assert_eq!(&failed[col("status")], "failed");
