@@ -31,7 +31,10 @@ impl FactorFlags {
     }
 }
 
-/// The clap argument of one factor.
+/// The clap argument of one factor. A flag that needs a value takes a
+/// negative number (`--duration -1`), so that the factor's own parser
+/// says what is wrong with it; a value that is no number (`-1s`) would be
+/// taken for a flag, as would a forgotten value.
 fn arg(info: &FactorInfo) -> Arg {
     let mut a = Arg::new(info.flag)
         .long(info.flag)
@@ -41,6 +44,8 @@ fn arg(info: &FactorInfo) -> Arg {
         .value_parser(clap::value_parser!(String));
     if info.alone_means_on {
         a = a.num_args(0..=1).default_missing_value("on");
+    } else {
+        a = a.allow_negative_numbers(true);
     }
     if let Some(other) = info.conflicts_with {
         a = a.conflicts_with(other);
@@ -107,6 +112,20 @@ mod tests {
         assert_eq!(s.as_object().unwrap().len(), FACTORS.len());
         // --checksum-offload is a switch that needs its level.
         assert!(parse(&["--checksum-offload"]).is_err());
+    }
+
+    #[test]
+    fn a_negative_number_reaches_the_factor_parser() {
+        let f = parse(&["--duration", "-1"]).unwrap();
+        assert_eq!(f.text(info("duration")), Some("-1"));
+        let f = parse(&["--write-size", "-0.5"]).unwrap();
+        assert_eq!(f.text(info("write-size")), Some("-0.5"));
+        // A forgotten value is still one, and a switch still ends at the
+        // next flag.
+        assert!(parse(&["--duration", "--bytes", "1M"]).is_err());
+        let f = parse(&["--nodelay", "--cork", "on"]).unwrap();
+        assert_eq!(f.text(info("nodelay")), Some("on"));
+        assert_eq!(f.text(info("cork")), Some("on"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod calibrate_cmd;
 mod cli;
 mod commands;
 mod compare_cmd;
+mod docs_cmd;
 mod factor_flags;
 mod import_cmd;
 mod lab_cmd;
@@ -17,6 +18,7 @@ mod probes_cmd;
 mod report_cmd;
 mod report_files;
 mod runner;
+mod runs_cmd;
 mod session;
 mod show_cmd;
 mod store_access;
@@ -36,13 +38,9 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // One line naming the problem, without clap's usage block.
-            let text = e.render().to_string();
-            let line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("tcplab: {}", line.trim_start_matches("error: "));
+            // One line naming the problem, with clap's suggestion, without
+            // its usage block.
+            eprintln!("tcplab: {}", usage::clap_error_line(&e));
             return ExitCode::from(2);
         }
     };

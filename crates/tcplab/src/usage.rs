@@ -18,3 +18,64 @@ impl std::error::Error for UsageError {}
 pub fn usage(e: impl fmt::Display) -> anyhow::Error {
     anyhow::Error::new(UsageError(e.to_string()))
 }
+
+/// A clap parse error as one line, without clap's usage block: its first
+/// line, then what clap's context adds on later lines, folded in — the
+/// suggestion of a mistyped flag, command or value (`unexpected argument
+/// '--write-sise' (did you mean '--write-size'?)`) and the valid values of
+/// an invalid one.
+pub fn clap_error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ErrorKind};
+    let text = e.render().to_string();
+    let mut line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let suggested: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedValue,
+    ]
+    .into_iter()
+    .filter_map(|k| e.get(k))
+    .flat_map(context_strings)
+    .collect();
+    if !suggested.is_empty() {
+        if let Some(stem) = line.strip_suffix(" found") {
+            line = stem.to_string();
+        }
+        line.push_str(&format!(" (did you mean {}?)", quoted_or(&suggested)));
+    }
+    if matches!(e.kind(), ErrorKind::InvalidValue) {
+        if let Some(valid) = e.get(ContextKind::ValidValue) {
+            let valid = context_strings(valid);
+            if !valid.is_empty() {
+                line.push_str(&format!("; valid: {}", valid.join(", ")));
+            }
+        }
+    }
+    line
+}
+
+/// The texts of one piece of a clap error's context.
+fn context_strings(v: &clap::error::ContextValue) -> Vec<String> {
+    use clap::error::ContextValue;
+    match v {
+        ContextValue::String(s) => vec![s.clone()],
+        ContextValue::Strings(v) => v.clone(),
+        ContextValue::StyledStr(s) => vec![s.to_string()],
+        ContextValue::StyledStrs(v) => v.iter().map(|s| s.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`.
+fn quoted_or(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}

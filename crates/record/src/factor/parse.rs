@@ -101,6 +101,9 @@ pub fn rcvlowat(s: &str) -> Result<Option<u64>, LevelError> {
 
 /// A duration: `10s`, `500ms`, `2m`, or a bare number of seconds.
 pub fn duration(s: &str) -> Result<Duration, LevelError> {
+    if s.trim_start().starts_with('-') {
+        return Err(LevelError::new(s, "a duration cannot be negative"));
+    }
     if let Ok(secs) = s.parse::<f64>() {
         return if secs.is_finite() && secs > 0.0 {
             Ok(Duration::from_secs_f64(secs))
@@ -316,7 +319,13 @@ mod tests {
         assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(duration("2"), Ok(Duration::from_secs(2)));
         assert!(duration("0s").is_err());
-        assert!(duration("-1").is_err());
+        for negative in ["-1", "-1s", "-0.5"] {
+            let e = duration(negative).unwrap_err();
+            assert!(
+                e.to_string().contains("a duration cannot be negative"),
+                "{e}"
+            );
+        }
         assert_eq!(duration_or_zero("0us"), Ok(Duration::ZERO));
     }
 
