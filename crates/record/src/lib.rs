@@ -25,5 +25,5 @@ pub use params::{
     TrialParams,
 };
 pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
-pub use store::{RunSummary, Store, StoreError, StoredRun};
+pub use store::{DeletedRun, RunSummary, Store, StoreError, StoredRun};
 pub use stored_events::StoredEventsError;

@@ -9,12 +9,14 @@
 //! - `schema`: opening a store and migrating its schema.
 //! - `error`: [`StoreError`].
 //! - `runs`: creating, finishing, deleting and loading a run.
+//! - `deleting`: deleting runs whole, several at once (`tcplab runs delete`).
 //! - `trials`: storing and loading points and trials.
 //! - `probe_data`: the probe records and CPU samples of a trial.
 //! - `host_profiles`: host profiles and the profile a run references.
 //! - `across_runs`: the run list, `latest`, and each host's newest run.
 
 mod across_runs;
+mod deleting;
 mod error;
 mod host_profiles;
 mod probe_data;
@@ -23,6 +25,7 @@ mod schema;
 mod trials;
 
 pub use across_runs::RunSummary;
+pub use deleting::DeletedRun;
 pub use error::StoreError;
 pub(crate) use host_profiles::insert_host_profile;
 pub(crate) use runs::seed_to_sql;

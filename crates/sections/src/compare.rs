@@ -274,6 +274,69 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// The comparison as JSON (`tcplab compare --json`): the metric, the
+    /// runs (the first is the baseline), the factors that tell points
+    /// apart, the fixed factors that differ, and one row per point with
+    /// each run's mean, 95% CI half-width (null under two trials), trial
+    /// count, ratio to the first run and why the measure is left out.
+    pub fn json(&self, runs: &[RunPoints]) -> serde_json::Value {
+        use serde_json::json;
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(ri, (levels, _))| {
+                let base = self.shown(runs, ri, 0).map(|s| s.mean);
+                let per_run: Vec<serde_json::Value> = runs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, (r, _))| {
+                        let s = self.summary(runs, ri, k)?;
+                        let why = self.why_left_out(ri, k);
+                        let ratio = base
+                            .filter(|b| *b != 0.0 && why.is_none())
+                            .map(|b| s.mean / b);
+                        Some(json!({
+                            "run": r.meta.id,
+                            "mean": finite(s.mean),
+                            "ci95": ci_of(s),
+                            "n": s.n,
+                            "ratio_to_first": ratio.and_then(finite),
+                            "left_out": why.map(|w| w.reason()),
+                        }))
+                    })
+                    .collect();
+                let levels: serde_json::Map<String, serde_json::Value> = self
+                    .factors
+                    .iter()
+                    .zip(levels)
+                    .map(|(f, l)| (f.clone(), l.clone().into()))
+                    .collect();
+                json!({ "levels": levels, "runs": per_run })
+            })
+            .collect();
+        json!({
+            "metric": self.key,
+            "baseline_run": runs.first().map(|(r, _)| r.meta.id),
+            "runs": runs.iter().map(|(r, _)| json!({
+                "run": r.meta.id,
+                "kind": r.meta.kind,
+                "host": r.meta.host.hostname,
+                "started_at": r.meta.started_at,
+            })).collect::<Vec<_>>(),
+            "factors": self.factors,
+            "differences": self.differences,
+            "rows": rows,
+        })
+    }
+}
+
+/// A finite number, or `None` (JSON has no NaN or infinity).
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
 /// What `tcplab compare` prints: each run's facts and host, the fixed
 /// factors that differ, the table and its note.
 pub fn compare_text(runs: &[RunPoints], cmp: &Comparison, table: &Table) -> String {

@@ -21,7 +21,7 @@ pub fn calibrate(
         print(id, &p, a.json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (id, p) = match measure_and_store(&mut store, a.quick, &interrupt, a.json) {
+    let (id, p) = match measure_and_store(&mut store, a.quick, &interrupt, a.json || a.quiet) {
         Ok(r) => r,
         Err(e)
             if matches!(

@@ -24,8 +24,8 @@ pub enum Command {
     Bench(Box<BenchArgs>),
     /// Serve tests to `tcplab bench --to` clients.
     Server(ServerArgs),
-    /// List stored runs, newest first.
-    Runs,
+    /// List stored runs, newest first; `runs delete ID…` deletes runs.
+    Runs(RunsArgs),
     /// Print one stored run as a table (or JSON).
     Show(ShowArgs),
     /// Export one stored run as JSON or CSV.
@@ -55,6 +55,58 @@ pub enum Command {
     /// and context switch latency, a CPU score; stored as the host profile
     /// later runs reference.
     Calibrate(CalibrateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell), e.g. `tcplab completions bash >
+    /// /usr/share/bash-completion/completions/tcplab`.
+    Completions(CompletionsArgs),
+    /// Print the man page tcplab(1) (roff), or with --out-dir write it and
+    /// one page per command (tcplab-bench.1, …) into a directory.
+    Man(ManArgs),
+}
+
+/// `tcplab runs`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Delete runs instead of listing them.
+    #[command(subcommand)]
+    pub command: Option<RunsCommand>,
+}
+
+/// `tcplab runs …`.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Delete runs and everything stored with them (points, trials,
+    /// metrics, probe records, CPU samples); refuses, deleting nothing,
+    /// when any id is not a stored run.
+    Delete {
+        /// Run ids, or `latest`.
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+        /// Print what was deleted as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `tcplab completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `tcplab man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write tcplab.1 and one page per command (tcplab-bench.1, …) into
+    /// this directory instead of printing tcplab.1.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 /// `tcplab lab …`.
@@ -202,6 +254,9 @@ pub struct CalibrateArgs {
     /// Print a stored profile (an id, or latest for this host) instead of measuring.
     #[arg(long, value_name = "ID")]
     pub show: Option<String>,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `tcplab study`.
@@ -226,6 +281,13 @@ pub struct StudyArgs {
     /// Seed of the randomized trial order.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Print what ran and what was written (each study's run, status,
+    /// report and data files) as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar or progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `tcplab report`.
@@ -247,6 +309,9 @@ pub struct ImportArgs {
     /// --format json); runs already here are skipped.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Print what was imported and skipped as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tcplab compare`.
@@ -262,6 +327,9 @@ pub struct CompareArgs {
     /// Also write an HTML report with the table and an overlay figure.
     #[arg(long, short, value_name = "FILE.html")]
     pub out: Option<PathBuf>,
+    /// Print the comparison as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tcplab probes`.

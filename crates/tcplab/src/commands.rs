@@ -1,6 +1,6 @@
 //! Dispatches the parsed command line to the command modules.
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, RunsCommand};
 use crate::store_access::{interrupt_flag, open_store};
 use std::process::ExitCode;
 
@@ -10,7 +10,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Bench(a) => crate::bench_cmd::bench(db, *a),
         Command::Server(a) => crate::lab_cmd::server(a),
-        Command::Runs => crate::show_cmd::runs(db),
+        Command::Runs(a) => match a.command {
+            None => crate::show_cmd::runs(db, a.json),
+            Some(RunsCommand::Delete { runs, json }) => crate::runs_cmd::delete(db, &runs, json),
+        },
         Command::Show(a) => crate::show_cmd::show(db, a),
         Command::Export(a) => crate::show_cmd::export(db, a),
         Command::Probes(a) => crate::probes_cmd::probes(open_store(db)?, a),
@@ -22,5 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Calibrate(a) => {
             crate::calibrate_cmd::calibrate(open_store(db)?, a, interrupt_flag()?)
         }
+        Command::Completions(a) => crate::docs_cmd::completions(a),
+        Command::Man(a) => crate::docs_cmd::man(a),
     }
 }

@@ -49,7 +49,11 @@ pub fn compare(store: Store, a: CompareArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let cmp = Comparison::new(&runs, &varying, &key);
     let table = cmp.table(&runs, m);
-    print!("{}", compare_text(&runs, &cmp, &table));
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&cmp.json(&runs))?);
+    } else {
+        print!("{}", compare_text(&runs, &cmp, &table));
+    }
 
     if let Some(out) = &a.out {
         let rep = compare_report(&runs, &cmp, table, m);
@@ -69,10 +73,20 @@ pub fn compare(store: Store, a: CompareArgs) -> anyhow::Result<ExitCode> {
             DataFile::new("json", "each run with its per-point summaries", json),
         ];
         let w = write(&rep, out, data)?;
-        println!();
-        println!("report: {}", w.html.display());
+        // With --json, stdout stays one JSON document: the files go to stderr.
+        let say = |l: String| {
+            if a.json {
+                eprintln!("tcplab: {l}");
+            } else {
+                println!("{l}");
+            }
+        };
+        if !a.json {
+            println!();
+        }
+        say(format!("report: {}", w.html.display()));
         for d in &w.data {
-            println!("data:   {}", d.display());
+            say(format!("data:   {}", d.display()));
         }
     }
     Ok(ExitCode::SUCCESS)

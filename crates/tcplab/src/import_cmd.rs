@@ -29,6 +29,7 @@ pub fn import(mut store: Store, a: ImportArgs) -> anyhow::Result<ExitCode> {
         offered.push((f.display().to_string(), read(f)?));
     }
     let (mut new, mut present) = (0, 0);
+    let mut done = Vec::new();
     for (file, runs) in &offered {
         let name = Path::new(file)
             .file_name()
@@ -45,7 +46,24 @@ pub fn import(mut store: Store, a: ImportArgs) -> anyhow::Result<ExitCode> {
                 "run": m.id,
                 "at": crate::runner::now(),
             });
-            match store.import_run(f, provenance)? {
+            let outcome = store.import_run(f, provenance)?;
+            let (what_happened, here) = match outcome {
+                ImportOutcome::Imported(id) => ("imported", id),
+                ImportOutcome::AlreadyPresent(id) => ("already_here", id),
+            };
+            done.push(json!({
+                "file": file,
+                "source_run": m.id,
+                "kind": m.kind,
+                "host": m.host.hostname,
+                "started_at": m.started_at,
+                "outcome": what_happened,
+                "run": here,
+                "with_host_profile": f.host_profile.is_some(),
+            }));
+            match outcome {
+                ImportOutcome::Imported(_) if a.json => new += 1,
+                ImportOutcome::AlreadyPresent(_) if a.json => present += 1,
                 ImportOutcome::Imported(id) => {
                     new += 1;
                     println!(
@@ -63,6 +81,10 @@ pub fn import(mut store: Store, a: ImportArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
+    }
+    if a.json {
+        let doc = json!({ "imported": new, "already_here": present, "runs": done });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     }
     eprintln!("tcplab: {new} runs imported, {present} already here");
     Ok(ExitCode::SUCCESS)

@@ -21,7 +21,7 @@ pub fn report(store: Store, a: ReportArgs) -> anyhow::Result<ExitCode> {
     if studies::document::is_study_run(&store, id)? {
         // A study run gets its study's report, with the other hosts
         // imported since it ran.
-        crate::study_report::write(&store, id, &[], &out)?;
+        crate::study_report::write(&store, id, &[], &out, false)?;
         return Ok(ExitCode::SUCCESS);
     }
     let run = store.load_run(id)?;

@@ -10,9 +10,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Runs `tcplab runs`.
-pub fn runs(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+/// Runs `tcplab runs` (`--json`: the list as JSON).
+pub fn runs(db: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let store = open_store(db)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&store.list_runs()?)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header([

@@ -32,6 +32,7 @@ struct StudyResult {
     name: String,
     run_id: i64,
     html: PathBuf,
+    data: Vec<PathBuf>,
     findings: usize,
     status: RunStatus,
 }
@@ -54,6 +55,10 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
         let plan = studies::plan(n, &opts).map_err(usage)?;
         let parsed = parse(&plan)?;
         planned.push((plan, parsed));
+    }
+    if a.plan && a.json {
+        println!("{}", serde_json::to_string_pretty(&plan_json(&planned))?);
+        return Ok(ExitCode::SUCCESS);
     }
     if a.plan {
         for (plan, parsed) in &planned {
@@ -80,10 +85,10 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
     // host has none (the models and mileage need it).
     let host = record::HostFacts::collect().hostname;
     if store.latest_host_profile(&host)?.is_none() {
-        eprintln!("tcplab: {host} has no host profile yet: calibrating first");
+        say(&a, &format!("{host} has no host profile yet: calibrating first"));
         let (id, _) =
-            crate::calibrate_cmd::measure_and_store(&mut store, a.quick, &interrupt, false)?;
-        eprintln!("tcplab: stored host profile {id}");
+            crate::calibrate_cmd::measure_and_store(&mut store, a.quick, &interrupt, a.quiet)?;
+        say(&a, &format!("stored host profile {id}"));
     }
     let mut results = Vec::new();
     for (plan, parsed) in planned {
@@ -94,18 +99,29 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
             break;
         }
     }
+    let mut index = None;
     if names.len() > 1 {
-        let index = write_index(&results, &out_dir, t0.elapsed().as_secs_f64())?;
-        println!("index of the reports: {}", index.display());
+        let written = write_index(&results, &out_dir, t0.elapsed().as_secs_f64())?;
+        if !a.json {
+            println!("index of the reports: {}", written.display());
+        }
+        index = Some(written);
     }
-    eprintln!(
-        "tcplab: {} finished in {:.0} s",
-        if names.len() > 1 {
-            "every study".to_string()
-        } else {
-            format!("study {}", names[0])
-        },
-        t0.elapsed().as_secs_f64()
+    if a.json {
+        let doc = results_json(&results, index.as_deref(), t0.elapsed().as_secs_f64());
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    say(
+        &a,
+        &format!(
+            "{} finished in {:.0} s",
+            if names.len() > 1 {
+                "every study".to_string()
+            } else {
+                format!("study {}", names[0])
+            },
+            t0.elapsed().as_secs_f64()
+        ),
     );
     Ok(
         if results.iter().any(|r| r.status == RunStatus::Interrupted) {
@@ -125,13 +141,11 @@ fn parse(plan: &StudyPlan) -> anyhow::Result<Vec<Parsed>> {
             .map(String::from)
             .chain(e.args.iter().cloned());
         let cli = Cli::try_parse_from(argv).map_err(|err| {
-            let text = err.render().to_string();
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             usage(format!(
                 "study {} experiment {}: {}",
                 plan.study,
                 e.id,
-                line.trim_start_matches("error: ")
+                crate::usage::clap_error_line(&err)
             ))
         })?;
         let Command::Bench(b) = cli.command else {
@@ -155,17 +169,20 @@ fn run_study(
     interrupt: &Arc<AtomicBool>,
     out_dir: &Path,
 ) -> anyhow::Result<StudyResult> {
-    eprintln!(
-        "tcplab: study {}: {} experiments, {} points",
-        plan.study,
-        plan.experiments.len(),
-        parsed.iter().map(|p| p.plan.points.len()).sum::<usize>()
+    say(
+        a,
+        &format!(
+            "study {}: {} experiments, {} points",
+            plan.study,
+            plan.experiments.len(),
+            parsed.iter().map(|p| p.plan.points.len()).sum::<usize>()
+        ),
     );
     let all_points: Vec<record::TrialParams> = parsed
         .iter()
         .flat_map(|p| p.plan.points.iter().cloned())
         .collect();
-    let status = |m: &str| eprintln!("tcplab: {m}");
+    let status = |m: &str| say(a, m);
     let mut session = Session::local(&all_points, interrupt, &status)?;
     if interrupt.load(Ordering::SeqCst) {
         anyhow::bail!("interrupted before the first trial; nothing stored");
@@ -201,7 +218,7 @@ fn run_study(
         .iter()
         .map(|p| p.plan.points.len() as u64 * u64::from(p.plan.rule.repeat))
         .sum();
-    let pb = trial_progress(total, false);
+    let pb = trial_progress(total, a.quiet);
     let mut seq = 0u32;
     let mut run_status = RunStatus::Completed;
     let mut warnings = Vec::new();
@@ -212,7 +229,9 @@ fn run_study(
                 Ok(g) => Some(g),
                 Err(err) => {
                     let w = format!("{}: ran without --probe {spec}: {err:#}", e.id);
-                    pb.println(format!("tcplab: {w}"));
+                    if !a.quiet {
+                        pb.println(format!("tcplab: {w}"));
+                    }
                     warnings.push(w);
                     None
                 }
@@ -247,14 +266,68 @@ fn run_study(
         ));
     }
     let html = out_dir.join(format!("{}-run-{run_id}.html", plan.study));
-    let findings = crate::study_report::write(store, run_id, &warnings, &html)?;
+    let (findings, written) =
+        crate::study_report::write(store, run_id, &warnings, &html, a.json)?;
     Ok(StudyResult {
         name: plan.study.clone(),
         run_id,
         html,
+        data: written.data,
         findings,
         status: run_status,
     })
+}
+
+/// A progress line on stderr, unless `--quiet`.
+fn say(a: &StudyArgs, line: &str) {
+    if !a.quiet {
+        eprintln!("tcplab: {line}");
+    }
+}
+
+/// `study --plan --json`: each study's experiments with their points,
+/// repetitions and bench command.
+fn plan_json(planned: &[(StudyPlan, Vec<Parsed>)]) -> serde_json::Value {
+    let studies: Vec<serde_json::Value> = planned
+        .iter()
+        .map(|(plan, parsed)| {
+            let experiments: Vec<serde_json::Value> = plan
+                .experiments
+                .iter()
+                .zip(parsed)
+                .map(|(e, p)| {
+                    json!({
+                        "id": e.id,
+                        "title": e.title,
+                        "points": p.plan.points.len(),
+                        "repetitions": p.plan.rule.repeat,
+                        "command": e.command(),
+                    })
+                })
+                .collect();
+            json!({ "study": plan.study, "experiments": experiments })
+        })
+        .collect();
+    json!({ "studies": studies })
+}
+
+/// `study --json`: what ran (each study's run and how it ended) and what
+/// was written (its report and data files, the index of `study all`).
+fn results_json(results: &[StudyResult], index: Option<&Path>, elapsed_s: f64) -> serde_json::Value {
+    let studies: Vec<serde_json::Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "study": r.name,
+                "run": r.run_id,
+                "status": r.status.as_str(),
+                "findings": r.findings,
+                "report": r.html,
+                "data": r.data,
+            })
+        })
+        .collect();
+    json!({ "studies": studies, "index": index, "elapsed_s": elapsed_s })
 }
 
 /// Writes the index page of `study all` beside the reports.
