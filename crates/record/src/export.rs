@@ -1,9 +1,9 @@
 //! Exports of a stored run: one CSV row per trial, or the raw run as JSON.
 
 use crate::factor::{param_keys, TrialParams};
+use crate::probe_event::{ProbeEvent, ProbeId};
 use crate::run::{PointRecord, TrialRecord};
 use crate::store::{StoreError, StoredRun};
-use crate::probe_event::{ProbeEvent, ProbeId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
 use std::io::Write;

@@ -19,8 +19,9 @@ pub fn man(a: ManArgs) -> anyhow::Result<ExitCode> {
     let cmd = Cli::command();
     match a.out_dir {
         Some(dir) => {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| crate::usage::usage(format!("cannot create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                crate::usage::usage(format!("cannot create {}: {e}", dir.display()))
+            })?;
             clap_mangen::generate_to(cmd, &dir)
                 .with_context(|| format!("writing man pages to {}", dir.display()))?;
             eprintln!("tcplab: man pages written to {}", dir.display());

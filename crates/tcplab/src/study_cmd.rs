@@ -85,7 +85,10 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
     // host has none (the models and mileage need it).
     let host = record::HostFacts::collect().hostname;
     if store.latest_host_profile(&host)?.is_none() {
-        say(&a, &format!("{host} has no host profile yet: calibrating first"));
+        say(
+            &a,
+            &format!("{host} has no host profile yet: calibrating first"),
+        );
         let (id, _) =
             crate::calibrate_cmd::measure_and_store(&mut store, a.quick, &interrupt, a.quiet)?;
         say(&a, &format!("stored host profile {id}"));
@@ -266,8 +269,7 @@ fn run_study(
         ));
     }
     let html = out_dir.join(format!("{}-run-{run_id}.html", plan.study));
-    let (findings, written) =
-        crate::study_report::write(store, run_id, &warnings, &html, a.json)?;
+    let (findings, written) = crate::study_report::write(store, run_id, &warnings, &html, a.json)?;
     Ok(StudyResult {
         name: plan.study.clone(),
         run_id,
@@ -313,7 +315,11 @@ fn plan_json(planned: &[(StudyPlan, Vec<Parsed>)]) -> serde_json::Value {
 
 /// `study --json`: what ran (each study's run and how it ended) and what
 /// was written (its report and data files, the index of `study all`).
-fn results_json(results: &[StudyResult], index: Option<&Path>, elapsed_s: f64) -> serde_json::Value {
+fn results_json(
+    results: &[StudyResult],
+    index: Option<&Path>,
+    elapsed_s: f64,
+) -> serde_json::Value {
     let studies: Vec<serde_json::Value> = results
         .iter()
         .map(|r| {

@@ -63,9 +63,8 @@ fn census(tx: &Transaction<'_>, id: i64) -> Result<Option<DeletedRun>, StoreErro
     else {
         return Ok(None);
     };
-    let count = |sql: &str| -> Result<i64, StoreError> {
-        Ok(tx.query_row(sql, [id], |r| r.get(0))?)
-    };
+    let count =
+        |sql: &str| -> Result<i64, StoreError> { Ok(tx.query_row(sql, [id], |r| r.get(0))?) };
     Ok(Some(DeletedRun {
         id,
         kind,
