@@ -125,7 +125,11 @@ pub enum LabCommand {
         all: bool,
     },
     /// List the link profiles.
-    Profiles,
+    Profiles {
+        /// Print JSON: each profile's name, what it emulates and its link.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The test a bench runs.

@@ -68,7 +68,14 @@ pub fn lab_command(c: LabCommand) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        LabCommand::Profiles => {
+        LabCommand::Profiles { json: true } => {
+            let list: Vec<serde_json::Value> = lab::link::profiles()
+                .into_iter()
+                .map(|p| serde_json::json!({ "name": p.name, "about": p.about, "link": p.spec }))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&list)?);
+        }
+        LabCommand::Profiles { json: false } => {
             for p in lab::link::profiles() {
                 let l = &p.spec;
                 println!(

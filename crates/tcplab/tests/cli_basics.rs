@@ -299,6 +299,14 @@ fn json_on_every_command_that_prints_results() {
 
     // Those that had it already.
     assert!(json_of(&tcplab(&db, &["lab", "show", "--json"])).is_array());
+    let profiles = json_of(&tcplab(&db, &["lab", "profiles", "--json"]));
+    let ether10 = profiles
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "ether10")
+        .unwrap();
+    assert_eq!(ether10["link"]["rate_bps"], 10_000_000, "{ether10}");
     assert_eq!(
         json_of(&tcplab(&db, &["show", "latest", "--json"]))["run_id"].as_i64(),
         Some(second)
