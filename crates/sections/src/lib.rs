@@ -16,6 +16,7 @@
 //! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
 //! - [`left_out`]: the measures the validity rules keep out of tables and
 //!   figures, each with its reason.
+//! - [`precision`]: the points that missed a `--precision` target.
 //! - [`run_json`], [`terminal`]: a run as JSON and as the terminal's table.
 //!
 //! Builders return `report` documents, sections, text or JSON; the binary
@@ -32,6 +33,7 @@ pub mod left_out;
 pub mod methods;
 pub mod metrics;
 pub mod path;
+pub mod precision;
 pub mod probes_text;
 pub mod run_json;
 pub mod run_report;

@@ -23,8 +23,12 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
         .iter()
         .filter(|t| t.status == TrialStatus::Ok)
         .collect();
-    let kv = vec![
-        ("trials per point".to_string(), trials_per_point(points)),
+    let mut kv = vec![("trials per point".to_string(), trials_per_point(points))];
+    let varying = crate::terminal::varying_factors(points);
+    if let Some(t) = crate::precision::methods_text(points, &varying) {
+        kv.push(("precision target".to_string(), t));
+    }
+    kv.extend([
         (
             "congestion control".to_string(),
             congestion_control(run, points),
@@ -37,7 +41,7 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
         ("CPU mitigations".to_string(), mitigations(run)),
         ("hypervisor steal".to_string(), steal(&trials)),
         ("probes".to_string(), probes(run, &trials)),
-    ];
+    ]);
     s.push(Block::KeyValues(kv));
     s
 }

@@ -6,7 +6,9 @@ use record::StoredRun;
 use serde_json::{json, Value};
 
 /// The JSON document of a run: `run_id`, run facts, and `points` with
-/// `params` and per-metric `{mean, sd, ci95, n}`.
+/// `params`, per-metric `{mean, sd, ci95, n}` and, under a `--precision`
+/// target, how the point ended against it (`precision`: the target, the
+/// half-width reached, the trials, whether it was met; null without one).
 pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
     let m = &run.meta;
     let pts: Vec<Value> = points
@@ -20,6 +22,7 @@ pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> 
                 "trials_failed": p.trials_failed,
                 "failures": p.failures,
                 "metrics": p.metrics,
+                "precision": p.precision,
             })
         })
         .collect();

@@ -142,6 +142,8 @@ fn metric_column(
             *c = "failed".into();
         } else if let Some(why) = why_left_out(left_out, i, m.key) {
             *c = why.cell();
+        } else if crate::precision::marks_cell(p, m.key) {
+            *c = format!("{c} {}", crate::precision::MISSED_MARK);
         }
     }
     let header = if u.is_empty() {
@@ -209,6 +211,12 @@ pub fn results_section(
     }
     for w in crate::left_out::left_out_lines(points, varying, left_out, |_| true) {
         s.warning(w);
+    }
+    for l in crate::precision::missed_lines(points, varying) {
+        s.warning(format!(
+            "{} Precision target missed: {l}",
+            crate::precision::MISSED_MARK
+        ));
     }
     s
 }

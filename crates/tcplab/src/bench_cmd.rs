@@ -62,11 +62,16 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     )?;
     let run = store.load_run(end.run_id)?;
     let points = analysis::summarize_run(&run);
+    // A missed --precision target is a warning, not a failure: the trials
+    // measured, and the table and the JSON say how precise they are.
+    let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
+    for l in sections::precision::missed_lines(&points, &varying) {
+        eprintln!("tcplab: warning: precision target missed: {l}");
+    }
     if a.json {
         let doc = sections::run_json::run_json(&run, &points, false);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
         println!("{}", sections::terminal::run_header(&run.meta));
         let left_out = analysis::validity::left_out(&run.trials, &points);
         println!(
@@ -77,6 +82,9 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             println!("{l}");
         }
         for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
+            println!("{l}");
+        }
+        for l in sections::terminal::precision_lines(&points, &varying) {
             println!("{l}");
         }
         if let Some(l) = sections::terminal::probe_loss_warning(&points) {

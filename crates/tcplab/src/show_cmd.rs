@@ -71,6 +71,9 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
         println!("{l}");
     }
+    for l in sections::terminal::precision_lines(&points, &varying) {
+        println!("{l}");
+    }
     if let Some(l) = sections::terminal::steal_warning(&points) {
         println!("{l}");
     }
