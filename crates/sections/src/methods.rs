@@ -299,7 +299,17 @@ fn probes(run: &StoredRun, trials: &[&TrialRecord]) -> String {
     if probed == 0 {
         return "none: no trial was observed".into();
     }
-    let head = format!("{probed} of {} trials probed", trials.len());
+    let mut head = format!("{probed} of {} trials probed", trials.len());
+    let summarized = trials
+        .iter()
+        .filter(|t| crate::path_source::kept_summary_only(t))
+        .count();
+    if summarized > 0 {
+        head += &format!(
+            " ({summarized} keeping only their path analysis and CPU samples: {})",
+            crate::path_source::RAW_NOT_KEPT
+        );
+    }
     let ratios = probe_ratios(run, trials);
     if ratios.is_empty() {
         return format!(

@@ -661,5 +661,6 @@ fn the_comparison_lines_up_points_and_stars_real_differences() {
     assert_eq!(fig.series.len(), 2, "one series per run");
 }
 
+mod probe_keep;
 mod terminal_and_methods;
 mod validity;

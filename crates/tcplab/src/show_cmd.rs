@@ -100,6 +100,18 @@ pub fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
                 rows.extend(record::export::record_rows(t.seq, &events));
             }
         }
+        if rows.is_empty()
+            && run
+                .trials
+                .iter()
+                .filter(|t| a.trial.is_none_or(|s| s == t.seq))
+                .any(sections::path_source::kept_summary_only)
+        {
+            return Err(usage(format!(
+                "run {id}: {}; bench with --probe-keep all to export them",
+                sections::path_source::RAW_NOT_KEPT
+            )));
+        }
         if rows.is_empty() {
             return Err(usage(format!(
                 "run {id} has no probe records{} (bench with --probe queues,tcp,sched)",
