@@ -221,6 +221,15 @@ const HOPS: [(ProbeId, ProbeId, &str); 4] = [
     ),
 ];
 
+/// The sender's MSS of a trial, from its `snd_mss` metric (TCP_INFO), the
+/// size [`analyse_with_mss`] splits data skbs at; `None` when unknown.
+pub fn sender_mss(metrics: &BTreeMap<String, f64>) -> Option<u32> {
+    metrics
+        .get("snd_mss")
+        .filter(|m| m.is_finite() && **m >= 1.0)
+        .map(|m| m.round() as u32)
+}
+
 /// Analyses one trial's records (any order), the MSS unknown: each data
 /// skb counts as one segment. See [`analyse_with_mss`].
 pub fn analyse(events: &[ProbeEvent]) -> PathAnalysis {

@@ -282,11 +282,7 @@ fn keep_summary_only(o: &mut TrialOutcome) -> Result<(), String> {
         return Ok(());
     };
     let events = record::probe_event::decode_all(&blob.data);
-    let mss = o
-        .metrics
-        .get("snd_mss")
-        .filter(|m| m.is_finite() && **m >= 1.0)
-        .map(|m| m.round() as u32);
+    let mss = analysis::path::sender_mss(&o.metrics);
     let analysis = analysis::path::analyse_with_mss(&events, mss);
     o.path_summary = Some(serde_json::to_string(&analysis).map_err(|e| e.to_string())?);
     Ok(())
