@@ -31,5 +31,8 @@ pub mod summary;
 pub mod trial_cost;
 pub mod validity;
 
-pub use stats::{ci_half_width, median, precision_reached, summarize, t_quantile, Summary, CI95};
+pub use stats::{
+    ci_half_width, median, precision_outcome, precision_reached, summarize, t_quantile, Summary,
+    CI95,
+};
 pub use summary::{summarize_points, summarize_run, PointSummary};

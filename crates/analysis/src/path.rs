@@ -10,7 +10,7 @@
 //! TCP sequence numbers (unwrapped per flow).
 
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 mod acks;
@@ -28,21 +28,26 @@ pub const BIN_US: f64 = 50.0;
 pub const BINS: usize = 20;
 
 /// Delays of one hop of the path.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HopStats {
     /// What the hop is, e.g. `net_dev_queue → net_dev_start_xmit`.
     pub hop: String,
     /// Observations.
     pub n: usize,
     /// Median, µs.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub p50_us: f64,
     /// 90th percentile, µs.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub p90_us: f64,
     /// 99th percentile, µs.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub p99_us: f64,
     /// Largest, µs.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub max_us: f64,
     /// Mean, µs.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub mean_us: f64,
     /// Counts per 50 µs bin from 0 to 1 ms, then one overflow bin.
     pub histogram: Vec<u64>,
@@ -75,15 +80,17 @@ impl HopStats {
 }
 
 /// A queue's length as the probes sampled it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct QueueStats {
     /// Which queue, and in what unit.
     pub queue: String,
     /// Samples.
     pub n: usize,
     /// Mean length.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub mean: f64,
     /// Largest length.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub max: f64,
     /// Up to 400 (seconds since the first record, length) points for plots.
     pub series: Vec<(f64, f64)>,
@@ -111,27 +118,31 @@ impl QueueStats {
 }
 
 /// Where one thread's time went during the transfer.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ThreadTime {
     /// Role: `sender` or `receiver`.
     pub role: String,
     /// Thread id.
     pub tid: u32,
     /// From its first to its last data call, s.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub span_s: f64,
     /// Switched out while runnable (preempted), s.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub preempted_s: f64,
     /// Switched out while sleeping (blocked: for send-buffer space or for
     /// data), s.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub blocked_s: f64,
     /// Blocked share of the span: Abrams & Chen's idle time.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub idle_fraction: f64,
 }
 
 /// Sequence numbers against time for one direction of data (Abrams & Chen
 /// Fig. 5, Guerrero & Frieder Fig. 8), relative to the first byte, at most
 /// 2000 points per series.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct TimeSequence {
     /// Sender port → receiver port.
     pub flow: String,
@@ -144,11 +155,12 @@ pub struct TimeSequence {
 }
 
 /// Everything derived from one trial's records.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct PathAnalysis {
     /// Records analysed.
     pub records: usize,
     /// First to last record, s.
+    #[serde(with = "crate::stats::finite_or_null")]
     pub span_s: f64,
     /// Records per probe.
     pub per_probe: BTreeMap<String, u64>,
@@ -208,6 +220,15 @@ const HOPS: [(ProbeId, ProbeId, &str); 4] = [
         "to IP input: net_dev_start_xmit → netif_receive_skb",
     ),
 ];
+
+/// The sender's MSS of a trial, from its `snd_mss` metric (TCP_INFO), the
+/// size [`analyse_with_mss`] splits data skbs at; `None` when unknown.
+pub fn sender_mss(metrics: &BTreeMap<String, f64>) -> Option<u32> {
+    metrics
+        .get("snd_mss")
+        .filter(|m| m.is_finite() && **m >= 1.0)
+        .map(|m| m.round() as u32)
+}
 
 /// Analyses one trial's records (any order), the MSS unknown: each data
 /// skb counts as one segment. See [`analyse_with_mss`].

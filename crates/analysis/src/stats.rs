@@ -127,6 +127,31 @@ pub fn precision_reached(values: &[f64], confidence: f64, rel_half_width: f64, m
     s.half_width(confidence) <= rel_half_width * s.mean.abs()
 }
 
+/// How a point ended against a `--precision` target: the half-width its
+/// `values` reached after `trials` trials, and whether that met
+/// `rel_half_width` at `confidence` (by [`precision_reached`], the rule the
+/// runner stopped by).
+pub fn precision_outcome(
+    values: &[f64],
+    trials: u32,
+    confidence: f64,
+    rel_half_width: f64,
+    max_repeat: u32,
+) -> record::PrecisionOutcome {
+    let reached = Summary::new(values)
+        .filter(|s| s.n >= 2)
+        .map(|s| s.half_width(confidence) / s.mean.abs())
+        .filter(|r| !r.is_nan());
+    record::PrecisionOutcome {
+        confidence,
+        target_rel_half_width: rel_half_width,
+        reached_rel_half_width: reached,
+        trials,
+        max_repeat,
+        met: precision_reached(values, confidence, rel_half_width, 2),
+    }
+}
+
 /// The median of the finite values (mean of the middle two for an even
 /// count); `None` when there are none.
 pub fn median(values: &[f64]) -> Option<f64> {
@@ -307,6 +332,20 @@ mod tests {
         let neg: Vec<f64> = v.iter().map(|x| -x).collect();
         assert!(precision_reached(&neg, 0.95, rel + 1e-6, 2));
         assert!(!precision_reached(&neg, 0.95, rel - 1e-6, 2));
+    }
+
+    #[test]
+    fn precision_outcome_says_what_was_reached() {
+        let v = [100.0, 110.0, 90.0];
+        let half = t_quantile(0.95, 2) * 10.0 / 3f64.sqrt();
+        let missed = precision_outcome(&v, 3, 0.95, 0.05, 3);
+        assert!(!missed.met);
+        assert!((missed.reached_rel_half_width.unwrap() - half / 100.0).abs() < 1e-12);
+        assert_eq!((missed.trials, missed.max_repeat), (3, 3));
+        let met = precision_outcome(&v, 3, 0.95, 0.5, 3);
+        assert!(met.met);
+        let one = precision_outcome(&[100.0], 1, 0.95, 0.5, 3);
+        assert_eq!((one.met, one.reached_rel_half_width), (false, None));
     }
 
     #[test]

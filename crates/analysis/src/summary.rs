@@ -26,6 +26,9 @@ pub struct PointSummary {
     /// Summary of each metric over the Ok trials that reported a finite value
     /// for it; empty when no trial succeeded (failed trials are never zeros).
     pub metrics: BTreeMap<String, Summary>,
+    /// How the point ended against the run's `--precision` target, as
+    /// stored with it; `None` without a target.
+    pub precision: Option<record::PrecisionOutcome>,
 }
 
 /// Summarizes the trials of each point, returning one entry per point in
@@ -94,6 +97,7 @@ fn summarize_point(point: &PointRecord, trials: &[&TrialRecord]) -> PointSummary
         trials_failed,
         failures,
         metrics,
+        precision: point.precision,
     }
 }
 
@@ -107,6 +111,7 @@ mod tests {
             id,
             index,
             params: TrialParams::defaults(TestKind::TcpStream),
+            precision: None,
         }
     }
 
@@ -124,6 +129,7 @@ mod tests {
                 details: serde_json::Value::Null,
                 events: None,
                 profile: None,
+                path_summary: None,
             },
         }
     }

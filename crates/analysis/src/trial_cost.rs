@@ -220,7 +220,12 @@ mod tests {
     fn point(id: i64, index: u32, mss: u32) -> PointRecord {
         let mut params = TrialParams::defaults(TestKind::TcpStream);
         params.mss = Some(mss);
-        PointRecord { id, index, params }
+        PointRecord {
+            id,
+            index,
+            params,
+            precision: None,
+        }
     }
 
     fn trial(point_id: i64, seq: u32, metrics: &[(&str, f64)]) -> TrialRecord {

@@ -74,6 +74,7 @@ pub fn combine(
         details,
         events: None,
         profile: None,
+        path_summary: None,
     })
 }
 

@@ -59,6 +59,8 @@ struct ExportPoint {
     index: u32,
     point_id: Option<i64>,
     params: crate::params::TrialParams,
+    #[serde(default)]
+    precision: Option<crate::run::PrecisionOutcome>,
 }
 
 /// Reads a run's JSON export back as a run to import. The export carries
@@ -80,6 +82,7 @@ pub fn read_json_export(text: &str) -> Result<ForeignRun, StoreError> {
             id,
             index: p.index,
             params: p.params,
+            precision: p.precision,
         });
     }
     Ok(ForeignRun {
@@ -149,6 +152,7 @@ impl Store {
                 for t in &mut run.trials {
                     t.outcome.events = other.load_events(t.id)?;
                     t.outcome.profile = other.load_profile(t.id)?;
+                    t.outcome.path_summary = other.load_path_summary(t.id)?;
                 }
                 let host_profile = other.run_host_profile(id)?.map(|(_, p)| p);
                 Ok(ForeignRun { run, host_profile })
@@ -203,9 +207,20 @@ impl Store {
         let run_id = tx.last_insert_rowid();
         let mut point_ids = HashMap::new();
         for p in &f.run.points {
+            let precision = p
+                .precision
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?;
             tx.execute(
-                "INSERT INTO points (run_id, idx, params_json) VALUES (?1, ?2, ?3)",
-                params![run_id, p.index, serde_json::to_string(&p.params)?],
+                "INSERT INTO points (run_id, idx, params_json, precision_json)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    run_id,
+                    p.index,
+                    serde_json::to_string(&p.params)?,
+                    precision
+                ],
             )?;
             point_ids.insert(p.id, tx.last_insert_rowid());
         }

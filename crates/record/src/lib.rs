@@ -24,6 +24,9 @@ pub use params::{
     Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
     TrialParams,
 };
-pub use run::{EventBlob, PointRecord, RunMeta, RunStatus, TrialOutcome, TrialRecord, TrialStatus};
+pub use run::{
+    EventBlob, PointRecord, PrecisionOutcome, RunMeta, RunStatus, TrialOutcome, TrialRecord,
+    TrialStatus,
+};
 pub use store::{DeletedRun, RunSummary, Store, StoreError, StoredRun};
 pub use stored_events::StoredEventsError;

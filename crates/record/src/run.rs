@@ -78,6 +78,67 @@ pub struct PointRecord {
     pub index: u32,
     /// The factors.
     pub params: TrialParams,
+    /// How the point ended against the run's `--precision` target; `None`
+    /// for a run without one (or a point that never finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionOutcome>,
+}
+
+/// How a point ended against a `--precision` target: the target, the
+/// half-width its trials reached and how many trials it took.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionOutcome {
+    /// Confidence level of the interval, e.g. 0.95.
+    pub confidence: f64,
+    /// Target half-width relative to the mean, e.g. 0.05 for ±5%.
+    pub target_rel_half_width: f64,
+    /// Half-width reached relative to the mean; `None` with fewer than two
+    /// measurements (no interval exists).
+    pub reached_rel_half_width: Option<f64>,
+    /// Trials the point ran (failed ones included).
+    pub trials: u32,
+    /// The cap on trials (`--max-repeat`).
+    pub max_repeat: u32,
+    /// Whether the target was met.
+    pub met: bool,
+}
+
+impl PrecisionOutcome {
+    /// The reached half-width as a percentage of the mean, as text ("10.3%",
+    /// or "no interval" with fewer than two measurements).
+    pub fn reached_text(&self) -> String {
+        match self.reached_rel_half_width {
+            Some(r) if r.is_finite() => format!("±{}%", percent(r)),
+            _ => "no interval".into(),
+        }
+    }
+
+    /// The target as text: "±5% at 95%".
+    pub fn target_text(&self) -> String {
+        format!(
+            "±{}% at {}%",
+            percent(self.target_rel_half_width),
+            percent(self.confidence)
+        )
+    }
+}
+
+/// A fraction as a percentage with up to three significant decimals and no
+/// trailing zeros: 0.103 → "10.3", 0.05 → "5", 0.00001 → "0.001".
+fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    let text = if p.abs() >= 10.0 {
+        format!("{p:.1}")
+    } else if p.abs() >= 0.1 {
+        format!("{p:.2}")
+    } else {
+        format!("{p:.4}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// Whether a trial produced a measurement.
@@ -124,6 +185,11 @@ pub struct TrialOutcome {
     /// not part of the JSON forms.
     #[serde(skip)]
     pub profile: Option<crate::cpu_profile::CpuProfile>,
+    /// The path analysis derived from the probe records, as JSON, when the
+    /// records themselves are not kept (`--probe-keep summary`); stored in
+    /// its own table; not part of the JSON forms.
+    #[serde(skip)]
+    pub path_summary: Option<String>,
 }
 
 /// A trial's probe records as one binary blob.
@@ -167,4 +233,32 @@ pub struct TrialRecord {
     pub error: Option<String>,
     /// Metrics and details (empty for a failed trial).
     pub outcome: TrialOutcome,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_texts() {
+        let o = PrecisionOutcome {
+            confidence: 0.95,
+            target_rel_half_width: 0.05,
+            reached_rel_half_width: Some(0.1033),
+            trials: 6,
+            max_repeat: 6,
+            met: false,
+        };
+        assert_eq!(o.target_text(), "±5% at 95%");
+        assert_eq!(o.reached_text(), "±10.3%");
+        let tiny = PrecisionOutcome {
+            confidence: 0.99,
+            target_rel_half_width: 0.00001,
+            reached_rel_half_width: None,
+            ..o
+        };
+        assert_eq!(tiny.target_text(), "±0.001% at 99%");
+        assert_eq!(tiny.reached_text(), "no interval");
+        assert_eq!(percent(0.0123), "1.23");
+    }
 }

@@ -88,6 +88,7 @@ mod tests {
             id: 0,
             index: 0,
             params: TrialParams::defaults(TestKind::TcpStream),
+            precision: None,
         };
         let point_id = store.add_point(run, &point).unwrap();
         blobs

@@ -48,6 +48,7 @@ fn point(index: u32, write_size: u64) -> PointRecord {
         id: 0,
         index,
         params,
+        precision: None,
     }
 }
 
@@ -71,6 +72,7 @@ fn ok_trial(point_id: i64, seq: u32, repetition: u32, throughput: f64) -> TrialR
             details: serde_json::json!({ "tcp_info": { "rtt_us": 30 } }),
             events: None,
             profile: None,
+            path_summary: None,
         },
     }
 }
@@ -489,6 +491,23 @@ fn foreign_database(path: &std::path::Path, hostname: &str) -> i64 {
         ..Default::default()
     });
     store.add_trial(run, &probed).unwrap();
+    // A trial probed with --probe-keep summary: its path analysis, no records.
+    let mut summarized = ok_trial(p0, 3, 2, 1.0e9);
+    summarized.outcome.path_summary = Some(r#"{"records":3}"#.into());
+    store.add_trial(run, &summarized).unwrap();
+    store
+        .set_point_precision(
+            p1,
+            &record::PrecisionOutcome {
+                confidence: 0.95,
+                target_rel_half_width: 0.05,
+                reached_rel_half_width: Some(0.103),
+                trials: 6,
+                max_repeat: 6,
+                met: false,
+            },
+        )
+        .unwrap();
     store.add_trial(run, &ok_trial(p0, 1, 0, 1.0e9)).unwrap();
     store.add_trial(run, &failed_trial(p0, 2, 1)).unwrap();
     store
@@ -531,7 +550,13 @@ fn a_database_imports_whole_runs_once_with_their_host_profile() {
     assert_eq!(got.meta.settings["imported"]["from"], "theirs.db");
     assert_eq!(got.meta.settings["repeat"], 2);
     assert_eq!(got.points.len(), 2);
-    assert_eq!(got.trials.len(), 3);
+    assert_eq!(got.trials.len(), 4);
+    let met: Vec<Option<bool>> = got
+        .points
+        .iter()
+        .map(|p| p.precision.map(|o| o.met))
+        .collect();
+    assert_eq!(met, vec![None, Some(false)]);
     for (g, s) in got.trials.iter().zip(&src.trials) {
         assert_eq!((g.seq, g.status, &g.error), (s.seq, s.status, &s.error));
         assert_eq!(g.outcome.metrics, s.outcome.metrics);
@@ -539,7 +564,12 @@ fn a_database_imports_whole_runs_once_with_their_host_profile() {
         let gp = got.points.iter().find(|p| p.id == g.point_id).unwrap();
         let sp = src.points.iter().find(|p| p.id == s.point_id).unwrap();
         assert_eq!((gp.index, &gp.params), (sp.index, &sp.params));
+        assert_eq!(gp.precision, sp.precision);
         assert_eq!(store.load_events(g.id).unwrap(), s.outcome.events);
+        assert_eq!(
+            store.load_path_summary(g.id).unwrap(),
+            s.outcome.path_summary
+        );
         assert_eq!(
             store.load_profile(g.id).unwrap().map(|p| p.symbols),
             s.outcome.profile.clone().map(|p| p.symbols)
@@ -588,7 +618,14 @@ fn a_json_export_imports_with_its_trials() {
     doc["points"] = serde_json::to_value(
         run.points
             .iter()
-            .map(|p| serde_json::json!({ "index": p.index, "point_id": p.id, "params": p.params }))
+            .map(|p| {
+                serde_json::json!({
+                    "index": p.index,
+                    "point_id": p.id,
+                    "params": p.params,
+                    "precision": p.precision,
+                })
+            })
             .collect::<Vec<_>>(),
     )
     .unwrap();
@@ -601,7 +638,14 @@ fn a_json_export_imports_with_its_trials() {
         panic!("not imported")
     };
     let got = store.load_run(id).unwrap();
-    assert_eq!(got.trials.len(), 3);
+    assert_eq!(got.trials.len(), 4);
+    // Each point's precision outcome comes along.
+    let met: Vec<Option<bool>> = got
+        .points
+        .iter()
+        .map(|p| p.precision.map(|o| o.met))
+        .collect();
+    assert_eq!(met, vec![None, Some(false)]);
     assert_eq!(got.trials[0].outcome.metrics["throughput_bps"], 3.0e9);
     assert_eq!(
         store

@@ -8,6 +8,8 @@
 //! - [`path`]: one probed trial's path (time-sequence, hop delays, packet
 //!   classes, idle time), with the hop-delay histogram and the packet-class
 //!   table the studies share.
+//! - [`path_source`]: a probed trial's records, or the path analysis kept
+//!   in their place (`--probe-keep summary`).
 //! - [`cpu`]: where a sampled run's CPU time went.
 //! - [`host`]: host facts, the host profile table and the aliasing note.
 //! - [`methods`]: what a run controlled and what it left as the host had it.
@@ -16,6 +18,8 @@
 //! - [`metrics`], [`factor_text`]: the metrics and the factors' texts.
 //! - [`left_out`]: the measures the validity rules keep out of tables and
 //!   figures, each with its reason.
+//! - [`precision`]: the points that missed a `--precision` target.
+//! - [`probe_storage`]: what probing stored on disk, per point.
 //! - [`run_json`], [`terminal`]: a run as JSON and as the terminal's table.
 //!
 //! Builders return `report` documents, sections, text or JSON; the binary
@@ -32,6 +36,9 @@ pub mod left_out;
 pub mod methods;
 pub mod metrics;
 pub mod path;
+pub mod path_source;
+pub mod precision;
+pub mod probe_storage;
 pub mod probes_text;
 pub mod run_json;
 pub mod run_report;

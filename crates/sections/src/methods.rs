@@ -23,8 +23,12 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
         .iter()
         .filter(|t| t.status == TrialStatus::Ok)
         .collect();
-    let kv = vec![
-        ("trials per point".to_string(), trials_per_point(points)),
+    let mut kv = vec![("trials per point".to_string(), trials_per_point(points))];
+    let varying = crate::terminal::varying_factors(points);
+    if let Some(t) = crate::precision::methods_text(points, &varying) {
+        kv.push(("precision target".to_string(), t));
+    }
+    kv.extend([
         (
             "congestion control".to_string(),
             congestion_control(run, points),
@@ -37,7 +41,7 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
         ("CPU mitigations".to_string(), mitigations(run)),
         ("hypervisor steal".to_string(), steal(&trials)),
         ("probes".to_string(), probes(run, &trials)),
-    ];
+    ]);
     s.push(Block::KeyValues(kv));
     s
 }
@@ -295,7 +299,17 @@ fn probes(run: &StoredRun, trials: &[&TrialRecord]) -> String {
     if probed == 0 {
         return "none: no trial was observed".into();
     }
-    let head = format!("{probed} of {} trials probed", trials.len());
+    let mut head = format!("{probed} of {} trials probed", trials.len());
+    let summarized = trials
+        .iter()
+        .filter(|t| crate::path_source::kept_summary_only(t))
+        .count();
+    if summarized > 0 {
+        head += &format!(
+            " ({summarized} keeping only their path analysis and CPU samples: {})",
+            crate::path_source::RAW_NOT_KEPT
+        );
+    }
     let ratios = probe_ratios(run, trials);
     if ratios.is_empty() {
         return format!(

@@ -11,11 +11,7 @@ use record::TrialRecord;
 /// [`analysis::path::analyse_with_mss`]; `None` when the trial has no such
 /// metric.
 pub fn trial_mss(t: &TrialRecord) -> Option<u32> {
-    t.outcome
-        .metrics
-        .get("snd_mss")
-        .filter(|m| m.is_finite() && **m >= 1.0)
-        .map(|m| m.round() as u32)
+    analysis::path::sender_mss(&t.outcome.metrics)
 }
 
 /// How a packet table says where its packets were counted and at what MSS.

@@ -3,27 +3,27 @@
 //! the run's function block table and fits; or all of it as JSON.
 
 use crate::cpu_text::{run_text, trial_text};
+use crate::path_source::{load_path_source, PathSource};
 use crate::SectionsError;
-use analysis::path::{analyse_with_mss, PathAnalysis};
+use analysis::path::PathAnalysis;
 use analysis::trial_cost::{run_fits, trial_cpu, TrialCpu};
-use record::probe_event::ProbeEvent;
 use record::{Store, StoredEventsError, StoredRun, TrialRecord};
 use serde_json::{json, Value};
 
-/// A run's probed trials read back: their probe records and their CPU
-/// samples' costs.
+/// A run's probed trials read back: their probe records (or the path
+/// analysis kept in their place) and their CPU samples' costs.
 #[derive(Debug)]
 pub struct ProbedTrials<'a> {
-    /// Trials with probe records, in trial order, with the records.
-    pub probed: Vec<(&'a TrialRecord, Vec<ProbeEvent>)>,
+    /// Trials with probe records or a kept path analysis, in trial order.
+    pub probed: Vec<(&'a TrialRecord, PathSource)>,
     /// Trials with CPU samples, grouped by point (plan order, then trial).
     pub sampled: Vec<TrialCpu>,
 }
 
 impl<'a> ProbedTrials<'a> {
-    /// Reads the probe records and CPU samples of `run`'s trials (only
-    /// trial `seq` when given). Records in another layout are an error
-    /// naming the trial.
+    /// Reads the probe records (or the path analyses kept in their place)
+    /// and CPU samples of `run`'s trials (only trial `seq` when given).
+    /// Records in another layout are an error naming the trial.
     pub fn load(
         store: &Store,
         run: &'a StoredRun,
@@ -38,8 +38,8 @@ impl<'a> ProbedTrials<'a> {
             if let Some(p) = store.load_profile(t.id)? {
                 sampled.push(trial_cpu(t, &run.points, &p));
             }
-            match store.load_probe_events(t.id) {
-                Ok(Some(events)) => probed.push((t, events)),
+            match load_path_source(store, t) {
+                Ok(Some(source)) => probed.push((t, source)),
                 Ok(None) => {}
                 Err(StoredEventsError::Version { stored, reads }) => {
                     return Err(SectionsError::EventLayout {
@@ -56,6 +56,16 @@ impl<'a> ProbedTrials<'a> {
         Ok(ProbedTrials { probed, sampled })
     }
 
+    /// The first probed trial whose records were kept, with them (a
+    /// capture needs the records themselves).
+    pub fn first_with_records(
+        &self,
+    ) -> Option<(&'a TrialRecord, &[record::probe_event::ProbeEvent])> {
+        self.probed
+            .iter()
+            .find_map(|(t, source)| source.records().map(|ev| (*t, ev)))
+    }
+
     /// Whether no trial has probe records or CPU samples.
     pub fn is_empty(&self) -> bool {
         self.probed.is_empty() && self.sampled.is_empty()
@@ -65,7 +75,7 @@ impl<'a> ProbedTrials<'a> {
     pub fn analyses(&self) -> Vec<(&'a TrialRecord, PathAnalysis)> {
         self.probed
             .iter()
-            .map(|(t, ev)| (*t, analyse_with_mss(ev, crate::path::trial_mss(t))))
+            .map(|(t, source)| (*t, source.analysis(t)))
             .collect()
     }
 
@@ -79,6 +89,7 @@ impl<'a> ProbedTrials<'a> {
                 "seq": t.seq,
                 "point_id": t.point_id,
                 "lost": t.outcome.metrics.get("probe_lost"),
+                "records_kept": !crate::path_source::kept_summary_only(t),
                 "analysis": an,
             })).collect::<Vec<_>>(),
             "cpu": self.sampled,
@@ -94,6 +105,12 @@ impl<'a> ProbedTrials<'a> {
         let mut out = String::new();
         for (t, an) in &analyses {
             out += &trial_path_text(run_id, t, an);
+            if crate::path_source::kept_summary_only(t) {
+                out += &format!(
+                    "  {}: the analysis above was stored when the trial ran\n",
+                    crate::path_source::RAW_NOT_KEPT
+                );
+            }
             if let Some(c) = self.sampled.iter().find(|c| c.seq == t.seq) {
                 out += &trial_text(c);
             }

@@ -6,12 +6,21 @@ use record::StoredRun;
 use serde_json::{json, Value};
 
 /// The JSON document of a run: `run_id`, run facts, and `points` with
-/// `params` and per-metric `{mean, sd, ci95, n}`.
+/// `params`, per-metric `{mean, sd, ci95, n}` and, under a `--precision`
+/// target, how the point ended against it (`precision`: the target, the
+/// half-width reached, the trials, whether it was met; null without one)
+/// and, for probed points, what probing stored (`probe_stored`: trials,
+/// records, bytes by kind, seconds probed; null unprobed).
 pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
     let m = &run.meta;
+    let stored = crate::probe_storage::point_storage(run, points);
     let pts: Vec<Value> = points
         .iter()
         .map(|p| {
+            let probe_stored = stored
+                .iter()
+                .find(|(q, _)| q.point_id == p.point_id)
+                .map(|(_, s)| s.json());
             json!({
                 "index": p.index,
                 "point_id": p.point_id,
@@ -20,6 +29,8 @@ pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> 
                 "trials_failed": p.trials_failed,
                 "failures": p.failures,
                 "metrics": p.metrics,
+                "precision": p.precision,
+                "probe_stored": probe_stored,
             })
         })
         .collect();

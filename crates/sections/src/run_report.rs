@@ -7,12 +7,11 @@ use crate::figures::figures_section;
 use crate::host::host_section;
 use crate::metrics::{ci_of, closest, table_metrics, test_of, Metric};
 use crate::path::path_section;
+use crate::path_source::{load_path_source, PathSource};
 use crate::SectionsError;
-use analysis::path::analyse_with_mss;
 use analysis::validity::{why_left_out, LeftOut};
 use analysis::PointSummary;
 use record::factor::param_keys_by_name;
-use record::probe_event::ProbeEvent;
 use record::{Store, StoredEventsError, StoredRun, TrialRecord, TrialStatus};
 use report::format::column;
 use report::{Block, Report, Section, Table};
@@ -142,6 +141,8 @@ fn metric_column(
             *c = "failed".into();
         } else if let Some(why) = why_left_out(left_out, i, m.key) {
             *c = why.cell();
+        } else if crate::precision::marks_cell(p, m.key) {
+            *c = format!("{c} {}", crate::precision::MISSED_MARK);
         }
     }
     let header = if u.is_empty() {
@@ -210,6 +211,12 @@ pub fn results_section(
     for w in crate::left_out::left_out_lines(points, varying, left_out, |_| true) {
         s.warning(w);
     }
+    for l in crate::precision::missed_lines(points, varying) {
+        s.warning(format!(
+            "{} Precision target missed: {l}",
+            crate::precision::MISSED_MARK
+        ));
+    }
     s
 }
 
@@ -229,11 +236,11 @@ pub fn probe_sections(
         .iter()
         .filter(|t| t.status == TrialStatus::Ok)
         .collect();
-    let mut with_events: Vec<(&TrialRecord, Vec<ProbeEvent>)> = Vec::new();
+    let mut with_events: Vec<(&TrialRecord, PathSource)> = Vec::new();
     let mut with_profile: Vec<(&TrialRecord, record::CpuProfile)> = Vec::new();
     for t in &ok {
-        match store.load_probe_events(t.id) {
-            Ok(Some(events)) => with_events.push((t, events)),
+        match load_path_source(store, t) {
+            Ok(Some(source)) => with_events.push((t, source)),
             Ok(None) | Err(StoredEventsError::Version { .. }) => {}
             Err(StoredEventsError::Store(e)) => return Err(e.into()),
         }
@@ -269,12 +276,12 @@ pub fn probe_sections(
             .map(|(t, _)| *t)
             .collect();
         let rep = closest(&cands, key, mean_of(cands[0])).unwrap_or(cands[0]);
-        let events = with_events
+        let source = with_events
             .iter()
             .find(|(t, _)| t.id == rep.id)
             .map(|(_, e)| e)
             .unwrap_or(&with_events[0].1);
-        let an = analyse_with_mss(events, crate::path::trial_mss(rep));
+        let an = source.analysis(rep);
         out.push(path_section(
             run.meta.id,
             rep,

@@ -122,6 +122,12 @@ pub fn table(
                 "failed".into()
             } else if let Some(why) = why_left_out(left_out, i, c.metric) {
                 why.cell()
+            } else if crate::precision::marks_cell(p, c.metric) {
+                format!(
+                    "{} {}",
+                    cell(p.metrics.get(c.metric), c),
+                    crate::precision::MISSED_MARK
+                )
             } else {
                 cell(p.metrics.get(c.metric), c)
             };
@@ -187,6 +193,20 @@ pub fn left_out_lines(
     left_out: &[LeftOut],
 ) -> Vec<String> {
     crate::left_out::left_out_lines(points, varying, left_out, |_| true)
+}
+
+/// The lines under the table for the points that missed their
+/// `--precision` target, each after the mark their cell carries.
+pub fn precision_lines(points: &[PointSummary], varying: &[String]) -> Vec<String> {
+    crate::precision::missed_lines(points, varying)
+        .into_iter()
+        .map(|l| {
+            format!(
+                "{} precision target missed: {l}",
+                crate::precision::MISSED_MARK
+            )
+        })
+        .collect()
 }
 
 /// A warning when probes lost records in any trial.

@@ -31,6 +31,8 @@ fn store() -> (TempDir, Store) {
 struct Extras {
     events: Option<EventBlob>,
     profile: Option<CpuProfile>,
+    /// The path analysis kept in place of the records (`--probe-keep summary`).
+    path_summary: Option<String>,
     /// The trial's details (`{}` when None).
     details: Option<serde_json::Value>,
 }
@@ -90,6 +92,7 @@ fn store_run(store: &mut Store, host: &str, points: Vec<PointSpec>) -> StoredRun
                     id: 0,
                     index: index as u32,
                     params,
+                    precision: None,
                 },
             )
             .unwrap();
@@ -107,6 +110,7 @@ fn store_run(store: &mut Store, host: &str, points: Vec<PointSpec>) -> StoredRun
                     details: extras.details.unwrap_or_else(|| serde_json::json!({})),
                     events: extras.events,
                     profile: extras.profile,
+                    path_summary: extras.path_summary,
                 },
             };
             store.add_trial(run, &t).unwrap();
@@ -395,6 +399,7 @@ fn probed_run(store: &mut Store, blobs: Vec<EventBlob>) -> StoredRun {
                 Extras {
                     events: Some(b),
                     profile: None,
+                    path_summary: None,
                     details: None,
                 },
             )
@@ -535,6 +540,7 @@ fn sampled_run(store: &mut Store, copy_s: f64, tcp_s: f64) -> StoredRun {
             Extras {
                 events: None,
                 profile: Some(profile(copy_s, tcp_s)),
+                path_summary: None,
                 details: None,
             },
         )],
@@ -655,5 +661,6 @@ fn the_comparison_lines_up_points_and_stars_real_differences() {
     assert_eq!(fig.series.len(), 2, "one series per run");
 }
 
+mod probe_keep;
 mod terminal_and_methods;
 mod validity;

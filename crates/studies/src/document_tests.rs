@@ -71,6 +71,7 @@ fn store_study(
                     id: 0,
                     index: index as u32,
                     params,
+                    precision: None,
                 },
             )
             .unwrap();

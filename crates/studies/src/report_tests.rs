@@ -35,6 +35,7 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
                 id: pid,
                 index: points.len() as u32,
                 params: p,
+                precision: None,
             });
             for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
                 let mut o = TrialOutcome::default();
@@ -212,6 +213,7 @@ fn markatos_run(name: &str, score: f64, mb_per_cpu: f64, bw: f64, c: f64) -> Stu
             id: pid,
             index: points.len() as u32,
             params: p,
+            precision: None,
         });
         for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
             let mut o = TrialOutcome::default();
@@ -405,6 +407,7 @@ fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
                 id: pid,
                 index: points.len() as u32,
                 params,
+                precision: None,
             });
             for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
                 let mut o = TrialOutcome::default();

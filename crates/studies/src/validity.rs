@@ -193,6 +193,7 @@ mod tests {
             id: 1,
             index: 0,
             params,
+            precision: None,
         };
         let run = stored_study_run(settings, "ether10", vec![point], trials);
         let summaries = analysis::summarize_run(&run);

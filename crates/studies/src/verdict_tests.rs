@@ -52,6 +52,7 @@ fn window_run(p: TrialParams, rwnd_s: f64, details: serde_json::Value) -> StudyD
             id: 1,
             index: 0,
             params: p,
+            precision: None,
         }],
         trials,
     };

@@ -21,11 +21,15 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.probe_depth.is_some() && a.probe.is_none() {
         return Err(usage(crate::probes::DEPTH_NEEDS_PROBE));
     }
+    if a.probe_keep.is_some() && a.probe.is_none() {
+        return Err(usage(crate::probes::KEEP_NEEDS_PROBE));
+    }
     let depth = a.probe_depth.unwrap_or_default();
+    let keep = a.probe_keep.unwrap_or_default();
     let probes = a
         .probe
         .as_deref()
-        .map(|spec| crate::probes::prepare(spec, a.sample_hz, depth))
+        .map(|spec| crate::probes::prepare(spec, a.sample_hz, depth, keep))
         .transpose()?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
@@ -62,11 +66,21 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     )?;
     let run = store.load_run(end.run_id)?;
     let points = analysis::summarize_run(&run);
+    // A missed --precision target is a warning, not a failure: the trials
+    // measured, and the table and the JSON say how precise they are.
+    let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
+    for l in sections::precision::missed_lines(&points, &varying) {
+        eprintln!("tcplab: warning: precision target missed: {l}");
+    }
+    if !a.quiet {
+        for l in sections::probe_storage::storage_lines(&run, &points, &varying) {
+            eprintln!("tcplab: probe data of {l}");
+        }
+    }
     if a.json {
         let doc = sections::run_json::run_json(&run, &points, false);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let varying: Vec<String> = plan.varying.iter().map(|s| s.to_string()).collect();
         println!("{}", sections::terminal::run_header(&run.meta));
         let left_out = analysis::validity::left_out(&run.trials, &points);
         println!(
@@ -77,6 +91,9 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             println!("{l}");
         }
         for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
+            println!("{l}");
+        }
+        for l in sections::terminal::precision_lines(&points, &varying) {
             println!("{l}");
         }
         if let Some(l) = sections::terminal::probe_loss_warning(&points) {

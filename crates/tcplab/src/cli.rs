@@ -182,6 +182,13 @@ pub struct BenchArgs {
     /// filter or empty store no records or samples.
     #[arg(long, value_name = "DEPTH", value_parser = parse_probe_depth)]
     pub probe_depth: Option<probe::ProbeDepth>,
+    /// What each probed trial keeps on disk: all (the default: every probe
+    /// record, which `probes --pcapng` and `export --records` need) or
+    /// summary (the path analysis, histograms and series that `tcplab
+    /// probes` and the reports show, and the CPU samples; the raw records
+    /// are dropped). bench prints each point's records and bytes stored.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub probe_keep: Option<crate::probes::ProbeKeep>,
     /// The factors (`--bytes` … `--layer`), one flag per entry of
     /// record's factor table, each a comma-separated list of levels.
     #[command(flatten)]

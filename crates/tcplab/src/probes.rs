@@ -21,7 +21,34 @@ pub struct ProbeSet {
     /// How far the programs go (`--probe-depth`; full unless measuring
     /// what probing costs).
     pub depth: ProbeDepth,
+    /// What each trial keeps on disk (`--probe-keep`).
+    pub keep: ProbeKeep,
 }
+
+/// What a probed trial keeps on disk (`--probe-keep`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProbeKeep {
+    /// Every probe record, and the CPU samples.
+    #[default]
+    All,
+    /// The path analysis derived from the records (hop histograms, queue
+    /// series, packet classes, time–sequence series, thread times) in
+    /// place of the records, and the CPU samples.
+    Summary,
+}
+
+impl ProbeKeep {
+    /// The name stored in each trial's probe details.
+    fn name(self) -> &'static str {
+        match self {
+            ProbeKeep::All => "all",
+            ProbeKeep::Summary => sections::path_source::SUMMARY_KEEP,
+        }
+    }
+}
+
+/// The error for `--probe-keep` without `--probe`.
+pub const KEEP_NEEDS_PROBE: &str = "--probe-keep applies only with --probe";
 
 /// The error for `--sample-hz` without the `cpu` group.
 pub const SAMPLE_HZ_NEEDS_CPU: &str = "--sample-hz applies only with --probe cpu (or all)";
@@ -40,7 +67,12 @@ const NO_FENTRY: &str = "tracepoints and raw tracepoints only: this build does n
 /// Parses `--probe` (and `--sample-hz`, which needs the `cpu` group) and
 /// checks, once, that this kernel and process can load and attach the
 /// programs at `depth`: a one-line explanation (exit 2) if not.
-pub fn prepare(spec: &str, sample_hz: Option<u32>, depth: ProbeDepth) -> anyhow::Result<ProbeSet> {
+pub fn prepare(
+    spec: &str,
+    sample_hz: Option<u32>,
+    depth: ProbeDepth,
+    keep: ProbeKeep,
+) -> anyhow::Result<ProbeSet> {
     let groups = probe::parse_groups(spec).map_err(usage)?;
     let period_ns = match sample_hz {
         None => DEFAULT_PERIOD_NS,
@@ -60,6 +92,7 @@ pub fn prepare(spec: &str, sample_hz: Option<u32>, depth: ProbeDepth) -> anyhow:
         groups,
         period_ns,
         depth,
+        keep,
     };
     if has_tracepoints(&set.groups) {
         // A filter on port 0 matches no real flow: load and attach, then detach.
@@ -155,6 +188,7 @@ impl TrialObserver for ProbeObserver {
             "depth": self.probes.depth.name(),
             "note": NO_FENTRY,
         });
+        let attached_s = cap.as_ref().map(|c| c.attached_s);
         if let Some(cap) = cap {
             record_capture(cap, self.probes.depth, o);
         }
@@ -163,6 +197,10 @@ impl TrialObserver for ProbeObserver {
         if let Some((profile, raised)) = sampled.filter(|_| self.probes.depth == ProbeDepth::Full) {
             record_profile(profile, raised, o);
         }
+        if self.probes.keep == ProbeKeep::Summary {
+            keep_summary_only(o)?;
+        }
+        record_storage(o, self.probes.keep, attached_s);
         Ok(())
     }
 
@@ -234,5 +272,44 @@ fn record_capture(mut cap: Capture, depth: ProbeDepth, o: &mut TrialOutcome) {
         version: probe::EVENT_VERSION,
         record_size: probe::EVENT_SIZE as u32,
         data: std::mem::take(&mut cap.raw),
+    });
+}
+
+/// `--probe-keep summary`: the path analysis of the trial's records, at its
+/// sender's MSS as the reports analyse it, replaces the records.
+fn keep_summary_only(o: &mut TrialOutcome) -> Result<(), String> {
+    let Some(blob) = o.events.take() else {
+        return Ok(());
+    };
+    let events = record::probe_event::decode_all(&blob.data);
+    let mss = analysis::path::sender_mss(&o.metrics);
+    let analysis = analysis::path::analyse_with_mss(&events, mss);
+    o.path_summary = Some(serde_json::to_string(&analysis).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// What the trial stores of its probing, in its details (`probe.stored`)
+/// and as the `probe_stored_bytes` metric: records taken, bytes of records,
+/// path summary and CPU samples kept, and the seconds the probes ran.
+fn record_storage(o: &mut TrialOutcome, keep: ProbeKeep, attached_s: Option<f64>) {
+    let records = o.metrics.get("probe_records").copied().unwrap_or(0.0);
+    let record_bytes = o.events.as_ref().map_or(0, |b| b.data.len());
+    let summary_bytes = o.path_summary.as_ref().map_or(0, String::len);
+    let profile_bytes = o
+        .profile
+        .as_ref()
+        .and_then(|p| serde_json::to_string(p).ok())
+        .map_or(0, |j| j.len());
+    let probed_s = attached_s.or_else(|| o.profile.as_ref().map(|p| p.duration_s));
+    let bytes = record_bytes + summary_bytes + profile_bytes;
+    o.metrics.insert("probe_stored_bytes".into(), bytes as f64);
+    o.details["probe"]["keep"] = json!(keep.name());
+    o.details["probe"]["stored"] = json!({
+        "records": records,
+        "bytes": bytes,
+        "record_bytes": record_bytes,
+        "summary_bytes": summary_bytes,
+        "profile_bytes": profile_bytes,
+        "probed_s": probed_s,
     });
 }

@@ -35,7 +35,13 @@ pub fn probes(store: Store, a: ProbesArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     if let Some(path) = &a.pcapng {
-        let Some((t, events)) = trials.probed.first() else {
+        let Some((t, events)) = trials.first_with_records() else {
+            if !trials.probed.is_empty() {
+                return Err(usage(format!(
+                    "run {id}: {}, so there are no packets to write (bench with --probe-keep all)",
+                    sections::path_source::RAW_NOT_KEPT
+                )));
+            }
             return Err(usage(format!(
                 "run {id} has CPU samples but no packet records to write (bench with --probe queues)"
             )));

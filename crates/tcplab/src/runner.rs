@@ -142,6 +142,7 @@ pub fn run_points(
             id: 0,
             index: first_index + i as u32,
             params: p.clone(),
+            precision: None,
         };
         point_ids.push(store.add_point(run_id, &rec)?);
     }
@@ -210,6 +211,20 @@ pub fn run_points(
             attempts[i] += 1;
             *seq += 1;
             pb.inc(1);
+        }
+    }
+    // Each point's standing against --precision, once every point stopped:
+    // met, or missed at the --max-repeat cap.
+    if let (Some(pr), RunStatus::Completed) = (plan.rule.precision, status) {
+        for i in 0..n {
+            let outcome = analysis::precision_outcome(
+                &values[i],
+                attempts[i],
+                pr.confidence,
+                pr.rel_half_width,
+                plan.rule.max_repeat,
+            );
+            store.set_point_precision(point_ids[i], &outcome)?;
         }
     }
     Ok(RunEnd {

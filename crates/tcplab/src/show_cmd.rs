@@ -75,6 +75,9 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
         println!("{l}");
     }
+    for l in sections::terminal::precision_lines(&points, &varying) {
+        println!("{l}");
+    }
     if let Some(l) = sections::terminal::steal_warning(&points) {
         println!("{l}");
     }
@@ -100,6 +103,18 @@ pub fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
                 let events = record::probe_event::decode_all(&blob.data);
                 rows.extend(record::export::record_rows(t.seq, &events));
             }
+        }
+        if rows.is_empty()
+            && run
+                .trials
+                .iter()
+                .filter(|t| a.trial.is_none_or(|s| s == t.seq))
+                .any(sections::path_source::kept_summary_only)
+        {
+            return Err(usage(format!(
+                "run {id}: {}; bench with --probe-keep all to export them",
+                sections::path_source::RAW_NOT_KEPT
+            )));
         }
         if rows.is_empty() {
             return Err(usage(format!(

@@ -228,7 +228,12 @@ fn run_study(
     let mut failed = 0;
     for (e, p) in settings.experiments.iter().zip(&parsed) {
         let probes = match &p.probe {
-            Some(spec) => match crate::probes::prepare(spec, None, ProbeDepth::Full) {
+            Some(spec) => match crate::probes::prepare(
+                spec,
+                None,
+                ProbeDepth::Full,
+                crate::probes::ProbeKeep::All,
+            ) {
                 Ok(g) => Some(g),
                 Err(err) => {
                     let w = format!("{}: ran without --probe {spec}: {err:#}", e.id);

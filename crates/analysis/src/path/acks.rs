@@ -3,14 +3,14 @@
 //! have followed a read by chance, given how often the application read.
 
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// What prompted the receiver's ACKs (the SunOS study's Fig. 7): an ACK
 /// sent within 50 µs after the application read from the socket is a
 /// window update caused by draining the receive queue; the others were sent
 /// on arrival of data (or by the delayed-ACK timer).
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct AckCauses {
     /// Receiver port → sender port.
     pub flow: String,
@@ -26,6 +26,7 @@ pub struct AckCauses {
     /// chance, had the ACKs been sent at times unrelated to the reads: the
     /// share of the time from the flow's first to its last ACK or read
     /// that lies within 50 µs after some read (1 when that time is nil).
+    #[serde(with = "crate::stats::finite_or_null")]
     pub chance_after_read: f64,
 }
 

@@ -8,7 +8,7 @@
 //! §4.2.3.3–4 define them.
 
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// A data segment is silly when it carries less than MSS / 4 bytes while
@@ -28,7 +28,7 @@ pub fn silly_limit(mss: u32) -> u32 {
 }
 
 /// Packets of one direction of one flow, by class.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct PacketClasses {
     /// Sender port → receiver port.
     pub flow: String,

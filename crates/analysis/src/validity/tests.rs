@@ -82,6 +82,7 @@ fn point(
         id: 1,
         index: 0,
         params,
+        precision: None,
     };
     let p = crate::summarize_points(&[record], &trials).remove(0);
     (trials, p)

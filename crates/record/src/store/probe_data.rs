@@ -38,4 +38,17 @@ impl Store {
             .optional()?;
         Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
+
+    /// The path analysis kept in place of a trial's probe records
+    /// (`--probe-keep summary`), as JSON, if it has one.
+    pub fn load_path_summary(&self, trial_id: i64) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT json FROM trial_path_summaries WHERE trial_id = ?1",
+                params![trial_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
 }

@@ -94,11 +94,23 @@ CREATE INDEX host_profiles_hostname ON host_profiles(hostname);
 ALTER TABLE runs ADD COLUMN host_profile_id INTEGER NULL REFERENCES host_profiles(id);
 ";
 
+/// Version 5: how each point ended against a `--precision` target (JSON,
+/// NULL without one), and the path analysis kept in place of a trial's
+/// probe records (`--probe-keep summary`), apart from `trials` like them.
+const SCHEMA_V5: &str = "
+ALTER TABLE points ADD COLUMN precision_json TEXT NULL;
+CREATE TABLE trial_path_summaries (
+    trial_id INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+    json     TEXT NOT NULL
+);
+";
+
 /// The schema steps in order; a store at version n has the first n applied.
-const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const SCHEMA_STEPS: [&str; SCHEMA_VERSION] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
 /// The schema version a store is migrated to (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: usize = 4;
+pub const SCHEMA_VERSION: usize = 5;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(SCHEMA_STEPS.iter().map(|s| M::up(s)).collect())

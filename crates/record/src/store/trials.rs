@@ -4,7 +4,7 @@
 use super::runs::require_run;
 use super::{Store, StoreError};
 use crate::params::TrialParams;
-use crate::run::{PointRecord, TrialOutcome, TrialRecord, TrialStatus};
+use crate::run::{PointRecord, PrecisionOutcome, TrialOutcome, TrialRecord, TrialStatus};
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,15 +12,38 @@ impl Store {
     /// Stores a point of run `run_id` and returns its id (`point.id` is ignored).
     pub fn add_point(&mut self, run_id: i64, point: &PointRecord) -> Result<i64, StoreError> {
         let params_json = serde_json::to_string(&point.params)?;
+        let precision_json = point
+            .precision
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
         let tx = self.write_tx()?;
         require_run(&tx, run_id)?;
         tx.execute(
-            "INSERT INTO points (run_id, idx, params_json) VALUES (?1, ?2, ?3)",
-            params![run_id, point.index, params_json],
+            "INSERT INTO points (run_id, idx, params_json, precision_json)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, point.index, params_json, precision_json],
         )?;
         let id = tx.last_insert_rowid();
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Records how point `point_id` ended against the run's `--precision`
+    /// target.
+    pub fn set_point_precision(
+        &mut self,
+        point_id: i64,
+        outcome: &PrecisionOutcome,
+    ) -> Result<(), StoreError> {
+        let changed = self.conn.execute(
+            "UPDATE points SET precision_json = ?1 WHERE id = ?2",
+            params![serde_json::to_string(outcome)?, point_id],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Corrupt(format!("no point with id {point_id}")));
+        }
+        Ok(())
     }
 
     /// Stores a trial of run `run_id` with its finite metrics, in one
@@ -37,20 +60,30 @@ impl Store {
 
     /// The points of `run_id`, by index.
     pub(super) fn load_points(&self, run_id: i64) -> Result<Vec<PointRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, idx, params_json FROM points WHERE run_id = ?1 ORDER BY idx")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT id, idx, params_json, precision_json FROM points
+                 WHERE run_id = ?1 ORDER BY idx",
+        )?;
         let rows = stmt.query_map([run_id], |row| {
             Ok((
                 row.get::<_, i64>(0)?,
                 row.get::<_, u32>(1)?,
                 row.get::<_, String>(2)?,
+                row.get::<_, Option<String>>(3)?,
             ))
         })?;
         rows.map(|row| {
-            let (id, index, params_json) = row?;
+            let (id, index, params_json, precision_json) = row?;
             let params: TrialParams = serde_json::from_str(&params_json)?;
-            Ok(PointRecord { id, index, params })
+            let precision = precision_json
+                .map(|j| serde_json::from_str(&j))
+                .transpose()?;
+            Ok(PointRecord {
+                id,
+                index,
+                params,
+                precision,
+            })
         })
         .collect()
     }
@@ -138,6 +171,7 @@ impl TrialRow {
                 details: serde_json::from_str(&self.details_json)?,
                 events: None,
                 profile: None,
+                path_summary: None,
             },
         })
     }
@@ -181,6 +215,12 @@ pub(crate) fn insert_trial(
                     ev.count() as i64,
                     ev.data
                 ],
+            )?;
+        }
+        if let Some(json) = &trial.outcome.path_summary {
+            tx.execute(
+                "INSERT INTO trial_path_summaries (trial_id, json) VALUES (?1, ?2)",
+                params![trial_id, json],
             )?;
         }
         if let Some(p) = &trial.outcome.profile {

@@ -68,6 +68,7 @@ fn packet_table_of(events: &[ProbeEvent], trial_metrics: &[(&str, f64)]) -> Tabl
                 Extras {
                     events: Some(blob(events, EVENT_VERSION)),
                     profile: None,
+                    path_summary: None,
                     details: None,
                 },
             )],

@@ -508,6 +508,7 @@ mod tests {
                 id: pid,
                 index: i as u32,
                 params,
+                precision: None,
             });
             for k in 0..3 {
                 let metrics = BTreeMap::from([

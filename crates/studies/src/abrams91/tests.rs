@@ -150,6 +150,7 @@ fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyDat
             id: pid,
             index: i as u32,
             params,
+            precision: None,
         });
         for (k, m) in ms.into_iter().enumerate() {
             let mut o = TrialOutcome {

@@ -248,6 +248,7 @@ fn probed_study(exps: Vec<(&str, Vec<ProbeEvent>, f64)>) -> StudyData {
             id: pid,
             index: points.len() as u32,
             params: TrialParams::defaults(TestKind::TcpStream),
+            precision: None,
         });
         for (k, thr) in [1e8, 1.02e8].into_iter().enumerate() {
             let mut o = TrialOutcome::default();
@@ -396,6 +397,7 @@ fn amount_point(bytes: Option<u64>, secs: Option<f64>) -> analysis::PointSummary
         trials_failed: 0,
         failures: Vec::new(),
         metrics: Default::default(),
+        precision: None,
     }
 }
 

@@ -76,6 +76,7 @@ mod tests {
                 id: i as i64 + 1,
                 index: i as u32,
                 params,
+                precision: None,
             });
             let outcome = TrialOutcome {
                 metrics: BTreeMap::from([

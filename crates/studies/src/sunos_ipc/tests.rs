@@ -36,6 +36,7 @@ fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) ->
                 id: pid,
                 index: points.len() as u32,
                 params,
+                precision: None,
             });
             for (k, metrics) in per_trial.into_iter().enumerate() {
                 let mut o = TrialOutcome::default();

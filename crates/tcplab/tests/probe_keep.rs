@@ -1,0 +1,161 @@
+//! What probing costs on disk, and `--probe-keep summary`: the same short
+//! probed run kept whole and kept as a summary. Real BPF (root; skipped
+//! with a message when the kernel cannot load the probes): the summary
+//! stores a small fraction of the bytes, `tcplab probes` still gives the
+//! path analysis, and the views that need the records say they were not
+//! kept.
+
+mod common;
+
+use common::{assert_usage_error, json_of, skip_unless_root, tcplab, temp_db};
+use serde_json::Value;
+use std::path::Path;
+
+/// One probed 300 ms tcp-stream trial kept as `keep`: the run's JSON and
+/// its stderr, or `None` when this kernel cannot probe.
+fn probed(db: &Path, keep: &str) -> Option<(Value, String)> {
+    let out = tcplab(
+        db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--duration",
+            "300ms",
+            "--repeat",
+            "1",
+            "--probe",
+            "queues,tcp,sched",
+            "--probe-keep",
+            keep,
+            "--json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.code() == Some(2) && err.contains("--probe") {
+        eprintln!("SKIP: this kernel cannot load the probes: {err}");
+        return None;
+    }
+    Some((json_of(&out), err))
+}
+
+/// Rows of `table` in the database at `db`.
+fn rows(db: &Path, table: &str) -> i64 {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_summary_keeps_the_analysis_in_a_fraction_of_the_bytes() {
+    if skip_unless_root("--probe needs root") {
+        return;
+    }
+    let (_a, all_db) = temp_db();
+    let (_s, summary_db) = temp_db();
+    let Some((all, all_err)) = probed(&all_db, "all") else {
+        return;
+    };
+    let (summary, summary_err) = probed(&summary_db, "summary").expect("probes load");
+
+    // Each run says what it stored, on stderr and in its JSON.
+    let stored = |doc: &Value| doc["points"][0]["probe_stored"].clone();
+    let (a, s) = (stored(&all), stored(&summary));
+    let records = |doc: &Value| doc["points"][0]["metrics"]["probe_records"]["mean"].as_f64();
+    assert_eq!(a["records"].as_f64(), records(&all), "{a}");
+    assert_eq!(s["records"].as_f64(), records(&summary), "{s}");
+    assert!(a["records"].as_f64().unwrap() > 1000.0, "{a}");
+    assert_eq!(
+        a["record_bytes"].as_f64().unwrap(),
+        a["records"].as_f64().unwrap() * 64.0
+    );
+    assert_eq!(a["summary_bytes"], 0.0);
+    assert_eq!(s["record_bytes"], 0.0);
+    assert!(s["summary_bytes"].as_f64().unwrap() > 0.0, "{s}");
+    let (a_bytes, s_bytes) = (a["bytes"].as_f64().unwrap(), s["bytes"].as_f64().unwrap());
+    assert!(
+        s_bytes * 10.0 < a_bytes,
+        "the summary ({s_bytes} B) should be under a tenth of the records ({a_bytes} B)"
+    );
+    for (err, what) in [(&all_err, "(records "), (&summary_err, "(path summary ")] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("tcplab: probe data of point 0: 1 trial, "))
+            .unwrap_or_else(|| panic!("no storage line in {err}"));
+        assert!(line.contains(what) && line.contains(" MB/s"), "{line}");
+    }
+    assert!(summary_err.contains("raw records were not kept (--probe-keep summary)"));
+    assert!(!all_err.contains("not kept"), "{all_err}");
+    // The database holds the records, or the analysis in their place.
+    assert_eq!(
+        (
+            rows(&all_db, "trial_events"),
+            rows(&all_db, "trial_path_summaries")
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        (
+            rows(&summary_db, "trial_events"),
+            rows(&summary_db, "trial_path_summaries")
+        ),
+        (0, 1)
+    );
+
+    // `tcplab probes` gives the derived analysis either way.
+    let path =
+        |db: &Path| json_of(&tcplab(db, &["probes", "latest", "--json"]))["trials"][0].clone();
+    let (pa, ps) = (path(&all_db), path(&summary_db));
+    assert_eq!(pa["records_kept"], true);
+    assert_eq!(ps["records_kept"], false);
+    assert_eq!(ps["analysis"]["records"].as_f64(), s["records"].as_f64());
+    for t in [&pa, &ps] {
+        assert!(!t["analysis"]["hops"].as_array().unwrap().is_empty(), "{t}");
+        assert!(
+            !t["analysis"]["packets"].as_array().unwrap().is_empty(),
+            "{t}"
+        );
+        assert!(
+            !t["analysis"]["threads"].as_array().unwrap().is_empty(),
+            "{t}"
+        );
+    }
+    // What needs the records themselves says they were not kept.
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("t.pcapng");
+    let needs_records = [
+        vec!["probes", "latest", "--pcapng", cap.to_str().unwrap()],
+        vec!["export", "latest", "--records"],
+    ];
+    for args in &needs_records {
+        assert_usage_error(
+            &tcplab(&summary_db, args),
+            "raw records were not kept (--probe-keep summary)",
+        );
+    }
+    assert!(!cap.exists());
+}
+
+#[test]
+fn probe_keep_needs_probe_and_a_known_choice() {
+    let (_dir, db) = temp_db();
+    assert_usage_error(
+        &tcplab(&db, &["bench", "tcp-stream", "--probe-keep", "summary"]),
+        "--probe-keep applies only with --probe",
+    );
+    assert_usage_error(
+        &tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-stream",
+                "--probe",
+                "all",
+                "--probe-keep",
+                "some",
+            ],
+        ),
+        "invalid value 'some' for '--probe-keep <WHAT>'",
+    );
+    assert!(!db.exists(), "nothing stored");
+}
