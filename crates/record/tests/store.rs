@@ -613,3 +613,35 @@ fn a_json_export_imports_with_its_trials() {
     assert!(e.to_string().contains("no trials"), "{e}");
     assert!(record::import::read_json_export("{}").is_err());
 }
+
+#[test]
+fn a_read_only_open_creates_nothing_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/x.db");
+    match Store::open_read_only(&missing) {
+        Err(StoreError::NoDatabase(p)) => assert_eq!(p, missing),
+        other => panic!("expected NoDatabase, got {other:?}"),
+    }
+    assert!(!dir.path().join("no").exists(), "a folder was created");
+
+    let path = dir.path().join("r.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_run(&meta(3)).unwrap();
+        store
+            .finish_run(id, RunStatus::Completed, "2024-05-01T12:01:00Z")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let mut ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.list_runs().unwrap().len(), 1);
+    assert!(ro.create_run(&meta(4)).is_err(), "a read-only store wrote");
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["r.db"], "no -wal or -shm is left behind");
+}

@@ -3,7 +3,7 @@
 //! probe records.
 
 use crate::cli::{ExportArgs, Format, ShowArgs};
-use crate::store_access::{open_store, resolve};
+use crate::store_access::{open_store_read_only, resolve};
 use crate::usage::usage;
 use anyhow::Context;
 use std::io::Write;
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 /// Runs `tcplab runs`.
 pub fn runs(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header([
@@ -43,7 +43,7 @@ pub fn runs(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 
 /// Runs `tcplab show`.
 pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
@@ -82,7 +82,7 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `tcplab export`.
 pub fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let mut buf = Vec::new();

@@ -5,7 +5,7 @@
 //! `rusqlite_migration`; opening a store brings an older file up to date.
 
 use super::{Store, StoreError};
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 use std::path::Path;
 use std::time::Duration;
@@ -112,6 +112,42 @@ impl Store {
             std::fs::create_dir_all(dir)?;
         }
         Store::init(Connection::open(path)?)
+    }
+
+    /// Opens the existing database at `path` for reading only: nothing is
+    /// created, and no statement can write ([`StoreError::NoDatabase`] if
+    /// there is no file). An older schema is still brought up to date
+    /// first, as [`Store::open`] would. The connection is read-write with
+    /// `query_only` on, so that closing it removes the `-wal` and `-shm`
+    /// files as a writer's close does (a `SQLITE_OPEN_READ_ONLY` connection
+    /// leaves them behind); a file this process may not write is opened
+    /// `SQLITE_OPEN_READ_ONLY`. Runs whose process is gone read as
+    /// `killed` without being rewritten.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NoDatabase(path.to_path_buf()));
+        }
+        let existing = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let mut conn =
+            match Connection::open_with_flags(path, existing | OpenFlags::SQLITE_OPEN_READ_WRITE) {
+                Ok(c) if !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) => c,
+                _ => {
+                    Connection::open_with_flags(path, existing | OpenFlags::SQLITE_OPEN_READ_ONLY)?
+                }
+            };
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > SCHEMA_VERSION as i64 {
+            return Err(StoreError::Corrupt(format!(
+                "{} has schema version {version}, newer than this tcplab's {SCHEMA_VERSION}",
+                path.display()
+            )));
+        }
+        if version < SCHEMA_VERSION as i64 {
+            migrations().to_latest(&mut conn)?;
+        }
+        conn.pragma_update(None, "query_only", "ON")?;
+        Ok(Store { conn })
     }
 
     /// Opens a fresh private database in memory (for tests and dry runs).
