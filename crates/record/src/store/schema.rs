@@ -94,11 +94,21 @@ CREATE INDEX host_profiles_hostname ON host_profiles(hostname);
 ALTER TABLE runs ADD COLUMN host_profile_id INTEGER NULL REFERENCES host_profiles(id);
 ";
 
+/// Version 5: the process that owns a run (host, pid, boot id, start time),
+/// so a run whose process died is found and marked `killed`.
+const SCHEMA_V5: &str = "
+ALTER TABLE runs ADD COLUMN owner_host TEXT NULL;
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER NULL;
+ALTER TABLE runs ADD COLUMN owner_boot_id TEXT NULL;
+ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER NULL;
+";
+
 /// The schema steps in order; a store at version n has the first n applied.
-const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const SCHEMA_STEPS: [&str; SCHEMA_VERSION] =
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
 
 /// The schema version a store is migrated to (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: usize = 4;
+pub const SCHEMA_VERSION: usize = 5;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(SCHEMA_STEPS.iter().map(|s| M::up(s)).collect())
@@ -106,12 +116,15 @@ fn migrations() -> Migrations<'static> {
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, with its parent
-    /// directories, and brings its schema up to date.
+    /// directories, brings its schema up to date, and marks the runs whose
+    /// process is gone `killed`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        Store::init(Connection::open(path)?)
+        let mut store = Store::init(Connection::open(path)?)?;
+        store.mark_killed_runs()?;
+        Ok(store)
     }
 
     /// Opens the existing database at `path` for reading only: nothing is
