@@ -31,6 +31,19 @@ pub struct PointSummary {
     pub precision: Option<record::PrecisionOutcome>,
 }
 
+impl PointSummary {
+    /// What a table shows in place of this point's values when it has none:
+    /// "not run" if no trial of it ran (the run was interrupted or killed
+    /// first), "failed" if every trial failed; `None` when one measured.
+    pub fn unmeasured(&self) -> Option<&'static str> {
+        match (self.trials_ok, self.trials_failed) {
+            (0, 0) => Some("not run"),
+            (0, _) => Some("failed"),
+            _ => None,
+        }
+    }
+}
+
 /// Summarizes the trials of each point, returning one entry per point in
 /// plan order (by `index`, then `id`).
 ///
@@ -197,6 +210,20 @@ mod tests {
         assert_eq!(s[1].trials_failed, 2);
         assert_eq!(s[1].failures, ["timeout", NO_ERROR_TEXT]);
         assert!(s[1].metrics.is_empty());
+        assert_eq!(
+            (s[0].unmeasured(), s[1].unmeasured()),
+            (None, Some("failed"))
+        );
+    }
+
+    #[test]
+    fn a_point_no_trial_of_which_ran_is_not_run_not_failed() {
+        let points = [point(1, 0), point(2, 1)];
+        let trials = [failed(1, Some("timeout"))];
+        let s = summarize_points(&points, &trials);
+        assert_eq!(s[1].trials_ok + s[1].trials_failed, 0);
+        assert_eq!(s[1].unmeasured(), Some("not run"));
+        assert_eq!(s[0].unmeasured(), Some("failed"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! server, over which `bench` runs its trials one after another.
 
 use crate::cancel::Canceller;
-use crate::error::EngineError;
+use crate::error::{os_phrase, EngineError};
 use crate::hoststat::HostCpu;
 use crate::metrics::combine;
 use crate::proto::{read_message, write_message, FrameError, Message};
@@ -41,6 +41,20 @@ pub struct Client {
     observer: Option<Box<dyn TrialObserver>>,
 }
 
+/// Whether a socket error means a timeout expired (a receive timeout
+/// reports `WouldBlock`).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+/// A timeout as people write it: "3 s", "0.5 s".
+fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
 fn frame_err(e: FrameError) -> EngineError {
     match e {
         FrameError::Closed => EngineError::Protocol("server closed the control connection".into()),
@@ -49,27 +63,67 @@ fn frame_err(e: FrameError) -> EngineError {
 }
 
 impl Client {
-    /// Connects to `addr` and exchanges hello/welcome.
+    /// Connects to `addr` and exchanges hello/welcome, each step within
+    /// `timeout`. A failure says which: the address cannot be reached
+    /// ([`EngineError::Unreachable`]), something else answers there
+    /// ([`EngineError::NotTcplab`]), the server speaks another protocol
+    /// version ([`EngineError::VersionMismatch`]), or it refused us
+    /// ([`EngineError::Rejected`]).
     pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<Client, EngineError> {
-        let mut ctrl = TcpStream::connect_timeout(&addr, timeout)
-            .map_err(|e| EngineError::io(&format!("connecting to tcplab server at {addr}"), e))?;
+        let mut ctrl =
+            TcpStream::connect_timeout(&addr, timeout).map_err(|e| EngineError::Unreachable {
+                addr,
+                reason: if is_timeout(&e) {
+                    format!("no answer within {}", seconds(timeout))
+                } else {
+                    os_phrase(&e)
+                },
+            })?;
         let _ = ctrl.set_nodelay(true);
         ctrl.set_read_timeout(Some(timeout))
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        ctrl.set_write_timeout(Some(timeout))
             .map_err(|e| EngineError::io("setting control timeout", e))?;
         let hello = Message::Hello {
             client: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
         };
-        write_message(&mut ctrl, &hello).map_err(|e| EngineError::io("sending hello", e))?;
-        let server = match read_message(&mut ctrl).map_err(frame_err)? {
-            Message::Welcome { server } => server,
-            Message::Error { message } => return Err(EngineError::Rejected(message)),
-            other => {
-                return Err(EngineError::Protocol(format!(
-                    "expected welcome, got {other:?}"
+        let not_tcplab = |detail: String| EngineError::NotTcplab { addr, detail };
+        write_message(&mut ctrl, &hello)
+            .map_err(|e| not_tcplab(format!("sending hello: {}", os_phrase(&e))))?;
+        let server = match read_message(&mut ctrl) {
+            Ok(Message::Welcome { server }) => server,
+            Ok(Message::Error { message }) => return Err(EngineError::Rejected(message)),
+            Ok(other) => return Err(not_tcplab(format!("it answered hello with {other:?}"))),
+            Err(FrameError::BadVersion(theirs)) => {
+                return Err(EngineError::VersionMismatch { addr, theirs })
+            }
+            Err(FrameError::Closed) => {
+                return Err(not_tcplab(
+                    "it closed the connection without a welcome".into(),
+                ))
+            }
+            Err(FrameError::Io(e)) if is_timeout(&e) => {
+                return Err(not_tcplab(format!(
+                    "no welcome within {}",
+                    seconds(timeout)
                 )))
             }
+            Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(not_tcplab(
+                    "it closed the connection without a welcome".into(),
+                ))
+            }
+            Err(FrameError::BadMagic(bytes)) => {
+                return Err(not_tcplab(format!(
+                    "it answered {:?}, not a tcplab frame",
+                    String::from_utf8_lossy(&bytes)
+                )))
+            }
+            Err(e) => return Err(not_tcplab(format!("answering hello: {e}"))),
         };
         ctrl.set_read_timeout(None)
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        ctrl.set_write_timeout(None)
             .map_err(|e| EngineError::io("setting control timeout", e))?;
         Ok(Client {
             ctrl,

@@ -14,6 +14,33 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// No control connection could be opened to the server.
+    #[error("cannot reach {addr}: {reason}")]
+    Unreachable {
+        /// The server's control address.
+        addr: std::net::SocketAddr,
+        /// Why, for a human ("connection refused", "no answer within 3 s").
+        reason: String,
+    },
+    /// Something answered at the server's address, but not a tcplab server.
+    #[error("{addr} is not a tcplab server ({detail})")]
+    NotTcplab {
+        /// The server's control address.
+        addr: std::net::SocketAddr,
+        /// What it did instead of welcoming us.
+        detail: String,
+    },
+    /// The server speaks another version of the control protocol.
+    #[error(
+        "{addr} speaks tcplab control protocol version {theirs}; this tcplab speaks version {}",
+        crate::proto::VERSION
+    )]
+    VersionMismatch {
+        /// The server's control address.
+        addr: std::net::SocketAddr,
+        /// The version its frames carry.
+        theirs: u16,
+    },
     /// The peer broke the control protocol or sent something unexpected.
     #[error("control protocol: {0}")]
     Protocol(String),
@@ -35,6 +62,21 @@ pub enum EngineError {
     /// The trial's observer (probes) failed; the trial is not trusted.
     #[error("probes: {0}")]
     Observer(String),
+}
+
+/// An OS error as a short phrase: "connection refused", not
+/// "Connection refused (os error 111)".
+pub(crate) fn os_phrase(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match text.find(" (os error") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text.to_string(),
+    }
 }
 
 impl EngineError {

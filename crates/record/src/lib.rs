@@ -8,6 +8,7 @@ pub mod factor;
 pub mod host;
 pub mod host_profile;
 pub mod import;
+pub mod owner;
 pub mod params;
 pub mod pcap;
 pub mod probe_event;
@@ -20,6 +21,7 @@ pub use factor::{FactorInfo, FactorKind, FactorValue, Factors, FACTORS};
 pub use host::HostFacts;
 pub use host_profile::{HostProfile, Measured, HOST_PROFILE_VERSION};
 pub use import::{ForeignRun, ImportOutcome};
+pub use owner::RunOwner;
 pub use params::{
     Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
     TrialParams,

@@ -17,6 +17,9 @@ pub enum RunStatus {
     Interrupted,
     /// The runner itself failed (not a single trial).
     Failed,
+    /// Its process ended without finishing it (SIGKILL, a crash, a reboot):
+    /// found `running` with its owner gone when a store was opened.
+    Killed,
 }
 
 impl RunStatus {
@@ -27,6 +30,7 @@ impl RunStatus {
             RunStatus::Completed => "completed",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Killed => "killed",
         }
     }
 
@@ -37,6 +41,7 @@ impl RunStatus {
             "completed" => Some(RunStatus::Completed),
             "interrupted" => Some(RunStatus::Interrupted),
             "failed" => Some(RunStatus::Failed),
+            "killed" => Some(RunStatus::Killed),
             _ => None,
         }
     }

@@ -663,3 +663,89 @@ fn a_json_export_imports_with_its_trials() {
     assert!(e.to_string().contains("no trials"), "{e}");
     assert!(record::import::read_json_export("{}").is_err());
 }
+
+/// The status column of run `id`, read straight from the file.
+fn stored_status(path: &std::path::Path, id: i64) -> String {
+    let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    c.query_row("SELECT status FROM runs WHERE id = ?1", [id], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_running_run_whose_owner_is_gone_is_killed_and_a_live_ones_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.db");
+    let (live, reused, elsewhere) = {
+        let mut store = Store::open(&path).unwrap();
+        let ids = [(); 3].map(|()| store.create_run(&meta(1)).unwrap());
+        (ids[0], ids[1], ids[2])
+    };
+    // This test process owns all three. Make the second's pid belong to a
+    // process that started at another time (a reused pid), and the third's
+    // owner run on another host.
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute(
+            "UPDATE runs SET owner_start_ticks = owner_start_ticks + 1 WHERE id = ?1",
+            [reused],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE runs SET owner_host = 'elsewhere', owner_boot_id = 'x' WHERE id = ?1",
+            [elsewhere],
+        )
+        .unwrap();
+    }
+    // Read-only: the dead owner's run reads as killed, but is not rewritten.
+    {
+        let ro = Store::open_read_only(&path).unwrap();
+        let status = |id| ro.load_run(id).unwrap().meta.status;
+        assert_eq!(status(live), RunStatus::Running);
+        assert_eq!(status(reused), RunStatus::Killed);
+        assert_eq!(status(elsewhere), RunStatus::Running);
+        let listed: Vec<_> = ro.list_runs().unwrap().iter().map(|r| r.status).collect();
+        assert_eq!(
+            listed,
+            [RunStatus::Running, RunStatus::Killed, RunStatus::Running]
+        );
+    }
+    assert_eq!(stored_status(&path, reused), "running");
+    // Opened for writing, the store records it.
+    drop(Store::open(&path).unwrap());
+    assert_eq!(stored_status(&path, reused), "killed");
+    assert_eq!(stored_status(&path, live), "running");
+    assert_eq!(stored_status(&path, elsewhere), "running");
+}
+
+#[test]
+fn a_read_only_open_creates_nothing_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/x.db");
+    match Store::open_read_only(&missing) {
+        Err(StoreError::NoDatabase(p)) => assert_eq!(p, missing),
+        other => panic!("expected NoDatabase, got {other:?}"),
+    }
+    assert!(!dir.path().join("no").exists(), "a folder was created");
+
+    let path = dir.path().join("r.db");
+    {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_run(&meta(3)).unwrap();
+        store
+            .finish_run(id, RunStatus::Completed, "2024-05-01T12:01:00Z")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let mut ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.list_runs().unwrap().len(), 1);
+    assert!(ro.create_run(&meta(4)).is_err(), "a read-only store wrote");
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["r.db"], "no -wal or -shm is left behind");
+}

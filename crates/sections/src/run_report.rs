@@ -137,8 +137,8 @@ fn metric_column(
     }
     let (u, mut cells) = column(&vals, m.unit);
     for (i, (c, p)) in cells.iter_mut().zip(points).enumerate() {
-        if p.trials_ok == 0 {
-            *c = "failed".into();
+        if let Some(none) = p.unmeasured() {
+            *c = none.into();
         } else if let Some(why) = why_left_out(left_out, i, m.key) {
             *c = why.cell();
         } else if crate::precision::marks_cell(p, m.key) {

@@ -118,8 +118,8 @@ pub fn table(
         };
         row.push(Cell::new(n));
         for c in &cols {
-            let text = if p.trials_ok == 0 {
-                "failed".into()
+            let text = if let Some(none) = p.unmeasured() {
+                none.into()
             } else if let Some(why) = why_left_out(left_out, i, c.metric) {
                 why.cell()
             } else if crate::precision::marks_cell(p, c.metric) {

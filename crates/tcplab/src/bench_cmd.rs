@@ -11,6 +11,11 @@ use record::RunStatus;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long a `--to` server may take to accept and greet, unless
+/// `--connect-timeout` says otherwise.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Runs `tcplab bench`.
 pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -33,6 +38,18 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let needs_v6 = plan.points.iter().any(|p| p.ipv6);
     let needs_v4 = plan.points.iter().any(|p| !p.ipv6);
+    if a.connect_timeout.is_some() && a.to.is_none() {
+        return Err(usage(
+            "--connect-timeout needs --to (without it, bench's own server is on loopback)",
+        ));
+    }
+    // A server given with --to is greeted before the store is opened: one
+    // that cannot be reached stores nothing.
+    let connect_timeout = a.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+    let remote =
+        a.to.as_deref()
+            .map(|to| Session::remote(to, needs_v4, needs_v6, connect_timeout))
+            .transpose()?;
     let mut store = open_store(db)?;
     let interrupt = interrupt_flag()?;
     let quiet = a.quiet || a.json;
@@ -41,8 +58,8 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             eprintln!("tcplab: {m}");
         }
     };
-    let session = match &a.to {
-        Some(to) => Session::remote(to, needs_v4, needs_v6),
+    let session = match remote {
+        Some(s) => Ok(s),
         None => Session::local(&plan.points, &interrupt, &status),
     };
     // Ctrl-C while places were being built or calibrated: nothing was stored,

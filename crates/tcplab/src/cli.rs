@@ -162,6 +162,12 @@ pub struct BenchArgs {
     /// bench starts its own server on loopback.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub to: Option<String>,
+    /// With --to: how long the server may take to accept the control
+    /// connection and answer hello [default: 3s]. Checked once before the
+    /// run is stored (an unreachable server stores nothing) and again on
+    /// each reconnect.
+    #[arg(long, value_name = "DURATION", value_parser = parse_connect_timeout)]
+    pub connect_timeout: Option<std::time::Duration>,
     /// Attach eBPF probes to each trial's data phase: queues, tcp, sched,
     /// cpu (comma-separated) or all. cpu samples every CPU at 10 kHz for CPU
     /// attribution per layer and function. Needs root and a kernel with BTF;
@@ -390,6 +396,10 @@ pub struct ExportArgs {
 }
 
 /// `--probe-depth`, parsed by the probe crate, which owns the names.
+fn parse_connect_timeout(s: &str) -> Result<std::time::Duration, String> {
+    record::factor::parse::duration(s).map_err(|e| e.to_string())
+}
+
 fn parse_probe_depth(s: &str) -> Result<probe::ProbeDepth, String> {
     probe::ProbeDepth::parse(s).map_err(|e| e.to_string())
 }

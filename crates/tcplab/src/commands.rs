@@ -1,7 +1,7 @@
 //! Dispatches the parsed command line to the command modules.
 
 use crate::cli::{Cli, Command, RunsCommand};
-use crate::store_access::{interrupt_flag, open_store};
+use crate::store_access::{interrupt_flag, open_store, open_store_read_only};
 use std::process::ExitCode;
 
 /// Runs the parsed command line.
@@ -16,12 +16,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Show(a) => crate::show_cmd::show(db, a),
         Command::Export(a) => crate::show_cmd::export(db, a),
-        Command::Probes(a) => crate::probes_cmd::probes(open_store(db)?, a),
+        Command::Probes(a) => crate::probes_cmd::probes(open_store_read_only(db)?, a),
         Command::Lab(c) => crate::lab_cmd::lab_command(c),
-        Command::Report(a) => crate::report_cmd::report(open_store(db)?, a),
-        Command::Compare(a) => crate::compare_cmd::compare(open_store(db)?, a),
+        Command::Report(a) => crate::report_cmd::report(open_store_read_only(db)?, a),
+        Command::Compare(a) => crate::compare_cmd::compare(open_store_read_only(db)?, a),
         Command::Study(a) => crate::study_cmd::study(db, a),
         Command::Import(a) => crate::import_cmd::import(open_store(db)?, a),
+        // --show only reads; measuring stores a profile.
+        Command::Calibrate(a) if a.show.is_some() => {
+            crate::calibrate_cmd::calibrate(open_store_read_only(db)?, a, interrupt_flag()?)
+        }
         Command::Calibrate(a) => {
             crate::calibrate_cmd::calibrate(open_store(db)?, a, interrupt_flag()?)
         }

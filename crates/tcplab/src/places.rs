@@ -16,6 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long an embedded server in a place may take to accept and greet.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Applies `--host-speed` and `--pin` to endpoint threads: one CPU quota
@@ -168,16 +169,17 @@ pub struct Calibration {
 /// timestamps option 12.
 pub const HEADER_BYTES: f64 = 66.0;
 
-/// The control connection in `slot`, reconnected (with `hook` set) if it is
-/// missing or broke in an earlier trial.
+/// The control connection in `slot`, reconnected (with `hook` set, within
+/// `timeout`) if it is missing or broke in an earlier trial.
 pub fn connected<'a>(
     slot: &'a mut Option<Client>,
     addr: SocketAddr,
     hook: Option<&PlaceHook>,
+    timeout: Duration,
 ) -> Result<&'a mut Client, EngineError> {
     if !slot.as_ref().is_some_and(Client::usable) {
         *slot = None;
-        let mut c = Client::connect(addr, CONNECT_TIMEOUT)?;
+        let mut c = Client::connect(addr, timeout)?;
         if let Some(h) = hook {
             c.set_hook(h.clone());
         }
@@ -264,7 +266,12 @@ impl LivePlace {
             .enter_client()
             .map_err(|e| EngineError::Protocol(e.to_string()))?;
         observed(
-            connected(&mut self.clients[slot], addr, Some(&self.hook))?,
+            connected(
+                &mut self.clients[slot],
+                addr,
+                Some(&self.hook),
+                CONNECT_TIMEOUT,
+            )?,
             p,
             interrupt,
             observer,

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where a run's trials go.
 pub enum Session {
@@ -34,6 +35,8 @@ pub enum Session {
         v6: Option<SocketAddr>,
         /// Control connections per family.
         clients: [Option<Client>; 2],
+        /// `--connect-timeout`: for each (re)connection.
+        connect_timeout: Duration,
         /// `--probe` groups, if any (this host's kernel only).
         probes: Option<ProbeSet>,
     },
@@ -143,8 +146,17 @@ impl Session {
         })
     }
 
-    /// Resolves `--to` (a usage error if it does not resolve to a needed family).
-    pub fn remote(spec: &str, needs_v4: bool, needs_v6: bool) -> anyhow::Result<Session> {
+    /// Resolves `--to` and greets the server on each needed family within
+    /// `connect_timeout`, before anything is stored. A name that does not
+    /// resolve to a needed family, an unreachable address, something that is
+    /// not a tcplab server, or one that speaks another protocol version is
+    /// bad input: one line, nothing stored.
+    pub fn remote(
+        spec: &str,
+        needs_v4: bool,
+        needs_v6: bool,
+        connect_timeout: Duration,
+    ) -> anyhow::Result<Session> {
         let (host, port) = split_host_port(spec)?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
@@ -160,11 +172,24 @@ impl Session {
         if needs_v6 && v6.is_none() {
             return Err(usage(format!("--to {host:?} has no IPv6 address")));
         }
+        let mut clients = [None, None];
+        for (slot, addr, needed) in [(0, v4, needs_v4), (1, v6, needs_v6)] {
+            if let (true, Some(addr)) = (needed, addr) {
+                let c = Client::connect(addr, connect_timeout).map_err(|e| match e {
+                    EngineError::Rejected(why) => {
+                        usage(format!("{addr} refused the client: {why}"))
+                    }
+                    other => usage(other),
+                })?;
+                clients[slot] = Some(c);
+            }
+        }
         Ok(Session::Remote {
             spec: spec.to_string(),
             v4,
             v6,
-            clients: [None, None],
+            clients,
+            connect_timeout,
             probes: None,
         })
     }
@@ -207,6 +232,7 @@ impl Session {
                 v4,
                 v6,
                 clients,
+                connect_timeout,
                 probes,
                 ..
             } => {
@@ -215,7 +241,7 @@ impl Session {
                     EngineError::Protocol("no server address for this family".into())
                 })?;
                 observed(
-                    connected(&mut clients[slot], addr, None)?,
+                    connected(&mut clients[slot], addr, None, *connect_timeout)?,
                     p,
                     interrupt,
                     observer_for(probes),

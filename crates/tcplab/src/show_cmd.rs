@@ -3,7 +3,7 @@
 //! probe records.
 
 use crate::cli::{ExportArgs, Format, ShowArgs};
-use crate::store_access::{open_store, resolve};
+use crate::store_access::{open_store_read_only, resolve};
 use crate::usage::usage;
 use anyhow::Context;
 use std::io::Write;
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 /// Runs `tcplab runs` (`--json`: the list as JSON).
 pub fn runs(db: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&store.list_runs()?)?);
         return Ok(ExitCode::SUCCESS);
@@ -47,7 +47,7 @@ pub fn runs(db: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Runs `tcplab show`.
 pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let points = analysis::summarize_run(&run);
@@ -89,7 +89,7 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `tcplab export`.
 pub fn export(db: Option<PathBuf>, a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(db)?;
+    let store = open_store_read_only(db)?;
     let id = resolve(&store, &a.run)?;
     let run = store.load_run(id)?;
     let mut buf = Vec::new();

@@ -24,6 +24,17 @@ pub fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
     Store::open(&path).with_context(|| format!("opening database {}", path.display()))
 }
 
+/// Opens the existing store at the database path for a command that only
+/// reads: nothing is created or written; a missing database is bad input
+/// ("no database at PATH").
+pub fn open_store_read_only(db: Option<PathBuf>) -> anyhow::Result<Store> {
+    let path = db_path(db)?;
+    Store::open_read_only(&path).map_err(|e| match e {
+        StoreError::NoDatabase(_) => usage(e),
+        other => anyhow::Error::new(other).context(format!("opening database {}", path.display())),
+    })
+}
+
 /// Resolves RUN; an unknown or malformed run is bad input.
 pub fn resolve(store: &Store, spec: &str) -> anyhow::Result<i64> {
     store.resolve_run(spec).map_err(|e| match e {

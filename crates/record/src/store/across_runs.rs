@@ -1,7 +1,7 @@
 //! Queries across runs: the run list, the latest run, resolving a run
 //! reference, and each host's newest completed run of a kind.
 
-use super::runs::{parse_run_status, require_run};
+use super::runs::{current_status, parse_run_status, read_owner, require_run, OWNER_COLUMNS};
 use super::{Store, StoreError};
 use crate::run::RunStatus;
 use serde::Serialize;
@@ -38,13 +38,14 @@ impl Store {
 
     /// Every run with its point and trial counts, newest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.kind, r.started_at, r.status, r.place,
                     (SELECT COUNT(*) FROM points p WHERE p.run_id = r.id),
                     (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.id AND t.status = 'ok'),
-                    (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.id AND t.status = 'failed')
-             FROM runs r ORDER BY r.id DESC",
-        )?;
+                    (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.id AND t.status = 'failed'),
+                    {OWNER_COLUMNS}
+             FROM runs r ORDER BY r.id DESC"
+        ))?;
         let rows = stmt.query_map([], |row| {
             Ok((
                 row.get::<_, i64>(0)?,
@@ -53,15 +54,16 @@ impl Store {
                 row.get::<_, String>(3)?,
                 row.get::<_, String>(4)?,
                 [row.get::<_, u32>(5)?, row.get(6)?, row.get(7)?],
+                read_owner(row, 8)?,
             ))
         })?;
         rows.map(|row| {
-            let (id, kind, started_at, status, place, [points, ok, failed]) = row?;
+            let (id, kind, started_at, status, place, [points, ok, failed], owner) = row?;
             Ok(RunSummary {
                 id,
                 kind,
                 started_at,
-                status: parse_run_status(id, &status)?,
+                status: current_status(parse_run_status(id, &status)?, owner.as_ref()),
                 place,
                 points,
                 trials_ok: ok,

@@ -41,6 +41,9 @@ pub enum StoreError {
     /// What was offered for import is not a tcplab database or run export.
     #[error("cannot import: {0}")]
     BadImport(String),
+    /// A read-only command was pointed at a database that does not exist.
+    #[error("no database at {}", .0.display())]
+    NoDatabase(std::path::PathBuf),
     /// The database holds a value this version cannot interpret.
     #[error("corrupt store: {0}")]
     Corrupt(String),

@@ -2,6 +2,7 @@
 //! it whole (metadata, points, trials with their metrics).
 
 use super::{Store, StoreError};
+use crate::owner::RunOwner;
 use crate::run::{PointRecord, RunMeta, RunStatus, TrialRecord};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
@@ -18,15 +19,19 @@ pub struct StoredRun {
 }
 
 impl Store {
-    /// Stores a new run and returns its id (`meta.id` is ignored).
+    /// Stores a new run and returns its id (`meta.id` is ignored). This
+    /// process is recorded as its owner: if the run is still `running` when
+    /// the owner is gone, the run reads as `killed`.
     pub fn create_run(&mut self, meta: &RunMeta) -> Result<i64, StoreError> {
         let host_json = serde_json::to_string(&meta.host)?;
         let settings_json = serde_json::to_string(&meta.settings)?;
         let profile = self.latest_host_profile(&meta.host.hostname)?.map(|p| p.0);
+        let owner = RunOwner::current();
         self.conn.execute(
             "INSERT INTO runs (kind, command, seed, place, started_at, finished_at,
-                               status, host_json, settings_json, tool_version, host_profile_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               status, host_json, settings_json, tool_version, host_profile_id,
+                               owner_host, owner_pid, owner_boot_id, owner_start_ticks)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 meta.kind,
                 meta.command,
@@ -39,9 +44,39 @@ impl Store {
                 settings_json,
                 meta.tool_version,
                 profile,
+                owner.hostname,
+                owner.pid,
+                owner.boot_id,
+                i64::try_from(owner.start_ticks).unwrap_or(0),
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Marks `killed` every `running` run whose owner process is gone.
+    pub(super) fn mark_killed_runs(&mut self) -> Result<(), StoreError> {
+        let dead: Vec<i64> = {
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT id, {OWNER_COLUMNS} FROM runs WHERE status = 'running'"
+            ))?;
+            let rows =
+                stmt.query_map([], |row| Ok((row.get::<_, i64>(0)?, read_owner(row, 1)?)))?;
+            let mut dead = Vec::new();
+            for row in rows {
+                let (id, owner) = row?;
+                if owner.is_some_and(|o| o.is_gone()) {
+                    dead.push(id);
+                }
+            }
+            dead
+        };
+        for id in dead {
+            self.conn.execute(
+                "UPDATE runs SET status = 'killed' WHERE id = ?1 AND status = 'running'",
+                [id],
+            )?;
+        }
+        Ok(())
     }
 
     /// Records the final state and end time of a run.
@@ -84,9 +119,11 @@ impl Store {
     fn load_meta(&self, run_id: i64) -> Result<RunMeta, StoreError> {
         self.conn
             .query_row(
-                "SELECT id, kind, command, seed, place, started_at, finished_at, status,
-                        host_json, settings_json, tool_version
-                 FROM runs WHERE id = ?1",
+                &format!(
+                    "SELECT id, kind, command, seed, place, started_at, finished_at, status,
+                            host_json, settings_json, tool_version, {OWNER_COLUMNS}
+                     FROM runs WHERE id = ?1"
+                ),
                 [run_id],
                 RunRow::read,
             )
@@ -109,6 +146,37 @@ struct RunRow {
     host_json: String,
     settings_json: String,
     tool_version: String,
+    owner: Option<RunOwner>,
+}
+
+/// The owner columns of `runs`, in the order [`read_owner`] reads them.
+pub(super) const OWNER_COLUMNS: &str = "owner_host, owner_pid, owner_boot_id, owner_start_ticks";
+
+/// The run's owner from the [`OWNER_COLUMNS`] starting at column `first`
+/// (`None` for runs stored before owners were).
+pub(super) fn read_owner(row: &Row<'_>, first: usize) -> rusqlite::Result<Option<RunOwner>> {
+    let hostname: Option<String> = row.get(first)?;
+    let pid: Option<u32> = row.get(first + 1)?;
+    let boot_id: Option<String> = row.get(first + 2)?;
+    let start: Option<i64> = row.get(first + 3)?;
+    Ok(match (hostname, pid, boot_id, start) {
+        (Some(hostname), Some(pid), Some(boot_id), Some(start)) => Some(RunOwner {
+            hostname,
+            pid,
+            boot_id,
+            start_ticks: u64::try_from(start).unwrap_or(0),
+        }),
+        _ => None,
+    })
+}
+
+/// The status a run has now: a stored `running` whose owner is gone is
+/// `killed` (a read-only store cannot rewrite it).
+pub(super) fn current_status(stored: RunStatus, owner: Option<&RunOwner>) -> RunStatus {
+    match (stored, owner) {
+        (RunStatus::Running, Some(o)) if o.is_gone() => RunStatus::Killed,
+        (s, _) => s,
+    }
 }
 
 impl RunRow {
@@ -126,6 +194,7 @@ impl RunRow {
             host_json: row.get(8)?,
             settings_json: row.get(9)?,
             tool_version: row.get(10)?,
+            owner: read_owner(row, 11)?,
         })
     }
 
@@ -133,7 +202,10 @@ impl RunRow {
     fn into_meta(self) -> Result<RunMeta, StoreError> {
         Ok(RunMeta {
             id: self.id,
-            status: parse_run_status(self.id, &self.status)?,
+            status: current_status(
+                parse_run_status(self.id, &self.status)?,
+                self.owner.as_ref(),
+            ),
             seed: seed_from_sql(self.seed),
             host: serde_json::from_str(&self.host_json)?,
             settings: serde_json::from_str(&self.settings_json)?,

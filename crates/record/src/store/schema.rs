@@ -5,7 +5,7 @@
 //! `rusqlite_migration`; opening a store brings an older file up to date.
 
 use super::{Store, StoreError};
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 use std::path::Path;
 use std::time::Duration;
@@ -105,12 +105,22 @@ CREATE TABLE trial_path_summaries (
 );
 ";
 
+/// Version 6: the process that owns a run (host, pid, boot id, start time),
+/// so a run whose process died is found and marked `killed`.
+const SCHEMA_V6: &str = "
+ALTER TABLE runs ADD COLUMN owner_host TEXT NULL;
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER NULL;
+ALTER TABLE runs ADD COLUMN owner_boot_id TEXT NULL;
+ALTER TABLE runs ADD COLUMN owner_start_ticks INTEGER NULL;
+";
+
 /// The schema steps in order; a store at version n has the first n applied.
-const SCHEMA_STEPS: [&str; SCHEMA_VERSION] =
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+const SCHEMA_STEPS: [&str; SCHEMA_VERSION] = [
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+];
 
 /// The schema version a store is migrated to (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: usize = 5;
+pub const SCHEMA_VERSION: usize = 6;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(SCHEMA_STEPS.iter().map(|s| M::up(s)).collect())
@@ -118,12 +128,51 @@ fn migrations() -> Migrations<'static> {
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, with its parent
-    /// directories, and brings its schema up to date.
+    /// directories, brings its schema up to date, and marks the runs whose
+    /// process is gone `killed`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        Store::init(Connection::open(path)?)
+        let mut store = Store::init(Connection::open(path)?)?;
+        store.mark_killed_runs()?;
+        Ok(store)
+    }
+
+    /// Opens the existing database at `path` for reading only: nothing is
+    /// created, and no statement can write ([`StoreError::NoDatabase`] if
+    /// there is no file). An older schema is still brought up to date
+    /// first, as [`Store::open`] would. The connection is read-write with
+    /// `query_only` on, so that closing it removes the `-wal` and `-shm`
+    /// files as a writer's close does (a `SQLITE_OPEN_READ_ONLY` connection
+    /// leaves them behind); a file this process may not write is opened
+    /// `SQLITE_OPEN_READ_ONLY`. Runs whose process is gone read as
+    /// `killed` without being rewritten.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NoDatabase(path.to_path_buf()));
+        }
+        let existing = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let mut conn =
+            match Connection::open_with_flags(path, existing | OpenFlags::SQLITE_OPEN_READ_WRITE) {
+                Ok(c) if !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) => c,
+                _ => {
+                    Connection::open_with_flags(path, existing | OpenFlags::SQLITE_OPEN_READ_ONLY)?
+                }
+            };
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > SCHEMA_VERSION as i64 {
+            return Err(StoreError::Corrupt(format!(
+                "{} has schema version {version}, newer than this tcplab's {SCHEMA_VERSION}",
+                path.display()
+            )));
+        }
+        if version < SCHEMA_VERSION as i64 {
+            migrations().to_latest(&mut conn)?;
+        }
+        conn.pragma_update(None, "query_only", "ON")?;
+        Ok(Store { conn })
     }
 
     /// Opens a fresh private database in memory (for tests and dry runs).
