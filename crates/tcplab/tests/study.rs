@@ -180,7 +180,7 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
         "openlink92's layer findings"
     );
     assert!(
-        stdout.contains("routes, the sender's CPU per datagram"),
+        stdout.contains("route lookup") || stdout.contains("looks its route up"),
         "huang-chen's routes"
     );
     // Another host's markatos02 run, brought in from its JSON export (here
