@@ -150,6 +150,14 @@ pub enum Block {
     Warning(String),
     /// Name–value pairs (host facts, parameters).
     KeyValues(Vec<(String, String)>),
+    /// A command line (the run's `tcplab bench …`), set so that a page
+    /// wraps it only between flag groups, never inside `--write-size 1K`.
+    Command {
+        /// What it is, e.g. "command".
+        label: String,
+        /// The command line as typed.
+        line: String,
+    },
     /// A table.
     Table(Table),
     /// An XY plot.
@@ -199,6 +207,10 @@ pub struct Table {
     pub numeric: Vec<bool>,
     /// A key table: also printed in the terminal summary.
     pub key: bool,
+    /// Per column, whether it holds command lines (wrapped only between
+    /// flag groups, as a [`Block::Command`]). Columns beyond this list
+    /// hold text.
+    pub commands: Vec<bool>,
 }
 
 impl Table {
@@ -270,7 +282,9 @@ pub enum SeriesStyle {
     Line,
     /// Markers only (small dots when a series has more than 150 points).
     Points,
-    /// A line without markers, for dense series (time–sequence traces).
+    /// A line for dense series (time–sequence traces), with a marker every
+    /// so many pixels (not at every point) so lines drawn over each other
+    /// stay apart by dash and marker.
     Path,
     /// Vertical bars from the axis.
     Bars,
@@ -346,9 +360,10 @@ impl Series {
 
 /// An XY figure: one or more series against a common x, with CI error bars.
 ///
-/// Error bars that reach below zero (when every mean is positive and the
-/// axis starts at zero) or beyond twice the largest mean are cut at the
-/// plot's edge and drawn without a cap there; tables keep the numbers.
+/// The axes hold every error bar whole, both ends. On a log y axis a bar
+/// whose lower end is at or below zero cannot be drawn whole: it is cut at
+/// a floor a tenth of the smallest positive value plotted, ends there in an
+/// open arrowhead instead of a cap, and the figure's caption says so.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Figure {
     /// Title above the plot.

@@ -6,6 +6,7 @@
 //! it — so the page opens offline and prints as it looks (figures and
 //! tables are not split across pages, text turns black).
 
+use crate::command_line::command_html;
 use crate::doc::{Block, FigureLinks, Report, Table};
 use crate::error::ReportError;
 use crate::escape::escape;
@@ -61,6 +62,10 @@ blockquote.paper cite { display: block; font-size: .85rem; color: #444; margin-t
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem; margin: .6rem 0 1rem; font-size: .92rem; }
 dl.kv dt { font-weight: 600; }
 dl.kv dd { margin: 0; overflow-wrap: anywhere; }
+p.cmdline { font-size: .92rem; margin: .6rem 0; }
+p.cmdline .cmd-label { font-weight: 600; margin-right: .6rem; }
+code.cmd { overflow-wrap: normal; }
+code.cmd .arg { white-space: nowrap; }
 footer { margin-top: 3rem; font-size: .8rem; color: #555; }
 @media print {
   @page { margin: 14mm; }
@@ -141,6 +146,8 @@ struct Fig<'a> {
     title: &'a str,
     svg: String,
     caption: Option<&'a str>,
+    /// A sentence the renderer adds under the caption (the log floor).
+    note: Option<String>,
 }
 
 fn figure(h: &mut String, f: Fig<'_>, links: Option<&FigureLinks>) {
@@ -152,8 +159,13 @@ fn figure(h: &mut String, f: Fig<'_>, links: Option<&FigureLinks>) {
     );
     h.push_str(&f.svg);
     h.push('\n');
-    if let Some(c) = f.caption {
-        let _ = writeln!(h, "<figcaption>{}</figcaption>", escape(c));
+    let caption = [f.caption.map(str::to_string), f.note]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !caption.is_empty() {
+        let _ = writeln!(h, "<figcaption>{}</figcaption>", escape(&caption));
     }
     if let Some(file) = links.and_then(|l| l.figures.get(no - 1)) {
         let _ = write!(
@@ -218,6 +230,14 @@ fn block(
             }
             h.push_str("</dl>\n");
         }
+        Block::Command { label, line } => {
+            let _ = writeln!(
+                h,
+                "<p class=\"cmdline\"><span class=\"cmd-label\">{}</span> {}</p>",
+                escape(label),
+                command_html(line)
+            );
+        }
         Block::Table(t) => table(h, t),
         Block::Figure(f) => {
             *fig_no += 1;
@@ -226,6 +246,13 @@ fn block(
                 title: &f.title,
                 svg: svg::render_figure(f)?,
                 caption: f.caption.as_deref(),
+                note: svg::log_floor(f).map(|fl| {
+                    format!(
+                        "Error bars ending in an open arrowhead reach zero or below; \
+                         the log y axis cuts them at {}, a tenth of the smallest value plotted.",
+                        crate::format::compact(fl)
+                    )
+                }),
             };
             figure(h, fig, links);
         }
@@ -236,6 +263,7 @@ fn block(
                 title: &s.title,
                 svg: svg::render_stacked_bars(s)?,
                 caption: s.caption.as_deref(),
+                note: None,
             };
             figure(h, fig, links);
         }
@@ -246,6 +274,7 @@ fn block(
                 title: &x.title,
                 svg: svg::render_histogram(x)?,
                 caption: x.caption.as_deref(),
+                note: None,
             };
             figure(h, fig, links);
         }
@@ -280,7 +309,12 @@ fn table(h: &mut String, t: &Table) {
         h.push_str("<tr>");
         for i in 0..cols {
             let text = r.get(i).map(String::as_str).unwrap_or("");
-            let _ = write!(h, "<td{}>{}</td>", cls(i), escape(text));
+            let cell = if t.commands.get(i).copied().unwrap_or(false) {
+                command_html(text)
+            } else {
+                escape(text)
+            };
+            let _ = write!(h, "<td{}>{}</td>", cls(i), cell);
         }
         h.push_str("</tr>\n");
     }
@@ -317,6 +351,76 @@ mod tests {
             "a link with a scheme is neutralized"
         );
         assert!(!h.contains("href=\"javascript"));
+    }
+
+    #[test]
+    fn a_command_never_breaks_inside_a_flag() {
+        let cmd = "tcplab bench tcp-stream --write-size 1K,64K --to 127.0.0.1:5201 -q";
+        let mut r = Report::new("Run 1");
+        let mut s = Section::new("Parameters");
+        s.push(Block::Command {
+            label: "command".into(),
+            line: cmd.into(),
+        });
+        s.push(Block::KeyValues(vec![(
+            "note".into(),
+            "tcplab --write-size 1K".into(),
+        )]));
+        let mut t = Table::new(["experiment", "command", "text"]);
+        t.commands = vec![false, true];
+        t.row(["a", cmd, cmd]);
+        s.push(t);
+        r.push(s);
+        let h = render_html(&r).unwrap();
+        // Each flag with its value in one span the style sheet keeps on one
+        // line; between spans, plain spaces (a copied command still runs).
+        let spans = "<code class=\"cmd\"><span class=\"arg\">tcplab</span> \
+                     <span class=\"arg\">bench</span> <span class=\"arg\">tcp-stream</span> \
+                     <span class=\"arg\">--write-size 1K,64K</span> \
+                     <span class=\"arg\">--to 127.0.0.1:5201</span> \
+                     <span class=\"arg\">-q</span></code>";
+        assert!(
+            h.contains(&format!(
+                "<p class=\"cmdline\"><span class=\"cmd-label\">command</span> {spans}</p>"
+            )),
+            "{h}"
+        );
+        assert!(h.contains(&format!("<td>{spans}</td>")), "{h}");
+        assert!(h.contains("code.cmd .arg { white-space: nowrap; }"));
+        // Text that is not marked as a command is left as it is.
+        assert!(h.contains("<dd>tcplab --write-size 1K</dd>"), "{h}");
+        assert!(h.contains(&format!("<td>{cmd}</td>")), "{h}");
+        assert!(!h.contains("&nbsp;"));
+    }
+
+    #[test]
+    fn a_log_floor_is_stated_under_the_figure() {
+        // 4 ± (4 − lo): its lower end is `lo`; the smallest positive value
+        // plotted is 4, so the floor is 0.4.
+        let fig = |lo: f64| {
+            let mut f = Figure::new("T", "x", "y").with_series(Series::new(
+                "a",
+                vec![
+                    Point::with_ci(1.0, 10.0, 2.0),
+                    Point::with_ci(2.0, 4.0, 4.0 - lo),
+                ],
+            ));
+            f.log_y = true;
+            f
+        };
+        let page = |f: Figure| {
+            let mut r = Report::new("Run 1");
+            let mut s = Section::new("Results");
+            s.push(f);
+            r.push(s);
+            render_html(&r).unwrap()
+        };
+        let h = page(fig(-1.0));
+        assert!(
+            h.contains("the log y axis cuts them at 0.4, a tenth of the smallest value plotted"),
+            "{h}"
+        );
+        assert!(!page(fig(1.0)).contains("arrowhead"));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! - [`svg`]: a [`Figure`] (curves with CI error bars, linear or log axes),
 //!   a [`StackedBars`] chart (shares) or a [`Histogram`] as an inline SVG
 //!   string, drawn with plotters.
+//! - [`command_line`]: a tcplab command line in flag groups, so a page
+//!   never breaks inside a flag (`--write-size 1K` stays on one line).
 //! - [`escape`]: text made safe for HTML element content and attributes,
 //!   used by both the page and its figures.
 //! - [`html`]: the whole report as one self-contained HTML page: inline
@@ -25,6 +27,7 @@
 //! This crate depends on `record` only (for [`HostFacts`](record::HostFacts));
 //! statistics are computed by the caller and passed in as numbers.
 
+pub mod command_line;
 pub mod doc;
 pub mod error;
 pub mod escape;

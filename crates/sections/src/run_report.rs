@@ -58,8 +58,11 @@ pub fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[S
     let m = &run.meta;
     let st = &m.settings;
     let mut s = Section::new("Parameters");
+    s.push(Block::Command {
+        label: "command".into(),
+        line: m.command.clone(),
+    });
     let mut kv = vec![
-        ("command".to_string(), m.command.clone()),
         ("test".to_string(), m.kind.clone()),
         ("place".to_string(), m.place.clone()),
         ("status".to_string(), m.status.as_str().to_string()),

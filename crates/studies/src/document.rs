@@ -156,6 +156,7 @@ fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
         "CSV rows: point",
         "command",
     ]);
+    t.commands = vec![false, false, false, false, false, true];
     for e in &d.settings.experiments {
         let pts = d.points_of(&e.id);
         t.row([

@@ -77,6 +77,11 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
         );
         assert!(text.contains(c.as_str()), "{c} not in the summary");
     }
+    // The command under Parameters wraps only between flag groups: each
+    // flag with its value in one span the page keeps on one line.
+    let write_size = "<span class=\"arg\">--write-size 1K,64K</span>";
+    assert!(html.contains(write_size), "no flag group in the command");
+    assert!(html.contains("code.cmd .arg { white-space: nowrap; }"));
     for needle in [
         "Throughput against write size",
         "Bytes per CPU second against write size",
@@ -128,6 +133,7 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
 
     if let Some(r) = render(&page, dir.path()) {
         assert_rendered(&r, 2);
+        assert!(r.dom.contains(write_size), "the flag group in the DOM");
         println!("screenshot: {}", r.png.display());
         // Keep the pictures for a human to look at when asked to.
         if let Ok(keep) = std::env::var("TCPLAB_KEEP_RENDER") {

@@ -2,13 +2,22 @@
 //! with its ticks, "nice" linear steps, ticks at decades or powers of two,
 //! and the tick labels of each [`TickFormat`].
 //!
-//! Log axes are drawn by plotting log10 of the values on a linear axis
-//! with ticks at decades (or powers of two for byte sizes).
+//! Log axes are drawn by plotting log10 of the values on a linear axis.
+//! A log x axis with few distinct values (at most [`MAX_VALUE_TICKS`]) has
+//! its ticks at those values, so every plotted x (1460, say) is labelled;
+//! with more, ticks sit at 1-2-5 steps of each decade (or powers of two
+//! for byte sizes). Along the x axis, labels that would overlap are
+//! thinned ([`Axis::x`]).
 
 use super::style::{text_width, DESC_PX, TICK_PX};
 use crate::doc::TickFormat;
 use crate::format::{bytes_short, compact};
 use plotters::coord::ranged1d::Ranged;
+
+/// A log x axis with at most this many distinct values has a tick at each.
+pub(super) const MAX_VALUE_TICKS: usize = 12;
+/// Least room between two tick labels along the x axis, px.
+const LABEL_GAP_PX: f64 = 8.0;
 
 /// One axis in plotting space (log10 of the values on a log axis), with its
 /// ticks and their labels.
@@ -96,6 +105,130 @@ impl Axis {
         let ticks = ticks(lo, hi, log, format);
         Axis { log, lo, hi, ticks }
     }
+}
+
+impl Axis {
+    /// An x axis `px` pixels long over raw values. On a log axis (unless
+    /// the ticks are given as labels) with 2 to [`MAX_VALUE_TICKS`]
+    /// distinct `tick_values` (the measured x values, say, without a
+    /// reference curve's), the ticks are those values; with more,
+    /// a log axis of numbers has ticks at 1-2-5 steps of each decade, at
+    /// decades, or at every k-th decade, whichever is densest without
+    /// overlapping labels. Labels that would still overlap are dropped,
+    /// keeping the first and the last.
+    pub(super) fn x(
+        values: &[f64],
+        tick_values: &[f64],
+        log: bool,
+        format: &TickFormat,
+        px: u32,
+    ) -> Axis {
+        let mut a = Axis::new(values, log, format, false);
+        if log && !matches!(format, TickFormat::Labels(_)) {
+            let mut distinct: Vec<f64> = tick_values
+                .iter()
+                .copied()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .collect();
+            distinct.sort_by(f64::total_cmp);
+            // Values within 1% of each other (65507 and 65536) share one
+            // tick: the one with the shorter label (64K).
+            let mut ticks: Vec<(f64, String)> = Vec::new();
+            for v in distinct {
+                let t = (v.log10(), tick_label(format, v));
+                match ticks.last_mut() {
+                    Some(last) if t.0 - last.0 <= 1.01f64.log10() => {
+                        if t.1.len() < last.1.len() {
+                            *last = t;
+                        }
+                    }
+                    _ => ticks.push(t),
+                }
+            }
+            if (2..=MAX_VALUE_TICKS).contains(&ticks.len()) {
+                a.ticks = ticks;
+            } else if matches!(format, TickFormat::Number) {
+                if let Some(t) = decade_ticks(&a, px) {
+                    a.ticks = t;
+                }
+            }
+        }
+        a.ticks = thin_labels(&a, px);
+        a
+    }
+
+    /// Pixel position of plotting-space `p` along an axis `px` long.
+    fn px_of(&self, p: f64, px: u32) -> f64 {
+        (p - self.lo) / (self.hi - self.lo) * f64::from(px)
+    }
+}
+
+/// The label of a tick at raw value `v`.
+fn tick_label(format: &TickFormat, v: f64) -> String {
+    match format {
+        TickFormat::Bytes => bytes_short(v),
+        _ => compact(v),
+    }
+}
+
+/// Whether the labels of `ticks` (sorted) leave [`LABEL_GAP_PX`] between
+/// each other on axis `a`, `px` long.
+fn labels_fit(a: &Axis, ticks: &[(f64, String)], px: u32) -> bool {
+    ticks.windows(2).all(|w| {
+        let half = |t: &(f64, String)| f64::from(text_width(&t.1, TICK_PX)) / 2.0;
+        a.px_of(w[1].0, px) - a.px_of(w[0].0, px) >= half(&w[0]) + half(&w[1]) + LABEL_GAP_PX
+    })
+}
+
+/// Log ticks of numbers: 1-2-5 steps of each decade, else decades, else
+/// every k-th decade: the densest whose labels fit (at least two ticks).
+fn decade_ticks(a: &Axis, px: u32) -> Option<Vec<(f64, String)>> {
+    let (k0, k1) = (a.lo.floor() as i32, a.hi.ceil() as i32);
+    let within = |v: f64| v.log10() >= a.lo - 1e-9 && v.log10() <= a.hi + 1e-9;
+    let at = |vals: Vec<f64>| -> Vec<(f64, String)> {
+        vals.into_iter()
+            .filter(|v| within(*v))
+            .map(|v| (v.log10(), compact(v)))
+            .collect()
+    };
+    let mut candidates = vec![at((k0..=k1)
+        .flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)))
+        .collect())];
+    for every in 1..=(k1 - k0).max(1) {
+        candidates.push(at((k0..=k1)
+            .filter(|k| k.rem_euclid(every) == 0)
+            .map(|k| 10f64.powi(k))
+            .collect()));
+    }
+    candidates
+        .into_iter()
+        .find(|t| t.len() >= 2 && labels_fit(a, t, px))
+}
+
+/// The ticks of `a` whose labels do not overlap along an axis `px` long:
+/// from the left, each tick is kept when its label clears the last kept
+/// one; the last tick replaces the one kept before it when they collide.
+fn thin_labels(a: &Axis, px: u32) -> Vec<(f64, String)> {
+    let mut kept: Vec<(f64, String)> = Vec::new();
+    for t in &a.ticks {
+        let fits = match kept.last() {
+            Some(last) => labels_fit(a, &[last.clone(), t.clone()], px),
+            None => true,
+        };
+        if fits {
+            kept.push(t.clone());
+        }
+    }
+    if let Some(last) = a.ticks.last() {
+        let n = kept.len();
+        if kept.last() != Some(last)
+            && n >= 2
+            && labels_fit(a, &[kept[n - 2].clone(), last.clone()], px)
+        {
+            kept[n - 1] = last.clone();
+        }
+    }
+    kept
 }
 
 /// The axis as plotters' coordinate: linear over [lo, hi] in plotting

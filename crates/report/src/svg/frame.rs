@@ -25,6 +25,16 @@ pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// An XY chart in plotting space.
 pub(super) type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axis, Axis>>;
 
+/// Room left of an XY chart's plot area, px.
+const MARGIN_LEFT: u32 = 6;
+/// Room right of an XY chart's plot area, px (the last x label).
+const MARGIN_RIGHT: u32 = 24;
+
+/// Width of the plot area of an XY chart whose y axis is `ya`, px.
+pub(super) fn plot_width(ya: &Axis) -> u32 {
+    WIDTH - MARGIN_LEFT - MARGIN_RIGHT - y_area(&ya.ticks)
+}
+
 /// The plot area of an XY figure or a histogram: its margins, both axes
 /// with exactly our ticks and their descriptions, and light grid lines.
 pub(super) fn xy_chart<'a, 'b>(
@@ -37,8 +47,8 @@ pub(super) fn xy_chart<'a, 'b>(
 ) -> Result<Chart<'a, 'b>, ReportError> {
     let mut chart = ChartBuilder::on(plot)
         .margin_top(10)
-        .margin_right(24)
-        .margin_left(6)
+        .margin_right(MARGIN_RIGHT)
+        .margin_left(MARGIN_LEFT)
         .x_label_area_size(TICK_PX + DESC_PX + 26)
         .y_label_area_size(y_area(&ya.ticks))
         .build_cartesian_2d(xa.coord(), ya.coord())
@@ -168,9 +178,7 @@ pub(super) fn draw_legend(
                         }
                     }
                 }
-                if *style != SeriesStyle::Path {
-                    draw_marker(area, (x + 15, y), lk.marker, lk.color)?;
-                }
+                draw_marker(area, (x + 15, y), lk.marker, lk.color)?;
             }
         }
         area.draw(&Text::new(

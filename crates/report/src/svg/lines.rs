@@ -2,52 +2,72 @@
 //! gray reference curve.
 
 use super::axes::Axis;
-use super::frame::{draw_err, draw_legend, draw_marker, finish_svg, legend_size, xy_chart, Chart};
+use super::frame::{
+    draw_err, draw_legend, draw_marker, finish_svg, legend_size, plot_width, xy_chart, Chart,
+};
 use super::style::{look, reference_look, Look, DENSE, PLOT_HEIGHT, WIDTH};
 use crate::doc::{Figure, Point, Series, SeriesStyle};
 use crate::error::ReportError;
 use plotters::prelude::*;
 
+/// The floor of a log y axis under error bars that reach zero or below: a
+/// tenth of the smallest positive value plotted (mean or end of an error
+/// bar). Such a bar is drawn down to the floor and ends there in an open
+/// arrowhead instead of a cap. `None` when no bar needs it.
+pub fn log_floor(f: &Figure) -> Option<f64> {
+    if !f.log_y {
+        return None;
+    }
+    let points = || {
+        f.reference
+            .iter()
+            .chain(f.series.iter())
+            .flat_map(|s| s.points.iter())
+            .filter(|p| p.y.is_finite() && p.y > 0.0)
+    };
+    let cut = points().any(|p| p.ci_lo.is_some_and(|lo| lo <= 0.0) && p.ci_hi.is_some());
+    if !cut {
+        return None;
+    }
+    let smallest = points()
+        .flat_map(|p| [Some(p.y), p.ci_lo, p.ci_hi])
+        .flatten()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    smallest.is_finite().then_some(smallest / 10.0)
+}
+
 /// Renders an XY figure: series with markers, lines, CI whiskers, a gray
 /// reference curve, and a legend under the plot when there is more than
-/// one series or a reference.
+/// one series or a reference. Every error bar lies inside the plot: the
+/// y axis holds both ends (on a log axis, a lower end at or below zero is
+/// cut at [`log_floor`] and drawn as an open arrowhead).
 pub fn render_figure(f: &Figure) -> Result<String, ReportError> {
     let all: Vec<&Series> = f.reference.iter().chain(f.series.iter()).collect();
     let bars = f.series.iter().any(|s| s.style == SeriesStyle::Bars);
     let from_zero = f.y_from_zero || bars;
     let mut xs = Vec::new();
-    let mut means = Vec::new();
-    let mut bounds = Vec::new();
+    let mut ys = Vec::new();
     for s in &all {
         for p in &s.points {
             xs.push(p.x);
-            means.push(p.y);
-            bounds.extend(p.ci_lo);
-            bounds.extend(p.ci_hi);
+            ys.push(p.y);
+            ys.extend(p.ci_lo);
+            ys.extend(p.ci_hi);
         }
     }
-    // Error bars widen the axis, but only so far: below zero when every
-    // mean is positive on a from-zero axis, or beyond twice the largest
-    // mean, they are cut at the edge (and drawn without a cap there).
-    let finite = means.iter().copied().filter(|v| v.is_finite());
-    let top = finite.clone().fold(f64::NEG_INFINITY, f64::max);
-    let bottom = finite.fold(f64::INFINITY, f64::min);
-    let mut ys = means.clone();
-    for b in bounds {
-        let b = if !f.log_y && top > 0.0 {
-            b.min(2.0 * top)
-        } else {
-            b
-        };
-        let b = if !f.log_y && from_zero && bottom >= 0.0 {
-            b.max(0.0)
-        } else {
-            b
-        };
-        ys.push(b);
-    }
-    let xa = Axis::new(&xs, f.log_x, &f.x_ticks, false);
+    // The y axis holds every error bar whole; on a log axis a lower end at
+    // or below zero is cut at the floor, which the axis then holds.
+    let floor = log_floor(f);
+    ys.extend(floor);
     let ya = Axis::new(&ys, f.log_y, &f.y_ticks, from_zero);
+    // Ticks at the measured x values, not at the reference curve's.
+    let measured: Vec<f64> = f
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
+    let xa = Axis::x(&xs, &measured, f.log_x, &f.x_ticks, plot_width(&ya));
 
     let legend: Vec<(String, Look, SeriesStyle)> = {
         let mut v = Vec::new();
@@ -80,33 +100,38 @@ pub fn render_figure(f: &Figure) -> Result<String, ReportError> {
             .count();
         let bar_slot = bar_width(&f.series, &xa);
         let mut bar_i = 0usize;
+        // Dense series are drawn as dots at once, under the lines that
+        // follow (so a line over a cloud of dots still shows); the markers
+        // of the other series go on top of everything.
         let mut markers = Vec::new();
-        if let Some(r) = &f.reference {
-            let at = draw_series(&mut chart, r, reference_look(), &xa, &ya, None)
+        let drawn = f
+            .reference
+            .iter()
+            .map(|r| (r, reference_look(), None))
+            .chain(f.series.iter().enumerate().map(|(i, s)| {
+                let bar = (s.style == SeriesStyle::Bars).then(|| {
+                    bar_i += 1;
+                    (bar_i - 1, nbars, bar_slot)
+                });
+                (s, look(i), bar)
+            }));
+        for (k, (s, lk, bar)) in drawn.enumerate() {
+            let at = draw_series(&mut chart, s, lk, &xa, &ya, (bar, floor))
                 .map_err(|e| draw_err(&f.title, e))?;
-            markers.push((at, reference_look()));
-        }
-        for (i, s) in f.series.iter().enumerate() {
-            let bar = if s.style == SeriesStyle::Bars {
-                bar_i += 1;
-                Some((bar_i - 1, nbars, bar_slot))
-            } else {
-                None
-            };
-            let at = draw_series(&mut chart, s, look(i), &xa, &ya, bar)
-                .map_err(|e| draw_err(&f.title, e))?;
-            markers.push((at, look(i)));
-        }
-        for (at, lk) in markers {
-            let dense = at.len() > DENSE;
-            for p in at {
-                if dense {
+            if s.style == SeriesStyle::Path {
+                markers.push((sparse_markers(&at, k), lk));
+            } else if at.len() > DENSE {
+                for p in at {
                     root.draw(&Circle::new(p, 1, lk.color.filled()))
                         .map_err(|e| draw_err(&f.title, e))?;
-                } else {
-                    draw_marker(&root, p, lk.marker, lk.color)
-                        .map_err(|e| draw_err(&f.title, e))?;
                 }
+            } else {
+                markers.push((at, lk));
+            }
+        }
+        for (at, lk) in markers {
+            for p in at {
+                draw_marker(&root, p, lk.marker, lk.color).map_err(|e| draw_err(&f.title, e))?;
             }
         }
         draw_legend(&leg, &legend, cols).map_err(|e| draw_err(&f.title, e))?;
@@ -138,15 +163,16 @@ fn bar_width(series: &[Series], xa: &Axis) -> f64 {
     gap * 0.8
 }
 
-/// Draws one series (line or bars, then CI whiskers) and returns the
-/// pixel positions where its markers go (none for bars and paths).
+/// Draws one series (line or bars, then CI whiskers cut at the log
+/// floor, if any) and returns the pixel positions of its points (none for
+/// bars).
 fn draw_series(
     chart: &mut Chart<'_, '_>,
     s: &Series,
     lk: Look,
     xa: &Axis,
     ya: &Axis,
-    bar: Option<(usize, usize, f64)>,
+    (bar, floor): (Option<(usize, usize, f64)>, Option<f64>),
 ) -> Result<Vec<(i32, i32)>, String> {
     let mut pts: Vec<&Point> = s
         .points
@@ -199,15 +225,10 @@ fn draw_series(
         if !ya.ok(hi) {
             continue;
         }
-        let (top, upper_cap) = if ya.t(hi) > ya.hi {
-            (ya.hi, false)
-        } else {
-            (ya.t(hi), true)
-        };
-        let (bottom, lower_cap) = if ya.ok(lo) && ya.t(lo) >= ya.lo {
-            (ya.t(lo), true)
-        } else {
-            (ya.lo, false)
+        let top = ya.t(hi);
+        let (bottom, arrow) = match floor {
+            Some(fl) if !ya.ok(lo) => (ya.t(fl), true),
+            _ => (ya.t(lo), false),
         };
         chart
             .draw_series(std::iter::once(PathElement::new(
@@ -215,23 +236,45 @@ fn draw_series(
                 whisker,
             )))
             .map_err(e)?;
-        let mut caps = Vec::new();
-        if upper_cap {
-            caps.push((x, top));
+        let cap =
+            |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-5, 0), (5, 0)], whisker);
+        chart.draw_series(std::iter::once(cap(top))).map_err(e)?;
+        if arrow {
+            // An open arrowhead pointing down: the bar goes on below the floor.
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((x, bottom))
+                        + PathElement::new(vec![(-5, -8), (0, 0), (5, -8)], whisker),
+                ))
+                .map_err(e)?;
+        } else {
+            chart.draw_series(std::iter::once(cap(bottom))).map_err(e)?;
         }
-        if lower_cap {
-            caps.push((x, bottom));
-        }
-        chart
-            .draw_series(
-                caps.into_iter().map(|c| {
-                    EmptyElement::at(c) + PathElement::new(vec![(-5, 0), (5, 0)], whisker)
-                }),
-            )
-            .map_err(e)?;
     }
-    if bar.is_none() && s.style != SeriesStyle::Path {
+    if bar.is_none() {
         return Ok(xy.iter().map(|c| chart.backend_coord(c)).collect());
     }
     Ok(Vec::new())
+}
+
+/// Least distance along x between two markers on a line without markers
+/// of its own (a [`SeriesStyle::Path`]), px.
+const PATH_MARKER_EVERY_PX: i32 = 64;
+
+/// Where a path's markers go: points at least [`PATH_MARKER_EVERY_PX`]
+/// apart along x, starting `k` × 21 px in, so that two paths drawn over
+/// each other show their markers side by side, not on top of each other.
+fn sparse_markers(at: &[(i32, i32)], k: usize) -> Vec<(i32, i32)> {
+    let Some(first) = at.first() else {
+        return Vec::new();
+    };
+    let mut next = first.0 + (k as i32 * 21) % PATH_MARKER_EVERY_PX;
+    let mut out = Vec::new();
+    for &p in at {
+        if p.0 >= next {
+            out.push(p);
+            next = p.0 + PATH_MARKER_EVERY_PX;
+        }
+    }
+    out
 }

@@ -3,9 +3,11 @@
 //! Every chart uses one palette of colors that stay apart in grayscale
 //! (the Okabe–Ito colors, darkened), and every series of an XY figure also
 //! has its own marker and dash pattern, so a black-and-white print still
-//! tells them apart. Log axes are drawn by plotting log10 of the values on
-//! a linear axis with ticks at decades (or powers of two for byte sizes).
-//! Legends sit under the plot, never over the data.
+//! tells them apart; a dense line (a time–sequence trace) gets a marker
+//! every so many pixels, and dense dots are drawn under the lines. Log
+//! axes are drawn by plotting log10 of the values on a linear axis, with
+//! ticks at the plotted x values when they are few. The axes hold every
+//! error bar whole. Legends sit under the plot, never over the data.
 //!
 //! The charts are split by concern:
 //!
@@ -20,6 +22,8 @@
 mod axes;
 mod bars;
 mod frame;
+#[cfg(test)]
+mod geometry_tests;
 mod histogram;
 mod lines;
 mod style;
@@ -28,5 +32,5 @@ mod tests;
 
 pub use bars::render_stacked_bars;
 pub use histogram::render_histogram;
-pub use lines::render_figure;
+pub use lines::{log_floor, render_figure};
 pub use style::WIDTH;
