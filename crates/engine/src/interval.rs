@@ -85,13 +85,14 @@ struct State {
     conns: Vec<Conn>,
     stopping: bool,
     samples: Vec<IntervalSample>,
+    /// Time zero: when the first connection registered (its data start).
+    started: Option<Instant>,
     last_at: Instant,
 }
 
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
-    started: Instant,
     every: Duration,
     sink: Option<IntervalSink>,
 }
@@ -117,18 +118,19 @@ pub struct Registration {
 }
 
 impl Meter {
-    /// Starts sampling now, every `spec.every`.
+    /// Starts the sampler, which samples every `spec.every` from the first
+    /// connection's registration on (iperf3 too counts from its streams'
+    /// start, not from the connection set-up before it).
     pub fn start(spec: &IntervalSpec) -> std::io::Result<Meter> {
-        let now = Instant::now();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 conns: Vec::new(),
                 stopping: false,
                 samples: Vec::new(),
-                last_at: now,
+                started: None,
+                last_at: Instant::now(),
             }),
             wake: Condvar::new(),
-            started: now,
             every: spec.every,
             sink: spec.sink.clone(),
         });
@@ -167,6 +169,12 @@ impl MeterHandle {
     pub fn register(&self, stream: u32, sock: &impl AsRawFd, tcp_sender: bool) -> Registration {
         let counter = Arc::new(AtomicU64::new(0));
         let mut st = self.shared.lock();
+        if st.started.is_none() {
+            let now = Instant::now();
+            st.started = Some(now);
+            st.last_at = now;
+            self.shared.wake.notify_all();
+        }
         st.conns.push(Conn {
             stream,
             counter: counter.clone(),
@@ -236,11 +244,15 @@ fn sample_until_stopped(sh: &Shared) {
     let mut k = 1u32;
     let mut st = sh.lock();
     loop {
-        let due = sh.started + sh.every * k;
-        let now = Instant::now();
         if st.stopping {
             break;
         }
+        let Some(started) = st.started else {
+            st = sh.wake.wait(st).unwrap_or_else(|e| e.into_inner());
+            continue;
+        };
+        let due = started + sh.every * k;
+        let now = Instant::now();
         if now < due {
             st = sh
                 .wake
@@ -250,7 +262,7 @@ fn sample_until_stopped(sh: &Shared) {
             continue;
         }
         // A busy host may wake us late: skip the boundaries already passed.
-        while sh.started + sh.every * k <= now {
+        while started + sh.every * k <= now {
             k += 1;
         }
         let all_ended = !st.conns.is_empty() && st.conns.iter().all(|c| c.ended.is_some());
@@ -258,7 +270,7 @@ fn sample_until_stopped(sh: &Shared) {
             // The trial's data already ended: the last interval ends with it.
             break;
         }
-        let s = take_sample(sh, &mut st, now, false);
+        let s = take_sample(&mut st, now, false);
         st.samples.push(s.clone());
         if let Some(f) = &sh.sink {
             f(&s);
@@ -271,7 +283,11 @@ fn sample_until_stopped(sh: &Shared) {
         .max()
         .unwrap_or_else(Instant::now)
         .max(st.last_at);
-    let s = take_sample(sh, &mut st, end, true);
+    if st.started.is_none() {
+        // No connection registered (the trial failed before its data).
+        return;
+    }
+    let s = take_sample(&mut st, end, true);
     let short = (s.end_s - s.start_s) < sh.every.as_secs_f64() * TAIL_FOLD_SHARE;
     match st.samples.last_mut() {
         Some(prev) if short => {
@@ -289,9 +305,10 @@ fn sample_until_stopped(sh: &Shared) {
 }
 
 /// The interval from the previous sample to `at`, per connection.
-fn take_sample(sh: &Shared, st: &mut State, at: Instant, last: bool) -> IntervalSample {
-    let start_s = st.last_at.duration_since(sh.started).as_secs_f64();
-    let end_s = at.duration_since(sh.started).as_secs_f64();
+fn take_sample(st: &mut State, at: Instant, last: bool) -> IntervalSample {
+    let started = st.started.unwrap_or(st.last_at);
+    let start_s = st.last_at.duration_since(started).as_secs_f64();
+    let end_s = at.duration_since(started).as_secs_f64();
     st.last_at = at;
     let mut streams = Vec::with_capacity(st.conns.len());
     for c in &mut st.conns {

@@ -191,7 +191,7 @@ mod tests {
             l[0],
             "[  1]   0.00-1.00    sec     1.00 GB    8.00 Gbit/s     1    524 kB"
         );
-        assert!(l[2].starts_with("[SUM]   0.00-1.00    sec     2.00 GB   16.0 Gbit/s     2"));
+        assert!(l[2].starts_with("[SUM]   0.00-1.00    sec     2.00 GB    16.0 Gbit/s     2"));
         let one = IntervalSample {
             streams: vec![stream(1, 5)],
             ..s
