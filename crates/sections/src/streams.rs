@@ -129,9 +129,11 @@ pub fn stream_lines(run: &StoredRun, points: &[PointSummary], varying: &[String]
         } else {
             format!(" {}", label.join(" "))
         };
+        let n = s.sum_bps.n;
         lines.push(format!(
-            "point {}{what}: per stream, mean ± 95% CI of {} trials",
-            p.index, s.sum_bps.n
+            "point {}{what}: per stream, mean ± 95% CI of {n} trial{}",
+            p.index,
+            if n == 1 { "" } else { "s" }
         ));
         for (c, cell) in s.streams.iter().zip(&cells) {
             lines.push(format!("  [{:>3}]  {cell:>width$} {unit}", c.stream));

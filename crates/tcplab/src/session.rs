@@ -34,8 +34,8 @@ pub enum Session {
         v4: Option<SocketAddr>,
         /// IPv6 control address.
         v6: Option<SocketAddr>,
-        /// Control connections per family.
-        clients: [Option<Client>; 2],
+        /// Control connections per family (boxed: a client is large).
+        clients: Box<[Option<Client>; 2]>,
         /// `--connect-timeout`: for each (re)connection.
         connect_timeout: Duration,
         /// `--probe` groups, if any (this host's kernel only).
@@ -191,7 +191,7 @@ impl Session {
             spec: spec.to_string(),
             v4,
             v6,
-            clients,
+            clients: Box::new(clients),
             connect_timeout,
             probes: None,
             interval: None,
