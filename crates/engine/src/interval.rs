@@ -273,7 +273,11 @@ fn sample_until_stopped(sh: &Shared) {
         let s = take_sample(&mut st, now, false);
         st.samples.push(s.clone());
         if let Some(f) = &sh.sink {
+            // Printed without the lock: a slow terminal or a full pipe
+            // never holds up a connection registering or ending.
+            drop(st);
             f(&s);
+            st = sh.lock();
         }
     }
     let end = st
@@ -297,6 +301,7 @@ fn sample_until_stopped(sh: &Shared) {
         }
         _ => {
             st.samples.push(s.clone());
+            drop(st);
             if let Some(f) = &sh.sink {
                 f(&s);
             }
