@@ -4,6 +4,7 @@
 use crate::cancel::Canceller;
 use crate::error::{os_phrase, EngineError};
 use crate::hoststat::HostCpu;
+use crate::interval::{IntervalSpec, Meter};
 use crate::metrics::combine;
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
@@ -39,6 +40,7 @@ pub struct Client {
     broken: bool,
     hook: Option<PlaceHook>,
     observer: Option<Box<dyn TrialObserver>>,
+    interval: Option<IntervalSpec>,
 }
 
 /// Whether a socket error means a timeout expired (a receive timeout
@@ -131,12 +133,21 @@ impl Client {
             broken: false,
             hook: None,
             observer: None,
+            interval: None,
         })
     }
 
     /// Watches every trial's data phase with `observer` (or stops watching).
     pub fn set_observer(&mut self, observer: Option<Box<dyn TrialObserver>>) {
         self.observer = observer;
+    }
+
+    /// Samples each stream trial's connections every `spec.every`
+    /// (`--interval`, or `None` not to), passing each interval to the
+    /// spec's sink as it ends and storing the series in the trial's
+    /// details under `intervals`.
+    pub fn set_interval(&mut self, spec: Option<IntervalSpec>) {
+        self.interval = spec;
     }
 
     /// Places each trial's client-side threads with `hook`.
@@ -256,7 +267,15 @@ impl Client {
             .duration_s
             .map(|d| Duration::from_secs_f64(d * 3.0 + 30.0));
         let dog = Watchdog::arm(cancel.clone(), deadline, Some(interrupt.clone()));
-        let role = start_client(p, ip, ports, &cancel, self.hook.clone())?;
+        let meter = match &self.interval {
+            Some(spec) if matches!(p.test, TestKind::TcpStream | TestKind::UdpStream) => Some(
+                Meter::start(spec)
+                    .map_err(|e| EngineError::io("starting the interval sampler", e))?,
+            ),
+            _ => None,
+        };
+        let handle = meter.as_ref().map(Meter::handle);
+        let role = start_client(p, ip, ports, &cancel, self.hook.clone(), handle)?;
         let (client, server) = if role.is_active() {
             let client = role.join();
             self.send(&Message::ClientDone)?;
@@ -270,6 +289,7 @@ impl Client {
             let client = role.join();
             (client, server?)
         };
+        let intervals = meter.map(Meter::stop);
         if dog.timed_out() {
             return Err(EngineError::Timeout(format!(
                 "trial exceeded {:.0} s",
@@ -285,6 +305,9 @@ impl Client {
                 &server
             };
             crate::workloads::layer::add_metrics(&carrier, &mut o.metrics, snd)?;
+        }
+        if let Some(series) = intervals {
+            o.details["intervals"] = serde_json::to_value(series).unwrap_or_default();
         }
         Ok(o)
     }

@@ -64,11 +64,14 @@ pub fn combine(
     if let Some(l) = snd.load_cpu_s.or(rcv.load_cpu_s) {
         m.insert("load_cpu_s".into(), l);
     }
-    let details = serde_json::json!({
+    let mut details = serde_json::json!({
         "client": client,
         "server": server,
         "tids": { "sender": snd.tids, "receiver": rcv.tids },
     });
+    if let Some(streams) = stream_shares(p, client, rcv, m.get("throughput_bps").copied()) {
+        details["streams"] = serde_json::to_value(streams).unwrap_or_default();
+    }
     Ok(TrialOutcome {
         metrics: m,
         details,
@@ -76,6 +79,58 @@ pub fn combine(
         profile: None,
         path_summary: None,
     })
+}
+
+/// One connection's share of a stream trial (`--parallel`), as stored in
+/// the trial's details under `streams`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StreamShare {
+    /// The connection, from 1, in the client's order (the numbering of
+    /// the `--interval` lines).
+    pub stream: u32,
+    /// Payload bytes it moved (received bytes for UDP).
+    pub bytes: u64,
+    /// Its share of the trial's throughput: the trial's rate times its
+    /// share of the bytes, so the streams' rates add up to the trial's, as
+    /// iperf3's per-stream rows add up to its `[SUM]`.
+    pub throughput_bps: Option<f64>,
+    /// Segments it retransmitted (TCP, when the client sends).
+    pub retransmits: Option<u32>,
+}
+
+/// Each connection's share of a stream trial. TCP connections are counted
+/// on the client (both ends of a connection count the same bytes, and the
+/// client's order numbers the interval lines); UDP flows on the receiver,
+/// whose flow i is the client's (one port per flow).
+fn stream_shares(
+    p: &TrialParams,
+    client: &SideReport,
+    rcv: &SideReport,
+    throughput_bps: Option<f64>,
+) -> Option<Vec<StreamShare>> {
+    let side = match p.test {
+        TestKind::TcpStream => client,
+        TestKind::UdpStream => rcv,
+        _ => return None,
+    };
+    let total: u64 = side.streams.iter().map(|s| s.bytes).sum();
+    let client_sends = sender_is_client(p);
+    let shares = side
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StreamShare {
+            stream: i as u32 + 1,
+            bytes: s.bytes,
+            throughput_bps: throughput_bps
+                .filter(|_| total > 0)
+                .map(|t| t * s.bytes as f64 / total as f64),
+            retransmits: s
+                .retransmits
+                .filter(|_| client_sends && p.test == TestKind::TcpStream),
+        })
+        .collect();
+    Some(shares)
 }
 
 fn check_errors(client: &SideReport, server: &SideReport) -> Result<(), EngineError> {

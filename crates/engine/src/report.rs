@@ -161,6 +161,17 @@ pub struct KernelUdpDeltas {
     pub backlog_drops: u64,
 }
 
+/// What one connection (or UDP flow) of a side moved, for the per-stream
+/// rows of `--parallel`, in the side's connection order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamTotal {
+    /// Payload bytes moved.
+    pub bytes: u64,
+    /// Segments retransmitted over the connection's life (TCP, from its
+    /// TCP_INFO at the end).
+    pub retransmits: Option<u32>,
+}
+
 /// Everything one side measured, sent from server to client in `Report`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SideReport {
@@ -202,6 +213,9 @@ pub struct SideReport {
     /// Threads that did this side's work.
     #[serde(default)]
     pub tids: Vec<u32>,
+    /// Each connection's totals, in the side's connection order.
+    #[serde(default)]
+    pub streams: Vec<StreamTotal>,
 }
 
 impl SideReport {
@@ -215,6 +229,10 @@ impl SideReport {
         let mut last: Option<Instant> = None;
         let mut hist: Option<Histogram<u64>> = None;
         for c in conns {
+            r.streams.push(StreamTotal {
+                bytes: c.bytes,
+                retransmits: c.tcp_info.as_ref().map(|i| i.total_retrans),
+            });
             r.bytes += c.bytes;
             cpu = cpu.plus(c.cpu);
             started = Some(started.map_or(c.started, |s| s.min(c.started)));

@@ -5,6 +5,8 @@ use crate::cancel::Canceller;
 use crate::error::EngineError;
 use crate::limits::{validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
+use crate::report::SideReport;
+use crate::server_log::{trial_event, ServerEvent, ServerLog};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
 use crate::workloads::{start_server, PlaceHook};
 use record::TrialParams;
@@ -29,6 +31,7 @@ pub struct Server {
     name: String,
     hook: Option<PlaceHook>,
     stopping: Arc<AtomicBool>,
+    log: Option<ServerLog>,
 }
 
 /// A server serving on a background thread; stops accepting when dropped.
@@ -66,12 +69,20 @@ impl Server {
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
             stopping: Arc::new(AtomicBool::new(false)),
+            log: None,
         })
     }
 
     /// Places each trial's server-side threads with `hook` (embedded servers only).
     pub fn with_hook(mut self, hook: PlaceHook) -> Server {
         self.hook = Some(hook);
+        self
+    }
+
+    /// Passes each client's arrival, trials and departure to `log`
+    /// (`tcplab server` prints them).
+    pub fn with_log(mut self, log: ServerLog) -> Server {
+        self.log = Some(log);
         self
     }
 
@@ -111,11 +122,12 @@ impl Server {
             let limits = self.limits.clone();
             let name = self.name.clone();
             let hook = self.hook.clone();
+            let log = self.log.clone();
             let _ = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
                     let _guard = guard;
-                    serve_client(stream, &limits, &name, &hook);
+                    serve_client(stream, &limits, &name, &hook, &log);
                 });
         }
     }
@@ -159,11 +171,36 @@ fn reply_error(s: &mut TcpStream, message: String) -> bool {
     write_message(s, &Message::Error { message }).is_ok()
 }
 
-/// One client's control loop: hello, then any number of trials.
-fn serve_client(mut s: TcpStream, limits: &Limits, name: &str, hook: &Option<PlaceHook>) {
+/// One client's control loop: hello, then any number of trials; each
+/// arrival, trial and departure goes to `log`.
+fn serve_client(
+    s: TcpStream,
+    limits: &Limits,
+    name: &str,
+    hook: &Option<PlaceHook>,
+    log: &Option<ServerLog>,
+) {
+    let peer = s.peer_addr().ok();
+    let mut trials = 0u32;
+    let mut greeted = false;
+    control_loop(s, limits, name, hook, log, &mut greeted, &mut trials);
+    if let (Some(log), Some(peer), true) = (log, peer, greeted) {
+        log(&ServerEvent::Disconnected { peer, trials });
+    }
+}
+
+fn control_loop(
+    mut s: TcpStream,
+    limits: &Limits,
+    name: &str,
+    hook: &Option<PlaceHook>,
+    log: &Option<ServerLog>,
+    greeted: &mut bool,
+    trials: &mut u32,
+) {
     let _ = s.set_read_timeout(Some(IDLE));
     let _ = s.set_nodelay(true);
-    let mut greeted = false;
+    let peer = s.peer_addr().ok();
     loop {
         let msg = match read_message(&mut s) {
             Ok(m) => m,
@@ -181,8 +218,11 @@ fn serve_client(mut s: TcpStream, limits: &Limits, name: &str, hook: &Option<Pla
             }
         };
         let ok = match msg {
-            Message::Hello { .. } => {
-                greeted = true;
+            Message::Hello { client } => {
+                *greeted = true;
+                if let (Some(log), Some(peer)) = (log, peer) {
+                    log(&ServerEvent::Connected { peer, client });
+                }
                 write_message(
                     &mut s,
                     &Message::Welcome {
@@ -191,10 +231,21 @@ fn serve_client(mut s: TcpStream, limits: &Limits, name: &str, hook: &Option<Pla
                 )
                 .is_ok()
             }
-            Message::Setup { .. } if !greeted => {
+            Message::Setup { .. } if !*greeted => {
                 reply_error(&mut s, "expected hello before setup".into())
             }
-            Message::Setup { params } => serve_trial(&mut s, params, limits, hook),
+            Message::Setup { params } => {
+                *trials += 1;
+                let (ok, outcome) = serve_trial(&mut s, &params, limits, hook);
+                if let (Some(log), Some(peer)) = (log, peer) {
+                    log(&trial_event(
+                        peer,
+                        &params,
+                        outcome.as_ref().map_err(String::as_str),
+                    ));
+                }
+                ok
+            }
             other => reply_error(
                 &mut s,
                 format!("unexpected message {:?} outside a trial", kind(&other)),
@@ -220,25 +271,30 @@ fn kind(m: &Message) -> &'static str {
 }
 
 /// Runs the server side of one trial. Returns false if the control
-/// connection is no longer usable.
+/// connection is no longer usable, and this side's report (or why there is
+/// none) for the log.
 fn serve_trial(
     s: &mut TcpStream,
-    p: TrialParams,
+    p: &TrialParams,
     limits: &Limits,
     hook: &Option<PlaceHook>,
-) -> bool {
-    if let Err(e) = validate(&p, limits) {
-        return reply_error(s, e);
+) -> (bool, Result<SideReport, String>) {
+    if let Err(e) = validate(p, limits) {
+        return (reply_error(s, e.clone()), Err(e));
     }
     let ip = match s.local_addr() {
         Ok(a) => a.ip(),
-        Err(e) => return reply_error(s, format!("reading local address: {e}")),
+        Err(e) => {
+            let e = format!("reading local address: {e}");
+            return (reply_error(s, e.clone()), Err(e));
+        }
     };
     let cancel = Canceller::new();
-    let (role, ports) = match start_server(&p, ip, &cancel, hook.clone()) {
+    let (role, ports) = match start_server(p, ip, &cancel, hook.clone()) {
         Ok(r) => r,
-        Err(e) => return reply_error(s, e.to_string()),
+        Err(e) => return (reply_error(s, e.to_string()), Err(e.to_string())),
     };
+    let lost = || Err("the client's control connection closed".to_string());
     let _watchdog = Watchdog::arm(
         cancel.clone(),
         Some(Duration::from_secs_f64(limits.max_trial_s)),
@@ -247,14 +303,14 @@ fn serve_trial(
     if write_message(s, &Message::Ready { ports }).is_err() {
         cancel.cancel();
         role.join();
-        return false;
+        return (false, lost());
     }
     if role.is_active() {
         while !role.is_finished() {
             if poll_control(s.as_fd(), Duration::from_millis(100)) == ControlEvent::Hangup {
                 cancel.cancel();
                 role.join();
-                return false;
+                return (false, lost());
             }
         }
     } else {
@@ -266,15 +322,23 @@ fn serve_trial(
             Ok(other) => {
                 cancel.cancel();
                 role.join();
-                return reply_error(s, format!("expected client_done, got {}", kind(&other)));
+                let e = format!("expected client_done, got {}", kind(&other));
+                return (reply_error(s, e.clone()), Err(e));
             }
             Err(_) => {
                 cancel.cancel();
                 role.join();
-                return false;
+                return (false, lost());
             }
         }
     }
     let report = role.join();
-    write_message(s, &Message::Report { report }).is_ok()
+    let ok = write_message(
+        s,
+        &Message::Report {
+            report: report.clone(),
+        },
+    )
+    .is_ok();
+    (ok, Ok(report))
 }

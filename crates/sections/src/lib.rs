@@ -20,6 +20,8 @@
 //!   figures, each with its reason.
 //! - [`precision`]: the points that missed a `--precision` target.
 //! - [`probe_storage`]: what probing stored on disk, per point.
+//! - [`streams`]: each connection's share under `--parallel`, and the
+//!   `--interval` series, as stored with the trials.
 //! - [`run_json`], [`terminal`]: a run as JSON and as the terminal's table.
 //!
 //! Builders return `report` documents, sections, text or JSON; the binary
@@ -42,6 +44,7 @@ pub mod probe_storage;
 pub mod probes_text;
 pub mod run_json;
 pub mod run_report;
+pub mod streams;
 pub mod terminal;
 
 #[cfg(test)]

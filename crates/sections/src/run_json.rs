@@ -10,7 +10,10 @@ use serde_json::{json, Value};
 /// target, how the point ended against it (`precision`: the target, the
 /// half-width reached, the trials, whether it was met; null without one)
 /// and, for probed points, what probing stored (`probe_stored`: trials,
-/// records, bytes by kind, seconds probed; null unprobed).
+/// records, bytes by kind, seconds probed; null unprobed); for stream
+/// tests each connection's share of the throughput and their sum
+/// (`streams`), and with `--interval` each trial's series (`intervals`:
+/// `[{seq, intervals}]`), both null when not stored.
 pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> Value {
     let m = &run.meta;
     let stored = crate::probe_storage::point_storage(run, points);
@@ -31,6 +34,8 @@ pub fn run_json(run: &StoredRun, points: &[PointSummary], with_trials: bool) -> 
                 "metrics": p.metrics,
                 "precision": p.precision,
                 "probe_stored": probe_stored,
+                "streams": crate::streams::point_streams(run, p),
+                "intervals": crate::streams::point_intervals(run, p),
             })
         })
         .collect();

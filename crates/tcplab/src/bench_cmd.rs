@@ -70,6 +70,14 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     let mut session = session?;
     session.set_probes(probes);
+    if let Some(every) = plan.interval {
+        session.set_interval(Some(engine::interval::IntervalSpec {
+            every,
+            sink: plan
+                .print_intervals
+                .then(crate::interval_lines::printing_sink),
+        }));
+    }
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let end = execute(
@@ -79,7 +87,8 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         seed,
         command,
         &interrupt,
-        a.quiet || a.json,
+        // The interval lines replace the progress bar.
+        a.quiet || a.json || a.interval.is_some(),
     )?;
     let run = store.load_run(end.run_id)?;
     let points = analysis::summarize_run(&run);
@@ -105,6 +114,9 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             sections::terminal::table(plan.test, &points, &varying, &left_out)
         );
         for l in sections::terminal::failure_lines(&points, &varying) {
+            println!("{l}");
+        }
+        for l in sections::streams::stream_lines(&run, &points, &varying) {
             println!("{l}");
         }
         for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {

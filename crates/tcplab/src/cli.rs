@@ -217,6 +217,14 @@ pub struct BenchArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// tcp-stream and udp-stream: print each connection's bytes and rate
+    /// every DURATION while a trial runs (and, for a TCP sender,
+    /// retransmits and congestion window from TCP_INFO), with a [SUM] line
+    /// under --parallel, as iperf3 -i does; e.g. 1s, 0.1s. The series is
+    /// stored with each trial (`export`, `show --json`). It replaces the
+    /// progress bar; with --json it is stored but not printed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<std::time::Duration>,
 }
 
 const BENCH_HELP: &str = "\
@@ -247,6 +255,10 @@ pub struct ServerArgs {
     /// Most clients served at once.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub max_clients: usize,
+    /// Log each client and trial as one JSON object per line on stdout
+    /// (instead of text lines).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tcplab show`.
@@ -393,6 +405,15 @@ pub struct ExportArgs {
     /// With --records: only the trial with this execution number.
     #[arg(long, value_name = "SEQ", requires = "records")]
     pub trial: Option<u32>,
+}
+
+/// `--interval`: a duration of at least 10 ms.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let d = record::factor::parse::duration(s).map_err(|e| e.to_string())?;
+    if d < std::time::Duration::from_millis(10) {
+        return Err(format!("{s:?} is below the shortest interval, 10ms"));
+    }
+    Ok(d)
 }
 
 /// `--probe-depth`, parsed by the probe crate, which owns the names.

@@ -3,8 +3,11 @@
 
 use crate::cli::{LabCommand, ServerArgs};
 use crate::usage::usage;
+use engine::server_log::ServerEvent;
+use report::format::{number, Unit};
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Runs `tcplab server`.
 pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
@@ -21,10 +24,61 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         max_clients: a.max_clients,
         ..engine::Limits::default()
     };
-    let server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?;
+    let json = a.json;
+    let log: engine::server_log::ServerLog = Arc::new(move |e: &ServerEvent| {
+        println!("{}", server_log_line(e, json));
+    });
+    let server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?.with_log(log);
     eprintln!("tcplab server listening on {}", server.local_addr()?);
     server.serve();
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line of the server's log on stdout: the time, then the event as
+/// text or (`--json`) as one JSON object.
+fn server_log_line(e: &ServerEvent, json: bool) -> String {
+    let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    if json {
+        let mut v = serde_json::to_value(e).unwrap_or_default();
+        v["time"] = time.into();
+        return v.to_string();
+    }
+    let text = match e {
+        ServerEvent::Connected { peer, client } => format!("{peer} connected ({client})"),
+        ServerEvent::Trial {
+            peer,
+            test,
+            parallel,
+            role,
+            bytes,
+            seconds,
+            throughput_bps,
+            result,
+            error,
+        } => {
+            let streams = if *parallel > 1 {
+                format!(" ×{parallel}")
+            } else {
+                String::new()
+            };
+            let rate = throughput_bps
+                .map(|r| format!(", {}", number(r, Unit::Si("bit/s"))))
+                .unwrap_or_default();
+            let why = error.as_ref().map(|w| format!(": {w}")).unwrap_or_default();
+            format!(
+                "{peer} {test}{streams} {role}: {} in {}{rate}, {result}{why}",
+                number(*bytes as f64, Unit::Si("B")),
+                number(*seconds, Unit::Si("s")),
+            )
+        }
+        ServerEvent::Disconnected { peer, trials } => {
+            format!(
+                "{peer} disconnected after {trials} trial{}",
+                if *trials == 1 { "" } else { "s" }
+            )
+        }
+    };
+    format!("{time} {text}")
 }
 
 /// Runs `tcplab lab`.

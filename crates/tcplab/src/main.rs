@@ -10,6 +10,7 @@ mod compare_cmd;
 mod docs_cmd;
 mod factor_flags;
 mod import_cmd;
+mod interval_lines;
 mod lab_cmd;
 mod places;
 mod plan_args;

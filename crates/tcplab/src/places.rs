@@ -3,6 +3,7 @@
 //! and torn down when the session ends — also on Ctrl-C and on panic, since
 //! teardown is in `Drop`.
 
+use engine::interval::IntervalSpec;
 use engine::{Client, EngineError, Limits, PlaceHook, Server, ServerHandle, TrialObserver};
 use lab::host::{pin_current_thread, CpuQuota};
 use lab::names::Tag;
@@ -220,6 +221,7 @@ pub struct LivePlace {
     hook: PlaceHook,
     calibration: Option<Calibration>,
     place: Place,
+    interval: Option<IntervalSpec>,
 }
 
 impl LivePlace {
@@ -232,7 +234,13 @@ impl LivePlace {
             hook,
             calibration: None,
             place,
+            interval: None,
         })
+    }
+
+    /// Samples every following stream trial at `--interval` (`None`: not).
+    pub fn set_interval(&mut self, spec: Option<IntervalSpec>) {
+        self.interval = spec;
     }
 
     fn server_addr(&mut self, v6: bool) -> Result<SocketAddr, EngineError> {
@@ -265,17 +273,14 @@ impl LivePlace {
             .place
             .enter_client()
             .map_err(|e| EngineError::Protocol(e.to_string()))?;
-        observed(
-            connected(
-                &mut self.clients[slot],
-                addr,
-                Some(&self.hook),
-                CONNECT_TIMEOUT,
-            )?,
-            p,
-            interrupt,
-            observer,
-        )
+        let client = connected(
+            &mut self.clients[slot],
+            addr,
+            Some(&self.hook),
+            CONNECT_TIMEOUT,
+        )?;
+        client.set_interval(self.interval.clone());
+        observed(client, p, interrupt, observer)
     }
 
     /// Measures the link's real rate and RTT with a short bulk transfer and

@@ -21,6 +21,10 @@ pub struct BenchPlan {
     pub rule: StopRule,
     /// The settings as given, for the record.
     pub settings: serde_json::Value,
+    /// `--interval`: sample each stream trial this often.
+    pub interval: Option<std::time::Duration>,
+    /// Print each trial's intervals as they end (`--interval` without `--json`).
+    pub print_intervals: bool,
 }
 
 /// The test named on the command line.
@@ -101,12 +105,18 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
     if precision.is_some() && a.max_repeat < a.repeat {
         return Err(usage("--max-repeat must not be below --repeat"));
     }
+    if a.interval.is_some() && !matches!(test, TestKind::TcpStream | TestKind::UdpStream) {
+        return Err(usage(format!(
+            "--interval applies to tcp-stream and udp-stream, not {}",
+            test.name()
+        )));
+    }
     let rule = StopRule {
         repeat: a.repeat,
         precision,
         max_repeat: a.max_repeat,
     };
-    let settings = json!({
+    let mut settings = json!({
         "test": test.name(),
         "repeat": a.repeat,
         "precision": precision,
@@ -114,12 +124,17 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
         "to": a.to,
         "factors": a.factors.settings(),
     });
+    if let Some(d) = a.interval {
+        settings["interval_s"] = d.as_secs_f64().into();
+    }
     Ok(BenchPlan {
         test,
         points,
         varying: f.varying(),
         rule,
         settings,
+        interval: a.interval,
+        print_intervals: a.interval.is_some() && !a.json,
     })
 }
 

@@ -173,6 +173,14 @@ pub fn run_points(
                 break 'rounds;
             }
             pb.set_message(label(&plan.points[i], &plan.varying));
+            if plan.print_intervals {
+                let l = crate::interval_lines::trial_heading(
+                    *seq,
+                    &label(&plan.points[i], &plan.varying),
+                    &plan.points[i],
+                );
+                println!("{}", l.join("\n"));
+            }
             let started_at = now();
             let result = session.run(&plan.points[i], interrupt);
             let interrupted = matches!(result, Err(EngineError::Interrupted))
@@ -182,6 +190,17 @@ pub fn run_points(
                 _ if interrupted => Err("interrupted by the user".to_string()),
                 r => r.map_err(|e| e.to_string()),
             };
+            if plan.print_intervals {
+                match &stored {
+                    Ok(o) => {
+                        for l in crate::interval_lines::trial_summary(&plan.points[i], o) {
+                            println!("{l}");
+                        }
+                    }
+                    Err(e) => eprintln!("tcplab: trial failed: {e}"),
+                }
+                println!();
+            }
             match &stored {
                 // Each point's own test: a study's plan mixes tests.
                 Ok(o) => values[i].extend(o.metrics.get(plan.points[i].test.primary_metric())),

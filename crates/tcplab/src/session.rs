@@ -5,6 +5,7 @@
 use crate::places::{connected, observed, HostPlacer, LivePlace};
 use crate::probes::{ProbeObserver, ProbeSet};
 use crate::usage::usage;
+use engine::interval::IntervalSpec;
 use engine::{Client, EngineError, TrialObserver, DEFAULT_PORT};
 use lab::PlaceSpec;
 use record::{TrialOutcome, TrialParams};
@@ -33,12 +34,14 @@ pub enum Session {
         v4: Option<SocketAddr>,
         /// IPv6 control address.
         v6: Option<SocketAddr>,
-        /// Control connections per family.
-        clients: [Option<Client>; 2],
+        /// Control connections per family (boxed: a client is large).
+        clients: Box<[Option<Client>; 2]>,
         /// `--connect-timeout`: for each (re)connection.
         connect_timeout: Duration,
         /// `--probe` groups, if any (this host's kernel only).
         probes: Option<ProbeSet>,
+        /// `--interval`, if given.
+        interval: Option<IntervalSpec>,
     },
 }
 
@@ -188,9 +191,10 @@ impl Session {
             spec: spec.to_string(),
             v4,
             v6,
-            clients,
+            clients: Box::new(clients),
             connect_timeout,
             probes: None,
+            interval: None,
         })
     }
 
@@ -198,6 +202,19 @@ impl Session {
     pub fn set_probes(&mut self, groups: Option<ProbeSet>) {
         match self {
             Session::Local { probes, .. } | Session::Remote { probes, .. } => *probes = groups,
+        }
+    }
+
+    /// Samples every following stream trial at `--interval` and passes
+    /// each interval to the spec's sink (`None`: no sampling).
+    pub fn set_interval(&mut self, spec: Option<IntervalSpec>) {
+        match self {
+            Session::Local { places, .. } => {
+                for live in places.values_mut() {
+                    live.set_interval(spec.clone());
+                }
+            }
+            Session::Remote { interval, .. } => *interval = spec,
         }
     }
 
@@ -234,18 +251,16 @@ impl Session {
                 clients,
                 connect_timeout,
                 probes,
+                interval,
                 ..
             } => {
                 let (slot, addr) = if p.ipv6 { (1, *v6) } else { (0, *v4) };
                 let addr = addr.ok_or_else(|| {
                     EngineError::Protocol("no server address for this family".into())
                 })?;
-                observed(
-                    connected(&mut clients[slot], addr, None, *connect_timeout)?,
-                    p,
-                    interrupt,
-                    observer_for(probes),
-                )
+                let client = connected(&mut clients[slot], addr, None, *connect_timeout)?;
+                client.set_interval(interval.clone());
+                observed(client, p, interrupt, observer_for(probes))
             }
         }
     }

@@ -72,6 +72,9 @@ pub fn show(db: Option<PathBuf>, a: ShowArgs) -> anyhow::Result<ExitCode> {
     for l in sections::terminal::failure_lines(&points, &varying) {
         println!("{l}");
     }
+    for l in sections::streams::stream_lines(&run, &points, &varying) {
+        println!("{l}");
+    }
     for l in sections::terminal::left_out_lines(&points, &varying, &left_out) {
         println!("{l}");
     }

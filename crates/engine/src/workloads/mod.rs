@@ -12,6 +12,7 @@ pub mod udp;
 
 use crate::cancel::{Canceller, StopFlag};
 use crate::error::EngineError;
+use crate::interval::MeterHandle;
 use crate::load::LoadWorkers;
 use crate::metrics::sender_is_client;
 use crate::pattern::Pattern;
@@ -20,6 +21,7 @@ use crate::sockopt;
 use record::{LoadSide, TestKind, TrialParams};
 use socket2::Socket;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -232,12 +234,13 @@ pub fn start_server(
                 }
                 fan_out(socks.into_iter().zip(amounts).collect(), |_, (s, a)| {
                     let _reg = cancel.register(&s);
+                    let unmetered = AtomicU64::new(0);
                     if client_sends {
                         let ip_header = p.layer == Some(record::ProtocolLayer::Ip);
-                        udp::receive_datagrams(&s, &p, &pattern, &fin, false, ip_header)
+                        udp::receive_datagrams(&s, &p, &pattern, &fin, false, ip_header, &unmetered)
                     } else {
                         match udp::await_hello(&s) {
-                            Ok(()) => udp::send(&s, &p, &pattern, a, &stop),
+                            Ok(()) => udp::send(&s, &p, &pattern, a, &stop, &unmetered),
                             Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
                         }
                     }
@@ -311,21 +314,25 @@ fn serve_tcp(
     let items: Vec<_> = socks.into_iter().zip(amounts(p)).collect();
     fan_out(items, |_, (s, a)| {
         let _reg = cancel.register(&s);
+        let unmetered = AtomicU64::new(0);
         match p.test {
-            TestKind::TcpStream if p.reverse => stream::send(&s, p, pattern, a, &stop),
-            TestKind::TcpStream => stream::receive(&s, p, pattern),
+            TestKind::TcpStream if p.reverse => stream::send(&s, p, pattern, a, &stop, &unmetered),
+            TestKind::TcpStream => stream::receive(&s, p, pattern, &unmetered),
             _ => rr::rr_server(&s, p, pattern),
         }
     })
 }
 
-/// The client side: connects to the server's data ports and starts its threads.
+/// The client side: connects to the server's data ports and starts its
+/// threads; with a `meter` (`--interval`), each stream connection registers
+/// with it.
 pub fn start_client(
     p: &TrialParams,
     ip: IpAddr,
     ports: &[u16],
     cancel: &Canceller,
     hook: Option<PlaceHook>,
+    meter: Option<MeterHandle>,
 ) -> Result<RunningRole, EngineError> {
     let p = layer::effective(p);
     let pattern = pattern_for(&p);
@@ -358,8 +365,15 @@ pub fn start_client(
             stop.raise_after(d);
         }
         let items: Vec<_> = addrs.into_iter().zip(amounts(&p)).collect();
-        fan_out(items, |_, (addr, a)| {
-            client_conn(&p, addr, a, &pattern, &stop, &fin, &c)
+        fan_out(items, |i, (addr, a)| {
+            let conn = ClientConn {
+                stream: i as u32 + 1,
+                stop: &stop,
+                finish: &fin,
+                cancel: &c,
+                meter: meter.as_ref(),
+            };
+            client_conn(&p, addr, a, &pattern, &conn)
         })
     })?;
     Ok(RunningRole {
@@ -373,16 +387,46 @@ pub fn start_client(
     })
 }
 
+/// What one client connection shares with its side: its number (from 1),
+/// the side's flags, and the `--interval` meter.
+struct ClientConn<'a> {
+    stream: u32,
+    stop: &'a StopFlag,
+    finish: &'a StopFlag,
+    cancel: &'a Canceller,
+    meter: Option<&'a MeterHandle>,
+}
+
+impl ClientConn<'_> {
+    /// Runs `work` with this connection's byte counter: the meter's if
+    /// metered, a throwaway one otherwise; marks its end in the meter.
+    fn metered(
+        &self,
+        sock: &Socket,
+        tcp_sender: bool,
+        work: impl FnOnce(&AtomicU64) -> ConnResult,
+    ) -> ConnResult {
+        match self.meter {
+            Some(m) => {
+                let reg = m.register(self.stream, sock, tcp_sender);
+                let r = work(reg.counter());
+                reg.ended_at(r.ended);
+                r
+            }
+            None => work(&AtomicU64::new(0)),
+        }
+    }
+}
+
 /// One client connection or flow, from connect to its result.
 fn client_conn(
     p: &TrialParams,
     addr: SocketAddr,
     a: Amount,
     pattern: &Pattern,
-    stop: &StopFlag,
-    finish: &StopFlag,
-    cancel: &Canceller,
+    conn: &ClientConn,
 ) -> ConnResult {
+    let (stop, finish, cancel) = (conn.stop, conn.finish, conn.cancel);
     match p.test {
         TestKind::TcpCrr => return rr::crr_client(addr, p, pattern, a, stop, cancel),
         TestKind::Http => return http::client(addr, p, pattern, a, stop, cancel),
@@ -392,7 +436,8 @@ fn client_conn(
                 Err(e) => return ConnResult::failed(e.to_string()),
             };
             let _reg = cancel.register(&s);
-            return udp::send_to(&s, dest.as_ref(), p, pattern, a, stop);
+            let unmetered = AtomicU64::new(0);
+            return udp::send_to(&s, dest.as_ref(), p, pattern, a, stop, &unmetered);
         }
         TestKind::UdpStream if !p.connect && !p.reverse => {
             // An unconnected sender: the address in every sendto(), so the
@@ -402,7 +447,9 @@ fn client_conn(
                 Err(e) => return ConnResult::failed(e.to_string()),
             };
             let _reg = cancel.register(&s);
-            return udp::send_to(&s, Some(&addr.into()), p, pattern, a, stop);
+            return conn.metered(&s, false, |progress| {
+                udp::send_to(&s, Some(&addr.into()), p, pattern, a, stop, progress)
+            });
         }
         TestKind::UdpStream => {
             let s = match udp_connected(p, addr) {
@@ -410,11 +457,13 @@ fn client_conn(
                 Err(e) => return ConnResult::failed(e.to_string()),
             };
             let _reg = cancel.register(&s);
-            return if p.reverse {
-                udp::receive(&s, p, pattern, finish, true)
-            } else {
-                udp::send(&s, p, pattern, a, stop)
-            };
+            return conn.metered(&s, false, |progress| {
+                if p.reverse {
+                    udp::receive(&s, p, pattern, finish, true, progress)
+                } else {
+                    udp::send(&s, p, pattern, a, stop, progress)
+                }
+            });
         }
         _ => {}
     }
@@ -424,8 +473,12 @@ fn client_conn(
     };
     let _reg = cancel.register(&s);
     match p.test {
-        TestKind::TcpStream if p.reverse => stream::receive(&s, p, pattern),
-        TestKind::TcpStream => stream::send(&s, p, pattern, a, stop),
+        TestKind::TcpStream if p.reverse => conn.metered(&s, false, |progress| {
+            stream::receive(&s, p, pattern, progress)
+        }),
+        TestKind::TcpStream => conn.metered(&s, true, |progress| {
+            stream::send(&s, p, pattern, a, stop, progress)
+        }),
         _ => rr::rr_client(&s, p, pattern, a, stop),
     }
 }

@@ -14,16 +14,19 @@ use crate::workloads::sender::ChunkSender;
 use record::TrialParams;
 use socket2::Socket;
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Sends this connection's share of the stream, then shuts down writing and
 /// waits for the receiver to close, so TCP_INFO is read after the last ACK.
+/// The running byte count goes to `progress` after each write (`--interval`).
 pub fn send(
     sock: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
     stop: &StopFlag,
+    progress: &AtomicU64,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -44,6 +47,7 @@ pub fn send(
         match sender.send(off, len) {
             Ok(n) => {
                 off += n as u64;
+                progress.store(off, Ordering::Relaxed);
                 r.calls += 1;
                 if let Some(pc) = &mut pacer {
                     pc.sent(n);
@@ -89,8 +93,14 @@ fn wait_for_eof(sock: &Socket) {
     }
 }
 
-/// Reads until end of stream, checking every read against the pattern.
-pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult {
+/// Reads until end of stream, checking every read against the pattern; the
+/// running byte count goes to `progress` after each read.
+pub fn receive(
+    sock: &Socket,
+    p: &TrialParams,
+    pattern: &Pattern,
+    progress: &AtomicU64,
+) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
@@ -133,6 +143,7 @@ pub fn receive(sock: &Socket, p: &TrialParams, pattern: &Pattern) -> ConnResult 
                 r.integrity_errors += 1;
             }
             off += n as u64;
+            progress.store(off, Ordering::Relaxed);
             if let Some(w) = &mut work {
                 w.consumed(n);
                 // A slower receiver μ is done with a byte when it has worked

@@ -16,6 +16,7 @@ use crate::report::{ConnResult, KernelUdpDeltas, UdpCounters};
 use record::TrialParams;
 use socket2::{SockAddr, Socket};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bytes of the datagram header; the smallest datagram tcplab sends.
@@ -84,13 +85,15 @@ pub fn send(
     pattern: &Pattern,
     amount: Amount,
     stop: &StopFlag,
+    progress: &AtomicU64,
 ) -> ConnResult {
-    send_to(sock, None, p, pattern, amount, stop)
+    send_to(sock, None, p, pattern, amount, stop, progress)
 }
 
 /// [`send`], naming `dest` in every datagram when given (for sockets that
 /// cannot connect, layer-rate's AF_PACKET frames, and for an unconnected
-/// sender, `--connect off`).
+/// sender, `--connect off`). The running byte count goes to `progress`
+/// after each datagram (`--interval`).
 pub fn send_to(
     sock: &Socket,
     dest: Option<&SockAddr>,
@@ -98,6 +101,7 @@ pub fn send_to(
     pattern: &Pattern,
     amount: Amount,
     stop: &StopFlag,
+    progress: &AtomicU64,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -130,6 +134,7 @@ pub fn send_to(
         }
         seq += 1;
         r.bytes += p.write_size;
+        progress.store(r.bytes, Ordering::Relaxed);
         if let Some(pc) = &mut pacer {
             pc.sent(p.write_size as usize);
         }
@@ -182,15 +187,17 @@ impl SeqTracker {
 }
 
 /// Receives one flow until its FIN, or until `finish` is raised and the
-/// socket has been quiet for `quiet`.
+/// socket has been quiet for `quiet`; the running byte count goes to
+/// `progress` after each datagram.
 pub fn receive(
     sock: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     finish: &StopFlag,
     hello: bool,
+    progress: &AtomicU64,
 ) -> ConnResult {
-    receive_datagrams(sock, p, pattern, finish, hello, false)
+    receive_datagrams(sock, p, pattern, finish, hello, false, progress)
 }
 
 /// [`receive`]; with `ip_header`, each datagram starts with an IPv4 header
@@ -202,6 +209,7 @@ pub fn receive_datagrams(
     finish: &StopFlag,
     hello: bool,
     ip_header: bool,
+    progress: &AtomicU64,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -285,6 +293,7 @@ pub fn receive_datagrams(
         }
         t.record(seq, send_us, now_us32());
         r.bytes += n as u64;
+        progress.store(r.bytes, Ordering::Relaxed);
         if let Some(w) = &mut work {
             w.consumed(n);
         }
