@@ -186,6 +186,14 @@ pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
     }
 }
 
+/// A network throughput a study computed in bytes per second, written as
+/// throughput is everywhere: in bit/s (`measure` of 8× the value), so a
+/// figure never reads as both `36.8 Gbit/s` and `4.60 GB/s`. Memory and
+/// copy rates stay in B/s.
+pub fn throughput_of_bytes(bytes_per_s: f64, ci: Option<f64>) -> String {
+    measure(bytes_per_s * 8.0, ci.map(|c| c * 8.0), Unit::Si("bit/s"))
+}
+
 /// The prefix for a whole axis or column: the factor to multiply values by
 /// and the unit text, chosen for the largest magnitude among `values`.
 pub fn scale_for_values(values: impl IntoIterator<Item = f64>, unit: Unit) -> (f64, String) {
