@@ -1,6 +1,7 @@
 //! Numbers as stored values are written out, for every crate above: the
 //! CSV export's text of a metric or a setting (the shortest text that reads
-//! back as the value rounded to a fixed number of significant digits), and
+//! back as the value rounded to a fixed number of significant digits;
+//! whole numbers exactly), and
 //! a setting's level as its flag takes it (`64K`, `100mbit`, `1ms`).
 //!
 //! How people read means and intervals (the significant-digit rule of
@@ -50,9 +51,15 @@ pub fn shortest(v: f64, digits: i32) -> String {
     }
 }
 
-/// A measured metric's text in CSV: [`METRIC_DIGITS`] significant digits.
+/// A measured metric's text in CSV: a whole number (a count of bytes,
+/// datagrams, retransmits) exactly, anything else with [`METRIC_DIGITS`]
+/// significant digits.
 pub fn metric_text(v: f64) -> String {
-    shortest(v, METRIC_DIGITS)
+    if v.fract() == 0.0 && v.abs() < 2f64.powi(53) {
+        format!("{v:.0}")
+    } else {
+        shortest(v, METRIC_DIGITS)
+    }
 }
 
 /// A setting's text in CSV: [`SETTING_DIGITS`] significant digits.
@@ -136,6 +143,8 @@ mod tests {
         assert_eq!(metric_text(2.292540217782457), "2.29254");
         assert_eq!(metric_text(0.000010631502191328507), "0.0000106315");
         assert_eq!(metric_text(229.0), "229");
+        // Counts stay exact.
+        assert_eq!(metric_text(76829696.0), "76829696");
         assert_eq!(metric_text(-11.0), "-11");
         assert_eq!(metric_text(0.0), "0");
         assert_eq!(metric_text(f64::NAN), "");
