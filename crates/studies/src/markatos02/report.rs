@@ -232,10 +232,10 @@ fn bandwidth_section(d: &StudyData) -> Section {
     if let (Some(score), Some(l)) = (d.host.cpu_score, lo) {
         if let Ok(m) = mileage(l.2.mean * 1e6, score) {
             s.finding(format!(
-                "Loopback mileage on this host: {m:.3} ± {:.3} MB per CPU-second per unit of CPU \
-                 score (score {score:.0}; the score is tcplab's integer workload, not SPECint95, so \
-                 compare hosts measured by tcplab, not the paper's numbers).",
-                l.2.ci / score
+                "Loopback mileage on this host: {} per unit of CPU score (score {score:.0}; the \
+                 score is tcplab's integer workload, not SPECint95, so compare hosts measured by \
+                 tcplab, not the paper's numbers).",
+                measure(m, Some(l.2.ci / score), Unit::Fixed("MB per CPU-second"))
             ));
         }
     }
