@@ -101,17 +101,13 @@ fn trial_row(
         Some(p) => row.extend(param_values(&p.params)),
         None => row.extend(param_keys().map(|_| String::new())),
     }
-    row.extend(
-        metrics
-            .iter()
-            .map(|name| {
-                trial
-                    .outcome
-                    .metrics
-                    .get(*name)
-                    .map_or_else(String::new, |v| crate::numbers::metric_text(*v))
-            }),
-    );
+    row.extend(metrics.iter().map(|name| {
+        trial
+            .outcome
+            .metrics
+            .get(*name)
+            .map_or_else(String::new, |v| crate::numbers::metric_text(*v))
+    }));
     row
 }
 

@@ -181,7 +181,10 @@ pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
         Some(c) => {
             let c = c * f;
             let place = last_place(m, c);
-            join(format!("{} ± {}", to_place(m, place), to_place(c, place)), &u)
+            join(
+                format!("{} ± {}", to_place(m, place), to_place(c, place)),
+                &u,
+            )
         }
     }
 }

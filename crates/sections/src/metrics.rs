@@ -1,9 +1,9 @@
 //! The metrics the reports show (tables, figures, comparisons) with their
 //! names and units, and small helpers every section uses.
 
+use analysis::validity::{why_left_out, LeftOut};
 use analysis::PointSummary;
 use record::{TestKind, TrialRecord};
-use analysis::validity::{why_left_out, LeftOut};
 use report::format::{column, small_sample, SMALL_SAMPLE_MARK, SMALL_SAMPLE_NOTE};
 use report::Unit;
 

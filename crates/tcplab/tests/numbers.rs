@@ -86,7 +86,10 @@ fn bench_show_and_report_write_a_metric_in_one_unit_with_the_same_digits() {
     for c in &throughput {
         assert!(c.contains(" ± "), "{c}");
         // Never the 17 digits of an f64: at most six significant digits.
-        let digits = c.chars().take_while(|ch| *ch != '±').filter(char::is_ascii_digit);
+        let digits = c
+            .chars()
+            .take_while(|ch| *ch != '±')
+            .filter(char::is_ascii_digit);
         assert!(digits.count() <= 6, "{c}");
     }
     let page = dir.path().join("r.html");
@@ -199,7 +202,10 @@ fn two_wild_trials_carry_the_small_sample_mark_and_two_close_ones_do_not() {
     assert_eq!(cells, ["28 ± 343 ‡"]);
     assert!(shown.contains(note), "{shown}");
     let page = dir.path().join("wild.html");
-    assert_success(&tcplab(&wild, &["report", "1", "-o", page.to_str().unwrap()]));
+    assert_success(&tcplab(
+        &wild,
+        &["report", "1", "-o", page.to_str().unwrap()],
+    ));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<td class=\"num\">28 ± 343 ‡</td>"));
     assert!(html.contains(note));
@@ -211,6 +217,9 @@ fn two_wild_trials_carry_the_small_sample_mark_and_two_close_ones_do_not() {
     assert_eq!(cells, ["30.5 ± 6.4"]);
     assert!(!shown.contains('‡'), "{shown}");
     let page = dir.path().join("tame.html");
-    assert_success(&tcplab(&tame, &["report", "1", "-o", page.to_str().unwrap()]));
+    assert_success(&tcplab(
+        &tame,
+        &["report", "1", "-o", page.to_str().unwrap()],
+    ));
     assert!(!std::fs::read_to_string(&page).unwrap().contains('‡'));
 }

@@ -101,14 +101,7 @@ fn levels_round_trip_to_every_text() {
         table,
     };
     let cases = [
-        case(
-            "write-size",
-            "64K",
-            Some(65536.0),
-            "65536",
-            "65536",
-            "64K",
-        ),
+        case("write-size", "64K", Some(65536.0), "65536", "65536", "64K"),
         case("duration", "500ms", Some(0.5), "0.5", "0.5", "0.5"),
         case("duration", "2s", Some(2.0), "2", "2.0", "2"),
         case("parallel", "4", Some(4.0), "4", "4", "4"),
@@ -120,14 +113,7 @@ fn levels_round_trip_to_every_text() {
             "10000000",
             "10mbit",
         ),
-        case(
-            "recv-work",
-            "20us",
-            Some(20000.0),
-            "20000",
-            "20000",
-            "20us",
-        ),
+        case("recv-work", "20us", Some(20000.0), "20000", "20000", "20us"),
         case("nodelay", "on", None, "true", "true", "on"),
         case(
             "api",

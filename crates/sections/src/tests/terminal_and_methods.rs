@@ -294,7 +294,7 @@ fn the_terminal_table_and_the_report_write_a_metric_alike_and_mark_small_wild_sa
     assert_eq!(cells[0], "28 ± 343 ‡");
     assert_eq!(cells[2], "30.5 ± 6.4");
     for (i, c) in cells.iter().enumerate() {
-        assert!(row(&["1K", "4K", "64K"][i]).contains(c), "{c} in {text}");
+        assert!(row(["1K", "4K", "64K"][i]).contains(c), "{c} in {text}");
     }
     assert!(s.blocks.iter().any(|b| matches!(b,
         Block::Paragraph(p) if p == report::format::SMALL_SAMPLE_NOTE)));

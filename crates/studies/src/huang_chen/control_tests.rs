@@ -144,7 +144,9 @@ fn a_lookup_per_datagram_is_claimed_only_when_sendto_shows_more_of_it() {
     let s = per_datagram_sentence(Some(&connected), Some(&sendto));
     assert!(
         s.starts_with("Only the unconnected sender looks its route up per datagram")
-            && s.contains("took 3.50 ± 0.80 % of the sender's CPU with sendto() and 0.0200 ± 0.0300 %"),
+            && s.contains(
+                "took 3.50 ± 0.80 % of the sender's CPU with sendto() and 0.0200 ± 0.0300 %"
+            ),
         "{s}"
     );
     let same = ts(0.0, 0.034, 0.008, 3500);

@@ -4,9 +4,9 @@
 //! data give; a cost whose interval contains zero is "not distinguishable
 //! from zero", with the smallest cost the trials could have detected.
 
-use report::{measure, Unit};
 use analysis::cpu::PacketByteFit;
 use analysis::findings::{differ, shape, shape_sentence, CurvePoint, Shape};
+use report::{measure, Unit};
 
 /// Where one fitted cost stands against zero.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -665,7 +665,11 @@ fn checksum_section(d: &StudyData) -> Section {
                  them.",
                 measure(bw, None, Unit::Si("B/s")),
                 measure(1.0 / bw, None, Unit::Si("s")),
-                measure(m.mean * 1e-6 / 1024.0, Some(m.ci95 * 1e-6 / 1024.0), Unit::Si("s")),
+                measure(
+                    m.mean * 1e-6 / 1024.0,
+                    Some(m.ci95 * 1e-6 / 1024.0),
+                    Unit::Si("s")
+                ),
             ));
         }
     }

@@ -339,10 +339,7 @@ fn buffers_below_the_bandwidth_delay_product_raise_throughput_as_buffer_over_rtt
         s.contains("4 KB allows 1.64 Mbit/s and 16 KB 6.55 Mbit/s"),
         "{s}"
     );
-    assert!(
-        s.contains("throughput rose from 1.50 ± 0.03 Mbit/s"),
-        "{s}"
-    );
+    assert!(s.contains("throughput rose from 1.50 ± 0.03 Mbit/s"), "{s}");
     assert!(s.contains("(4.07×)"), "{s}");
     // No BDP to fill: 16 KB within CI of 4 KB is no rise, with the
     // smallest rise the trials could have seen.
