@@ -18,6 +18,17 @@ use report::{measure, Table, Unit};
 pub const COMPARE_NOTE: &str =
     "mean ± 95% CI half-width; ratio to the first run, * where the intervals do not overlap";
 
+/// The small-sample footnote when a cell of the comparison `table` carries
+/// the mark.
+pub fn small_sample_note(table: &Table) -> Option<&'static str> {
+    table
+        .rows
+        .iter()
+        .flatten()
+        .any(|c| c.ends_with(report::format::SMALL_SAMPLE_MARK))
+        .then_some(report::format::SMALL_SAMPLE_NOTE)
+}
+
 /// A stored run with its per-point summaries.
 pub type RunPoints = (StoredRun, Vec<PointSummary>);
 
@@ -369,6 +380,9 @@ pub fn compare_text(runs: &[RunPoints], cmp: &Comparison, table: &Table) -> Stri
     out += "\n";
     out += &report::text::table_text(table);
     out += &format!("{COMPARE_NOTE}\n");
+    if let Some(note) = small_sample_note(table) {
+        out += &format!("{note}\n");
+    }
     for l in cmp.left_out_lines(runs) {
         out += &format!("{l}\n");
     }

@@ -298,4 +298,12 @@ fn the_terminal_table_and_the_report_write_a_metric_alike_and_mark_small_wild_sa
     }
     assert!(s.blocks.iter().any(|b| matches!(b,
         Block::Paragraph(p) if p == report::format::SMALL_SAMPLE_NOTE)));
+
+    // compare marks the same cell and gives the footnote.
+    let (runs, cmp) = compared(&store, &[&run, &run]);
+    let m = crate::metrics::known_metric("throughput_bps");
+    let t = cmp.table(&runs, m);
+    assert_eq!(t.rows[0][1], "28 ± 343 ‡");
+    let text = crate::compare::compare_text(&runs, &cmp, &t);
+    assert!(text.contains(report::format::SMALL_SAMPLE_NOTE), "{text}");
 }
