@@ -28,6 +28,22 @@ pub struct Summary {
     /// t<sub>0.975, n−1</sub> · sd / √n; NaN for a single value.
     #[serde(with = "finite_or_null")]
     pub ci95: f64,
+    /// The median (the mean of the middle two of an even count), as
+    /// hyperfine's JSON gives it; NaN (`null`) in summaries stored before
+    /// it was kept.
+    #[serde(with = "finite_or_null", default = "not_a_number")]
+    pub median: f64,
+    /// The smallest value.
+    #[serde(with = "finite_or_null", default = "not_a_number")]
+    pub min: f64,
+    /// The largest value.
+    #[serde(with = "finite_or_null", default = "not_a_number")]
+    pub max: f64,
+}
+
+/// NaN, for summaries serialized without median, min or max.
+fn not_a_number() -> f64 {
+    f64::NAN
 }
 
 impl Summary {
@@ -50,6 +66,9 @@ impl Summary {
             mean,
             sd,
             ci95: f64::NAN,
+            median: median(&finite).unwrap_or(f64::NAN),
+            min: finite.iter().copied().fold(f64::INFINITY, f64::min),
+            max: finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         };
         summary.ci95 = summary.half_width(CI95);
         Some(summary)
@@ -263,7 +282,8 @@ mod tests {
         let json = serde_json::to_value(s).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"n": 1, "mean": 42.0, "sd": 0.0, "ci95": null})
+            serde_json::json!({"n": 1, "mean": 42.0, "sd": 0.0, "ci95": null,
+                "median": 42.0, "min": 42.0, "max": 42.0})
         );
         let back: Summary = serde_json::from_value(json).unwrap();
         assert_eq!(back.n, 1);
@@ -309,6 +329,20 @@ mod tests {
         assert!(close(hw, 3.249836 * s.sd / 10f64.sqrt()));
         assert!(close(ci_half_width(&values, 0.95).unwrap(), s.ci95));
         assert!(ci_half_width(&values, 1.5).unwrap().is_nan());
+    }
+
+    #[test]
+    fn summaries_give_median_min_and_max() {
+        let s = Summary::new(&[3.0, f64::NAN, 1.0, 10.0, 2.0]).unwrap();
+        assert_eq!((s.n, s.median, s.min, s.max), (4, 2.5, 1.0, 10.0));
+        let json = serde_json::to_value(s).unwrap();
+        assert_eq!(json["median"], 2.5);
+        assert_eq!(json["min"], 1.0);
+        assert_eq!(json["max"], 10.0);
+        // A summary stored before they were kept reads back with NaN.
+        let old: Summary =
+            serde_json::from_str(r#"{"n":2,"mean":1.0,"sd":0.0,"ci95":0.0}"#).unwrap();
+        assert!(old.median.is_nan() && old.min.is_nan() && old.max.is_nan());
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub const CLASHING_METRIC_PREFIX: &str = "metric_";
 /// `None`), then one column per metric name found in any trial of the run,
 /// sorted, empty where a trial lacks it (a metric whose name an earlier
 /// column has is written as `metric_<name>`). `point` is the point's index
-/// in the plan.
+/// in the plan. A metric is written with [`crate::numbers::METRIC_DIGITS`]
+/// significant digits and a setting with
+/// [`crate::numbers::SETTING_DIGITS`], each as the shortest text that reads
+/// back as the rounded value (`0.2308`, not `0.23079999999999998`).
 pub fn trials_csv<W: Write>(run: &StoredRun, out: W) -> Result<(), StoreError> {
     let metrics = metric_names(run);
     let points: HashMap<i64, &PointRecord> = run.points.iter().map(|p| (p.id, p)).collect();
@@ -98,11 +101,13 @@ fn trial_row(
         Some(p) => row.extend(param_values(&p.params)),
         None => row.extend(param_keys().map(|_| String::new())),
     }
-    row.extend(
-        metrics
-            .iter()
-            .map(|name| opt(trial.outcome.metrics.get(*name))),
-    );
+    row.extend(metrics.iter().map(|name| {
+        trial
+            .outcome
+            .metrics
+            .get(*name)
+            .map_or_else(String::new, |v| crate::numbers::metric_text(*v))
+    }));
     row
 }
 

@@ -8,6 +8,7 @@ pub mod factor;
 pub mod host;
 pub mod host_profile;
 pub mod import;
+pub mod numbers;
 pub mod owner;
 pub mod params;
 pub mod pcap;

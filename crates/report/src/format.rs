@@ -1,6 +1,23 @@
-//! Numbers as people read them: a mean with its 95% CI half-width rounded
-//! to the CI's second significant digit, SI prefixes (Gbit/s, µs, MB),
-//! percentages.
+//! Numbers as people read them, by one rule everywhere tcplab prints a
+//! measured value (bench and show tables, reports, compare, study
+//! sentences):
+//!
+//! * A mean is written with [`MEAN_DIGITS`] (3) significant digits and its
+//!   95% CI half-width to the same decimal place: `9.41 ± 0.12 Gbit/s`.
+//! * A value that needs more digits gets them: when the half-width would
+//!   round to nothing at that place, the mean gets digits down to the
+//!   half-width's first significant digit (`96.075 ± 0.008`), at most
+//!   [`MAX_DIGITS`] in all.
+//! * A wide CI gets fewer: the half-width never shows more than
+//!   [`CI_MAX_DIGITS`] (3) significant digits, and the mean stops at the
+//!   same place (`28 ± 123`, not `28.1 ± 122.7`).
+//! * One unit per metric (throughput in bit/s, bytes per CPU second in
+//!   B/CPU-s, times in s), with the SI prefix chosen per column or figure,
+//!   not per cell ([`column`], [`scale_for_values`]).
+//! * [`SMALL_SAMPLE_MARK`] beside a mean of fewer than 5 trials whose CI is
+//!   wider than the mean itself ([`small_sample`]).
+//!
+//! Exports keep the stored values (`record::numbers`).
 
 /// The unit of a value, which decides its prefix and suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +104,69 @@ pub fn number(v: f64, unit: Unit) -> String {
     join(format!("{s:.*}", decimals_for(s, 3)), &u)
 }
 
-/// A mean with its 95% CI half-width: `9.41 ± 0.12 Gbit/s`.
+/// Significant digits of a mean (and of a single value).
+pub const MEAN_DIGITS: i32 = 3;
+
+/// The most significant digits a CI half-width shows; a mean with a wider
+/// CI shows fewer digits than [`MEAN_DIGITS`].
+pub const CI_MAX_DIGITS: i32 = 3;
+
+/// The most significant digits a mean shows, however narrow its CI.
+pub const MAX_DIGITS: i32 = 6;
+
+/// The mark beside a mean of fewer than [`SMALL_SAMPLE_TRIALS`] trials
+/// whose CI is wider than the mean.
+pub const SMALL_SAMPLE_MARK: &str = "‡";
+
+/// Fewer trials than this may carry [`SMALL_SAMPLE_MARK`].
+pub const SMALL_SAMPLE_TRIALS: u32 = 5;
+
+/// The footnote under a table with a [`SMALL_SAMPLE_MARK`].
+pub const SMALL_SAMPLE_NOTE: &str = "‡ fewer than 5 trials and a CI wider than the mean";
+
+/// Whether a mean of `n` trials with half-width `ci` carries
+/// [`SMALL_SAMPLE_MARK`]: fewer than 5 trials and a CI wider than the mean.
+pub fn small_sample(n: u32, mean: f64, ci: Option<f64>) -> bool {
+    n < SMALL_SAMPLE_TRIALS && ci.is_some_and(|c| c.is_finite() && c > mean.abs())
+}
+
+/// The power of ten of a value's first significant digit.
+fn magnitude(v: f64) -> i32 {
+    v.abs().log10().floor() as i32
+}
+
+/// The power of ten of the last digit written for `mean ± ci` (both
+/// already scaled to their prefix), by the rule in the module's doc.
+fn last_place(mean: f64, ci: f64) -> i32 {
+    let ci_lead = magnitude(ci);
+    let ci_finest = ci_lead - (CI_MAX_DIGITS - 1);
+    if mean == 0.0 {
+        return ci_lead.max(ci_finest);
+    }
+    let mean_place = magnitude(mean) - (MEAN_DIGITS - 1);
+    let finest = magnitude(mean) - (MAX_DIGITS - 1);
+    mean_place.min(ci_lead).max(ci_finest).max(finest)
+}
+
+/// `v` written to the decimal place `10^place` (whole numbers rounded to
+/// tens, hundreds… when `place` is above 0).
+fn to_place(v: f64, place: i32) -> String {
+    if place <= 0 {
+        format!("{v:.*}", (-place) as usize)
+    } else {
+        let p = 10f64.powi(place);
+        format!("{:.0}", (v / p).round() * p)
+    }
+}
+
+/// A mean with its 95% CI half-width: `9.41 ± 0.12 Gbit/s`, by the rule
+/// in the module's doc (three significant digits, the half-width to the
+/// same place; more digits for a narrow CI, fewer for a wide one).
 ///
-/// The half-width is rounded to two significant digits and the mean to the
-/// same decimal place; the prefix follows the mean. Without a half-width
-/// (`None`, NaN: a single trial) the mean alone is written with three
-/// significant digits; a zero half-width (identical trials) is `± 0`.
-/// `—` when the mean is not finite.
+/// The prefix follows the mean. Without a half-width (`None`, NaN: a
+/// single trial) the mean alone is written with three significant digits;
+/// a zero half-width (identical trials) is `± 0`. `—` when the mean is not
+/// finite.
 pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
     if !mean.is_finite() {
         return "—".into();
@@ -103,14 +176,25 @@ pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
     let (f, u) = unit.scale_for(magnitude);
     let m = mean * f;
     match ci {
-        None => join(format!("{m:.*}", decimals_for(m, 3)), &u),
-        Some(0.0) => join(format!("{m:.*} ± 0", decimals_for(m, 3)), &u),
+        None => join(format!("{m:.*}", decimals_for(m, MEAN_DIGITS)), &u),
+        Some(0.0) => join(format!("{m:.*} ± 0", decimals_for(m, MEAN_DIGITS)), &u),
         Some(c) => {
             let c = c * f;
-            let d = decimals_for(c, 2);
-            join(format!("{m:.d$} ± {c:.d$}"), &u)
+            let place = last_place(m, c);
+            join(
+                format!("{} ± {}", to_place(m, place), to_place(c, place)),
+                &u,
+            )
         }
     }
+}
+
+/// A network throughput a study computed in bytes per second, written as
+/// throughput is everywhere: in bit/s (`measure` of 8× the value), so a
+/// figure never reads as both `36.8 Gbit/s` and `4.60 GB/s`. Memory and
+/// copy rates stay in B/s.
+pub fn throughput_of_bytes(bytes_per_s: f64, ci: Option<f64>) -> String {
+    measure(bytes_per_s * 8.0, ci.map(|c| c * 8.0), Unit::Si("bit/s"))
 }
 
 /// The prefix for a whole axis or column: the factor to multiply values by
@@ -138,30 +222,9 @@ pub fn column(values: &[(f64, Option<f64>)], unit: Unit) -> (String, Vec<String>
 }
 
 /// A byte count in powers of 1024 as tcplab's flags write them: 512, 1K,
-/// 1.5K, 64K, 1M.
+/// 1.5K, 64K, 1M (`record::numbers::size_text`).
 pub fn bytes_short(v: f64) -> String {
-    const K: f64 = 1024.0;
-    let (d, s) = if v.abs() >= K * K * K {
-        (K * K * K, "G")
-    } else if v.abs() >= K * K {
-        (K * K, "M")
-    } else if v.abs() >= K {
-        (K, "K")
-    } else {
-        (1.0, "")
-    };
-    let x = v / d;
-    let whole = |y: f64| (y - y.round()).abs() < 1e-9;
-    let t = if whole(x) {
-        format!("{}", x.round())
-    } else if whole(x * 4.0) {
-        format!("{x:.2}").trim_end_matches('0').to_string()
-    } else if whole(v) && v.abs() < 1e6 {
-        return format!("{}", v.round());
-    } else {
-        format!("{x:.1}")
-    };
-    format!("{t}{s}")
+    record::numbers::size_text(v)
 }
 
 /// A tick label: a compact number with an SI suffix for large values
@@ -202,17 +265,48 @@ mod tests {
         );
         assert_eq!(
             measure(18.234e-6, Some(0.56e-6), Unit::Si("s")),
-            "18.23 ± 0.56 µs"
-        );
-        assert_eq!(
-            measure(1234.6e6, Some(35e6), Unit::Si("bit/s")),
-            "1.235 ± 0.035 Gbit/s"
+            "18.2 ± 0.6 µs"
         );
         assert_eq!(measure(512.0, Some(37.0), Unit::Plain), "512 ± 37");
         assert_eq!(
             measure(0.0123, Some(0.0021), Unit::Percent),
             "1.23 ± 0.21 %"
         );
+        // Whole numbers round to the same place: three digits of the mean.
+        assert_eq!(measure(15428.0, Some(3685.0), Unit::Plain), "15400 ± 3700");
+    }
+
+    #[test]
+    fn a_narrow_ci_gives_the_mean_more_digits() {
+        // Three digits would write 96.1 ± 0.0: the CI's first digit shows.
+        assert_eq!(
+            measure(96.0746e6, Some(0.0082e6), Unit::Si("bit/s")),
+            "96.075 ± 0.008 Mbit/s"
+        );
+        assert_eq!(measure(2.0, Some(0.0004), Unit::Plain), "2.0000 ± 0.0004");
+        // …but never more than six significant digits.
+        assert_eq!(measure(1.0, Some(1e-9), Unit::Plain), "1.00000 ± 0.00000");
+    }
+
+    #[test]
+    fn a_wide_ci_gives_the_mean_fewer_digits() {
+        // The "28057.7 ± 122656.1 Mbit/s".
+        assert_eq!(
+            measure(28057.7e6, Some(122656.1e6), Unit::Si("bit/s")),
+            "28 ± 123 Gbit/s"
+        );
+        assert_eq!(measure(2.04, Some(13.6), Unit::Plain), "2.0 ± 13.6");
+        assert_eq!(measure(0.0, Some(0.3), Unit::Plain), "0.0 ± 0.3");
+    }
+
+    #[test]
+    fn the_small_sample_mark_needs_few_trials_and_a_ci_wider_than_the_mean() {
+        assert!(small_sample(2, 28.0, Some(123.0)));
+        assert!(small_sample(4, -1.0, Some(1.5)));
+        assert!(!small_sample(5, 28.0, Some(123.0)));
+        assert!(!small_sample(2, 28.0, Some(20.0)));
+        assert!(!small_sample(1, 28.0, None));
+        assert!(!small_sample(2, 28.0, Some(f64::NAN)));
     }
 
     #[test]

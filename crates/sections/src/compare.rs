@@ -5,7 +5,7 @@
 //! plotted; the CSV keeps its mean and says why in `left_out`.
 
 use crate::factor_text::factor_text;
-use crate::metrics::{ci_of, Metric};
+use crate::metrics::{ci_of, marks_small_sample, Metric};
 use analysis::findings::{differ, CurvePoint};
 use analysis::validity::{why_left_out, Invalid, LeftOut};
 use analysis::PointSummary;
@@ -17,6 +17,17 @@ use report::{measure, Table, Unit};
 /// The note under the comparison table.
 pub const COMPARE_NOTE: &str =
     "mean ± 95% CI half-width; ratio to the first run, * where the intervals do not overlap";
+
+/// The small-sample footnote when a cell of the comparison `table` carries
+/// the mark.
+pub fn small_sample_note(table: &Table) -> Option<&'static str> {
+    table
+        .rows
+        .iter()
+        .flatten()
+        .any(|c| c.ends_with(report::format::SMALL_SAMPLE_MARK))
+        .then_some(report::format::SMALL_SAMPLE_NOTE)
+}
 
 /// A stored run with its per-point summaries.
 pub type RunPoints = (StoredRun, Vec<PointSummary>);
@@ -149,7 +160,8 @@ impl Comparison {
 
     /// The comparison table: per row, each run's mean ± CI and its ratio to
     /// the first run's, starred where the intervals do not overlap; a
-    /// left-out measure's reason in place of its number, and no ratio.
+    /// left-out measure's reason in place of its number, and no ratio; ‡
+    /// beside a mean of fewer than 5 trials with a CI wider than itself.
     pub fn table(&self, runs: &[RunPoints], m: Metric) -> Table {
         let (f, u) = scale_for_values(
             (0..self.rows.len())
@@ -189,6 +201,11 @@ impl Comparison {
                 let s = self.shown(runs, ri, k);
                 row.push(match (s, self.why_left_out(ri, k)) {
                     (_, Some(why)) => why.cell(),
+                    (Some(s), None) if marks_small_sample(s) => format!(
+                        "{} {}",
+                        measure(s.mean * f, ci_of(s).map(|c| c * f), Unit::Plain),
+                        report::format::SMALL_SAMPLE_MARK
+                    ),
                     (Some(s), None) => measure(s.mean * f, ci_of(s).map(|c| c * f), Unit::Plain),
                     (None, None) => "—".into(),
                 });
@@ -363,6 +380,9 @@ pub fn compare_text(runs: &[RunPoints], cmp: &Comparison, table: &Table) -> Stri
     out += "\n";
     out += &report::text::table_text(table);
     out += &format!("{COMPARE_NOTE}\n");
+    if let Some(note) = small_sample_note(table) {
+        out += &format!("{note}\n");
+    }
     for l in cmp.left_out_lines(runs) {
         out += &format!("{l}\n");
     }

@@ -47,7 +47,11 @@ pub fn compare_report(runs: &[RunPoints], cmp: &Comparison, table: Table, m: Met
 
     let mut s = Section::new("Side by side");
     s.paragraph(COMPARE_NOTE);
+    let note = crate::compare::small_sample_note(&table);
     s.push(table);
+    if let Some(note) = note {
+        s.paragraph(note);
+    }
     for l in cmp.left_out_lines(runs) {
         s.warning(format!("Not plotted: {l}"));
     }

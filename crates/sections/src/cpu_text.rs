@@ -108,12 +108,18 @@ pub fn run_text(trials: &[TrialCpu], fits: &[SideFit]) -> String {
         match &f.total {
             Ok(fit) => {
                 s += &format!(
-                    "{} CPU = {:.3} ± {:.3} µs per packet + {:.4} ± {:.4} ns per byte (R² {:.3}, rms error {:.1}%, {} trials)\n",
+                    "{} CPU = {} + {} (R² {:.3}, rms error {:.1}%, {} trials)\n",
                     f.role.name(),
-                    fit.per_packet_us,
-                    fit.per_packet_se_us,
-                    fit.per_byte_ns,
-                    fit.per_byte_se_ns,
+                    report::measure(
+                        fit.per_packet_us,
+                        Some(fit.per_packet_se_us),
+                        report::Unit::Fixed("µs per packet")
+                    ),
+                    report::measure(
+                        fit.per_byte_ns,
+                        Some(fit.per_byte_se_ns),
+                        report::Unit::Fixed("ns per byte")
+                    ),
                     fit.r2,
                     fit.rms_rel_error * 100.0,
                     fit.n

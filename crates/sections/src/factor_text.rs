@@ -7,7 +7,7 @@ use analysis::findings::size_words;
 use analysis::PointSummary;
 use record::factor::{factor_info, FactorKind, Level};
 use record::TrialParams;
-use report::format::{bytes_short, compact, number};
+use report::format::{compact, number};
 use report::Unit;
 
 /// Whether factor `f`'s levels are byte sizes.
@@ -29,15 +29,9 @@ pub fn factor_text(params: &TrialParams, f: &str) -> String {
         Level::Auto(_) => "auto".into(),
         Level::Unset => "—".into(),
         Level::Switch(b) => if *b { "on" } else { "off" }.into(),
-        Level::Int(_) | Level::Float(_) => {
-            let x = v.number().unwrap_or(f64::NAN);
-            match v.kind {
-                FactorKind::Bytes => bytes_short(x),
-                FactorKind::Rate => number(x, Unit::Si("bit/s")),
-                FactorKind::NanosPerKb => number(x * 1e-9, Unit::Si("s")) + "/KB",
-                _ => v.json().to_string(),
-            }
-        }
+        // Numbers as their flags take them (64K, 100mbit, 1ms), as the
+        // terminal table and progress lines write them.
+        Level::Int(_) | Level::Float(_) => v.typed_text(),
         Level::Name(s) => s.clone(),
         Level::Load(_) | Level::HostSpeed(_) | Level::Pin(_) => v
             .fields()

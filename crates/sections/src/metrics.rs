@@ -1,8 +1,10 @@
 //! The metrics the reports show (tables, figures, comparisons) with their
 //! names and units, and small helpers every section uses.
 
+use analysis::validity::{why_left_out, LeftOut};
 use analysis::PointSummary;
 use record::{TestKind, TrialRecord};
+use report::format::{column, small_sample, SMALL_SAMPLE_MARK, SMALL_SAMPLE_NOTE};
 use report::Unit;
 
 /// A metric shown in tables and figures.
@@ -116,6 +118,74 @@ pub fn figure_groups(test: TestKind) -> Vec<(&'static str, Vec<Metric>)> {
     }
     v.push(("Bytes per CPU second", vec![BYTES_PER_CPU]));
     v
+}
+
+/// A metric's column of a results table, the same in the terminal and in
+/// reports: its header (`throughput (Gbit/s)`, one prefix for the whole
+/// column) and one cell per point by `report::format`'s rule, a left-out
+/// measure's reason in place of its number, [`SMALL_SAMPLE_MARK`] beside
+/// a mean of few trials with a CI wider than itself and
+/// `precision::MISSED_MARK` beside a missed `--precision` target; `None`
+/// when no point has the metric.
+pub fn metric_column(
+    points: &[PointSummary],
+    m: &Metric,
+    left_out: &[LeftOut],
+) -> Option<(String, Vec<String>)> {
+    let shown = |i: usize| why_left_out(left_out, i, m.key).is_none();
+    let vals: Vec<(f64, Option<f64>)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p.metrics.get(m.key) {
+            Some(s) if shown(i) => (s.mean, ci_of(s)),
+            _ => (f64::NAN, None),
+        })
+        .collect();
+    if vals.iter().all(|v| !v.0.is_finite()) && left_out.iter().all(|l| l.metric != m.key) {
+        return None;
+    }
+    let (u, mut cells) = column(&vals, m.unit);
+    for (i, (c, p)) in cells.iter_mut().zip(points).enumerate() {
+        if let Some(none) = p.unmeasured() {
+            *c = none.into();
+            continue;
+        } else if let Some(why) = why_left_out(left_out, i, m.key) {
+            *c = why.cell();
+            continue;
+        }
+        if p.metrics.get(m.key).is_some_and(marks_small_sample) {
+            *c = format!("{c} {SMALL_SAMPLE_MARK}");
+        }
+        if crate::precision::marks_cell(p, m.key) {
+            *c = format!("{c} {}", crate::precision::MISSED_MARK);
+        }
+    }
+    let header = if u.is_empty() {
+        m.name.to_string()
+    } else {
+        format!("{} ({u})", m.name)
+    };
+    Some((header, cells))
+}
+
+/// Whether a summary's mean carries [`SMALL_SAMPLE_MARK`]: fewer than 5
+/// trials and a 95% CI wider than the mean (`report::format::small_sample`).
+pub fn marks_small_sample(s: &analysis::Summary) -> bool {
+    small_sample(s.n, s.mean, ci_of(s))
+}
+
+/// The footnote under a results table of `points` when a cell of one of
+/// `metrics` carries [`SMALL_SAMPLE_MARK`] ([`SMALL_SAMPLE_NOTE`]).
+pub fn small_sample_note(points: &[PointSummary], metrics: &[Metric]) -> Option<&'static str> {
+    points
+        .iter()
+        .filter(|p| p.unmeasured().is_none())
+        .any(|p| {
+            metrics
+                .iter()
+                .any(|m| p.metrics.get(m.key).is_some_and(marks_small_sample))
+        })
+        .then_some(SMALL_SAMPLE_NOTE)
 }
 
 /// A summary's 95% CI half-width, when it has one (two trials or more).

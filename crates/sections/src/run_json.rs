@@ -6,7 +6,8 @@ use record::StoredRun;
 use serde_json::{json, Value};
 
 /// The JSON document of a run: `run_id`, run facts, and `points` with
-/// `params`, per-metric `{mean, sd, ci95, n}` and, under a `--precision`
+/// `params`, per-metric `{n, mean, sd, ci95, median, min, max}` (as
+/// hyperfine's JSON has them) and, under a `--precision`
 /// target, how the point ended against it (`precision`: the target, the
 /// half-width reached, the trials, whether it was met; null without one)
 /// and, for probed points, what probing stored (`probe_stored`: trials,

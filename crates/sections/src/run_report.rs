@@ -5,15 +5,14 @@ use crate::cpu::cpu_section;
 use crate::factor_text::{factor_number, factor_text, point_label};
 use crate::figures::figures_section;
 use crate::host::host_section;
-use crate::metrics::{ci_of, closest, table_metrics, test_of, Metric};
+use crate::metrics::{closest, metric_column, small_sample_note, table_metrics, test_of};
 use crate::path::path_section;
 use crate::path_source::{load_path_source, PathSource};
 use crate::SectionsError;
-use analysis::validity::{why_left_out, LeftOut};
+use analysis::validity::LeftOut;
 use analysis::PointSummary;
 use record::factor::param_keys_by_name;
 use record::{Store, StoredEventsError, StoredRun, TrialRecord, TrialStatus};
-use report::format::column;
 use report::{Block, Report, Section, Table};
 
 /// The whole report of one run (`tcplab report RUN` for a run that is not a
@@ -119,43 +118,6 @@ pub fn parameters_section(run: &StoredRun, points: &[PointSummary], varying: &[S
     s
 }
 
-/// One table column per metric: the unit text and the cells (a left-out
-/// measure's reason in place of its number).
-fn metric_column(
-    points: &[PointSummary],
-    m: &Metric,
-    left_out: &[LeftOut],
-) -> Option<(String, Vec<String>)> {
-    let shown = |i: usize| why_left_out(left_out, i, m.key).is_none();
-    let vals: Vec<(f64, Option<f64>)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match p.metrics.get(m.key) {
-            Some(s) if shown(i) => (s.mean, ci_of(s)),
-            _ => (f64::NAN, None),
-        })
-        .collect();
-    if vals.iter().all(|v| !v.0.is_finite()) && left_out.iter().all(|l| l.metric != m.key) {
-        return None;
-    }
-    let (u, mut cells) = column(&vals, m.unit);
-    for (i, (c, p)) in cells.iter_mut().zip(points).enumerate() {
-        if let Some(none) = p.unmeasured() {
-            *c = none.into();
-        } else if let Some(why) = why_left_out(left_out, i, m.key) {
-            *c = why.cell();
-        } else if crate::precision::marks_cell(p, m.key) {
-            *c = format!("{c} {}", crate::precision::MISSED_MARK);
-        }
-    }
-    let header = if u.is_empty() {
-        m.name.to_string()
-    } else {
-        format!("{} ({u})", m.name)
-    };
-    Some((header, cells))
-}
-
 /// The results table: one row per point, each metric's mean ± 95% CI, or
 /// the reason a measure is left out (`left_out`, computed over `points`);
 /// `warnings` below it, then one per left-out measure.
@@ -208,6 +170,9 @@ pub fn results_section(
         t.row(row);
     }
     s.push(t);
+    if let Some(note) = small_sample_note(points, &table_metrics(test)) {
+        s.paragraph(note);
+    }
     for w in warnings {
         s.warning(w.clone());
     }

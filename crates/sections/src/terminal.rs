@@ -3,108 +3,41 @@
 //! records and hypervisor steal, and name the measures the validity rules
 //! left out. The run report shows the same warnings.
 
-use analysis::validity::{why_left_out, LeftOut};
-use analysis::{PointSummary, Summary};
+use crate::metrics::{metric_column, small_sample_note, table_metrics};
+use analysis::validity::LeftOut;
+use analysis::PointSummary;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use record::{RunMeta, TestKind, TrialParams};
-
-/// A column of the results table: header, metric, scale and decimals.
-struct Col {
-    header: &'static str,
-    metric: &'static str,
-    scale: f64,
-    decimals: usize,
-}
-
-const fn col(header: &'static str, metric: &'static str, scale: f64, decimals: usize) -> Col {
-    Col {
-        header,
-        metric,
-        scale,
-        decimals,
-    }
-}
-
-fn columns(test: TestKind) -> Vec<Col> {
-    let cpu = [
-        col("snd µs/KB", "service_demand_sender_us_per_kb", 1.0, 3),
-        col("rcv µs/KB", "service_demand_receiver_us_per_kb", 1.0, 3),
-        col("MB/CPU-s", "bytes_per_cpu_s", 1e-6, 0),
-    ];
-    if test.is_transactional() {
-        return vec![
-            col("trans/s", "transactions_per_s", 1.0, 0),
-            col("p50 µs", "latency_p50_s", 1e6, 1),
-            col("p99 µs", "latency_p99_s", 1e6, 1),
-            col("client µs/trans", "cpu_sender_us_per_transaction", 1.0, 2),
-            col("server µs/trans", "cpu_receiver_us_per_transaction", 1.0, 2),
-        ];
-    }
-    let mut v = match test {
-        TestKind::TcpStream => vec![
-            col("Mbit/s", "throughput_bps", 1e-6, 1),
-            col("retrans", "retransmits", 1.0, 0),
-        ],
-        TestKind::UdpStream => vec![
-            col("Mbit/s", "throughput_bps", 1e-6, 1),
-            col("loss %", "loss_rate", 100.0, 3),
-            col("jitter µs", "jitter_s", 1e6, 1),
-        ],
-        TestKind::LayerRate => {
-            return vec![
-                col("packets/s", "packets_per_s", 1.0, 0),
-                col("Mbit/s frames", "throughput_bps", 1e-6, 1),
-                col("Mbit/s payload", "payload_bps", 1e-6, 1),
-                col("loss %", "loss_rate", 100.0, 3),
-                col("snd µs/packet", "cpu_sender_us_per_packet", 1.0, 3),
-            ]
-        }
-        _ => Vec::new(),
-    };
-    v.extend(cpu);
-    v
-}
-
-fn cell(s: Option<&Summary>, c: &Col) -> String {
-    match s {
-        None => "—".into(),
-        Some(s) => {
-            let mean = s.mean * c.scale;
-            if s.n >= 2 && s.ci95.is_finite() {
-                format!(
-                    "{mean:.*} ± {:.*}",
-                    c.decimals,
-                    c.decimals,
-                    s.ci95 * c.scale
-                )
-            } else {
-                format!("{mean:.*}", c.decimals)
-            }
-        }
-    }
-}
 
 /// A factor's value as text for the table.
 fn param_text(p: &TrialParams, name: &str) -> String {
     p.value(name).map_or_else(|| "—".into(), |v| v.table_text())
 }
 
-/// The results table: one row per point, the varying factors first; a
-/// measure in `left_out` (computed over `points`, see
-/// `analysis::validity::left_out`) shows its reason in place of the number
-/// ("invalid: above the 1.0 Gbit/s line rate", "n/a: 8 datagrams").
+/// The results table: one row per point, the varying factors first, then
+/// the same metric columns as the run report's table (`metrics::
+/// metric_column`: one unit per metric, one prefix per column, the digits
+/// of `report::format`); a measure in `left_out` (computed over `points`,
+/// see `analysis::validity::left_out`) shows its reason in place of the
+/// number ("invalid: above the 1.0 Gbit/s line rate", "n/a: 8 datagrams").
+/// When a cell carries the small-sample mark, its footnote follows the
+/// table.
 pub fn table(
     test: TestKind,
     points: &[PointSummary],
     varying: &[String],
     left_out: &[LeftOut],
 ) -> String {
-    let cols = columns(test);
+    let metrics = table_metrics(test);
+    let cols: Vec<(String, Vec<String>)> = metrics
+        .iter()
+        .filter_map(|m| metric_column(points, m, left_out))
+        .collect();
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     let mut header: Vec<String> = varying.to_vec();
     header.push("n".into());
-    header.extend(cols.iter().map(|c| c.header.to_string()));
+    header.extend(cols.iter().map(|c| c.0.clone()));
     t.set_header(header);
     for (i, p) in points.iter().enumerate() {
         let mut row: Vec<Cell> = varying
@@ -118,24 +51,15 @@ pub fn table(
         };
         row.push(Cell::new(n));
         for c in &cols {
-            let text = if let Some(none) = p.unmeasured() {
-                none.into()
-            } else if let Some(why) = why_left_out(left_out, i, c.metric) {
-                why.cell()
-            } else if crate::precision::marks_cell(p, c.metric) {
-                format!(
-                    "{} {}",
-                    cell(p.metrics.get(c.metric), c),
-                    crate::precision::MISSED_MARK
-                )
-            } else {
-                cell(p.metrics.get(c.metric), c)
-            };
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+            row.push(Cell::new(&c.1[i]).set_alignment(CellAlignment::Right));
         }
         t.add_row(row);
     }
-    t.to_string()
+    let mut text = t.to_string();
+    if let Some(note) = small_sample_note(points, &metrics) {
+        text = format!("{text}\n{note}");
+    }
+    text
 }
 
 /// Factors that vary across a stored run's points, by name.

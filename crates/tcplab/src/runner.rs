@@ -30,19 +30,19 @@ pub fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }
 
-/// A short label of a point's varying factors, for progress: each level
-/// as the stored JSON writes it.
+/// A short label of a point's varying factors, for progress lines: each
+/// factor's flag, in words, and its level as the flag takes it (`write
+/// size 64K, host speed both=0.1, send rate 100mbit`).
 fn label(p: &record::TrialParams, varying: &[&str]) -> String {
     varying
         .iter()
         .map(|k| {
-            format!(
-                "{k}={}",
-                p.value(k).map(|v| v.json().to_string()).unwrap_or_default()
-            )
+            let level = p.value(k).map(|v| v.table_text()).unwrap_or_default();
+            let name = record::factor::factor_info(k).map_or(*k, |f| f.flag);
+            format!("{} {level}", name.replace(['-', '_'], " "))
         })
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(", ")
 }
 
 fn progress(total: u64, quiet: bool) -> ProgressBar {
@@ -54,7 +54,7 @@ fn progress(total: u64, quiet: bool) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(total), target);
     pb.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials  {msg}",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials, ETA {eta}  {msg}",
         )
         .expect("valid template"),
     );
@@ -278,4 +278,25 @@ fn store_trial(
     };
     store.add_trial(run_id, &t)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label;
+    use record::factor::{HostSide, HostSpeed, TestKind};
+
+    #[test]
+    fn progress_names_each_factor_and_its_level_as_typed() {
+        let mut p = record::TrialParams::defaults(TestKind::TcpStream);
+        p.host_speed = Some(HostSpeed {
+            side: HostSide::Both,
+            fraction: 0.1,
+        });
+        p.write_size = 65536;
+        p.send_rate_bps = Some(100_000_000);
+        assert_eq!(
+            label(&p, &["host_speed", "write_size", "send_rate_bps"]),
+            "host speed both=0.1, write size 64K, send rate 100mbit"
+        );
+    }
 }

@@ -136,7 +136,10 @@ fn every_test_type_runs_through_the_cli_and_is_stored() {
     let shown = json_of(&tcplab(&db, &["show", "latest", "--json"]));
     assert_eq!(shown["kind"], "http");
     let table = String::from_utf8_lossy(&tcplab(&db, &["show", "1"]).stdout).to_string();
-    assert!(table.contains("Mbit/s") && table.contains(" ± "), "{table}");
+    assert!(
+        table.contains("throughput (") && table.contains("bit/s)") && table.contains(" ± "),
+        "{table}"
+    );
     let csv = tcplab(&db, &["export", "2", "--format", "csv"]);
     let text = String::from_utf8_lossy(&csv.stdout);
     assert_eq!(text.lines().count(), 3, "{text}");

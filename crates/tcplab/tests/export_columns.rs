@@ -94,11 +94,19 @@ fn every_export_form_names_each_column_once_and_keeps_every_value() {
         assert_eq!(&row[col("param_bytes")], "65536");
         let metrics = t["outcome"]["metrics"].as_object().unwrap();
         assert!(metrics.contains_key("bytes"));
+        // The CSV writes each as the shortest text of the value rounded to
+        // six significant digits (counts exactly).
         for (name, value) in metrics {
             let text = &row[col(name)];
+            let v = value.as_f64().unwrap();
             assert_eq!(
-                text.parse::<f64>().ok(),
-                value.as_f64(),
+                text,
+                &record::numbers::metric_text(v),
+                "trial {seq} metric {name}: CSV {text:?}, JSON {value}"
+            );
+            let back: f64 = text.parse().unwrap();
+            assert!(
+                (back - v).abs() <= 5e-6 * v.abs(),
                 "trial {seq} metric {name}: CSV {text:?}, JSON {value}"
             );
         }

@@ -1,5 +1,6 @@
 //! A factor's level at one point, typed: the number plots put on an axis,
-//! and the texts the CSV export, the terminal table and progress lines show.
+//! and the texts the CSV export, the terminal table and progress lines show
+//! (numbers through [`crate::numbers`]).
 
 use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
 use serde_json::Value;
@@ -99,7 +100,7 @@ impl FactorValue {
         match &self.level {
             Level::Unset | Level::Auto(_) => String::new(),
             Level::Int(n) => n.to_string(),
-            Level::Float(x) => x.to_string(),
+            Level::Float(x) => crate::numbers::setting_text(*x),
             Level::Switch(b) => b.to_string(),
             Level::Name(s) => s.clone(),
             Level::Load(l) => l.to_string(),
@@ -108,25 +109,41 @@ impl FactorValue {
         }
     }
 
-    /// The level in a cell of the terminal table: `—` when unset (`none`
-    /// for a load), `auto (N)` for an automatic level, names plain, numbers
-    /// and switches as JSON writes them, and compound levels as their
-    /// fields' JSON values in name order joined by `:`.
+    /// The level in a cell of the terminal table and in progress lines,
+    /// as its flag takes it: `—` when unset (`none` for a load), `auto
+    /// (N)` for an automatic level, sizes `64K`, rates `100mbit`, work per
+    /// KB `1ms`, switches `on`/`off`, names plain, loads `sender:2`, host
+    /// speeds `both=0.1`, pins `sender=0,receiver=1`.
     pub fn table_text(&self) -> String {
         match &self.level {
             Level::Auto(n) => format!("auto ({n})"),
             Level::Unset if self.kind == FactorKind::Load => "none".into(),
+            Level::Unset => "—".into(),
+            _ => self.typed_text(),
+        }
+    }
+
+    /// A set level as its flag takes it (see [`FactorValue::table_text`]);
+    /// `auto` for an automatic level and empty when unset.
+    pub fn typed_text(&self) -> String {
+        use crate::numbers::{nanos_text, rate_text, setting_text, size_text};
+        match &self.level {
+            Level::Unset => String::new(),
+            Level::Auto(_) => "auto".into(),
+            Level::Int(_) | Level::Float(_) => {
+                let x = self.number().unwrap_or(f64::NAN);
+                match self.kind {
+                    FactorKind::Bytes => size_text(x),
+                    FactorKind::Rate => rate_text(x),
+                    FactorKind::NanosPerKb => nanos_text(x),
+                    _ => setting_text(x),
+                }
+            }
+            Level::Switch(b) => if *b { "on" } else { "off" }.into(),
+            Level::Name(s) => s.clone(),
             Level::Load(l) => l.to_string(),
-            _ => match self.json() {
-                Value::Null => "—".into(),
-                Value::String(s) => s,
-                Value::Object(o) => o
-                    .values()
-                    .map(Value::to_string)
-                    .collect::<Vec<_>>()
-                    .join(":"),
-                v => v.to_string(),
-            },
+            Level::HostSpeed(h) => h.to_string(),
+            Level::Pin(p) => p.to_string(),
         }
     }
 

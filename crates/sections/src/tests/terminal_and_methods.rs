@@ -17,12 +17,17 @@ fn the_terminal_table_shows_the_varying_factor_and_each_points_mean() {
     let text = crate::terminal::table(TestKind::TcpStream, &points, &varying, &[]);
     let rows: Vec<&str> = text
         .lines()
-        .filter(|l| l.contains("1024") || l.contains("65536"))
+        .filter(|l| l.contains(" 1K ") || l.contains(" 64K "))
         .collect();
     assert_eq!(rows.len(), 2, "{text}");
-    // Mean ± CI in Mbit/s: 101.0 ± something for the first, 900.0 ± 0.0 for the second.
-    assert!(rows[0].contains("101.0 ±"), "{text}");
-    assert!(rows[1].contains("900.0 ± 0.0"), "{text}");
+    // Sizes as --write-size takes them; one unit for the column; three
+    // digits of the mean with the CI to the same place (the CI of 100 and
+    // 102 is ±12.7).
+    assert!(text.contains("throughput (Mbit/s)"), "{text}");
+    assert!(rows[0].contains(" 101 ± 13 "), "{text}");
+    assert!(rows[1].contains(" 900 ± 0 "), "{text}");
+    // Two trials, but a CI narrower than the mean: no small-sample mark.
+    assert!(!text.contains('‡'), "{text}");
     assert!(crate::terminal::failure_lines(&points, &varying).is_empty());
 
     // A single point varies nothing; its JSON names it by index and params.
@@ -234,4 +239,71 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         p.starts_with("2 of 4 trials probed") && p.contains("0.80× the twins'"),
         "{p}"
     );
+}
+
+#[test]
+fn the_terminal_table_and_the_report_write_a_metric_alike_and_mark_small_wild_samples() {
+    let (_dir, mut store) = store();
+    // Two trials of 1 and 55 Gbit/s: a CI far wider than the mean. Five
+    // trials as wild are not marked, nor two that agree.
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![
+            point(1024, &[1e9, 55e9]),
+            point(4096, &[1e9, 55e9, 1e9, 55e9, 1e9]),
+            point(65536, &[30e9, 31e9]),
+        ],
+    );
+    let points = summaries(&run);
+    let varying = crate::terminal::varying_factors(&points);
+    let text = crate::terminal::table(TestKind::TcpStream, &points, &varying, &[]);
+    let row = |size: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {size} ")))
+            .unwrap_or_else(|| panic!("no {size} row: {text}"))
+            .to_string()
+    };
+    assert!(text.contains("throughput (Gbit/s)"), "{text}");
+    assert!(row("1K").contains(" 28 ± 343 ‡ "), "{text}");
+    assert!(!row("4K").contains('‡'), "{text}");
+    assert!(row("64K").contains(" 30.5 ± 6.4 "), "{text}");
+    assert!(!row("64K").contains('‡'), "{text}");
+    assert!(
+        text.ends_with("\n‡ fewer than 5 trials and a CI wider than the mean"),
+        "{text}"
+    );
+
+    // The run report's results table: the same header and cells, and the
+    // same footnote.
+    let s = crate::run_report::results_section(&points, &varying, &[], &[]);
+    let table = s
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+        .unwrap();
+    let col = table
+        .header
+        .iter()
+        .position(|h| h == "throughput (Gbit/s)")
+        .unwrap();
+    let cells: Vec<&str> = table.rows.iter().map(|r| r[col].as_str()).collect();
+    assert_eq!(cells[0], "28 ± 343 ‡");
+    assert_eq!(cells[2], "30.5 ± 6.4");
+    for (i, c) in cells.iter().enumerate() {
+        assert!(row(["1K", "4K", "64K"][i]).contains(c), "{c} in {text}");
+    }
+    assert!(s.blocks.iter().any(|b| matches!(b,
+        Block::Paragraph(p) if p == report::format::SMALL_SAMPLE_NOTE)));
+
+    // compare marks the same cell and gives the footnote.
+    let (runs, cmp) = compared(&store, &[&run, &run]);
+    let m = crate::metrics::known_metric("throughput_bps");
+    let t = cmp.table(&runs, m);
+    assert_eq!(t.rows[0][1], "28 ± 343 ‡");
+    let text = crate::compare::compare_text(&runs, &cmp, &t);
+    assert!(text.contains(report::format::SMALL_SAMPLE_NOTE), "{text}");
 }

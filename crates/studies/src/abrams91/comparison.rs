@@ -80,17 +80,19 @@ pub(crate) fn tcp_udp_sentence(
     let levels = compare(tcp, udp);
     let first = levels.first()?;
     let name = |l: Lead| if l == Lead::First { "TCP" } else { "UDP" };
+    // The curves are in Mbit/s; written in bit/s by the one rule.
+    let mbit = |m: f64, ci: Option<f64>| {
+        report::measure(m * 1e6, ci.map(|c| c * 1e6), report::Unit::Si("bit/s"))
+    };
     let mut out = format!("On {where_}, at the smallest writes both have, ");
     match first.lead {
         Lead::Neither => out.push_str(&format!(
-            "TCP and UDP are within CI of each other ({}: {:.1} ± {:.1} against {:.1} ± {:.1} \
-             Mbit/s; a difference below {:.1} Mbit/s could not have been seen).",
+            "TCP and UDP are within CI of each other ({}: {} against {}; a difference below {} \
+             could not have been seen).",
             size_words(first.a.x),
-            first.a.mean,
-            first.a.ci,
-            first.b.mean,
-            first.b.ci,
-            first.a.ci + first.b.ci
+            mbit(first.a.mean, Some(first.a.ci)),
+            mbit(first.b.mean, Some(first.b.ci)),
+            mbit(first.a.ci + first.b.ci, None)
         )),
         lead => {
             let (hi, lo) = if lead == Lead::First {

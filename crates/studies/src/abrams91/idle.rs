@@ -286,6 +286,9 @@ mod tests {
                 mean,
                 sd: 0.01,
                 ci95: 0.012,
+                median: mean,
+                min: mean,
+                max: mean,
             },
             ticks,
         }
@@ -335,6 +338,9 @@ mod tests {
             mean,
             sd: 1e4,
             ci95: 2e4,
+            median: mean,
+            min: mean,
+            max: mean,
         };
         let at_pace = idle_sentence(
             "Paced",
@@ -358,6 +364,9 @@ mod tests {
             mean: 0.4,
             sd: 0.02,
             ci95: 0.025,
+            median: 0.4,
+            min: 0.4,
+            max: 0.4,
         };
         let s = idle_sentence("Unpaced", &window_bound(), Some(&b), None, None);
         assert!(s.contains("blocked (idle) 40.0 ± 2.5 %"), "{s}");

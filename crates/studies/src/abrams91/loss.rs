@@ -227,7 +227,7 @@ pub(super) fn unpaced_loss(d: &StudyData, udp_id: &str, place: &str) -> Option<(
         ));
     for p in &pts {
         let received = match udp.iter().find(|c| c.x == p.write_size) {
-            Some(c) => format!("{:.1} ± {:.1} Mbit/s", c.mean, c.ci),
+            Some(c) => measure(c.mean * 1e6, Some(c.ci * 1e6), Unit::Si("bit/s")),
             None => invalid
                 .iter()
                 .find(|(q, _)| q.write_size as f64 == p.write_size)

@@ -341,7 +341,7 @@ pub(super) fn mismatch_section(d: &StudyData) -> Section {
             } else {
                 format!("{}", l.x)
             },
-            at(&achieved, l.x).map_or("—".into(), |a| format!("{:.3} ± {:.3}", a.mean, a.ci)),
+            at(&achieved, l.x).map_or("—".into(), |a| measure(a.mean, Some(a.ci), Unit::Plain)),
             cell(&lambda_udp, l.x),
             cell(&lambda_tcp, l.x),
             full.map_or("—".into(), |f| format!("{:.2}", l.mean / f.mean)),

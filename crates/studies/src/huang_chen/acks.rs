@@ -100,7 +100,7 @@ pub(super) fn ack_section(d: &StudyData) -> Section {
         };
         t.row([
             name.to_string(),
-            format!("{:.3} ± {:.3}", arm.per_segment.mean, arm.per_segment.ci),
+            measure(arm.per_segment.mean, Some(arm.per_segment.ci), Unit::Plain),
             trial_share_words(arm.ack_share.as_ref()),
             per_kb.map_or("—".into(), |x| format!("{x:.3} µs")),
             thr.map_or("—".into(), |x| measure(x, None, Unit::Si("bit/s"))),

@@ -85,14 +85,10 @@ impl TrialShares {
         self.fewest >= MIN_SHARE_SAMPLES
     }
 
-    /// "3.9 ± 0.4%", or "n/a (N samples)".
+    /// "3.9 ± 0.4 %", or "n/a (N samples)".
     pub fn words(&self) -> String {
         if self.stated() {
-            format!(
-                "{:.2} ± {:.2}%",
-                self.point.mean * 100.0,
-                self.point.ci * 100.0
-            )
+            measure(self.point.mean, Some(self.point.ci), Unit::Percent)
         } else {
             too_few(self.fewest)
         }
@@ -120,8 +116,14 @@ pub(super) struct AckArm {
 
 fn ack_counts(a: &AckArm) -> String {
     format!(
-        "{:.3} ± {:.3} ACKs per data segment ({:.0} ACKs for {:.0} segments)",
-        a.per_segment.mean, a.per_segment.ci, a.acks, a.data_segments
+        "{} ({:.0} ACKs for {:.0} segments)",
+        measure(
+            a.per_segment.mean,
+            Some(a.per_segment.ci),
+            Unit::Fixed("ACKs per data segment")
+        ),
+        a.acks,
+        a.data_segments
     )
 }
 

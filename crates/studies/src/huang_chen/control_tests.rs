@@ -144,7 +144,9 @@ fn a_lookup_per_datagram_is_claimed_only_when_sendto_shows_more_of_it() {
     let s = per_datagram_sentence(Some(&connected), Some(&sendto));
     assert!(
         s.starts_with("Only the unconnected sender looks its route up per datagram")
-            && s.contains("took 3.50 ± 0.80% of the sender's CPU with sendto() and 0.02 ± 0.03%"),
+            && s.contains(
+                "took 3.50 ± 0.80 % of the sender's CPU with sendto() and 0.0200 ± 0.0300 %"
+            ),
         "{s}"
     );
     let same = ts(0.0, 0.034, 0.008, 3500);
@@ -171,7 +173,7 @@ fn the_lookups_growth_with_the_table_follows_the_data() {
     let small = ts(1.0, 0.035, 0.004, 3000);
     let flat = growth_sentence(&small, &ts(100000.0, 0.033, 0.005, 3000));
     assert!(
-        flat.contains("at 1 routes and 3.30 ± 0.50% at 100000: no change beyond the 95% CIs")
+        flat.contains("at 1 routes and 3.30 ± 0.50 % at 100000: no change beyond the 95% CIs")
             && flat.contains("smaller than 0.94 percentage points could not have been seen"),
         "{flat}"
     );

@@ -6,6 +6,7 @@
 
 use analysis::cpu::PacketByteFit;
 use analysis::findings::{differ, shape, shape_sentence, CurvePoint, Shape};
+use report::{measure, Unit};
 
 /// Where one fitted cost stands against zero.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,15 +103,13 @@ fn failure_reason(fit: &PacketByteFit, contrast: Option<&MssContrast>) -> String
             };
             return format!(
                 "at MSS {:.0} the sender sent {:.1}× the segments per 20 MB it sent at MSS {:.0}, \
-                 yet used {:.4} ± {:.4} s of CPU per 20 MB against {:.4} ± {:.4} s ({}): its CPU \
-                 time does not follow the segment count, {why}",
+                 yet used {} of CPU per 20 MB against {} ({}): its CPU time does not follow \
+                 the segment count, {why}",
                 c.small_mss,
                 c.segments_ratio,
                 c.large_mss,
-                c.cpu_small.mean,
-                c.cpu_small.ci,
-                c.cpu_large.mean,
-                c.cpu_large.ci,
+                measure(c.cpu_small.mean, Some(c.cpu_small.ci), Unit::Si("s")),
+                measure(c.cpu_large.mean, Some(c.cpu_large.ci), Unit::Si("s")),
                 if c.cpu_small.mean < c.cpu_large.mean && differ(&c.cpu_small, &c.cpu_large) {
                     "less, beyond the 95% CIs"
                 } else {
@@ -136,8 +135,8 @@ pub(super) fn packet_byte_sentence(fit: &PacketByteFit, contrast: Option<&MssCon
         fit.rms_rel_error * 100.0,
         fit.n
     );
-    let seg_words = format!("{:.2} ± {:.2} µs per segment", seg.value, seg.ci);
-    let byte_words = format!("{:.3} ± {:.3} ns per byte", byte.value, byte.ci);
+    let seg_words = measure(seg.value, Some(seg.ci), Unit::Fixed("µs per segment"));
+    let byte_words = measure(byte.value, Some(byte.ci), Unit::Fixed("ns per byte"));
     if failed(fit) {
         let what = match (seg.verdict(), byte.verdict()) {
             (CostVerdict::Negative, _) => format!(

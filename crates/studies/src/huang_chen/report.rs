@@ -496,8 +496,10 @@ fn stream_section(d: &StudyData) -> Section {
             if a.x == b.x && b.mean > 0.0 && !analysis::findings::differ(a, b) {
                 s.finding(format!(
                     "At {:.0}-byte writes, NODELAY and Nagle's algorithm cost the sender the same \
-                     CPU per KB within the 95% CIs ({:.3} ± {:.3} and {:.3} ± {:.3} µs).",
-                    a.x, a.mean, a.ci, b.mean, b.ci
+                     CPU per KB within the 95% CIs ({} and {}).",
+                    a.x,
+                    measure(a.mean, Some(a.ci), Unit::Fixed("µs")),
+                    measure(b.mean, Some(b.ci), Unit::Fixed("µs"))
                 ));
             } else if a.x == b.x && b.mean > 0.0 {
                 s.finding(format!(
@@ -658,13 +660,16 @@ fn checksum_section(d: &StudyData) -> Section {
             .and_then(|p| p.metrics.get("service_demand_sender_us_per_kb"))
         {
             s.finding(format!(
-                "tcplab calibrate checksums at {} here: one byte costs {:.3} ns, against \
-                 {:.2} ± {:.2} ns of sender CPU per byte moved at 64 KB writes with offloads \
-                 as the devices have them.",
+                "tcplab calibrate checksums at {} here: one byte costs {}, against {} of \
+                 sender CPU per byte moved at 64 KB writes with offloads as the devices have \
+                 them.",
                 measure(bw, None, Unit::Si("B/s")),
-                1e9 / bw,
-                m.mean * 1e3 / 1024.0,
-                m.ci95 * 1e3 / 1024.0,
+                measure(1.0 / bw, None, Unit::Si("s")),
+                measure(
+                    m.mean * 1e-6 / 1024.0,
+                    Some(m.ci95 * 1e-6 / 1024.0),
+                    Unit::Si("s")
+                ),
             ));
         }
     }

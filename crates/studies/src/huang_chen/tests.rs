@@ -204,7 +204,7 @@ fn quick_acks_that_took_effect_get_their_cost_from_enough_samples_only() {
     );
     assert!(
         s.contains(
-            "ACK work took 3.70 ± 0.40% of the two endpoints' CPU with quick ACKs and 1.25 ± 0.20%"
+            "ACK work took 3.70 ± 0.40 % of the two endpoints' CPU with quick ACKs and 1.25 ± 0.20 %"
         ) && s.contains("+2.45 percentage points beyond the 95% CIs"),
         "{s}"
     );
@@ -237,7 +237,7 @@ fn quick_acks_that_took_effect_get_their_cost_from_enough_samples_only() {
     };
     let u = ack_sentence(&few, &delayed);
     assert!(
-        u.contains("n/a (866 samples) and 1.25 ± 0.20%, too few samples to compare"),
+        u.contains("n/a (866 samples) and 1.25 ± 0.20 %, too few samples to compare"),
         "{u}"
     );
     assert!(!u.contains("12.0"), "{u}");

@@ -14,7 +14,8 @@ pub(super) fn most_and_least(per: &[(String, CurvePoint)]) -> Option<String> {
     if most.0 == least.0 {
         return None;
     }
-    let mb = |c: &CurvePoint| format!("{:.0} ± {:.0} MB", c.mean, c.ci);
+    // MB (10⁶ B) per CPU-second, written as bench writes bytes per CPU-s.
+    let mb = |c: &CurvePoint| measure(c.mean * 1e6, Some(c.ci * 1e6), Unit::Si("B/CPU-s"));
     Some(if differ(&most.1, &least.1) {
         format!(
             "The sender moves most data per CPU-second on {} ({}) and least on {} ({}), {:.1}× \
@@ -28,13 +29,13 @@ pub(super) fn most_and_least(per: &[(String, CurvePoint)]) -> Option<String> {
     } else {
         format!(
             "MB per sender CPU-second does not differ between the networks beyond the 95% CIs \
-             (from {} on {} to {} on {}): a difference smaller than {:.0} MB per CPU-second \
-             could not have been seen.",
+             (from {} on {} to {} on {}): a difference smaller than {} could not have been \
+             seen.",
             mb(&least.1),
             least.0,
             mb(&most.1),
             most.0,
-            most.1.ci + least.1.ci
+            measure((most.1.ci + least.1.ci) * 1e6, None, Unit::Si("B/CPU-s"))
         )
     })
 }

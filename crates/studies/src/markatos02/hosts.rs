@@ -9,6 +9,7 @@ use crate::data::StudyData;
 use crate::figures::{place, sender_speed, series};
 use analysis::findings::CurvePoint;
 use analysis::models::{fit_markatos, mileage, SpeedObservation};
+use report::format::throughput_of_bytes;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, Unit};
 
 /// One host's figures for the comparison.
@@ -75,7 +76,7 @@ pub fn section(d: &StudyData) -> Section {
         "CPU score",
         "memory copy (DRAM)",
         "loopback throughput, 64 KB",
-        "MB per sender CPU-s",
+        "bytes per sender CPU-s",
         "mileage",
     ])
     .with_caption("Each host's newest completed markatos02 run; imported hosts are marked")
@@ -92,10 +93,9 @@ pub fn section(d: &StudyData) -> Section {
             r.mem_bw
                 .map_or("—".into(), |b| measure(b, None, Unit::Si("B/s"))),
             r.throughput
-                .map_or("—".into(), |b| measure(b, None, Unit::Si("B/s"))),
-            r.mb_per_cpu.map_or("—".into(), |c| {
-                measure(c.mean, Some(c.ci), Unit::Fixed("MB/CPU-s"))
-            }),
+                .map_or("—".into(), |b| throughput_of_bytes(b, None)),
+            r.mb_per_cpu
+                .map_or("—".into(), |c| super::prediction::per_cpu_s(c.mean, c.ci)),
             match (r.mb_per_cpu, r.score) {
                 (Some(c), Some(score)) => {
                     mileage(c.mean * 1e6, score).map_or("—".into(), |m| format!("{m:.3}"))
@@ -174,7 +174,7 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
     let mut f = Figure::new(
         "Loopback throughput against CPU score × CPU share, every host",
         "effective CPU score",
-        "throughput (MB/s)",
+        "throughput (Mbit/s)",
     );
     for r in rows {
         let Some(score) = r.score else { continue };
@@ -186,8 +186,8 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
             .iter()
             .map(|p| CurvePoint {
                 x: score * p.x,
-                mean: p.mean / 1e6,
-                ci: p.ci / 1e6,
+                mean: p.mean * 8.0 / 1e6,
+                ci: p.ci * 8.0 / 1e6,
             })
             .collect();
         obs.extend(r.speed_curve.iter().map(|p| SpeedObservation {
@@ -209,7 +209,7 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
             Series::new(
                 "model, fitted over all hosts",
                 xs.iter()
-                    .map(|&x| Point::new(x, fit.predict(x) / 1e6))
+                    .map(|&x| Point::new(x, fit.predict(x) * 8.0 / 1e6))
                     .collect(),
             )
             .with_style(SeriesStyle::Path),

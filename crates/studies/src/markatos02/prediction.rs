@@ -6,6 +6,7 @@
 
 use analysis::findings::CurvePoint;
 use analysis::models::{markatos_constant, markatos_throughput, ModelError};
+use report::format::throughput_of_bytes;
 use report::{measure, Unit};
 
 /// The measured inputs of the prediction.
@@ -83,6 +84,11 @@ fn bytes_per_s(v: f64) -> String {
     measure(v, None, Unit::Si("B/s"))
 }
 
+/// Mean and CI of MB (10⁶ B) per CPU-second in B/CPU-s, as bench writes it.
+pub(super) fn per_cpu_s(mb: f64, ci: f64) -> String {
+    measure(mb * 1e6, Some(ci * 1e6), Unit::Si("B/CPU-s"))
+}
+
 /// The findings: where C comes from, how each speed's prediction stands
 /// against its measurement, and, where the full-speed prediction overshoots,
 /// how busy the sender was.
@@ -94,8 +100,8 @@ pub(super) fn sentences(i: &Inputs, k: &Constant, checks: &[SpeedCheck]) -> Vec<
             format!(
                 "at CPU share {} it predicts {} against {} measured ({})",
                 x.share,
-                bytes_per_s(x.predicted),
-                measure(x.measured.mean, Some(x.measured.ci), Unit::Si("B/s")),
+                throughput_of_bytes(x.predicted, None),
+                throughput_of_bytes(x.measured.mean, Some(x.measured.ci)),
                 if x.within() {
                     "within the 95% CI".to_string()
                 } else {
@@ -110,13 +116,11 @@ pub(super) fn sentences(i: &Inputs, k: &Constant, checks: &[SpeedCheck]) -> Vec<
     let hits = checks.iter().filter(|x| x.within()).count();
     out.push(format!(
         "Markatos' model as a prediction: from calibrate's memory bandwidth ({}), the CPU score \
-         ({:.0}) and the {:.0} ± {:.0} MB the sender moves per CPU-second at full speed on \
-         loopback, C = {:.3e} score·s per byte; {}. It predicts {hits} of {} CPU speeds within \
-         the measurement's CI.",
+         ({:.0}) and the {} the sender moves at full speed on loopback, C = {:.3e} \
+         score·s per byte; {}. It predicts {hits} of {} CPU speeds within the measurement's CI.",
         bytes_per_s(i.mem_bw),
         i.cpu_score,
-        i.mb_per_cpu_s.mean,
-        i.mb_per_cpu_s.ci,
+        per_cpu_s(i.mb_per_cpu_s.mean, i.mb_per_cpu_s.ci),
         k.c,
         each.join("; "),
         checks.len(),

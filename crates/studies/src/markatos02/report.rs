@@ -8,6 +8,7 @@ use crate::figures::{place, sender_speed, series};
 use analysis::findings::CurvePoint;
 use analysis::models::mileage;
 use analysis::summarize;
+use report::format::throughput_of_bytes;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use std::collections::BTreeMap;
 
@@ -165,9 +166,9 @@ fn bandwidth_section(d: &StudyData) -> Section {
     let mut t = Table::new([
         "network",
         "throughput",
-        "MB per sender CPU-s (threads)",
+        "bytes per sender CPU-s (threads)",
         "sender's whole CPU",
-        "MB per whole-CPU s",
+        "bytes per whole-CPU s",
         "mileage (MB per CPU-s per unit score)",
     ])
     .with_caption(
@@ -189,7 +190,7 @@ fn bandwidth_section(d: &StudyData) -> Section {
         t.row([
             pl.clone(),
             measure(tm, Some(tc), Unit::Si("bit/s")),
-            measure(c.mean, Some(c.ci), Unit::Fixed("MB/CPU-s")),
+            prediction::per_cpu_s(c.mean, c.ci),
             whole.get(pl).map_or(
                 "not steered (loopback: one device for both directions)".into(),
                 |w| w.0.clone(),
@@ -199,9 +200,9 @@ fn bandwidth_section(d: &StudyData) -> Section {
                 .and_then(|w| summarize(&w.1))
                 .map_or("—".into(), |m| {
                     measure(
-                        m.mean,
-                        m.ci95.is_finite().then_some(m.ci95),
-                        Unit::Fixed("MB/CPU-s"),
+                        m.mean * 1e6,
+                        m.ci95.is_finite().then_some(m.ci95 * 1e6),
+                        Unit::Si("B/CPU-s"),
                     )
                 }),
             mil.map_or("— (no calibration)".into(), |m| format!("{m:.3}")),
@@ -231,10 +232,10 @@ fn bandwidth_section(d: &StudyData) -> Section {
     if let (Some(score), Some(l)) = (d.host.cpu_score, lo) {
         if let Ok(m) = mileage(l.2.mean * 1e6, score) {
             s.finding(format!(
-                "Loopback mileage on this host: {m:.3} ± {:.3} MB per CPU-second per unit of CPU \
-                 score (score {score:.0}; the score is tcplab's integer workload, not SPECint95, so \
-                 compare hosts measured by tcplab, not the paper's numbers).",
-                l.2.ci / score
+                "Loopback mileage on this host: {} per unit of CPU score (score {score:.0}; the \
+                 score is tcplab's integer workload, not SPECint95, so compare hosts measured by \
+                 tcplab, not the paper's numbers).",
+                measure(m, Some(l.2.ci / score), Unit::Fixed("MB per CPU-second"))
             ));
         }
     }
@@ -351,15 +352,15 @@ fn model_section(d: &StudyData) -> Section {
     let mut f = Figure::new(
         "Loopback throughput against emulated CPU speed, measured and predicted",
         format!("CPU score {cpu_score:.0} × CPU share"),
-        "throughput (MB/s)",
+        "throughput (Mbit/s)",
     );
     f.series.push(series(
         "measured",
         &thr.iter()
             .map(|p| CurvePoint {
                 x: cpu_score * p.x,
-                mean: p.mean / 1e6,
-                ci: p.ci / 1e6,
+                mean: p.mean * 8.0 / 1e6,
+                ci: p.ci * 8.0 / 1e6,
             })
             .collect::<Vec<_>>(),
     ));
@@ -368,7 +369,7 @@ fn model_section(d: &StudyData) -> Section {
             "predicted (model, C from MB per CPU-second)",
             checks
                 .iter()
-                .map(|c| Point::new(cpu_score * c.share, c.predicted / 1e6))
+                .map(|c| Point::new(cpu_score * c.share, c.predicted * 8.0 / 1e6))
                 .collect(),
         )
         .with_style(SeriesStyle::Line),
@@ -393,13 +394,13 @@ fn model_section(d: &StudyData) -> Section {
         t.row([
             format!("{}", c.share),
             format!("{:.0}", cpu_score * c.share),
-            measure(c.predicted, None, Unit::Si("B/s")),
+            throughput_of_bytes(c.predicted, None),
             format!(
                 "{} – {}",
-                measure(c.range.0, None, Unit::Si("B/s")),
-                measure(c.range.1, None, Unit::Si("B/s"))
+                throughput_of_bytes(c.range.0, None),
+                throughput_of_bytes(c.range.1, None)
             ),
-            measure(c.measured.mean, Some(c.measured.ci), Unit::Si("B/s")),
+            throughput_of_bytes(c.measured.mean, Some(c.measured.ci)),
             if c.within() {
                 "within CI".into()
             } else {

@@ -43,7 +43,7 @@ fn the_model_predicts_from_measured_inputs_and_says_where_it_holds() {
     let s = sentences(&i, &k, &c);
     assert!(s[0].contains("C = 2.606e-6 score·s per byte"), "{s:#?}");
     assert!(
-        s[0].contains("at CPU share 0.1 it predicts 602 MB/s against 586 ± 119 MB/s measured (within the 95% CI)"),
+        s[0].contains("at CPU share 0.1 it predicts 4.82 Gbit/s against 4.69 ± 0.95 Gbit/s measured (within the 95% CI)"),
         "{s:#?}"
     );
     assert!(s[0].contains("outside the 95% CI, +118%"), "{s:#?}");
@@ -81,14 +81,14 @@ fn most_and_least_per_cpu_second_only_beyond_the_cis() {
     let wide = most_and_least(&nets(4590.0)).unwrap();
     assert!(
         wide.starts_with("MB per sender CPU-second does not differ between the networks")
-            && wide.contains("smaller than 4690 MB per CPU-second could not have been seen"),
+            && wide.contains("smaller than 4.69 GB/CPU-s could not have been seen"),
         "{wide}"
     );
     let tight = most_and_least(&nets(200.0)).unwrap();
     assert_eq!(
         tight,
-        "The sender moves most data per CPU-second on lan100 (6188 ± 200 MB) and least on man \
-         (2158 ± 100 MB), 2.9× less, beyond the 95% CIs."
+        "The sender moves most data per CPU-second on lan100 (6.19 ± 0.20 GB/CPU-s) and least \
+         on man (2.16 ± 0.10 GB/CPU-s), 2.9× less, beyond the 95% CIs."
     );
 }
 

@@ -10,6 +10,7 @@ use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
 use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
+use report::format::throughput_of_bytes;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use sections::path::hop_histogram;
 use std::collections::BTreeMap;
@@ -300,11 +301,8 @@ pub(crate) fn memory_finding(
     dram_bw: Option<f64>,
 ) -> Result<String, String> {
     let bps = |x: f64| measure(x, None, Unit::Si("B/s"));
-    let rate = if ci > 0.0 {
-        measure(bytes_per_s, Some(ci), Unit::Si("B/s"))
-    } else {
-        bps(bytes_per_s)
-    };
+    // Throughput in bit/s as everywhere; the copy rates stay in B/s.
+    let rate = throughput_of_bytes(bytes_per_s, (ci > 0.0).then_some(ci));
     let head = format!(
         "Local TCP's highest mean is {rate} ({} buffers)",
         size_words(size)
@@ -314,7 +312,7 @@ pub(crate) fn memory_finding(
             "Local TCP moved {} ({} buffers), {:.0}% of this host's in-cache copy rate ({}): \
              more than the 50% two copies allow, so the calibration's copy rate or the \
              throughput is wrong; no share is stated.",
-            bps(bytes_per_s),
+            throughput_of_bytes(bytes_per_s, None),
             size_words(size),
             bytes_per_s / cache * 100.0,
             bps(cache)
