@@ -44,7 +44,11 @@ pub fn table(
             .iter()
             .map(|k| Cell::new(param_text(&p.params, k)))
             .collect();
-        let n = if p.trials_failed > 0 {
+        // A point no trial of which ran (the run was killed or interrupted
+        // first) says so, whether or not any metric column is left.
+        let n = if p.unmeasured() == Some("not run") {
+            "not run".to_string()
+        } else if p.trials_failed > 0 {
             format!("{} ({} failed)", p.trials_ok, p.trials_failed)
         } else {
             p.trials_ok.to_string()
