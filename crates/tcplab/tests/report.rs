@@ -252,8 +252,9 @@ fn compare_puts_runs_side_by_side() {
 #[test]
 fn bad_input_gets_one_line_and_status_2() {
     let (dir, db) = temp_db();
-    // No runs yet.
-    assert_usage_error(&tcplab(&db, &["report", "latest"]), "no runs");
+    // No database yet: a read-only command says so and creates none.
+    assert_usage_error(&tcplab(&db, &["report", "latest"]), "no database at");
+    assert!(!db.exists());
     json_of(&tcplab(
         &db,
         &[
