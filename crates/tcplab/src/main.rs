@@ -45,6 +45,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if only_prints(&cli.command) {
+        // `tcplab show … | head`: a closed pipe ends a command that only
+        // prints, as it ends cat, instead of panicking in println!.
+        // Commands that run sockets keep Rust's ignored SIGPIPE, so a peer
+        // that goes away is an error of its trial, not the end of the run.
+        // SAFETY: restores the default disposition of one signal before
+        // any other thread exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -56,4 +65,19 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether `command` only reads and prints (no sockets, no places).
+fn only_prints(command: &cli::Command) -> bool {
+    use cli::Command as C;
+    matches!(
+        command,
+        C::Runs(_)
+            | C::Show(_)
+            | C::Export(_)
+            | C::Probes(_)
+            | C::Compare(_)
+            | C::Completions(_)
+            | C::Man(_)
+    )
 }

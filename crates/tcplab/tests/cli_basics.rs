@@ -379,3 +379,23 @@ fn quiet_calibration_prints_no_progress() {
     // --quiet is also a flag of study (checked here without running one).
     assert_success(&tcplab(&db, &["study", "abrams91", "--plan", "--quiet"]));
 }
+
+#[test]
+fn a_closed_pipe_ends_a_printing_command_quietly() {
+    // `tcplab completions bash | head -1`: the reader is gone before the
+    // first write. The command ends as cat would (SIGPIPE), never with a
+    // panic's backtrace on stderr.
+    use std::os::unix::process::ExitStatusExt;
+    let (_dir, db) = temp_db();
+    let mut child = tcplab_command(&db)
+        .args(["completions", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
