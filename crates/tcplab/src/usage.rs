@@ -48,6 +48,16 @@ pub fn clap_error_line(e: &clap::Error) -> String {
         }
         line.push_str(&format!(" (did you mean {}?)", quoted_or(&suggested)));
     }
+    // `--duration -1s`: clap reads `-1s` as short flags. Say what it was.
+    if matches!(e.kind(), ErrorKind::UnknownArgument) && suggested.is_empty() {
+        let arg = e.get(ContextKind::InvalidArg).map(context_strings);
+        let negative = arg.iter().flatten().any(|a| {
+            a.len() > 1 && a.starts_with('-') && a[1..].starts_with(|c: char| c.is_ascii_digit())
+        });
+        if negative {
+            line.push_str(" (a negative amount? amounts cannot be negative)");
+        }
+    }
     if matches!(e.kind(), ErrorKind::InvalidValue) {
         if let Some(valid) = e.get(ContextKind::ValidValue) {
             let valid = context_strings(valid);

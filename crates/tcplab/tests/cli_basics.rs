@@ -91,6 +91,11 @@ fn a_negative_duration_is_refused_as_a_duration() {
     assert!(line.contains("--duration"), "{line}");
     assert!(line.contains("a duration cannot be negative"), "{line}");
     assert!(!line.contains("unexpected argument"), "{line}");
+    // With a unit, clap cannot take it as a value; the line still says
+    // what it was.
+    let out = tcplab(&db, &["bench", "tcp-stream", "--duration", "-1s"]);
+    let line = usage_error_line(&out, "--duration -1s");
+    assert!(line.contains("amounts cannot be negative"), "{line}");
     // A forgotten value is still said as such.
     assert_usage_error(
         &tcplab(&db, &["bench", "tcp-stream", "--duration", "--bytes", "1M"]),
