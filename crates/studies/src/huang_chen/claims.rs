@@ -144,7 +144,10 @@ pub(super) fn ack_sentence(quick: &AckArm, delayed: &AckArm) -> String {
         "about one ACK per data segment".to_string()
     } else {
         format!(
-            "fewer than one ACK per data segment (one per {:.1} segments)",
+            "fewer than one ACK per data segment (one per {:.1} segments; Linux 6.7 and later \
+             defer the regular ACK while they process the segments that queued behind a reader \
+             holding the socket, one ACK per batch even in quick-ACK mode, and a busy receiver \
+             holds its socket much of the time)",
             1.0 / q.mean.max(1e-9)
         )
     };
