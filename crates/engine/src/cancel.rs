@@ -5,7 +5,9 @@
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -81,10 +83,15 @@ fn shutdown(fd: RawFd) {
     unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
 }
 
-/// A flag a timer thread raises when a duration-bound trial must stop; the
-/// sender checks it with one relaxed load per write.
+/// A flag a timer raises when a duration-bound trial must stop; the sender
+/// checks it with a relaxed load per write. A flag tied to a trial's
+/// [`Canceller`] also reads raised once the trial is cancelled, so pacing
+/// sleeps and receive-work burns end with the trial.
 #[derive(Debug, Clone, Default)]
-pub struct StopFlag(Arc<AtomicBool>);
+pub struct StopFlag {
+    raised: Arc<AtomicBool>,
+    trial: Option<Canceller>,
+}
 
 impl StopFlag {
     /// A lowered flag.
@@ -92,23 +99,126 @@ impl StopFlag {
         StopFlag::default()
     }
 
+    /// A lowered flag that also reads raised once `cancel` is cancelled.
+    pub fn tied_to(cancel: &Canceller) -> StopFlag {
+        StopFlag {
+            raised: Arc::default(),
+            trial: Some(cancel.clone()),
+        }
+    }
+
     /// Raises the flag.
     pub fn raise(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.raised.store(true, Ordering::Relaxed);
     }
 
-    /// True once raised.
+    /// True once raised, or once the trial it is tied to was cancelled.
     #[inline]
     pub fn is_raised(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.raised.load(Ordering::Relaxed) || self.is_cancelled()
     }
 
-    /// Raises the flag after `d`, from a detached timer thread.
-    pub fn raise_after(&self, d: std::time::Duration) {
-        let me = self.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(d);
-            me.raise();
-        });
+    /// True once the trial this flag is tied to was cancelled.
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        self.trial.as_ref().is_some_and(Canceller::is_cancelled)
+    }
+
+    /// Sleeps for `d` in slices of at most [`SLICE`], returning early (false)
+    /// once the flag is raised or its trial cancelled; true if it slept it all.
+    pub fn sleep(&self, d: Duration) -> bool {
+        let end = Instant::now() + d;
+        loop {
+            if self.is_raised() {
+                return false;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(SLICE));
+        }
+    }
+}
+
+/// The longest a cancellable sleep goes without looking at its flag.
+pub const SLICE: Duration = Duration::from_millis(50);
+
+/// Raises a [`StopFlag`] after a delay, from one timer thread per trial that
+/// is woken and joined when the timer is dropped: a trial that ends early
+/// (or is abandoned) leaves no sleeping thread behind.
+#[derive(Debug)]
+#[must_use = "dropping the timer stops it"]
+pub struct StopTimer {
+    wake: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StopTimer {
+    /// Starts a timer that raises `flag` after `d`; fails only if no thread
+    /// can be started (a pid or thread limit).
+    pub fn start(flag: &StopFlag, d: Duration) -> std::io::Result<StopTimer> {
+        let wake = Arc::new((Mutex::new(false), Condvar::new()));
+        let (w, flag) = (wake.clone(), flag.clone());
+        let thread = std::thread::Builder::new()
+            .name("tcplab-timer".into())
+            .spawn(move || {
+                let (lock, cv) = &*w;
+                let ended = lock.lock().unwrap_or_else(|e| e.into_inner());
+                let (ended, _) = cv
+                    .wait_timeout_while(ended, d, |ended| !*ended)
+                    .unwrap_or_else(|e| e.into_inner());
+                if !*ended {
+                    flag.raise();
+                }
+            })?;
+        Ok(StopTimer {
+            wake,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for StopTimer {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.wake;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_timer_is_joined_at_once_and_never_fires() {
+        let flag = StopFlag::new();
+        let t0 = Instant::now();
+        drop(StopTimer::start(&flag, Duration::from_secs(3600)).unwrap());
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        assert!(!flag.is_raised());
+        let timer = StopTimer::start(&flag, Duration::from_millis(20)).unwrap();
+        assert!(
+            !flag.sleep(Duration::from_secs(10)),
+            "the timer did not fire"
+        );
+        drop(timer);
+    }
+
+    #[test]
+    fn cancelling_the_trial_ends_a_sleep() {
+        let cancel = Canceller::new();
+        let flag = StopFlag::tied_to(&cancel);
+        let c = cancel.clone();
+        let t0 = Instant::now();
+        let h = std::thread::spawn(move || flag.sleep(Duration::from_secs(3600)));
+        std::thread::sleep(Duration::from_millis(30));
+        c.cancel();
+        assert!(!h.join().unwrap());
+        assert!(t0.elapsed() < Duration::from_secs(2));
     }
 }

@@ -66,10 +66,11 @@ fn thread_cpu_ns() -> u64 {
 
 /// Burns `cpu` of this thread's CPU time (not wall time), so a receiver slowed
 /// by `--recv-work` does the same work whether or not it shares its core.
-pub fn burn(cpu: Duration) {
+/// Stops early once `abandon()` is true (it is asked every few hundred ns).
+pub fn burn(cpu: Duration, abandon: impl Fn() -> bool) {
     let target = thread_cpu_ns() + cpu.as_nanos() as u64;
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    while thread_cpu_ns() < target {
+    while thread_cpu_ns() < target && !abandon() {
         for _ in 0..64 {
             x ^= x << 13;
             x ^= x >> 7;
@@ -95,13 +96,17 @@ impl RecvWork {
         }
     }
 
-    /// Accounts for `bytes` read and burns the CPU they cost.
-    pub fn consumed(&mut self, bytes: usize) {
+    /// Accounts for `bytes` read and burns the CPU they cost, or less if
+    /// `abandon()` turns true (the trial was cancelled).
+    pub fn consumed(&mut self, bytes: usize, abandon: impl Fn() -> bool) {
         self.pending_bytes += bytes as u64;
         let kb = self.pending_bytes / 1024;
         if kb > 0 {
             self.pending_bytes %= 1024;
-            burn(Duration::from_nanos(kb * self.ns_per_kb));
+            burn(
+                Duration::from_nanos(kb.saturating_mul(self.ns_per_kb)),
+                abandon,
+            );
         }
     }
 }
@@ -113,9 +118,20 @@ mod tests {
     #[test]
     fn burn_uses_cpu_of_this_thread() {
         let before = CpuTime::thread_now();
-        burn(Duration::from_millis(50));
+        burn(Duration::from_millis(50), || false);
         let used = CpuTime::thread_now().since(before).total_s();
         assert!(used >= 0.045, "used {used}");
         assert!(used < 0.5, "used {used}");
+    }
+
+    #[test]
+    fn an_abandoned_burn_stops() {
+        let before = CpuTime::thread_now();
+        let t0 = std::time::Instant::now();
+        burn(Duration::from_secs(3600), || {
+            t0.elapsed() > Duration::from_millis(20)
+        });
+        let used = CpuTime::thread_now().since(before).total_s();
+        assert!(used < 1.0, "used {used}");
     }
 }

@@ -12,6 +12,7 @@ pub mod buffer;
 pub mod cancel;
 pub mod client;
 pub mod cpu;
+pub mod deadline;
 pub mod error;
 pub mod hoststat;
 pub mod interval;
@@ -31,6 +32,6 @@ pub mod workloads;
 
 pub use client::{Client, TrialObserver};
 pub use error::EngineError;
-pub use limits::{validate, Limits};
+pub use limits::{admit, validate, Limits};
 pub use server::{Server, ServerHandle, DEFAULT_PORT};
 pub use workloads::PlaceHook;

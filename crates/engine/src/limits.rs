@@ -19,9 +19,32 @@ pub struct Limits {
     pub max_trial_s: f64,
     /// Concurrent control connections.
     pub max_clients: usize,
+    /// Concurrent control connections from one source address.
+    pub max_per_address: usize,
+    /// Seconds a new connection has to complete its `hello`, and a set-up
+    /// trial has for its first data (connection, datagram or hello).
+    pub handshake_s: f64,
+    /// Seconds a whole message has to arrive once its first byte has, and
+    /// a trial's `client_done` once the server's side has ended.
+    pub message_s: f64,
+    /// Seconds a greeted client may sit idle between trials, and a trial's
+    /// data may pause (so a paced write must not take longer).
+    pub idle_s: f64,
+    /// Slowest `--send-rate`, in bit/s.
+    pub min_send_rate_bps: u64,
+    /// Most `--recv-work`, in ns of CPU per KB.
+    pub max_recv_work_ns_per_kb: u64,
+    /// Most `--load` workers one client's trial may run on the server.
+    pub max_load_workers: u32,
+    /// Most `--load` workers running on the server for all clients together.
+    pub max_total_load_workers: u32,
+    /// Most receive-buffer memory (`--parallel` × `--read-size`) one
+    /// client's trial may take on the server, in bytes.
+    pub max_client_memory: u64,
 }
 
 impl Default for Limits {
+    /// The bounds of `tcplab server`, a server others may reach.
     fn default() -> Limits {
         Limits {
             max_parallel: 128,
@@ -30,7 +53,65 @@ impl Default for Limits {
             max_io_size: 16 << 20,
             max_trial_s: 4000.0,
             max_clients: 32,
+            max_per_address: 4,
+            handshake_s: 10.0,
+            message_s: 30.0,
+            idle_s: 600.0,
+            min_send_rate_bps: 64_000,
+            max_recv_work_ns_per_kb: 10_000_000,
+            max_load_workers: 8,
+            max_total_load_workers: 16,
+            max_client_memory: 256 << 20,
         }
+    }
+}
+
+impl Limits {
+    /// The bounds of a server bench starts for itself (its only client is
+    /// this process): no per-address cap, and the host's whole memory and
+    /// CPU may go to the trial, as they would without a server.
+    pub fn embedded() -> Limits {
+        Limits {
+            max_per_address: usize::MAX,
+            max_load_workers: 64,
+            max_total_load_workers: u32::MAX,
+            max_client_memory: u64::MAX,
+            ..Limits::default()
+        }
+    }
+}
+
+/// Checks what one trial would take from the server against the
+/// per-client bounds (load workers, receive-buffer memory); the message is
+/// one line naming the flags, the need and the server's limit.
+pub fn admit(p: &TrialParams, l: &Limits) -> Result<(), String> {
+    if let Some(load) = p.load {
+        if load.workers > l.max_load_workers {
+            return Err(format!(
+                "server limit: --load with {} workers, over the server's {} per client",
+                load.workers, l.max_load_workers
+            ));
+        }
+    }
+    let need = u64::from(p.parallel.max(1)).saturating_mul(p.read_size);
+    if need > l.max_client_memory {
+        return Err(format!(
+            "server limit: --parallel {} × --read-size {} needs {}, over the server's {} per client",
+            p.parallel,
+            record::numbers::size_text(p.read_size as f64),
+            binary_bytes(need),
+            binary_bytes(l.max_client_memory)
+        ));
+    }
+    Ok(())
+}
+
+/// A byte count for a sentence: `2 GiB`, `256 MiB`, `1.5 KiB`, `100 B`.
+pub fn binary_bytes(b: u64) -> String {
+    let t = record::numbers::size_text(b as f64);
+    match t.chars().last() {
+        Some(u @ ('K' | 'M' | 'G')) => format!("{} {u}iB", &t[..t.len() - 1]),
+        _ => format!("{t} B"),
     }
 }
 
@@ -97,8 +178,33 @@ pub fn validate(p: &TrialParams, l: &Limits) -> Result<(), String> {
             return Err(format!("--cc {cc:?} is not a congestion control name"));
         }
     }
-    if p.send_rate_bps == Some(0) {
-        return Err("--send-rate must be positive".into());
+    if let Some(rate) = p.send_rate_bps.filter(|&r| r < l.min_send_rate_bps) {
+        return Err(format!(
+            "--send-rate {} is below the limit of {}",
+            record::numbers::rate_text(rate as f64),
+            record::numbers::rate_text(l.min_send_rate_bps as f64)
+        ));
+    }
+    if let Some(rate) = p.send_rate_bps {
+        let gap_s = p.write_size as f64 * 8.0 / rate as f64;
+        if gap_s > l.idle_s {
+            return Err(format!(
+                "--send-rate {} with --write-size {} leaves {gap_s:.0} s between writes, over the idle limit of {} s",
+                record::numbers::rate_text(rate as f64),
+                record::numbers::size_text(p.write_size as f64),
+                l.idle_s
+            ));
+        }
+    }
+    if let Some(ns) = p
+        .recv_work_ns_per_kb
+        .filter(|&ns| ns > l.max_recv_work_ns_per_kb)
+    {
+        return Err(format!(
+            "--recv-work {} per KB exceeds the limit of {} per KB",
+            record::numbers::nanos_text(ns as f64),
+            record::numbers::nanos_text(l.max_recv_work_ns_per_kb as f64)
+        ));
     }
     if let Some(l) = p.load {
         if l.workers > 64 {
@@ -213,5 +319,39 @@ mod tests {
         p.parallel = 1000;
         assert!(validate(&p, &l).unwrap_err().contains("--parallel"));
         assert!(validate(&TrialParams::defaults(TestKind::Http), &l).is_ok());
+    }
+
+    #[test]
+    fn pacing_and_work_are_bounded() {
+        let l = Limits::default();
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.send_rate_bps = Some(1);
+        let e = validate(&p, &l).unwrap_err();
+        assert_eq!(e, "--send-rate 1bit is below the limit of 64kbit");
+        p.send_rate_bps = Some(8_000_000);
+        p.recv_work_ns_per_kb = Some(2_000_000_000);
+        let e = validate(&p, &l).unwrap_err();
+        assert_eq!(e, "--recv-work 2s per KB exceeds the limit of 10ms per KB");
+        p.recv_work_ns_per_kb = Some(2_000_000);
+        assert!(validate(&p, &l).is_ok());
+        p.send_rate_bps = Some(64_000);
+        p.write_size = 16 << 20;
+        let e = validate(&p, &l).unwrap_err();
+        assert_eq!(e, "--send-rate 64kbit with --write-size 16M leaves 2097 s between writes, over the idle limit of 600 s");
+    }
+
+    #[test]
+    fn memory_per_client_is_admitted_or_refused_in_one_line() {
+        let l = Limits::default();
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.parallel = 128;
+        p.read_size = 16 << 20;
+        assert_eq!(
+            admit(&p, &l).unwrap_err(),
+            "server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client"
+        );
+        assert!(admit(&p, &Limits::embedded()).is_ok());
+        p.parallel = 16;
+        assert!(admit(&p, &l).is_ok());
     }
 }

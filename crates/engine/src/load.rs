@@ -19,25 +19,26 @@ pub struct LoadWorkers {
 }
 
 impl LoadWorkers {
-    /// Starts `count` matrix-multiply workers.
-    pub fn start(count: u32) -> LoadWorkers {
+    /// Starts `count` matrix-multiply workers; if one cannot start (a pid
+    /// or thread limit), those started are stopped and joined and the error
+    /// is returned.
+    pub fn start(count: u32) -> std::io::Result<LoadWorkers> {
         let stop = Arc::new(AtomicBool::new(false));
         let rounds: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
-        let threads = (0..count as usize)
-            .map(|i| {
-                let stop = stop.clone();
-                let rounds = rounds.clone();
-                std::thread::Builder::new()
-                    .name(format!("tcplab-load{i}"))
-                    .spawn(move || multiply_until(&stop, &rounds[i]))
-                    .expect("spawning load worker")
-            })
-            .collect();
-        LoadWorkers {
+        let mut workers = LoadWorkers {
             stop,
-            threads,
+            threads: Vec::with_capacity(count as usize),
             rounds,
+        };
+        for i in 0..count as usize {
+            let stop = workers.stop.clone();
+            let rounds = workers.rounds.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("tcplab-load{i}"))
+                .spawn(move || multiply_until(&stop, &rounds[i]))?;
+            workers.threads.push(t);
         }
+        Ok(workers)
     }
 
     /// Matrix products each worker has finished so far.
@@ -96,7 +97,7 @@ mod tests {
     /// minute) instead of asserting CPU seconds after a fixed sleep.
     #[test]
     fn workers_run_and_stop() {
-        let w = LoadWorkers::start(2);
+        let w = LoadWorkers::start(2).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while w.rounds().iter().any(|&r| r < 3) {
             assert!(

@@ -2,6 +2,7 @@
 //! sender λ: writes follow an absolute schedule, so sleeps that overshoot are
 //! caught up by the next writes and the mean rate stays exact.
 
+use crate::cancel::StopFlag;
 use std::time::{Duration, Instant};
 
 /// Paces a stream of writes to a rate in bits per second.
@@ -22,13 +23,15 @@ impl Pacer {
         }
     }
 
-    /// Accounts for `bytes` just sent and sleeps until the schedule allows more.
-    pub fn sent(&mut self, bytes: usize) {
+    /// Accounts for `bytes` just sent and sleeps until the schedule allows
+    /// more, or until `stop` is raised (the duration ended or the trial was
+    /// cancelled): the sleep looks at the flag every [`crate::cancel::SLICE`].
+    pub fn sent(&mut self, bytes: usize, stop: &StopFlag) {
         self.sent_bytes += bytes as u64;
         let due = Duration::from_secs_f64(self.sent_bytes as f64 * 8.0 / self.bits_per_s);
         let elapsed = self.start.elapsed();
         if due > elapsed {
-            std::thread::sleep(due - elapsed);
+            stop.sleep(due - elapsed);
         }
     }
 }
@@ -41,10 +44,25 @@ mod tests {
     fn holds_the_rate() {
         let mut p = Pacer::new(8_000_000); // 1 MB/s
         let t = Instant::now();
+        let stop = StopFlag::new();
         for _ in 0..100 {
-            p.sent(1000);
+            p.sent(1000, &stop);
         }
         let s = t.elapsed().as_secs_f64();
         assert!((0.095..0.2).contains(&s), "took {s}");
+    }
+
+    #[test]
+    fn a_cancelled_trial_ends_a_days_long_sleep() {
+        let cancel = crate::cancel::Canceller::new();
+        let stop = StopFlag::tied_to(&cancel);
+        let mut p = Pacer::new(1); // one bit per second: 128K takes 12 days
+        let c = cancel.clone();
+        let t = Instant::now();
+        let h = std::thread::spawn(move || p.sent(128 << 10, &stop));
+        std::thread::sleep(Duration::from_millis(50));
+        c.cancel();
+        h.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     }
 }

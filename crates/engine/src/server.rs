@@ -1,37 +1,54 @@
 //! `tcplab server`: serves trials to several clients at a time, each on its
-//! own control connection, with data on separate per-trial sockets.
+//! own control connection, with data on separate per-trial sockets. Every
+//! wait is bounded (`Limits`): a connection has `handshake_s` to say hello,
+//! each message `message_s` once it has begun, a greeted client `idle_s`
+//! between trials; a trial's data must begin within `handshake_s` of its
+//! setup, pause no longer than `idle_s`, and its `client_done` come within
+//! `message_s` of the data's end;
+//! every thread a trial starts is joined before the next message is read.
 
-use crate::cancel::Canceller;
+use crate::cancel::{Canceller, Registration};
+use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
-use crate::limits::{validate, Limits};
+use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
 use crate::server_log::{trial_event, ServerEvent, ServerLog};
-use crate::watch::{poll_control, ControlEvent, Watchdog};
-use crate::workloads::{start_server, PlaceHook};
+use crate::watch::{poll_control, ControlEvent};
+use crate::workloads::{side_of, start_server, DataWaits, PlaceHook, RunningRole};
 use record::TrialParams;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The default control port.
 pub const DEFAULT_PORT: u16 = 5301;
 
-/// How long a control connection may sit idle between messages.
-const IDLE: Duration = Duration::from_secs(600);
+/// How often a trial's wait looks at the control connection and the clock.
+const TICK: Duration = Duration::from_millis(100);
 
 /// A bound, not yet serving, server.
 pub struct Server {
     listener: TcpListener,
-    limits: Arc<Limits>,
-    clients: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
     name: String,
     hook: Option<PlaceHook>,
     stopping: Arc<AtomicBool>,
     log: Option<ServerLog>,
+}
+
+/// What every client thread of one server shares.
+struct Shared {
+    limits: Limits,
+    clients: AtomicUsize,
+    per_address: Mutex<HashMap<IpAddr, usize>>,
+    load_workers: AtomicU32,
+    /// Every control connection, so stopping the server wakes them all.
+    connections: Canceller,
 }
 
 /// A server serving on a background thread; stops accepting when dropped.
@@ -39,6 +56,7 @@ pub struct ServerHandle {
     addr: SocketAddr,
     listener: TcpListener,
     stopping: Arc<AtomicBool>,
+    connections: Canceller,
 }
 
 impl ServerHandle {
@@ -54,6 +72,9 @@ impl Drop for ServerHandle {
         // Wakes the accept loop, which then sees the flag and returns.
         // SAFETY: the listener is open; shutdown only changes its state.
         unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+        // Wakes every client's wait: each sees its control connection
+        // end, cancels its trial and joins its threads.
+        self.connections.cancel();
     }
 }
 
@@ -64,8 +85,13 @@ impl Server {
             .map_err(|e| EngineError::io(&format!("binding control port {addr}"), e))?;
         Ok(Server {
             listener,
-            limits: Arc::new(limits),
-            clients: Arc::new(AtomicUsize::new(0)),
+            shared: Arc::new(Shared {
+                limits,
+                clients: AtomicUsize::new(0),
+                per_address: Mutex::new(HashMap::new()),
+                load_workers: AtomicU32::new(0),
+                connections: Canceller::new(),
+            }),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
             stopping: Arc::new(AtomicBool::new(false)),
@@ -104,31 +130,47 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             };
-            let n = self.clients.fetch_add(1, Ordering::SeqCst);
-            let guard = ClientSlot(self.clients.clone());
-            if n >= self.limits.max_clients {
-                let mut s = stream;
-                let _ = write_message(
-                    &mut s,
-                    &Message::Error {
-                        message: format!(
-                            "server busy: {} clients already connected",
-                            self.limits.max_clients
-                        ),
-                    },
-                );
-                continue;
-            }
-            let limits = self.limits.clone();
+            let accepted = Instant::now();
+            let slot = match ClientSlot::take(&self.shared, &stream) {
+                Ok(slot) => slot,
+                Err(reason) => {
+                    self.refuse(stream, reason);
+                    continue;
+                }
+            };
+            // Kept to say why, should no thread start for this client.
+            let spare = stream.try_clone();
             let name = self.name.clone();
             let hook = self.hook.clone();
             let log = self.log.clone();
-            let _ = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
-                    let _guard = guard;
-                    serve_client(stream, &limits, &name, &hook, &log);
+                    let slot = slot;
+                    serve_client(stream, accepted, &slot.shared, &name, &hook, &log);
                 });
+            match (spawned, spare) {
+                (Ok(_), _) => {}
+                (Err(e), Ok(spare)) => {
+                    self.refuse(spare, format!("server busy: cannot start a thread ({e})"))
+                }
+                (Err(_), Err(_)) => {}
+            }
+        }
+    }
+
+    /// Tells a connection why it is not served (one line), logs it, and
+    /// closes it.
+    fn refuse(&self, mut stream: TcpStream, reason: String) {
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let _ = write_message(
+            &mut stream,
+            &Message::Error {
+                message: reason.clone(),
+            },
+        );
+        if let (Some(log), Ok(peer)) = (&self.log, stream.peer_addr()) {
+            log(&ServerEvent::Refused { peer, reason });
         }
     }
 
@@ -139,11 +181,13 @@ impl Server {
             .try_clone()
             .map_err(|e| EngineError::io("duplicating control listener", e))?;
         let stopping = self.stopping.clone();
+        let connections = self.shared.connections.clone();
         let addr = self.spawn()?;
         Ok(ServerHandle {
             addr,
             listener,
             stopping,
+            connections,
         })
     }
 
@@ -158,12 +202,96 @@ impl Server {
     }
 }
 
-/// Releases a client slot when the client's thread ends.
-struct ClientSlot(Arc<AtomicUsize>);
+/// A client's place among the server's connections: counted in total and
+/// per source address, released when the client's thread ends.
+struct ClientSlot {
+    shared: Arc<Shared>,
+    ip: Option<IpAddr>,
+}
+
+impl ClientSlot {
+    /// Takes a slot for `stream`, or says why there is none.
+    fn take(shared: &Arc<Shared>, stream: &TcpStream) -> Result<ClientSlot, String> {
+        let l = &shared.limits;
+        let ip = stream.peer_addr().ok().map(|a| a.ip());
+        let mut per = shared.per_address.lock().unwrap_or_else(|e| e.into_inner());
+        if shared.clients.load(Ordering::SeqCst) >= l.max_clients {
+            return Err(format!(
+                "server busy: {} clients already connected (--max-clients)",
+                l.max_clients
+            ));
+        }
+        if let Some(ip) = ip {
+            let n = per.entry(ip).or_insert(0);
+            if *n >= l.max_per_address {
+                return Err(format!(
+                    "server busy: {} connections from {ip} already (--max-per-address)",
+                    l.max_per_address
+                ));
+            }
+            *n += 1;
+        }
+        shared.clients.fetch_add(1, Ordering::SeqCst);
+        Ok(ClientSlot {
+            shared: shared.clone(),
+            ip,
+        })
+    }
+}
 
 impl Drop for ClientSlot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        let mut per = self
+            .shared
+            .per_address
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(ip) = self.ip {
+            if let Some(n) = per.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    per.remove(&ip);
+                }
+            }
+        }
+        self.shared.clients.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Load workers one trial runs on the server, counted against the
+/// server's total until dropped.
+struct LoadReservation<'a> {
+    shared: &'a Shared,
+    workers: u32,
+}
+
+impl<'a> LoadReservation<'a> {
+    /// Reserves the server-side load workers of `p`, or says why not.
+    fn take(shared: &'a Shared, p: &TrialParams) -> Result<LoadReservation<'a>, String> {
+        let workers = p
+            .load
+            .filter(|l| l.side == side_of(p, false))
+            .map_or(0, |l| l.workers);
+        let max = shared.limits.max_total_load_workers;
+        shared
+            .load_workers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                n.checked_add(workers).filter(|&t| t <= max)
+            })
+            .map_err(|n| {
+                format!(
+                    "server limit: --load with {workers} workers, but {n} of the server's {max} are running for other clients"
+                )
+            })?;
+        Ok(LoadReservation { shared, workers })
+    }
+}
+
+impl Drop for LoadReservation<'_> {
+    fn drop(&mut self) {
+        self.shared
+            .load_workers
+            .fetch_sub(self.workers, Ordering::SeqCst);
     }
 }
 
@@ -171,11 +299,16 @@ fn reply_error(s: &mut TcpStream, message: String) -> bool {
     write_message(s, &Message::Error { message }).is_ok()
 }
 
+fn secs(d: f64) -> Duration {
+    Duration::from_secs_f64(d)
+}
+
 /// One client's control loop: hello, then any number of trials; each
 /// arrival, trial and departure goes to `log`.
 fn serve_client(
-    s: TcpStream,
-    limits: &Limits,
+    mut s: TcpStream,
+    accepted: Instant,
+    shared: &Shared,
     name: &str,
     hook: &Option<PlaceHook>,
     log: &Option<ServerLog>,
@@ -183,78 +316,296 @@ fn serve_client(
     let peer = s.peer_addr().ok();
     let mut trials = 0u32;
     let mut greeted = false;
-    control_loop(s, limits, name, hook, log, &mut greeted, &mut trials);
+    // Dropped before `s` closes, so stopping never shuts a reused descriptor.
+    let woken_on_stop: Registration = shared.connections.register(&s);
+    let client = Client {
+        shared,
+        name,
+        hook,
+        log,
+        peer,
+    };
+    client.control_loop(&mut s, accepted, &mut greeted, &mut trials);
+    drop(woken_on_stop);
     if let (Some(log), Some(peer), true) = (log, peer, greeted) {
         log(&ServerEvent::Disconnected { peer, trials });
     }
 }
 
-fn control_loop(
-    mut s: TcpStream,
-    limits: &Limits,
-    name: &str,
-    hook: &Option<PlaceHook>,
-    log: &Option<ServerLog>,
-    greeted: &mut bool,
-    trials: &mut u32,
-) {
-    let _ = s.set_read_timeout(Some(IDLE));
-    let _ = s.set_nodelay(true);
-    let peer = s.peer_addr().ok();
-    loop {
-        let msg = match read_message(&mut s) {
-            Ok(m) => m,
-            Err(FrameError::Closed) => return,
-            Err(e) if e.recoverable() => {
-                if !reply_error(&mut s, e.to_string()) {
+/// What a client's thread works with.
+struct Client<'a> {
+    shared: &'a Shared,
+    name: &'a str,
+    hook: &'a Option<PlaceHook>,
+    log: &'a Option<ServerLog>,
+    peer: Option<SocketAddr>,
+}
+
+impl Client<'_> {
+    fn control_loop(
+        &self,
+        s: &mut TcpStream,
+        accepted: Instant,
+        greeted: &mut bool,
+        trials: &mut u32,
+    ) {
+        let l = &self.shared.limits;
+        let _ = s.set_nodelay(true);
+        // A client that does not read cannot block the server's writes.
+        let _ = s.set_write_timeout(Some(secs(l.message_s)));
+        let handshake_by = accepted + secs(l.handshake_s);
+        loop {
+            let read = if *greeted {
+                let mut r =
+                    DeadlineReader::new(s, Instant::now() + secs(l.idle_s), secs(l.message_s));
+                read_message(&mut r)
+            } else {
+                let mut r = DeadlineReader::new(s, handshake_by, secs(l.handshake_s))
+                    .no_later_than(handshake_by);
+                read_message(&mut r)
+            };
+            let msg = match read {
+                Ok(m) => m,
+                Err(FrameError::Closed) => return,
+                Err(e) if e.recoverable() => {
+                    if !reply_error(s, e.to_string()) {
+                        return;
+                    }
+                    continue;
+                }
+                Err(FrameError::Io(e)) if is_deadline(&e) => {
+                    let why = if !*greeted {
+                        format!(
+                            "closing: no hello within {} s (--handshake-timeout)",
+                            l.handshake_s
+                        )
+                    } else {
+                        format!(
+                            "closing: idle for {} s, or a message took over {} s (--idle-timeout, --message-timeout)",
+                            l.idle_s, l.message_s
+                        )
+                    };
+                    let _ = reply_error(s, why);
                     return;
                 }
-                continue;
-            }
-            Err(e) => {
-                // Out of sync: say why, then drop only this client.
-                let _ = reply_error(&mut s, e.to_string());
+                Err(e) => {
+                    // Out of sync: say why, then drop only this client.
+                    let _ = reply_error(s, e.to_string());
+                    return;
+                }
+            };
+            let ok = match msg {
+                Message::Hello { client } => {
+                    *greeted = true;
+                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                        log(&ServerEvent::Connected { peer, client });
+                    }
+                    write_message(
+                        s,
+                        &Message::Welcome {
+                            server: self.name.to_string(),
+                        },
+                    )
+                    .is_ok()
+                }
+                Message::Setup { .. } if !*greeted => {
+                    reply_error(s, "expected hello before setup".into())
+                }
+                Message::Setup { params } => {
+                    *trials += 1;
+                    let (ok, outcome) = self.serve_trial(s, &params);
+                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                        log(&trial_event(
+                            peer,
+                            &params,
+                            outcome.as_ref().map_err(String::as_str),
+                        ));
+                    }
+                    ok
+                }
+                other => reply_error(
+                    s,
+                    format!("unexpected message {:?} outside a trial", kind(&other)),
+                ),
+            };
+            if !ok {
                 return;
             }
-        };
-        let ok = match msg {
-            Message::Hello { client } => {
-                *greeted = true;
-                if let (Some(log), Some(peer)) = (log, peer) {
-                    log(&ServerEvent::Connected { peer, client });
-                }
-                write_message(
-                    &mut s,
-                    &Message::Welcome {
-                        server: name.to_string(),
-                    },
-                )
-                .is_ok()
-            }
-            Message::Setup { .. } if !*greeted => {
-                reply_error(&mut s, "expected hello before setup".into())
-            }
-            Message::Setup { params } => {
-                *trials += 1;
-                let (ok, outcome) = serve_trial(&mut s, &params, limits, hook);
-                if let (Some(log), Some(peer)) = (log, peer) {
-                    log(&trial_event(
-                        peer,
-                        &params,
-                        outcome.as_ref().map_err(String::as_str),
-                    ));
-                }
-                ok
-            }
-            other => reply_error(
-                &mut s,
-                format!("unexpected message {:?} outside a trial", kind(&other)),
-            ),
-        };
-        if !ok {
-            return;
         }
     }
+
+    /// Runs the server side of one trial. Returns false if the control
+    /// connection is no longer usable, and this side's report (or why there is
+    /// none) for the log. Every thread the trial started has ended when it
+    /// returns.
+    fn serve_trial(
+        &self,
+        s: &mut TcpStream,
+        p: &TrialParams,
+    ) -> (bool, Result<SideReport, String>) {
+        let l = &self.shared.limits;
+        let refused = |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(e));
+        if let Err(e) = validate(p, l).and_then(|()| admit(p, l)) {
+            return refused(s, e);
+        }
+        let _load = match LoadReservation::take(self.shared, p) {
+            Ok(r) => r,
+            Err(e) => return refused(s, e),
+        };
+        let ip = match s.local_addr() {
+            Ok(a) => a.ip(),
+            Err(e) => return refused(s, format!("reading local address: {e}")),
+        };
+        let cancel = Canceller::new();
+        let waits = DataWaits {
+            first: secs(l.handshake_s),
+            stall: secs(l.idle_s),
+        };
+        let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
+            Ok(r) => r,
+            Err(e) => return refused(s, e.to_string()),
+        };
+        // The longest this trial may hold the server: a duration-bound
+        // trial gets what the client itself allows, never over the cap.
+        let cap = p
+            .duration_s
+            .map_or(l.max_trial_s, |d| (d * 3.0 + 30.0).min(l.max_trial_s));
+        let end_by = Instant::now() + secs(cap);
+        let lost = || Err("the client's control connection closed".to_string());
+        if write_message(s, &Message::Ready { ports }).is_err() {
+            cancel.cancel();
+            role.join();
+            return (false, lost());
+        }
+        let waited = if role.is_active() {
+            self.await_own_end(s, &role, end_by)
+        } else {
+            self.await_client_done(s, &role, end_by)
+        };
+        match waited {
+            Wait::Done => {
+                let report = join_within(role, &cancel, secs(l.message_s));
+                let ok = write_message(
+                    s,
+                    &Message::Report {
+                        report: report.clone(),
+                    },
+                )
+                .is_ok();
+                (ok, Ok(report))
+            }
+            Wait::Lost => {
+                cancel.cancel();
+                role.join();
+                (false, lost())
+            }
+            Wait::Abort(why) => {
+                cancel.cancel();
+                role.join();
+                refused(s, why)
+            }
+        }
+    }
+
+    /// An active server side (it sends): waits for its threads, watching the
+    /// control connection for the client leaving and the clock for the cap.
+    fn await_own_end(&self, s: &mut TcpStream, role: &RunningRole, end_by: Instant) -> Wait {
+        while !role.is_finished() {
+            match poll_control(s.as_fd(), TICK) {
+                ControlEvent::Hangup => return Wait::Lost,
+                ControlEvent::Readable => {
+                    // The client says nothing while the server sends.
+                    return match self.read_within(s) {
+                        Ok(m) => Wait::Abort(format!(
+                            "unexpected message {} while the server sends",
+                            kind(&m)
+                        )),
+                        Err(_) => Wait::Lost,
+                    };
+                }
+                ControlEvent::Quiet => {}
+            }
+            if Instant::now() >= end_by {
+                return Wait::Abort(self.over_cap());
+            }
+        }
+        Wait::Done
+    }
+
+    /// A passive server side: waits for the client's `client_done`, which
+    /// must come within `message_s` of this side's end, and by the cap.
+    fn await_client_done(&self, s: &mut TcpStream, role: &RunningRole, end_by: Instant) -> Wait {
+        let l = &self.shared.limits;
+        let mut ended_at = None;
+        loop {
+            match poll_control(s.as_fd(), TICK) {
+                ControlEvent::Hangup => return Wait::Lost,
+                ControlEvent::Readable => {
+                    return match self.read_within(s) {
+                        Ok(Message::ClientDone) => {
+                            role.finish();
+                            Wait::Done
+                        }
+                        Ok(other) => {
+                            Wait::Abort(format!("expected client_done, got {}", kind(&other)))
+                        }
+                        Err(_) => Wait::Lost,
+                    }
+                }
+                ControlEvent::Quiet => {}
+            }
+            let now = Instant::now();
+            if role.is_finished() {
+                let at = *ended_at.get_or_insert(now);
+                if now.duration_since(at) >= secs(l.message_s) {
+                    return Wait::Abort(format!(
+                        "no client_done within {} s of the trial's end (--message-timeout)",
+                        l.message_s
+                    ));
+                }
+            }
+            if now >= end_by {
+                return Wait::Abort(self.over_cap());
+            }
+        }
+    }
+
+    /// Reads one message that has begun arriving, within `message_s`.
+    fn read_within(&self, s: &TcpStream) -> Result<Message, FrameError> {
+        let within = secs(self.shared.limits.message_s);
+        read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
+    }
+
+    fn over_cap(&self) -> String {
+        format!(
+            "the trial ran past the server's limit ({} s at most, or 3 × --duration + 30 s)",
+            self.shared.limits.max_trial_s
+        )
+    }
+}
+
+/// How a trial's wait ended.
+enum Wait {
+    /// The trial ended normally: report it.
+    Done,
+    /// The control connection is gone.
+    Lost,
+    /// The trial must be cancelled, for this reason (told to the client).
+    Abort(String),
+}
+
+/// Joins a role that was told to finish, cancelling it if its threads have
+/// not ended within `grace` (a client that keeps its data connections open
+/// after `client_done`).
+fn join_within(role: RunningRole, cancel: &Canceller, grace: Duration) -> SideReport {
+    let until = Instant::now() + grace;
+    while !role.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if !role.is_finished() {
+        cancel.cancel();
+    }
+    role.join()
 }
 
 /// The message's type name.
@@ -268,77 +619,4 @@ fn kind(m: &Message) -> &'static str {
         Message::Report { .. } => "report",
         Message::Error { .. } => "error",
     }
-}
-
-/// Runs the server side of one trial. Returns false if the control
-/// connection is no longer usable, and this side's report (or why there is
-/// none) for the log.
-fn serve_trial(
-    s: &mut TcpStream,
-    p: &TrialParams,
-    limits: &Limits,
-    hook: &Option<PlaceHook>,
-) -> (bool, Result<SideReport, String>) {
-    if let Err(e) = validate(p, limits) {
-        return (reply_error(s, e.clone()), Err(e));
-    }
-    let ip = match s.local_addr() {
-        Ok(a) => a.ip(),
-        Err(e) => {
-            let e = format!("reading local address: {e}");
-            return (reply_error(s, e.clone()), Err(e));
-        }
-    };
-    let cancel = Canceller::new();
-    let (role, ports) = match start_server(p, ip, &cancel, hook.clone()) {
-        Ok(r) => r,
-        Err(e) => return (reply_error(s, e.to_string()), Err(e.to_string())),
-    };
-    let lost = || Err("the client's control connection closed".to_string());
-    let _watchdog = Watchdog::arm(
-        cancel.clone(),
-        Some(Duration::from_secs_f64(limits.max_trial_s)),
-        None,
-    );
-    if write_message(s, &Message::Ready { ports }).is_err() {
-        cancel.cancel();
-        role.join();
-        return (false, lost());
-    }
-    if role.is_active() {
-        while !role.is_finished() {
-            if poll_control(s.as_fd(), Duration::from_millis(100)) == ControlEvent::Hangup {
-                cancel.cancel();
-                role.join();
-                return (false, lost());
-            }
-        }
-    } else {
-        let _ = s.set_read_timeout(Some(Duration::from_secs_f64(limits.max_trial_s)));
-        let msg = read_message(s);
-        let _ = s.set_read_timeout(Some(IDLE));
-        match msg {
-            Ok(Message::ClientDone) => role.finish(),
-            Ok(other) => {
-                cancel.cancel();
-                role.join();
-                let e = format!("expected client_done, got {}", kind(&other));
-                return (reply_error(s, e.clone()), Err(e));
-            }
-            Err(_) => {
-                cancel.cancel();
-                role.join();
-                return (false, lost());
-            }
-        }
-    }
-    let report = role.join();
-    let ok = write_message(
-        s,
-        &Message::Report {
-            report: report.clone(),
-        },
-    )
-    .is_ok();
-    (ok, Ok(report))
 }

@@ -40,6 +40,13 @@ pub enum ServerEvent {
         /// Why it failed.
         error: Option<String>,
     },
+    /// A connection was turned away before it was served.
+    Refused {
+        /// The connection's address.
+        peer: SocketAddr,
+        /// Why, as the client was told.
+        reason: String,
+    },
     /// A client's control connection closed.
     Disconnected {
         /// The client's control address.

@@ -132,7 +132,7 @@ fn ipv6_loopback() {
 #[test]
 fn cpu_time_is_per_thread() {
     let before = CpuTime::thread_now();
-    let other = std::thread::spawn(|| engine::cpu::burn(Duration::from_millis(200)));
+    let other = std::thread::spawn(|| engine::cpu::burn(Duration::from_millis(200), || false));
     other.join().unwrap();
     assert!(CpuTime::thread_now().since(before).total_s() < 0.1);
 }

@@ -259,6 +259,9 @@ pub struct ServerArgs {
     /// (instead of text lines).
     #[arg(long)]
     pub json: bool,
+    /// What each client may take (README: "Server limits").
+    #[command(flatten)]
+    pub limits: crate::server_flags::ServerLimitArgs,
 }
 
 /// `tcplab show`.

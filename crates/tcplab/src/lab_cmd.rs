@@ -20,10 +20,7 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
     if a.max_clients == 0 {
         return Err(usage("--max-clients must be at least 1"));
     }
-    let limits = engine::Limits {
-        max_clients: a.max_clients,
-        ..engine::Limits::default()
-    };
+    let limits = a.limits.limits(a.max_clients).map_err(usage)?;
     let json = a.json;
     let log: engine::server_log::ServerLog = Arc::new(move |e: &ServerEvent| {
         println!("{}", server_log_line(e, json));
@@ -45,6 +42,7 @@ fn server_log_line(e: &ServerEvent, json: bool) -> String {
     }
     let text = match e {
         ServerEvent::Connected { peer, client } => format!("{peer} connected ({client})"),
+        ServerEvent::Refused { peer, reason } => format!("{peer} refused: {reason}"),
         ServerEvent::Trial {
             peer,
             test,

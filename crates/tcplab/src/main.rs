@@ -20,6 +20,7 @@ mod report_cmd;
 mod report_files;
 mod runner;
 mod runs_cmd;
+mod server_flags;
 mod session;
 mod show_cmd;
 mod store_access;

@@ -251,7 +251,7 @@ impl LivePlace {
             let handle = self
                 .place
                 .in_server(move || {
-                    Server::bind(SocketAddr::new(ip, 0), Limits::default())
+                    Server::bind(SocketAddr::new(ip, 0), Limits::embedded())
                         .and_then(|s| s.with_hook(hook).start())
                 })
                 .map_err(|e| EngineError::Protocol(e.to_string()))??;

@@ -10,7 +10,7 @@ pub mod sender;
 pub mod stream;
 pub mod udp;
 
-use crate::cancel::{Canceller, StopFlag};
+use crate::cancel::{Canceller, StopFlag, StopTimer};
 use crate::error::EngineError;
 use crate::interval::MeterHandle;
 use crate::load::LoadWorkers;
@@ -150,7 +150,10 @@ fn spawn(
 }
 
 /// Runs `work` once per item on its own thread and collects the results.
-fn fan_out<T: Send, F>(items: Vec<T>, work: F) -> Vec<ConnResult>
+/// If a thread cannot be started (a pid or thread limit), the trial is
+/// cancelled, so the threads already started end, and that item fails with
+/// the reason; nothing panics.
+fn fan_out<T: Send, F>(items: Vec<T>, cancel: &Canceller, work: F) -> Vec<ConnResult>
 where
     F: Fn(usize, T) -> ConnResult + Sync,
 {
@@ -164,34 +167,70 @@ where
             .enumerate()
             .map(|(i, it)| {
                 let w = &work;
-                s.spawn(move || w(i, it))
+                std::thread::Builder::new()
+                    .name("tcplab-conn".into())
+                    .spawn_scoped(s, move || w(i, it))
+                    .inspect_err(|_| cancel.cancel())
             })
             .collect();
         hs.into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| ConnResult::failed("connection thread panicked".into()))
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| ConnResult::failed("connection thread panicked".into())),
+                Err(e) => ConnResult::failed(format!("cannot start a connection thread: {e}")),
             })
             .collect()
     })
 }
 
+/// Starts the trial's duration timer when `d` is given; a timer that cannot
+/// start becomes the side's only result.
+fn timer_for(stop: &StopFlag, d: Option<Duration>) -> Result<Option<StopTimer>, Vec<ConnResult>> {
+    match d {
+        None => Ok(None),
+        Some(d) => StopTimer::start(stop, d).map(Some).map_err(|e| {
+            vec![ConnResult::failed(format!(
+                "cannot start the trial's timer thread: {e}"
+            ))]
+        }),
+    }
+}
+
+/// How long a server side waits on its client's data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DataWaits {
+    /// For the first data: the connections (each crr or http request), the
+    /// first datagram, or a receiving client's hello.
+    pub first: Duration,
+    /// For more data on a stream or datagram flow once it has begun (a read
+    /// or write that waits longer ends the connection with an error).
+    pub stall: Duration,
+}
+
 /// The server side: binds its data sockets and starts its threads.
-/// Returns the running role and the ports to announce in `Ready`.
+/// Returns the running role and the ports to announce in `Ready`. The
+/// client's data must begin and go on within `waits`, or the side ends
+/// with an error.
 pub fn start_server(
     p: &TrialParams,
     ip: IpAddr,
     cancel: &Canceller,
     hook: Option<PlaceHook>,
+    waits: DataWaits,
 ) -> Result<(RunningRole, Vec<u16>), EngineError> {
+    let data_within = waits.first;
     let p = layer::effective(p);
     let pattern = pattern_for(&p);
-    let finish = StopFlag::new();
+    let finish = StopFlag::tied_to(cancel);
     let client_sends = sender_is_client(&p);
     let active = !client_sends;
-    let load = load_on_client(&p)
-        .filter(|(on_client, _)| !on_client)
-        .map(|(_, n)| LoadWorkers::start(n));
+    let load = match load_on_client(&p).filter(|(on_client, _)| !on_client) {
+        Some((_, n)) => {
+            Some(LoadWorkers::start(n).map_err(|e| EngineError::io("starting load workers", e))?)
+        }
+        None => None,
+    };
     let n = p.parallel.max(1) as usize;
     let any = SocketAddr::new(ip, 0);
     let mut kernel_udp = None;
@@ -228,18 +267,23 @@ pub fn start_server(
                     return failed;
                 }
                 let amounts = amounts(&p);
-                let stop = StopFlag::new();
-                if let (false, Some(d)) = (client_sends, duration(&p)) {
-                    stop.raise_after(d);
-                }
-                fan_out(socks.into_iter().zip(amounts).collect(), |_, (s, a)| {
+                let stop = StopFlag::tied_to(&cancel);
+                let _timer = match timer_for(&stop, duration(&p).filter(|_| !client_sends)) {
+                    Ok(t) => t,
+                    Err(failed) => return failed,
+                };
+                let items = socks.into_iter().zip(amounts).collect();
+                fan_out(items, &cancel, |_, (s, a)| {
                     let _reg = cancel.register(&s);
                     let unmetered = AtomicU64::new(0);
                     if client_sends {
                         let ip_header = p.layer == Some(record::ProtocolLayer::Ip);
-                        udp::receive_datagrams(&s, &p, &pattern, &fin, false, ip_header, &unmetered)
+                        let opening = udp::Opening::Expect(waits);
+                        udp::receive_datagrams(
+                            &s, &p, &pattern, &fin, opening, ip_header, &unmetered,
+                        )
                     } else {
-                        match udp::await_hello(&s) {
+                        match udp::await_hello(&s, data_within) {
                             Ok(()) => udp::send(&s, &p, &pattern, a, &stop, &unmetered),
                             Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
                         }
@@ -250,11 +294,15 @@ pub fn start_server(
         }
         _ => {
             let l = Arc::new(sockopt::tcp_listener(any, &p, 1024)?);
+            // accept(2) honours SO_RCVTIMEO: a client that sets up a trial
+            // and never connects does not hold it.
+            l.set_read_timeout(Some(data_within))
+                .map_err(|e| EngineError::io("setting the data listener's timeout", e))?;
             let ports = vec![sockopt::local_port(&l)?];
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
             let h = spawn("tcplab-srv", move || match place_thread(&hook, &p, false) {
-                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel),
+                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel, waits.stall),
                 Err(failed) => failed,
             })?;
             (h, ports, keep)
@@ -275,21 +323,28 @@ pub fn start_server(
 }
 
 /// Accepts `parallel` connections (or serves until shut down for crr/http).
+/// A stream or rr connection's reads and writes wait at most `stall` (an
+/// accepted socket would otherwise inherit the listener's accept timeout).
 fn serve_tcp(
     p: &TrialParams,
     l: &Socket,
     pattern: &Pattern,
     cancel: &Canceller,
+    stall: Duration,
 ) -> Vec<ConnResult> {
     let n = p.parallel.max(1) as usize;
     let _reg = cancel.register(l);
     match p.test {
         TestKind::TcpCrr => {
-            return fan_out(vec![(); n], |_, _| rr::crr_server(l, p, pattern, cancel))
+            return fan_out(vec![(); n], cancel, |_, _| {
+                rr::crr_server(l, p, pattern, cancel)
+            })
         }
         TestKind::Http => {
             let responses = http::Responses::new(pattern);
-            return fan_out(vec![(); n], |_, _| http::server(l, p, &responses, cancel));
+            return fan_out(vec![(); n], cancel, |_, _| {
+                http::server(l, p, &responses, cancel)
+            });
         }
         _ => {}
     }
@@ -298,6 +353,8 @@ fn serve_tcp(
         match l.accept() {
             Ok((s, _)) => {
                 let _ = sockopt::apply_accepted(&s, p);
+                let _ = s.set_read_timeout(Some(stall));
+                let _ = s.set_write_timeout(Some(stall));
                 socks.push(s);
             }
             Err(e) => {
@@ -307,17 +364,18 @@ fn serve_tcp(
             }
         }
     }
-    let stop = StopFlag::new();
-    if let Some(d) = duration(p) {
-        stop.raise_after(d);
-    }
+    let stop = StopFlag::tied_to(cancel);
+    let _timer = match timer_for(&stop, duration(p)) {
+        Ok(t) => t,
+        Err(failed) => return failed,
+    };
     let items: Vec<_> = socks.into_iter().zip(amounts(p)).collect();
-    fan_out(items, |_, (s, a)| {
+    fan_out(items, cancel, |_, (s, a)| {
         let _reg = cancel.register(&s);
         let unmetered = AtomicU64::new(0);
         match p.test {
             TestKind::TcpStream if p.reverse => stream::send(&s, p, pattern, a, &stop, &unmetered),
-            TestKind::TcpStream => stream::receive(&s, p, pattern, &unmetered),
+            TestKind::TcpStream => stream::receive(&s, p, pattern, cancel, &unmetered),
             _ => rr::rr_server(&s, p, pattern),
         }
     })
@@ -336,7 +394,7 @@ pub fn start_client(
 ) -> Result<RunningRole, EngineError> {
     let p = layer::effective(p);
     let pattern = pattern_for(&p);
-    let finish = StopFlag::new();
+    let finish = StopFlag::tied_to(cancel);
     let client_sends = sender_is_client(&p);
     let n = p.parallel.max(1) as usize;
     let expected = if p.test == TestKind::UdpStream { n } else { 1 };
@@ -349,9 +407,12 @@ pub fn start_client(
     let addrs: Vec<SocketAddr> = (0..n)
         .map(|i| SocketAddr::new(ip, ports[i % ports.len()]))
         .collect();
-    let load = load_on_client(&p)
-        .filter(|(on_client, _)| *on_client)
-        .map(|(_, n)| LoadWorkers::start(n));
+    let load = match load_on_client(&p).filter(|(on_client, _)| *on_client) {
+        Some((_, n)) => {
+            Some(LoadWorkers::start(n).map_err(|e| EngineError::io("starting load workers", e))?)
+        }
+        None => None,
+    };
     let kernel_udp = (p.test == TestKind::UdpStream && !client_sends)
         .then(|| udp::KernelUdpSnapshot::take(p.ipv6));
     let fin = finish.clone();
@@ -360,12 +421,13 @@ pub fn start_client(
         if let Err(failed) = place_thread(&hook, &p, true) {
             return failed;
         }
-        let stop = StopFlag::new();
-        if let (true, Some(d)) = (client_sends, duration(&p)) {
-            stop.raise_after(d);
-        }
+        let stop = StopFlag::tied_to(&c);
+        let _timer = match timer_for(&stop, duration(&p).filter(|_| client_sends)) {
+            Ok(t) => t,
+            Err(failed) => return failed,
+        };
         let items: Vec<_> = addrs.into_iter().zip(amounts(&p)).collect();
-        fan_out(items, |i, (addr, a)| {
+        fan_out(items, &c, |i, (addr, a)| {
             let conn = ClientConn {
                 stream: i as u32 + 1,
                 stop: &stop,
@@ -459,7 +521,7 @@ fn client_conn(
             let _reg = cancel.register(&s);
             return conn.metered(&s, false, |progress| {
                 if p.reverse {
-                    udp::receive(&s, p, pattern, finish, true, progress)
+                    udp::receive(&s, p, pattern, finish, udp::Opening::Hello, progress)
                 } else {
                     udp::send(&s, p, pattern, a, stop, progress)
                 }
@@ -474,7 +536,7 @@ fn client_conn(
     let _reg = cancel.register(&s);
     match p.test {
         TestKind::TcpStream if p.reverse => conn.metered(&s, false, |progress| {
-            stream::receive(&s, p, pattern, progress)
+            stream::receive(&s, p, pattern, cancel, progress)
         }),
         TestKind::TcpStream => conn.metered(&s, true, |progress| {
             stream::send(&s, p, pattern, a, stop, progress)

@@ -3,7 +3,7 @@
 
 use super::Amount;
 use crate::buffer::PageBuf;
-use crate::cancel::StopFlag;
+use crate::cancel::{Canceller, StopFlag};
 use crate::cpu::{CpuTime, RecvWork};
 use crate::pace::Pacer;
 use crate::pattern::Pattern;
@@ -50,7 +50,7 @@ pub fn send(
                 progress.store(off, Ordering::Relaxed);
                 r.calls += 1;
                 if let Some(pc) = &mut pacer {
-                    pc.sent(n);
+                    pc.sent(n, stop);
                 }
             }
             Err(e) => {
@@ -94,11 +94,13 @@ fn wait_for_eof(sock: &Socket) {
 }
 
 /// Reads until end of stream, checking every read against the pattern; the
-/// running byte count goes to `progress` after each read.
+/// running byte count goes to `progress` after each read. `--recv-work`
+/// burns stop when `cancel` is cancelled.
 pub fn receive(
     sock: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
+    cancel: &Canceller,
     progress: &AtomicU64,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
@@ -145,7 +147,7 @@ pub fn receive(
             off += n as u64;
             progress.store(off, Ordering::Relaxed);
             if let Some(w) = &mut work {
-                w.consumed(n);
+                w.consumed(n, || cancel.is_cancelled());
                 // A slower receiver μ is done with a byte when it has worked
                 // through it: end the delay there, or the last read's work
                 // (up to --read-size of it) would fall outside the delay and
@@ -161,7 +163,11 @@ pub fn receive(
         if e.raw_os_error() == Some(libc::EINTR) {
             continue;
         }
-        r.error = Some(format!("receiving: {e}"));
+        r.error = Some(if e.raw_os_error() == Some(libc::EAGAIN) {
+            "receiving: no data within the server's idle limit".into()
+        } else {
+            format!("receiving: {e}")
+        });
         break;
     }
     r.ended = Instant::now();

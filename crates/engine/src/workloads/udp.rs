@@ -6,7 +6,7 @@
 //! marks an end-of-flow datagram (FIN); `seq == u32::MAX - 1` is the hello a
 //! receiving client sends so a sending server learns its address.
 
-use super::Amount;
+use super::{Amount, DataWaits};
 use crate::buffer::PageBuf;
 use crate::cancel::StopFlag;
 use crate::cpu::{CpuTime, RecvWork};
@@ -136,7 +136,7 @@ pub fn send_to(
         r.bytes += p.write_size;
         progress.store(r.bytes, Ordering::Relaxed);
         if let Some(pc) = &mut pacer {
-            pc.sent(p.write_size as usize);
+            pc.sent(p.write_size as usize, stop);
         }
     }
     r.ended = Instant::now();
@@ -186,18 +186,32 @@ impl SeqTracker {
     }
 }
 
+/// How a receiver's flow begins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Opening {
+    /// The receiver is the client: it sends hellos so a sending server
+    /// learns its address.
+    Hello,
+    /// The receiver is the server: the first datagram must arrive within
+    /// `first`, and each next within `stall`, or the flow ends with an
+    /// error (a client that set up a trial and went quiet does not hold it).
+    Expect(DataWaits),
+}
+
 /// Receives one flow until its FIN, or until `finish` is raised and the
 /// socket has been quiet for `quiet`; the running byte count goes to
-/// `progress` after each datagram.
+/// `progress` after each datagram. A `finish` tied to the trial's canceller
+/// ends the flow within 50 ms of a cancel, even on sockets shutdown(2) does
+/// not wake (AF_PACKET).
 pub fn receive(
     sock: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     finish: &StopFlag,
-    hello: bool,
+    opening: Opening,
     progress: &AtomicU64,
 ) -> ConnResult {
-    receive_datagrams(sock, p, pattern, finish, hello, false, progress)
+    receive_datagrams(sock, p, pattern, finish, opening, false, progress)
 }
 
 /// [`receive`]; with `ip_header`, each datagram starts with an IPv4 header
@@ -207,10 +221,12 @@ pub fn receive_datagrams(
     p: &TrialParams,
     pattern: &Pattern,
     finish: &StopFlag,
-    hello: bool,
+    opening: Opening,
     ip_header: bool,
     progress: &AtomicU64,
 ) -> ConnResult {
+    let hello = opening == Opening::Hello;
+    let started = Instant::now();
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let fd = sock.as_raw_fd();
@@ -225,6 +241,10 @@ pub fn receive_datagrams(
         send_raw(fd, &header(HELLO, 0), &[]);
     }
     loop {
+        if finish.is_cancelled() {
+            r.error.get_or_insert_with(|| "cancelled".into());
+            break;
+        }
         // SAFETY: buf is writable.
         let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
@@ -232,6 +252,19 @@ pub fn receive_datagrams(
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
+                    if let Opening::Expect(w) = opening {
+                        if t.counters.received == 0 && fins == 0 && started.elapsed() >= w.first {
+                            r.error = Some(format!(
+                                "no datagram arrived within {} s of the setup",
+                                w.first.as_secs_f64()
+                            ));
+                            break;
+                        }
+                        if t.counters.received > 0 && last_rx.elapsed() >= w.stall {
+                            r.error = Some(format!("no datagram for {} s", w.stall.as_secs_f64()));
+                            break;
+                        }
+                    }
                     if fins > 0 {
                         break; // the other FINs were dropped
                     }
@@ -295,7 +328,7 @@ pub fn receive_datagrams(
         r.bytes += n as u64;
         progress.store(r.bytes, Ordering::Relaxed);
         if let Some(w) = &mut work {
-            w.consumed(n);
+            w.consumed(n, || finish.is_cancelled());
         }
     }
     r.ended = Instant::now();
@@ -307,11 +340,25 @@ pub fn receive_datagrams(
     r
 }
 
-/// Waits for a receiving client's hello and connects the socket to it.
-pub fn await_hello(sock: &Socket) -> std::io::Result<()> {
+/// Waits up to `within` for a receiving client's hello and connects the
+/// socket to it.
+pub fn await_hello(sock: &Socket, within: Duration) -> std::io::Result<()> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
+    let end = Instant::now() + within;
     loop {
-        let (n, from) = sock.recv_from(&mut buf)?;
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::other(format!(
+                "no hello arrived within {} s of the setup",
+                within.as_secs_f64()
+            )));
+        }
+        sock.set_read_timeout(Some(left))?;
+        let (n, from) = match sock.recv_from(&mut buf) {
+            Ok(x) => x,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        };
         if n == 0 {
             // Only a shutdown (cancel) yields an empty read here.
             return Err(std::io::Error::other("cancelled before the client's hello"));

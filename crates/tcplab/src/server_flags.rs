@@ -1,0 +1,76 @@
+//! `tcplab server`'s limits as flags: what each client may take, printed
+//! by `tcplab server --help` with their defaults (engine::Limits).
+
+use clap::Args;
+use record::factor::parse;
+use std::time::Duration;
+
+/// The per-client bounds of `tcplab server` ("Server limits" in the README).
+#[derive(Debug, Args)]
+pub struct ServerLimitArgs {
+    /// Most control connections from one source address at once.
+    #[arg(long, default_value = "4", value_name = "N")]
+    pub max_per_address: usize,
+    /// Time a new connection has to complete its hello (against slowloris),
+    /// and a set-up trial has for its first data (connection, datagram, hello).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
+    pub handshake_timeout: Duration,
+    /// Time a whole control message has once its first byte arrived, and
+    /// a trial's client_done once the server's side of it has ended.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = duration)]
+    pub message_timeout: Duration,
+    /// Time a greeted client may sit idle between trials, and a trial's data
+    /// may pause (a --send-rate whose writes are further apart is refused).
+    #[arg(long, default_value = "600s", value_name = "DURATION", value_parser = duration)]
+    pub idle_timeout: Duration,
+    /// Slowest --send-rate a client may ask for.
+    #[arg(long, default_value = "64kbit", value_name = "RATE", value_parser = rate)]
+    pub min_send_rate: u64,
+    /// Most --recv-work (CPU per KB received) a client may ask for.
+    #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = duration)]
+    pub max_recv_work: Duration,
+    /// Most --load workers one client's trial may run on the server.
+    #[arg(long, default_value = "8", value_name = "N")]
+    pub max_load_workers: u32,
+    /// Most --load workers on the server for all clients together.
+    #[arg(long, default_value = "16", value_name = "N")]
+    pub max_total_load_workers: u32,
+    /// Most receive-buffer memory (--parallel × --read-size) one client's
+    /// trial may take on the server.
+    #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = size)]
+    pub max_client_memory: u64,
+}
+
+impl ServerLimitArgs {
+    /// The engine's limits with these bounds and `max_clients`.
+    pub fn limits(&self, max_clients: usize) -> Result<engine::Limits, String> {
+        if self.max_per_address == 0 {
+            return Err("--max-per-address must be at least 1".into());
+        }
+        Ok(engine::Limits {
+            max_clients,
+            max_per_address: self.max_per_address,
+            handshake_s: self.handshake_timeout.as_secs_f64(),
+            message_s: self.message_timeout.as_secs_f64(),
+            idle_s: self.idle_timeout.as_secs_f64(),
+            min_send_rate_bps: self.min_send_rate,
+            max_recv_work_ns_per_kb: self.max_recv_work.as_nanos().min(u128::from(u64::MAX)) as u64,
+            max_load_workers: self.max_load_workers,
+            max_total_load_workers: self.max_total_load_workers,
+            max_client_memory: self.max_client_memory,
+            ..engine::Limits::default()
+        })
+    }
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse::duration(s).map_err(|e| e.to_string())
+}
+
+fn rate(s: &str) -> Result<u64, String> {
+    parse::rate(s).map_err(|e| e.to_string())
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse::positive_size(s).map_err(|e| e.to_string())
+}
