@@ -1,0 +1,591 @@
+//! `tcplab server` against the attacks of issue 17 (items 1, 2, 5, 6, 7):
+//! each attack runs against a real `tcplab server` child on loopback (or in
+//! a namespace of the test's own), and the server's threads and descriptors
+//! are read from /proc/PID while it happens. After each attack the server's
+//! thread count is back at its idle level within a second of the client
+//! leaving, and a real client (`tcplab bench --to`) is served.
+
+mod common;
+
+use common::{json_of, skip_unless_root, tcplab, tcplab_command, temp_db};
+use engine::proto::{read_message, write_message, Message};
+use record::{LoadSide, LoadSpec, ProtocolLayer, TestKind, TrialParams};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `tcplab server` child, stopped by its pid when dropped.
+struct ServerProc {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProc {
+    /// Starts `tcplab server --bind 127.0.0.1 --port 0 EXTRA…`.
+    fn start(extra: &[&str]) -> ServerProc {
+        ServerProc::start_with(None, "127.0.0.1".parse().unwrap(), extra)
+    }
+
+    /// Starts the server (inside namespace `netns`, if given) bound to `ip`.
+    fn start_with(netns: Option<&str>, ip: IpAddr, extra: &[&str]) -> ServerProc {
+        let (_dir, db) = temp_db();
+        let bin = tcplab_command(&db).get_program().to_owned();
+        let mut c = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        let mut child = c
+            .args(["server", "--bind", &ip.to_string(), "--port", "0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port: u16 = first
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        let s = ServerProc {
+            child,
+            addr: SocketAddr::new(ip, port),
+        };
+        s.settle(1, Duration::from_secs(5));
+        s
+    }
+
+    fn proc_status(&self, key: &str) -> u64 {
+        let text = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.trim().split(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in /proc status"))
+    }
+
+    /// The server process's threads.
+    fn threads(&self) -> u64 {
+        self.proc_status("Threads:")
+    }
+
+    /// The server process's resident memory, in KiB.
+    fn rss_kib(&self) -> u64 {
+        self.proc_status("VmRSS:")
+    }
+
+    /// The server process's open descriptors.
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .count()
+    }
+
+    /// Waits up to `within` for the thread count to fall to `threads`;
+    /// returns how long it took.
+    fn settle(&self, threads: u64, within: Duration) -> Duration {
+        let t0 = Instant::now();
+        while self.threads() > threads {
+            assert!(
+                t0.elapsed() < within,
+                "the server still has {} threads {within:?} on (idle: {threads})",
+                self.threads()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        t0.elapsed()
+    }
+
+    /// Runs a short real trial with `tcplab bench --to`; its throughput.
+    fn serves_a_real_client(&self) -> f64 {
+        let (_dir, db) = temp_db();
+        let to = self.addr.to_string();
+        let args = [
+            "bench",
+            "tcp-stream",
+            "--to",
+            &to,
+            "--bytes",
+            "4M",
+            "--repeat",
+            "1",
+            "--json",
+        ];
+        let doc = json_of(&tcplab(&db, &args));
+        let bps = doc["points"][0]["metrics"]["throughput_bps"]["mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no throughput in {doc}"));
+        assert!(bps > 0.0);
+        bps
+    }
+}
+
+/// A control connection that has said hello.
+fn greeted(addr: SocketAddr) -> TcpStream {
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let hello = Message::Hello {
+        client: "server_limits test".into(),
+    };
+    write_message(&mut c, &hello).unwrap();
+    match read_message(&mut c).unwrap() {
+        Message::Welcome { .. } => c,
+        other => panic!("expected welcome, got {other:?}"),
+    }
+}
+
+/// Sends `setup` on a greeted connection; the server's answer.
+fn setup(c: &mut TcpStream, params: &TrialParams) -> Message {
+    write_message(
+        c,
+        &Message::Setup {
+            params: params.clone(),
+        },
+    )
+    .unwrap();
+    read_message(c).unwrap()
+}
+
+/// A TCP connection to `to` (IPv4) from the source address `from`.
+fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
+    use std::os::fd::FromRawFd;
+    let SocketAddr::V4(to) = to else {
+        panic!("IPv4 only")
+    };
+    let sin = |ip: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ip),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a fresh socket, owned by the TcpStream made from it; both
+    // addresses are valid sockaddr_in of the stated length.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let stream = TcpStream::from_raw_fd(fd);
+        let a = sin(from, 0);
+        assert_eq!(
+            libc::bind(fd, (&a as *const libc::sockaddr_in).cast(), len),
+            0
+        );
+        let b = sin(to.ip().octets(), to.port());
+        assert_eq!(
+            libc::connect(fd, (&b as *const libc::sockaddr_in).cast(), len),
+            0
+        );
+        stream
+    }
+}
+
+fn ports(m: Message) -> Vec<u16> {
+    match m {
+        Message::Ready { ports } => ports,
+        other => panic!("expected ready, got {other:?}"),
+    }
+}
+
+fn refusal(m: Message) -> String {
+    match m {
+        Message::Error { message } => message,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn stream(reverse: bool) -> TrialParams {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.reverse = reverse;
+    p
+}
+
+/// Item 1: a reverse trial paced at 1 bit/s sleeps for days per write; its
+/// client leaving ends it at once. The default server refuses the rate.
+#[test]
+fn paced_trials_end_when_their_client_leaves() {
+    let strict = ServerProc::start(&[]);
+    let mut p = stream(true);
+    p.send_rate_bps = Some(1);
+    p.duration_s = Some(1.0);
+    let mut c = greeted(strict.addr);
+    assert_eq!(
+        refusal(setup(&mut c, &p)),
+        "--send-rate 1bit is below the limit of 64kbit"
+    );
+    p.recv_work_ns_per_kb = Some(2_000_000_000);
+    p.send_rate_bps = None;
+    assert_eq!(
+        refusal(setup(&mut c, &p)),
+        "--recv-work 2s per KB exceeds the limit of 10ms per KB"
+    );
+    drop(c);
+
+    // The limits lifted, so the pacing itself is what is tested.
+    let server = ServerProc::start(&[
+        "--min-send-rate",
+        "1bit",
+        "--idle-timeout",
+        "10000000s",
+        "--max-per-address",
+        "64",
+    ]);
+    let idle = server.threads();
+    let mut p = stream(true);
+    p.send_rate_bps = Some(1);
+    p.duration_s = Some(1.0);
+    let mut held = Vec::new();
+    for _ in 0..32 {
+        let mut c = greeted(server.addr);
+        let port = ports(setup(&mut c, &p))[0];
+        held.push(TcpStream::connect((server.addr.ip(), port)).unwrap());
+        held.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(server.threads() >= 32 * 2, "{} threads", server.threads());
+    drop(held);
+    let took = server.settle(idle, Duration::from_secs(1));
+    eprintln!("32 paced trials: idle again {took:?} after their clients left");
+    server.serves_a_real_client();
+}
+
+/// Item 1: a receiver burning --recv-work stops burning when its client
+/// leaves (the server's CPU time stops growing).
+#[test]
+fn receive_work_ends_when_its_client_leaves() {
+    let server = ServerProc::start(&[]);
+    let mut p = stream(false);
+    p.recv_work_ns_per_kb = Some(10_000_000); // the limit: 164 s of CPU per 16 MiB read
+    p.read_size = 1 << 20;
+    let mut c = greeted(server.addr);
+    let port = ports(setup(&mut c, &p))[0];
+    let mut data = TcpStream::connect((server.addr.ip(), port)).unwrap();
+    data.set_write_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let _ = data.write_all(&vec![0u8; 4 << 20]);
+    drop(data);
+    drop(c);
+    server.settle(1, Duration::from_secs(1));
+}
+
+/// Item 2: abandoned setups leave no thread behind (no timer per trial
+/// sleeping for the trial's duration).
+#[test]
+fn abandoned_setups_leave_no_threads() {
+    let server = ServerProc::start(&[]);
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.reverse = true;
+    p.write_size = 1024;
+    p.duration_s = Some(3600.0);
+    let hello_datagram = [0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+    let t0 = Instant::now();
+    let mut ready = 0;
+    let mut n = 0;
+    while n < 1000 && t0.elapsed() < Duration::from_secs(5) {
+        n += 1;
+        let mut c = greeted(server.addr);
+        if let Message::Ready { ports } = setup(&mut c, &p) {
+            ready += 1;
+            let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+            u.send_to(&hello_datagram, (server.addr.ip(), ports[0]))
+                .unwrap();
+        }
+    }
+    assert!(ready * 10 > n * 9, "only {ready} of {n} setups were served");
+    let took = server.settle(1, Duration::from_secs(1));
+    eprintln!(
+        "{n} setups in {:?}: idle again {took:?} later",
+        t0.elapsed()
+    );
+    server.serves_a_real_client();
+}
+
+/// Item 2: under a pid limit the server refuses what it cannot start, in
+/// one line, and goes on serving what fits.
+#[test]
+fn a_pid_limit_gets_a_reason_not_a_panic() {
+    if skip_unless_root("a pids cgroup needs root") {
+        return;
+    }
+    let root = std::path::Path::new("/sys/fs/cgroup/pids");
+    let unified = std::path::Path::new("/sys/fs/cgroup/cgroup.subtree_control");
+    let base = if root.join("cgroup.procs").exists() {
+        root.to_path_buf()
+    } else if std::fs::read_to_string(unified).is_ok_and(|s| s.contains("pids")) {
+        std::path::PathBuf::from("/sys/fs/cgroup")
+    } else {
+        eprintln!("SKIP: no cgroup pids controller here");
+        return;
+    };
+    struct Cgroup(std::path::PathBuf);
+    impl Drop for Cgroup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let cg = Cgroup(base.join(format!("tcplab-harden-test-{}", std::process::id())));
+    std::fs::create_dir(&cg.0).unwrap();
+    std::fs::write(cg.0.join("pids.max"), "8").unwrap();
+    let server = ServerProc::start(&[]);
+    std::fs::write(cg.0.join("cgroup.procs"), server.child.id().to_string()).unwrap();
+    let (_dir, db) = temp_db();
+    let to = server.addr.to_string();
+    let out = tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--to",
+            &to,
+            "--parallel",
+            "16",
+            "--bytes",
+            "16M",
+            "--repeat",
+            "1",
+        ],
+    );
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    assert!(text.contains("cannot start"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(
+        server.child.id() > 0 && std::fs::metadata(format!("/proc/{}", server.child.id())).is_ok()
+    );
+    server.settle(1, Duration::from_secs(1));
+    server.serves_a_real_client();
+    drop(server);
+}
+
+/// Item 5: 40 connections trickling a byte a second from one address hold
+/// at most --max-per-address slots, lose them at the handshake timeout, and
+/// a real client from another address is served meanwhile.
+#[test]
+fn trickling_connections_do_not_lock_out_a_real_client() {
+    let server = ServerProc::start(&["--handshake-timeout", "2s"]);
+    let mut tricklers: Vec<TcpStream> = (0..40)
+        .map(|_| connect_from([127, 0, 0, 2], server.addr))
+        .collect();
+    let mut frame = Vec::new();
+    write_message(
+        &mut frame,
+        &Message::Hello {
+            client: "x".repeat(100),
+        },
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    for b in &frame[..3] {
+        for t in &mut tricklers {
+            let _ = t.write_all(&[*b]);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // Four slots for 127.0.0.2 at most: the main thread and one per slot.
+    assert!(server.threads() <= 5, "{} threads", server.threads());
+    server.serves_a_real_client();
+    // Each trickler is refused or closed by the handshake deadline.
+    let mut refused = 0;
+    for t in &mut tricklers {
+        t.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        match read_message(t) {
+            Ok(Message::Error { message }) if message.contains("127.0.0.2") => refused += 1,
+            Ok(Message::Error { message }) => {
+                assert!(message.contains("no hello within 2 s"), "{message}")
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    assert_eq!(refused, 36);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    server.settle(1, Duration::from_secs(1));
+}
+
+/// Item 5: a client that sets up a trial and goes quiet loses it after the
+/// handshake and message limits, not the 4000 s trial cap; so does one whose
+/// data connection goes quiet in a byte-bound trial, after the idle limit.
+#[test]
+fn a_quiet_setup_loses_its_slot() {
+    let server = ServerProc::start(&[
+        "--handshake-timeout",
+        "1s",
+        "--message-timeout",
+        "1s",
+        "--idle-timeout",
+        "1s",
+    ]);
+    let mut c = greeted(server.addr);
+    let mut p = stream(false);
+    p.duration_s = Some(3600.0);
+    let t0 = Instant::now();
+    ports(setup(&mut c, &p));
+    let why = refusal(read_message(&mut c).unwrap());
+    assert!(why.contains("no client_done within 1 s"), "{why}");
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    server.settle(2, Duration::from_secs(1));
+
+    p.duration_s = None;
+    p.bytes = Some(1 << 40);
+    let t0 = Instant::now();
+    let port = ports(setup(&mut c, &p))[0];
+    let mut data = TcpStream::connect((server.addr.ip(), port)).unwrap();
+    data.write_all(&[0u8; 1024]).unwrap();
+    let why = refusal(read_message(&mut c).unwrap());
+    assert!(why.contains("no client_done within 1 s"), "{why}");
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    server.settle(2, Duration::from_secs(1));
+}
+
+/// Item 6: an abandoned layer-rate eth trial (an AF_PACKET receiver, which
+/// shutdown(2) does not wake) gives back its threads and descriptors.
+#[test]
+fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
+    if skip_unless_root("AF_PACKET sockets and namespaces need root") {
+        return;
+    }
+    struct Netns(String);
+    impl Drop for Netns {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+        }
+    }
+    let id = std::process::id();
+    let ns = Netns(format!("harden-eth-{id}"));
+    let (host_end, ns_end) = (
+        format!("hdn{}h", id % 100_000),
+        format!("hdn{}n", id % 100_000),
+    );
+    let k = id % 250;
+    let run = |args: &str| {
+        let st = Command::new("ip")
+            .args(args.split_whitespace())
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip {args}");
+    };
+    run(&format!("netns add {}", ns.0));
+    run(&format!(
+        "link add {host_end} type veth peer name {ns_end} netns {}",
+        ns.0
+    ));
+    run(&format!("addr add 198.18.{k}.1/24 dev {host_end}"));
+    run(&format!("link set {host_end} up"));
+    run(&format!(
+        "-n {} addr add 198.18.{k}.2/24 dev {ns_end}",
+        ns.0
+    ));
+    run(&format!("-n {} link set {ns_end} up", ns.0));
+    run(&format!("-n {} link set lo up", ns.0));
+    let ip: IpAddr = format!("198.18.{k}.2").parse().unwrap();
+    let server = ServerProc::start_with(Some(&ns.0), ip, &[]);
+    let (threads, fds) = (server.threads(), server.fds());
+    let mut p = TrialParams::defaults(TestKind::LayerRate);
+    p.layer = Some(ProtocolLayer::Eth);
+    p.write_size = 1500;
+    p.duration_s = Some(60.0);
+    for _ in 0..3 {
+        let mut c = greeted(server.addr);
+        ports(setup(&mut c, &p));
+        std::thread::sleep(Duration::from_millis(200));
+        let running = (server.threads(), server.fds());
+        assert!(running.0 > threads, "the trial started no thread");
+        drop(c);
+        let took = server.settle(threads, Duration::from_secs(1));
+        eprintln!(
+            "eth trial: idle {threads} threads {fds} fds, running {running:?}, {took:?} after leaving {} threads {} fds",
+            server.threads(),
+            server.fds()
+        );
+        assert_eq!(server.fds(), fds, "descriptors leaked");
+    }
+}
+
+/// Item 7: load workers and receive memory per client are bounded, and a
+/// refusal is one line on both sides.
+#[test]
+fn load_and_memory_per_client_are_refused_in_one_line() {
+    let server = ServerProc::start(&[]);
+    let rss_idle = server.rss_kib();
+    let mut c = greeted(server.addr);
+    let mut p = stream(false);
+    p.load = Some(LoadSpec {
+        side: LoadSide::Receiver,
+        workers: 64,
+    });
+    assert_eq!(
+        refusal(setup(&mut c, &p)),
+        "server limit: --load with 64 workers, over the server's 8 per client"
+    );
+    drop(c);
+    let (_dir, db) = temp_db();
+    let to = server.addr.to_string();
+    let out = tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--to",
+            &to,
+            "--parallel",
+            "128",
+            "--read-size",
+            "16M",
+            "--repeat",
+            "1",
+        ],
+    );
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client"),
+        "{text}"
+    );
+    assert!(
+        server.rss_kib() < rss_idle + 64 * 1024,
+        "RSS {} KiB",
+        server.rss_kib()
+    );
+    server.settle(1, Duration::from_secs(1));
+}
+
+/// The limits are flags, listed with their defaults by `server --help`.
+#[test]
+fn server_help_lists_the_limits() {
+    let (_dir, db) = temp_db();
+    let out = tcplab(&db, &["server", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--max-per-address <N>",
+        "[default: 4]",
+        "--handshake-timeout <DURATION>",
+        "[default: 10s]",
+        "--message-timeout <DURATION>",
+        "--idle-timeout <DURATION>",
+        "--min-send-rate <RATE>",
+        "[default: 64kbit]",
+        "--max-recv-work <DURATION>",
+        "--max-load-workers <N>",
+        "--max-total-load-workers <N>",
+        "--max-client-memory <SIZE>",
+        "[default: 256M]",
+    ] {
+        assert!(help.contains(flag), "no {flag} in:\n{help}");
+    }
+}
