@@ -21,11 +21,11 @@ pub struct Limits {
     pub max_clients: usize,
     /// Concurrent control connections from one source address.
     pub max_per_address: usize,
-    /// Seconds a new connection has to complete its `hello`, and a set-up
-    /// trial has for its first data (connection, datagram or hello).
+    /// Seconds a new connection has to complete its `hello`.
     pub handshake_s: f64,
-    /// Seconds a whole message has to arrive once its first byte has, and
-    /// a trial's `client_done` once the server's side has ended.
+    /// Seconds a whole message has to arrive once its first byte has, a
+    /// set-up trial has for its first data (connection, datagram or hello),
+    /// and a trial's `client_done` once the server's side has ended.
     pub message_s: f64,
     /// Seconds a greeted client may sit idle between trials, and a trial's
     /// data may pause (so a paced write must not take longer).
@@ -68,11 +68,13 @@ impl Default for Limits {
 
 impl Limits {
     /// The bounds of a server bench starts for itself (its only client is
-    /// this process): no per-address cap, and the host's whole memory and
-    /// CPU may go to the trial, as they would without a server.
+    /// this process): no per-address cap, the host's whole memory and CPU
+    /// may go to the trial, as they would without a server, and the client
+    /// has minutes, not seconds, to attach its probes before the data.
     pub fn embedded() -> Limits {
         Limits {
             max_per_address: usize::MAX,
+            message_s: 300.0,
             max_load_workers: 64,
             max_total_load_workers: u32::MAX,
             max_client_memory: u64::MAX,

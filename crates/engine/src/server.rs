@@ -2,9 +2,9 @@
 //! own control connection, with data on separate per-trial sockets. Every
 //! wait is bounded (`Limits`): a connection has `handshake_s` to say hello,
 //! each message `message_s` once it has begun, a greeted client `idle_s`
-//! between trials; a trial's data must begin within `handshake_s` of its
-//! setup, pause no longer than `idle_s`, and its `client_done` come within
-//! `message_s` of the data's end;
+//! between trials; a trial's data must begin within `message_s` of its
+//! setup (the client may attach probes first), pause no longer than
+//! `idle_s`, and its `client_done` come within `message_s` of the data's end;
 //! every thread a trial starts is joined before the next message is read.
 
 use crate::cancel::{Canceller, Registration};
@@ -458,7 +458,7 @@ impl Client<'_> {
         };
         let cancel = Canceller::new();
         let waits = DataWaits {
-            first: secs(l.handshake_s),
+            first: secs(l.message_s),
             stall: secs(l.idle_s),
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {

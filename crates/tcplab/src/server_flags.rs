@@ -11,12 +11,12 @@ pub struct ServerLimitArgs {
     /// Most control connections from one source address at once.
     #[arg(long, default_value = "4", value_name = "N")]
     pub max_per_address: usize,
-    /// Time a new connection has to complete its hello (against slowloris),
-    /// and a set-up trial has for its first data (connection, datagram, hello).
+    /// Time a new connection has to complete its hello (against slowloris).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
     pub handshake_timeout: Duration,
-    /// Time a whole control message has once its first byte arrived, and
-    /// a trial's client_done once the server's side of it has ended.
+    /// Time a whole control message has once its first byte arrived, a
+    /// set-up trial for its first data (connection, datagram, hello), and a
+    /// trial's client_done once the server's side of it has ended.
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = duration)]
     pub message_timeout: Duration,
     /// Time a greeted client may sit idle between trials, and a trial's data
