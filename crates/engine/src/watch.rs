@@ -38,10 +38,11 @@ pub fn poll_control(fd: BorrowedFd<'_>, timeout: Duration) -> ControlEvent {
 }
 
 /// Cancels a trial when its deadline passes or an interrupt flag rises;
-/// disarmed when dropped.
+/// disarmed and joined when dropped.
 pub struct Watchdog {
     done: Option<mpsc::Sender<()>>,
     fired: std::sync::Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Watchdog {
@@ -55,7 +56,7 @@ impl Watchdog {
         let fired = std::sync::Arc::new(AtomicBool::new(false));
         let f = fired.clone();
         let started = std::time::Instant::now();
-        std::thread::spawn(move || loop {
+        let thread = std::thread::spawn(move || loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 _ => return,
@@ -73,6 +74,7 @@ impl Watchdog {
         Watchdog {
             done: Some(tx),
             fired,
+            thread: Some(thread),
         }
     }
 
@@ -86,6 +88,10 @@ impl Drop for Watchdog {
     fn drop(&mut self) {
         if let Some(tx) = self.done.take() {
             let _ = tx.send(());
+        }
+        // It wakes on the message at once: joined, not left behind.
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }

@@ -576,6 +576,35 @@ fn load_and_memory_per_client_are_refused_in_one_line() {
     server.settle(1, Duration::from_secs(1));
 }
 
+/// Item 7: load workers are bounded for all clients together: a second
+/// client is refused while the first holds the server's total, and served
+/// once the first leaves.
+#[test]
+fn load_workers_are_bounded_in_total() {
+    let server = ServerProc::start(&["--max-load-workers", "2", "--max-total-load-workers", "2"]);
+    let mut p = stream(false);
+    p.duration_s = Some(60.0);
+    p.load = Some(LoadSpec {
+        side: LoadSide::Receiver,
+        workers: 2,
+    });
+    let mut first = greeted(server.addr);
+    ports(setup(&mut first, &p));
+    p.load = Some(LoadSpec {
+        side: LoadSide::Receiver,
+        workers: 1,
+    });
+    let mut second = greeted(server.addr);
+    assert_eq!(
+        refusal(setup(&mut second, &p)),
+        "server limit: --load with 1 workers, but 2 of the server's 2 are running for other clients"
+    );
+    drop(first);
+    server.settle(2, Duration::from_secs(1));
+    p.duration_s = Some(0.2);
+    ports(setup(&mut second, &p));
+}
+
 /// The limits are flags, listed with their defaults by `server --help`.
 #[test]
 fn server_help_lists_the_limits() {
