@@ -6,6 +6,7 @@
 //! large) holds.
 
 use analysis::findings::{differ, size_words, CurvePoint};
+use report::format::{number, Unit};
 
 /// Which of two curves leads at one level.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -178,9 +179,11 @@ pub(crate) fn tcp_udp_sentence(
         .filter(|l| l.lead == Lead::Neither)
         .map(|l| {
             format!(
-                "{} (a difference below {:.1} Mbit/s could not have been seen)",
+                "{} (a difference below {} could not have been seen)",
                 size_words(l.a.x),
-                l.a.ci + l.b.ci
+                // Rates here are in Mbit/s; three significant digits, so a
+                // 10 Mbit/s link's tiny CIs do not print as 0.0.
+                number((l.a.ci + l.b.ci) * 1e6, Unit::Si("bit/s"))
             )
         })
         .collect();

@@ -70,6 +70,18 @@ fn udp_never_ahead_is_said_with_what_could_be_seen() {
         "{s}"
     );
     assert!(!s.contains("overtakes"), "{s}");
+    // On a 10 Mbit/s link CIs are tiny: the smallest difference keeps its
+    // digits instead of reading 0.0 Mbit/s.
+    let mut tcp = curve(&[(10.0, 9.4), (1024.0, 9.41)]);
+    tcp[1].ci = 0.001;
+    let mut udp = curve(&[(10.0, 1.2), (1024.0, 9.41)]);
+    udp[1].ci = 0.004;
+    let s = tcp_udp_sentence("ether10", &tcp, &udp).unwrap();
+    assert!(
+        s.contains("a difference below 5.00 kbit/s could not"),
+        "{s}"
+    );
+    assert!(!s.contains("0.0 Mbit/s"), "{s}");
 }
 
 /// The paper's pattern: TCP ahead at the smallest writes, UDP at the
