@@ -8,7 +8,7 @@ use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
 use crate::server_log::{trial_event, ServerEvent, ServerLog};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
-use crate::workloads::{start_server, PlaceHook};
+use crate::workloads::{start_server, PlaceHook, RunningRole};
 use record::TrialParams;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
@@ -306,19 +306,27 @@ fn serve_trial(
         return (false, lost());
     }
     if role.is_active() {
-        while !role.is_finished() {
-            if poll_control(s.as_fd(), Duration::from_millis(100)) == ControlEvent::Hangup {
-                cancel.cancel();
-                role.join();
-                return (false, lost());
-            }
+        if !await_role(s, &role, Duration::from_millis(100)) {
+            cancel.cancel();
+            role.join();
+            return (false, lost());
         }
     } else {
         let _ = s.set_read_timeout(Some(Duration::from_secs_f64(limits.max_trial_s)));
         let msg = read_message(s);
         let _ = s.set_read_timeout(Some(IDLE));
         match msg {
-            Ok(Message::ClientDone) => role.finish(),
+            Ok(Message::ClientDone) => {
+                role.finish();
+                // A client that never connected leaves this side waiting
+                // until the trial's cap: its leaving must end the wait.
+                // (Usually the side has ended or ends within a moment.)
+                if !await_role(s, &role, Duration::from_millis(5)) {
+                    cancel.cancel();
+                    role.join();
+                    return (false, lost());
+                }
+            }
             Ok(other) => {
                 cancel.cancel();
                 role.join();
@@ -341,4 +349,19 @@ fn serve_trial(
     )
     .is_ok();
     (ok, Ok(report))
+}
+
+/// Waits for this side's threads to end, looking at the control
+/// connection every `tick`; false if the client hung up first. A message
+/// that arrives meanwhile stays unread until the trial ends (polling again
+/// at once would spin a CPU).
+fn await_role(s: &TcpStream, role: &RunningRole, tick: Duration) -> bool {
+    while !role.is_finished() {
+        match poll_control(s.as_fd(), tick) {
+            ControlEvent::Hangup => return false,
+            ControlEvent::Readable => std::thread::sleep(tick),
+            ControlEvent::Quiet => {}
+        }
+    }
+    true
 }
