@@ -260,7 +260,13 @@ proptest! {
 /// would read an array as a message (`["hello","x"]` as a hello).
 #[test]
 fn only_objects_are_messages() {
-    for b in [&br#"["hello","x"]"#[..], b"[\"client_done\"]", b"\"hello\"", b"", b"  "] {
+    for b in [
+        &br#"["hello","x"]"#[..],
+        b"[\"client_done\"]",
+        b"\"hello\"",
+        b"",
+        b"  ",
+    ] {
         let (r, used, _) = decode(&good_frame(b));
         assert!(r.as_ref().is_err_and(FrameError::recoverable), "{r:?}");
         assert_eq!(used, 10 + b.len());

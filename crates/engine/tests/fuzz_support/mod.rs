@@ -97,7 +97,7 @@ fn amount() -> impl Strategy<Value = (Option<u64>, Option<f64>)> {
 /// The pacing, receive-work and load factors stay unset: they start
 /// long-running work on the server that the hardening work bounds, not
 /// the protocol.
-pub fn trial_params() -> impl Strategy<Value = TrialParams> {
+pub fn trial_params() -> BoxedStrategy<TrialParams> {
     let buffers = (
         size(),
         size(),
@@ -123,8 +123,8 @@ pub fn trial_params() -> impl Strategy<Value = TrialParams> {
             1 => Just(Api::Zerocopy),
         ],
     );
-    (unprivileged_test(), amount(), buffers, flags, tcp).prop_map(
-        |(test, (bytes, duration_s), buffers, flags, tcp)| {
+    (unprivileged_test(), amount(), buffers, flags, tcp)
+        .prop_map(|(test, (bytes, duration_s), buffers, flags, tcp)| {
             let mut p = TrialParams::defaults(test);
             p.bytes = bytes;
             p.duration_s = duration_s;
@@ -153,12 +153,36 @@ pub fn trial_params() -> impl Strategy<Value = TrialParams> {
             p.cc = cc;
             p.api = api;
             p
-        },
-    )
+        })
+        .boxed()
+}
+
+/// A short trial every server with limits of at least 2 flows, 0.3 s, 1 MiB
+/// and 64 KiB reads and writes accepts: `(test, bytes or seconds, flows,
+/// reverse)` of an unprivileged test with small buffers.
+pub fn legal_trial() -> BoxedStrategy<TrialParams> {
+    let amount = prop_oneof![
+        (1..=65_536u64).prop_map(|b| (Some(b), None)),
+        (0.02..0.3f64).prop_map(|d| (None, Some(d))),
+    ];
+    (unprivileged_test(), amount, 1..=2u32, any::<bool>())
+        .prop_map(|(test, (bytes, duration_s), parallel, reverse)| {
+            let mut p = TrialParams::defaults(test);
+            p.bytes = bytes;
+            p.duration_s = duration_s;
+            p.parallel = parallel;
+            p.read_size = 16 << 10;
+            if test == TestKind::TcpStream {
+                p.write_size = 16 << 10;
+            }
+            p.reverse = reverse && matches!(test, TestKind::TcpStream | TestKind::UdpStream);
+            p
+        })
+        .boxed()
 }
 
 /// A side report with arbitrary (finite) numbers and a few connections.
-pub fn side_report() -> impl Strategy<Value = SideReport> {
+pub fn side_report() -> BoxedStrategy<SideReport> {
     (
         any::<u64>(),
         -1e12..1e12f64,
@@ -181,10 +205,11 @@ pub fn side_report() -> impl Strategy<Value = SideReport> {
             }),
             ..SideReport::default()
         })
+        .boxed()
 }
 
 /// Any message of the protocol, in either direction.
-pub fn message() -> impl Strategy<Value = Message> {
+pub fn message() -> BoxedStrategy<Message> {
     prop_oneof![
         any::<String>().prop_map(|client| Message::Hello { client }),
         any::<String>().prop_map(|server| Message::Welcome { server }),
@@ -194,10 +219,11 @@ pub fn message() -> impl Strategy<Value = Message> {
         side_report().prop_map(|report| Message::Report { report }),
         any::<String>().prop_map(|message| Message::Error { message }),
     ]
+    .boxed()
 }
 
 /// Any JSON value, a few levels deep.
-pub fn json_value() -> impl Strategy<Value = Value> {
+pub fn json_value() -> BoxedStrategy<Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
@@ -212,6 +238,7 @@ pub fn json_value() -> impl Strategy<Value = Value> {
             btree_map(key(), inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
+    .boxed()
 }
 
 /// An object key: one the protocol uses, or anything.
@@ -251,7 +278,7 @@ pub fn nested(depth: usize, objects: bool) -> String {
 }
 
 /// A frame body that is a message, nearly one, or junk.
-pub fn body() -> impl Strategy<Value = Vec<u8>> {
+pub fn body() -> BoxedStrategy<Vec<u8>> {
     prop_oneof![
         // A real message.
         3 => message().prop_map(|m| body_of(&m)),
@@ -310,6 +337,7 @@ pub fn body() -> impl Strategy<Value = Vec<u8>> {
         // Bytes.
         1 => vec(any::<u8>(), 0..64),
     ]
+    .boxed()
 }
 
 /// Sets (or with `None` removes) `key` of `j` if it is an object.
