@@ -8,7 +8,9 @@
 mod fuzz_support;
 
 use engine::proto::{read_message, FrameError, Message, MAX_FRAME, VERSION};
-use fuzz_support::{body, body_of, config, declared_length, frame, good_frame, message, nested};
+use fuzz_support::{
+    body, body_of, config, config_from, declared_length, frame, good_frame, message, nested,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -232,7 +234,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(200))]
+    #![proptest_config(config_from("TCPLAB_FUZZ_DEEP_CASES", 200))]
 
     /// Nesting up to the frame limit, bare or inside a message, is a
     /// recoverable error (serde_json stops at depth 128), not a stack

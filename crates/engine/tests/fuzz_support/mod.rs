@@ -16,20 +16,26 @@ use proptest::sample::Index;
 use record::{Api, TestKind, TrialParams};
 use serde_json::Value;
 
-/// Cases per property: `TCPLAB_FUZZ_CASES` (set by scripts/fuzz-long) or
-/// `ci_default`.
-pub fn cases(ci_default: u32) -> u32 {
-    std::env::var("TCPLAB_FUZZ_CASES")
+/// Cases per property: the whole number in the environment variable `var`
+/// (set by scripts/fuzz-long), or `ci_default`.
+pub fn cases(var: &str, ci_default: u32) -> u32 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(ci_default)
 }
 
-/// The config of a bounded campaign of `ci_default` cases (no regression
-/// files: failures found are kept as named tests instead).
+/// The config of a bounded campaign of `ci_default` cases a property, or
+/// `TCPLAB_FUZZ_CASES` (no regression files: failures found are kept as
+/// named tests instead).
 pub fn config(ci_default: u32) -> ProptestConfig {
+    config_from("TCPLAB_FUZZ_CASES", ci_default)
+}
+
+/// [`config`] with the case count from `var`.
+pub fn config_from(var: &str, ci_default: u32) -> ProptestConfig {
     ProptestConfig {
-        cases: cases(ci_default),
+        cases: cases(var, ci_default),
         failure_persistence: None,
         max_shrink_iters: 2048,
         ..ProptestConfig::default()
