@@ -484,7 +484,7 @@ impl Client<'_> {
         };
         match waited {
             Wait::Done => {
-                let report = join_within(role, &cancel, secs(l.message_s));
+                let report = join_within(s, role, &cancel, secs(l.message_s));
                 let ok = write_message(
                     s,
                     &Message::Report {
@@ -596,11 +596,26 @@ enum Wait {
 
 /// Joins a role that was told to finish, cancelling it if its threads have
 /// not ended within `grace` (a client that keeps its data connections open
-/// after `client_done`).
-fn join_within(role: RunningRole, cancel: &Canceller, grace: Duration) -> SideReport {
+/// after `client_done`) or as soon as the client hangs up.
+fn join_within(
+    s: &TcpStream,
+    role: RunningRole,
+    cancel: &Canceller,
+    grace: Duration,
+) -> SideReport {
     let until = Instant::now() + grace;
     while !role.is_finished() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
+        // A client that leaves (one that said client_done without ever
+        // connecting its data) ends the wait at once; a message waiting
+        // stays unread until the report (polling again would spin).
+        match poll_control(s.as_fd(), Duration::from_millis(20)) {
+            ControlEvent::Hangup => {
+                cancel.cancel();
+                break;
+            }
+            ControlEvent::Readable => std::thread::sleep(Duration::from_millis(20)),
+            ControlEvent::Quiet => {}
+        }
     }
     if !role.is_finished() {
         cancel.cancel();
