@@ -434,7 +434,7 @@ pub fn section(d: &StudyData) -> Section {
         t.row([
             r,
             b.name.to_string(),
-            b.score.map_or("—".into(), |x| format!("{:.0}%", x * 100.0)),
+            b.score.map_or("—".into(), score_text),
             b.evidence.clone(),
         ]);
     }
@@ -463,6 +463,17 @@ pub fn section(d: &StudyData) -> Section {
 /// run's first bottleneck: a mechanism that accounts for less than a tenth
 /// of the time or of a busy CPU limits little.
 pub const MIN_SCORE: f64 = 0.1;
+
+/// A score as a percentage, whole unless rounding would lift a score under
+/// [`MIN_SCORE`] to it ("9.6%", not a "10%" beside "under 10%").
+pub fn score_text(x: f64) -> String {
+    let pct = x * 100.0;
+    if x < MIN_SCORE && pct.round() >= MIN_SCORE * 100.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    }
+}
 
 /// Each candidate's rank as the verdict table prints it: 1, 2, … for
 /// ranked candidates scoring [`MIN_SCORE`] or more, "under 10%" for ranked

@@ -3,7 +3,8 @@
 //! itself is listed as imposed, not as the host's bottleneck.
 
 use super::{
-    closing_finding, rank_labels, verdict, Bottleneck, Standing, MIN_CPU_SAMPLES, MIN_TICKS,
+    closing_finding, rank_labels, score_text, verdict, Bottleneck, Standing, MIN_CPU_SAMPLES,
+    MIN_TICKS,
 };
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::study_meta;
@@ -276,4 +277,13 @@ fn a_cpu_share_needs_enough_samples_in_its_trial_to_be_ranked() {
         candidate(&few, "data copy").score.is_none(),
         "999 samples state no share: {few:#?}"
     );
+}
+
+#[test]
+fn a_score_under_the_floor_never_prints_as_the_floor() {
+    // 9.6% beside "under 10%" keeps its decimal; whole scores stay whole.
+    assert_eq!(score_text(0.096), "9.6%");
+    assert_eq!(score_text(0.094), "9%");
+    assert_eq!(score_text(0.10), "10%");
+    assert_eq!(score_text(0.731), "73%");
 }
