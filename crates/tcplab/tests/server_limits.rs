@@ -505,7 +505,7 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     run(&format!("-n {} link set {ns_end} up", ns.0));
     run(&format!("-n {} link set lo up", ns.0));
     let ip: IpAddr = format!("198.18.{k}.2").parse().unwrap();
-    let server = ServerProc::start_with(Some(&ns.0), ip, &[]);
+    let server = ServerProc::start_with(Some(&ns.0), ip, &["--insecure"]);
     let (threads, fds) = (server.threads(), server.fds());
     let mut p = TrialParams::defaults(TestKind::LayerRate);
     p.layer = Some(ProtocolLayer::Eth);
