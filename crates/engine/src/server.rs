@@ -576,6 +576,7 @@ impl Client<'_> {
         let waits = DataWaits {
             first: secs(l.message_s),
             stall: secs(l.idle_s),
+            from: self.peer.map(|a| a.ip()),
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,

@@ -57,6 +57,30 @@ pub fn apply_tcp(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Whether `addr` is `from` (any address if `None`); an IPv4-mapped IPv6
+/// address is its IPv4 address.
+pub fn is_from(addr: &socket2::SockAddr, from: Option<std::net::IpAddr>) -> bool {
+    match (from, addr.as_socket()) {
+        (Some(want), Some(got)) => got.ip().to_canonical() == want.to_canonical(),
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
+/// Accepts the next connection from `from` (any if `None`): one from
+/// another address is closed at once, unserved and uncounted.
+pub fn accept_from(
+    l: &socket2::Socket,
+    from: Option<std::net::IpAddr>,
+) -> std::io::Result<(socket2::Socket, socket2::SockAddr)> {
+    loop {
+        let (s, addr) = l.accept()?;
+        if is_from(&addr, from) {
+            return Ok((s, addr));
+        }
+    }
+}
+
 /// Applies the options that are per connection (not inherited from a listener).
 pub fn apply_accepted(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     if p.nodelay {

@@ -1,4 +1,4 @@
-//! `tcplab server` against the attacks of issue 17 (items 1, 2, 5, 6, 7):
+//! `tcplab server` against the attacks of issue 17 (items 1–7):
 //! each attack runs against a real `tcplab server` child on loopback (or in
 //! a namespace of the test's own), and the server's threads and descriptors
 //! are read from /proc/PID while it happens. After each attack the server's
@@ -628,4 +628,66 @@ fn server_help_lists_the_limits() {
     ] {
         assert!(help.contains(flag), "no {flag} in:\n{help}");
     }
+}
+
+/// Item 4: a stranger (another source address) that connects to a trial's
+/// data port is closed unserved; the control connection's peer gets the data.
+#[test]
+fn a_data_connection_from_another_address_is_closed_unserved() {
+    let server = ServerProc::start(&[]);
+    let mut c = greeted(server.addr);
+    let mut p = stream(true);
+    p.duration_s = Some(1.0);
+    let port = ports(setup(&mut c, &p))[0];
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let mut stranger = connect_from([127, 0, 0, 2], data);
+    stranger
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let got = std::io::Read::read(&mut stranger, &mut buf).unwrap_or(0);
+    assert_eq!(got, 0, "the stranger was sent data");
+    let mut client = connect_from([127, 0, 0, 1], data);
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let got = std::io::Read::read(&mut client, &mut buf).unwrap();
+    assert!(got > 0, "the control connection's peer got no data");
+}
+
+/// Item 3: a forged UDP hello from another address gets nothing sent to
+/// it; the control connection's peer's hello gets the trial's data.
+#[test]
+fn a_udp_hello_from_another_address_gets_nothing() {
+    let server = ServerProc::start(&[]);
+    let mut c = greeted(server.addr);
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.reverse = true;
+    p.duration_s = Some(1.0);
+    p.write_size = 1200;
+    p.send_rate_bps = Some(10_000_000);
+    let port = ports(setup(&mut c, &p))[0];
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let forger = UdpSocket::bind("127.0.0.2:0").unwrap();
+    forger
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    for _ in 0..5 {
+        forger.send_to(&hello, data).unwrap();
+        let r = forger.recv_from(&mut buf);
+        assert!(r.is_err(), "the server sent to a third address: {r:?}");
+    }
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    client.send_to(&hello, data).unwrap();
+    let (n, from) = client.recv_from(&mut buf).unwrap();
+    assert!(n > 0 && from == data, "{n} bytes from {from}");
+    assert!(
+        forger.recv_from(&mut buf).is_err(),
+        "the forger got data later"
+    );
 }

@@ -243,16 +243,18 @@ pub fn client(
     r
 }
 
-/// The http server: serves connections from the listener until it is shut down.
+/// The http server: serves connections from the listener until it is shut
+/// down; connections from other addresses than `from` are closed unserved.
 pub fn server(
     listener: &Socket,
     p: &TrialParams,
     responses: &Responses,
     cancel: &Canceller,
+    from: Option<std::net::IpAddr>,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
-    while let Ok((sock, _)) = listener.accept() {
+    while let Ok((sock, _)) = sockopt::accept_from(listener, from) {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut c = Conn::new(&sock);

@@ -206,6 +206,10 @@ pub struct DataWaits {
     /// For more data on a stream or datagram flow once it has begun (a read
     /// or write that waits longer ends the connection with an error).
     pub stall: Duration,
+    /// The only address data is taken from and sent to: the control
+    /// connection's peer (`None`: any). Data connections and UDP hellos
+    /// from elsewhere are closed or ignored.
+    pub from: Option<IpAddr>,
 }
 
 /// The server side: binds its data sockets and starts its threads.
@@ -283,7 +287,7 @@ pub fn start_server(
                             &s, &p, &pattern, &fin, opening, ip_header, &unmetered,
                         )
                     } else {
-                        match udp::await_hello(&s, data_within) {
+                        match udp::await_hello(&s, data_within, waits.from) {
                             Ok(()) => udp::send(&s, &p, &pattern, a, &stop, &unmetered),
                             Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
                         }
@@ -302,7 +306,7 @@ pub fn start_server(
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
             let h = spawn("tcplab-srv", move || match place_thread(&hook, &p, false) {
-                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel, waits.stall),
+                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel, waits),
                 Err(failed) => failed,
             })?;
             (h, ports, keep)
@@ -323,34 +327,36 @@ pub fn start_server(
 }
 
 /// Accepts `parallel` connections (or serves until shut down for crr/http).
-/// A stream or rr connection's reads and writes wait at most `stall` (an
-/// accepted socket would otherwise inherit the listener's accept timeout).
+/// A stream or rr connection's reads and writes wait at most `waits.stall`
+/// (an accepted socket would otherwise inherit the listener's accept
+/// timeout); connections from other addresses than `waits.from` are closed.
 fn serve_tcp(
     p: &TrialParams,
     l: &Socket,
     pattern: &Pattern,
     cancel: &Canceller,
-    stall: Duration,
+    waits: DataWaits,
 ) -> Vec<ConnResult> {
+    let (stall, from) = (waits.stall, waits.from);
     let n = p.parallel.max(1) as usize;
     let _reg = cancel.register(l);
     match p.test {
         TestKind::TcpCrr => {
             return fan_out(vec![(); n], cancel, |_, _| {
-                rr::crr_server(l, p, pattern, cancel)
+                rr::crr_server(l, p, pattern, cancel, from)
             })
         }
         TestKind::Http => {
             let responses = http::Responses::new(pattern);
             return fan_out(vec![(); n], cancel, |_, _| {
-                http::server(l, p, &responses, cancel)
+                http::server(l, p, &responses, cancel, from)
             });
         }
         _ => {}
     }
     let mut socks = Vec::with_capacity(n);
     for i in 0..n {
-        match l.accept() {
+        match sockopt::accept_from(l, from) {
             Ok((s, _)) => {
                 let _ = sockopt::apply_accepted(&s, p);
                 let _ = s.set_read_timeout(Some(stall));

@@ -177,18 +177,20 @@ pub fn crr_client(
 }
 
 /// The crr server: serves one request per accepted connection until the
-/// listener is shut down.
+/// listener is shut down; connections from other addresses than `from` are
+/// closed unserved.
 pub fn crr_server(
     listener: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     cancel: &Canceller,
+    from: Option<std::net::IpAddr>,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
     let mut buf = PageBuf::zeroed(ws);
-    while let Ok((sock, _)) = listener.accept() {
+    while let Ok((sock, _)) = sockopt::accept_from(listener, from) {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut s = &sock;

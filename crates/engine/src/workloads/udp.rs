@@ -340,9 +340,14 @@ pub fn receive_datagrams(
     r
 }
 
-/// Waits up to `within` for a receiving client's hello and connects the
-/// socket to it.
-pub fn await_hello(sock: &Socket, within: Duration) -> std::io::Result<()> {
+/// Waits up to `within` for a receiving client's hello from `peer` (any
+/// address if `None`) and connects the socket to it; a hello from
+/// elsewhere is ignored, so nothing is ever sent to a third address.
+pub fn await_hello(
+    sock: &Socket,
+    within: Duration,
+    peer: Option<std::net::IpAddr>,
+) -> std::io::Result<()> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
     let end = Instant::now() + within;
     loop {
@@ -369,7 +374,9 @@ pub fn await_hello(sock: &Socket, within: Duration) -> std::io::Result<()> {
                 .iter()
                 .map(|x| unsafe { x.assume_init() })
                 .collect();
-            if u32::from_le_bytes(b.try_into().expect("4")) == HELLO {
+            if u32::from_le_bytes(b.try_into().expect("4")) == HELLO
+                && crate::sockopt::is_from(&from, peer)
+            {
                 return sock.connect(&from);
             }
         }
