@@ -691,3 +691,45 @@ fn a_udp_hello_from_another_address_gets_nothing() {
         "the forger got data later"
     );
 }
+
+/// Forges datagrams from 127.0.0.2 to each of a trial's data ports as
+/// soon as the server announces them, before the client's first datagram.
+struct Forger;
+
+impl engine::TrialObserver for Forger {
+    fn start(&mut self, _: &TrialParams, ports: &[u16]) -> Result<(), String> {
+        let forger = UdpSocket::bind("127.0.0.2:0").unwrap();
+        let junk = [[7u8; 4].as_slice(), &[0; 4], &[0xab; 1192]].concat();
+        let fin = [u32::MAX.to_le_bytes(), [0; 4]].concat();
+        for &port in ports {
+            let to = SocketAddr::from(([127, 0, 0, 1], port));
+            for d in [&junk, &junk, &fin, &fin, &fin] {
+                forger.send_to(d, to).unwrap();
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, _: &mut record::TrialOutcome) -> Result<(), String> {
+        Ok(())
+    }
+    fn abort(&mut self) {}
+}
+
+/// Item 4: junk and FIN datagrams from another address neither end a real
+/// client's udp-stream trial nor count as its integrity errors.
+#[test]
+fn forged_datagrams_from_another_address_do_not_touch_a_udp_trial() {
+    let server = ServerProc::start(&[]);
+    let mut c = engine::Client::connect(server.addr, Duration::from_secs(5)).unwrap();
+    c.set_observer(Some(Box::new(Forger)));
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.duration_s = Some(0.5);
+    p.write_size = 1200;
+    p.send_rate_bps = Some(10_000_000);
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let o = c
+        .run_trial(&p, &interrupt)
+        .expect("forged datagrams broke the trial");
+    let received = o.metrics["bytes"];
+    assert!(received > 500_000.0, "only {received} bytes arrived");
+}

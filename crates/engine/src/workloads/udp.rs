@@ -240,15 +240,36 @@ pub fn receive_datagrams(
     if hello {
         send_raw(fd, &header(HELLO, 0), &[]);
     }
+    // A server's UDP socket takes datagrams only from the control
+    // connection's peer: until the first one arrives, each sender is looked
+    // at; then the socket is connected to it and the kernel drops the rest.
+    let mut awaiting = match opening {
+        Opening::Expect(w) if !ip_header && is_inet_datagram(sock) => w.from,
+        _ => None,
+    };
+    let mut failed = None;
     loop {
         if finish.is_cancelled() {
             r.error.get_or_insert_with(|| "cancelled".into());
             break;
         }
-        // SAFETY: buf is writable.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = match awaiting {
+            Some(peer) => match recv_from_peer(sock, &mut buf, peer) {
+                Ok(Some(n)) => {
+                    awaiting = None;
+                    n as isize
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    failed = Some(e);
+                    -1
+                }
+            },
+            // SAFETY: buf is writable.
+            None => unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) },
+        };
         if n < 0 {
-            let e = std::io::Error::last_os_error();
+            let e = failed.take().unwrap_or_else(std::io::Error::last_os_error);
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
@@ -338,6 +359,40 @@ pub fn receive_datagrams(
     r.udp = Some(t.counters);
     r.cpu = CpuTime::thread_now().since(cpu0);
     r
+}
+
+/// Whether `sock` is a UDP socket of IPv4 or IPv6 (not a raw or packet one).
+fn is_inet_datagram(sock: &Socket) -> bool {
+    let inet = sock.local_addr().is_ok_and(|a| a.as_socket().is_some());
+    inet && sock.r#type().is_ok_and(|t| t == socket2::Type::DGRAM)
+}
+
+/// Receives one datagram into `buf`. One from `peer` connects the socket
+/// to its sender (the kernel then drops other senders' datagrams) and
+/// gives its length; one from elsewhere is dropped (`None`). An empty read
+/// (a shutdown) is `Some(0)`.
+fn recv_from_peer(
+    sock: &Socket,
+    buf: &mut [u8],
+    peer: std::net::IpAddr,
+) -> std::io::Result<Option<usize>> {
+    // SAFETY: MaybeUninit<u8> has u8's layout, and the bytes are already
+    // initialised; recv_from only writes to them.
+    let uninit = unsafe {
+        std::slice::from_raw_parts_mut(
+            buf.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+            buf.len(),
+        )
+    };
+    let (n, from) = sock.recv_from(uninit)?;
+    if n == 0 {
+        return Ok(Some(0));
+    }
+    if !crate::sockopt::is_from(&from, Some(peer)) {
+        return Ok(None);
+    }
+    sock.connect(&from)?;
+    Ok(Some(n))
 }
 
 /// Waits up to `within` for a receiving client's hello from `peer` (any
