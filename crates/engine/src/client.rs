@@ -276,8 +276,8 @@ impl Client {
         self.ctrl
             .set_read_timeout(None)
             .map_err(|e| EngineError::io("setting control timeout", e))?;
-        let ports = match ready? {
-            Message::Ready { ports } => ports,
+        let (ports, token) = match ready? {
+            Message::Ready { ports, token } => (ports, token),
             Message::Error { message } => return Err(EngineError::Rejected(message)),
             other => {
                 return Err(EngineError::Protocol(format!(
@@ -285,13 +285,19 @@ impl Client {
                 )))
             }
         };
+        let token = match token {
+            None => None,
+            Some(t) => Some(nonce_from_hex(&t).ok_or_else(|| {
+                EngineError::Protocol("the server's trial token is not 32 bytes of hex".into())
+            })?),
+        };
         // A failed start still runs the data phase (the server waits for
         // it) but fails the trial afterwards.
         let watching = match &mut self.observer {
             Some(o) => o.start(p, &ports).map(|()| true),
             None => Ok(false),
         };
-        let r = self.data_phase(p, ip, &ports, interrupt);
+        let r = self.data_phase(p, ip, &ports, token, interrupt);
         match (watching, r) {
             (Ok(true), Ok(mut o)) => {
                 let obs = self.observer.as_mut().expect("observer started");
@@ -318,6 +324,7 @@ impl Client {
         p: &TrialParams,
         ip: std::net::IpAddr,
         ports: &[u16],
+        token: Option<crate::auth::Nonce>,
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
         let cancel = Canceller::new();
@@ -333,7 +340,7 @@ impl Client {
             _ => None,
         };
         let handle = meter.as_ref().map(Meter::handle);
-        let role = start_client(p, ip, ports, &cancel, self.hook.clone(), handle)?;
+        let role = start_client(p, ip, ports, &cancel, self.hook.clone(), handle, token)?;
         let (client, server) = if role.is_active() {
             let client = role.join();
             self.send(&Message::ClientDone)?;

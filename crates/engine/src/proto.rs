@@ -67,6 +67,11 @@ pub enum Message {
     Ready {
         /// One port per flow for UDP, one listening port for TCP.
         ports: Vec<u16>,
+        /// A server with a key: the trial's token (32 random bytes, hex),
+        /// the first bytes of every TCP data connection and the payload of
+        /// every UDP hello; data without it is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Client → server: the client's side of the trial is done.
     ClientDone,
@@ -213,6 +218,8 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
     #[derive(Deserialize)]
     struct Ready {
         ports: Vec<u16>,
+        #[serde(default)]
+        token: Option<String>,
     }
     #[derive(Deserialize)]
     struct Report {
@@ -254,9 +261,13 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
         "setup" => Message::Setup {
             params: from_slice::<Setup>(body)?.params,
         },
-        "ready" => Message::Ready {
-            ports: from_slice::<Ready>(body)?.ports,
-        },
+        "ready" => {
+            let m = from_slice::<Ready>(body)?;
+            Message::Ready {
+                ports: m.ports,
+                token: m.token,
+            }
+        }
         "client_done" => Message::ClientDone,
         "report" => Message::Report {
             report: from_slice::<Report>(body)?.report,
@@ -275,7 +286,10 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut buf = Vec::new();
-        let m = Message::Ready { ports: vec![1, 2] };
+        let m = Message::Ready {
+            ports: vec![1, 2],
+            token: Some("ab".into()),
+        };
         write_message(&mut buf, &m).unwrap();
         assert_eq!(&buf[..4], b"TCPL");
         assert_eq!(read_message(&mut buf.as_slice()).unwrap(), m);

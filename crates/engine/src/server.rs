@@ -577,6 +577,17 @@ impl Client<'_> {
             first: secs(l.message_s),
             stall: secs(l.idle_s),
             from: self.peer.map(|a| a.ip()),
+            token: None,
+        };
+        let waits = match self.key {
+            None => waits,
+            Some(_) => match fresh_nonce() {
+                Ok(t) => DataWaits {
+                    token: Some(t),
+                    ..waits
+                },
+                Err(e) => return refused(s, e.to_string()),
+            },
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,
@@ -589,7 +600,8 @@ impl Client<'_> {
             .map_or(l.max_trial_s, |d| (d * 3.0 + 30.0).min(l.max_trial_s));
         let end_by = Instant::now() + secs(cap);
         let lost = || Err("the client's control connection closed".to_string());
-        if write_message(s, &Message::Ready { ports }).is_err() {
+        let token = waits.token.map(|t| to_hex(&t));
+        if write_message(s, &Message::Ready { ports, token }).is_err() {
             cancel.cancel();
             role.join();
             return (false, lost());

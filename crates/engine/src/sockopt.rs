@@ -67,20 +67,6 @@ pub fn is_from(addr: &socket2::SockAddr, from: Option<std::net::IpAddr>) -> bool
     }
 }
 
-/// Accepts the next connection from `from` (any if `None`): one from
-/// another address is closed at once, unserved and uncounted.
-pub fn accept_from(
-    l: &socket2::Socket,
-    from: Option<std::net::IpAddr>,
-) -> std::io::Result<(socket2::Socket, socket2::SockAddr)> {
-    loop {
-        let (s, addr) = l.accept()?;
-        if is_from(&addr, from) {
-            return Ok((s, addr));
-        }
-    }
-}
-
 /// Applies the options that are per connection (not inherited from a listener).
 pub fn apply_accepted(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     if p.nodelay {

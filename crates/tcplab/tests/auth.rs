@@ -9,8 +9,9 @@ mod common;
 use common::{assert_success, skip_unless_root, tcplab, tcplab_command, temp_db};
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
 use engine::proto::{read_message, write_message, Message};
+use record::{TestKind, TrialParams};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -225,8 +226,9 @@ fn a_keyed_bench_refuses_a_server_without_a_key() {
 }
 
 /// Runs the client's side of the handshake with `key`, as bench does, and
-/// returns every byte it sent and the server's last answer.
-fn handshake_recorded(addr: SocketAddr, key: &Key) -> (Vec<u8>, Message) {
+/// returns the control connection, every byte it sent and the server's
+/// last answer.
+fn handshake_recorded(addr: SocketAddr, key: &Key) -> (TcpStream, Vec<u8>, Message) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut sent = Vec::new();
@@ -248,7 +250,8 @@ fn handshake_recorded(addr: SocketAddr, key: &Key) -> (Vec<u8>, Message) {
     };
     write_message(&mut sent, &proof).unwrap();
     s.write_all(&sent[start..]).unwrap();
-    (sent, read_message(&mut s).unwrap())
+    let answer = read_message(&mut s).unwrap();
+    (s, sent, answer)
 }
 
 fn hex_bytes(text: &str) -> Vec<u8> {
@@ -261,7 +264,7 @@ fn a_recorded_handshake_replayed_on_a_new_connection_is_refused() {
     let path = new_key(dir.path(), "k");
     let key = Key::read_file(&path).unwrap();
     let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
-    let (recorded, answer) = handshake_recorded(server.addr, &key);
+    let (_ctrl, recorded, answer) = handshake_recorded(server.addr, &key);
     assert!(matches!(answer, Message::Welcome { .. }), "{answer:?}");
     // The attacker has the bytes but not the key: it replays them whole.
     let mut s = TcpStream::connect(server.addr).unwrap();
@@ -338,4 +341,128 @@ fn a_server_on_a_non_loopback_address_needs_a_key_or_insecure() {
     let key = new_key(dir.path(), "k");
     let keyed = ServerProc::start(Some(&ns.0), "10.93.0.1", &["--key", key.to_str().unwrap()]);
     assert_eq!(keyed.addr.ip().to_string(), "10.93.0.1");
+}
+
+/// An authenticated control connection to a keyed server, with a reverse
+/// trial of `test` set up: the connection, the data port and the token.
+fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (TcpStream, u16, Vec<u8>) {
+    let (mut c, _, welcome) = handshake_recorded(server.addr, key);
+    assert!(matches!(welcome, Message::Welcome { .. }), "{welcome:?}");
+    let mut p = TrialParams::defaults(test);
+    p.reverse = true;
+    p.duration_s = Some(1.0);
+    if test == TestKind::UdpStream {
+        p.write_size = 1200;
+        p.send_rate_bps = Some(10_000_000);
+    }
+    write_message(&mut c, &Message::Setup { params: p }).unwrap();
+    match read_message(&mut c).unwrap() {
+        Message::Ready {
+            ports,
+            token: Some(token),
+        } => (c, ports[0], hex_bytes(&token)),
+        other => panic!("expected ready with a token, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_data_connection_without_the_trials_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let (_ctrl, port, token) = reverse_trial(&server, &key, TestKind::TcpStream);
+    assert_eq!(token.len(), 32);
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let mut buf = vec![0u8; 1 << 16];
+    // From the client's own address, but with a wrong token, and with none.
+    let mut wrong = TcpStream::connect(data).unwrap();
+    wrong.write_all(&[0x5a; 32]).unwrap();
+    wrong
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(
+        wrong.read(&mut buf).unwrap_or(0),
+        0,
+        "sent data without the token"
+    );
+    let mut silent = TcpStream::connect(data).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(8)))
+        .unwrap();
+    assert_eq!(
+        silent.read(&mut buf).unwrap_or(0),
+        0,
+        "sent data without the token"
+    );
+    let mut right = TcpStream::connect(data).unwrap();
+    right.write_all(&token).unwrap();
+    right
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(
+        right.read(&mut buf).unwrap() > 0,
+        "the token's holder got no data"
+    );
+}
+
+#[test]
+fn a_udp_hello_without_the_trials_token_gets_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let (_ctrl, port, token) = reverse_trial(&server, &key, TestKind::UdpStream);
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let mut buf = [0u8; 2048];
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    for forged in [hello.clone(), [hello.as_slice(), &[0x5a; 32]].concat()] {
+        stranger.send_to(&forged, data).unwrap();
+        let r = stranger.recv_from(&mut buf);
+        assert!(r.is_err(), "sent to a hello without the token: {r:?}");
+    }
+    stranger
+        .send_to(&[hello.as_slice(), &token].concat(), data)
+        .unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let (n, from) = stranger.recv_from(&mut buf).unwrap();
+    assert!(n > 0 && from == data, "{n} bytes from {from}");
+}
+
+#[test]
+fn a_keyed_bench_runs_every_test_with_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "k");
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", key.to_str().unwrap()]);
+    let db = dir.path().join("x.db");
+    let to = server.addr.to_string();
+    for test in [
+        &["tcp-stream", "--reverse", "off,on"][..],
+        &["tcp-rr"],
+        &["tcp-crr"],
+        &["http"],
+        &["udp-stream", "--reverse", "off,on", "--send-rate", "50mbit"],
+    ] {
+        let mut args = vec!["bench"];
+        args.extend(test);
+        args.extend([
+            "--to",
+            &to,
+            "--key",
+            key.to_str().unwrap(),
+            "--duration",
+            "0.3s",
+            "--repeat",
+            "1",
+            "--quiet",
+        ]);
+        let out = tcplab(&db, &args);
+        assert_success(&out);
+    }
 }

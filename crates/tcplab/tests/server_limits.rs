@@ -205,7 +205,7 @@ fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
 
 fn ports(m: Message) -> Vec<u16> {
     match m {
-        Message::Ready { ports } => ports,
+        Message::Ready { ports, .. } => ports,
         other => panic!("expected ready, got {other:?}"),
     }
 }
@@ -311,7 +311,7 @@ fn abandoned_setups_leave_no_threads() {
         let Some(mut c) = try_greeted(server.addr) else {
             continue;
         };
-        if let Message::Ready { ports } = setup(&mut c, &p) {
+        if let Message::Ready { ports, .. } = setup(&mut c, &p) {
             ready += 1;
             let u = UdpSocket::bind("127.0.0.1:0").unwrap();
             u.send_to(&hello_datagram, (server.addr.ip(), ports[0]))

@@ -135,6 +135,7 @@ pub fn crr_client(
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
+    token: Option<&super::Nonce>,
     stop: &StopFlag,
     cancel: &Canceller,
 ) -> ConnResult {
@@ -152,6 +153,11 @@ pub fn crr_client(
                 sock.connect(&addr.into())
                     .map(|_| sock)
                     .map_err(|e| format!("connecting to {addr}: {e}"))
+            })
+            .and_then(|sock| {
+                super::send_token(&sock, token)
+                    .map(|_| sock)
+                    .map_err(|e| format!("sending the trial's token: {e}"))
             })
             .and_then(|sock| {
                 let _reg = cancel.register(&sock);
@@ -184,13 +190,13 @@ pub fn crr_server(
     p: &TrialParams,
     pattern: &Pattern,
     cancel: &Canceller,
-    from: Option<std::net::IpAddr>,
+    waits: &super::DataWaits,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
     let mut buf = PageBuf::zeroed(ws);
-    while let Ok((sock, _)) = sockopt::accept_from(listener, from) {
+    while let Ok((sock, _)) = super::accept_admitted(listener, waits, cancel) {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut s = &sock;

@@ -7,6 +7,7 @@
 //! receiving client sends so a sending server learns its address.
 
 use super::{Amount, DataWaits};
+use crate::auth::Nonce;
 use crate::buffer::PageBuf;
 use crate::cancel::StopFlag;
 use crate::cpu::{CpuTime, RecvWork};
@@ -189,9 +190,9 @@ impl SeqTracker {
 /// How a receiver's flow begins.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Opening {
-    /// The receiver is the client: it sends hellos so a sending server
-    /// learns its address.
-    Hello,
+    /// The receiver is the client: it sends hellos (with the trial's
+    /// token, if any) so a sending server learns its address.
+    Hello(Option<Nonce>),
     /// The receiver is the server: the first datagram must arrive within
     /// `first`, and each next within `stall`, or the flow ends with an
     /// error (a client that set up a trial and went quiet does not hold it).
@@ -225,7 +226,12 @@ pub fn receive_datagrams(
     ip_header: bool,
     progress: &AtomicU64,
 ) -> ConnResult {
-    let hello = opening == Opening::Hello;
+    let hello_payload: Option<Vec<u8>> = match opening {
+        Opening::Hello(token) => Some(token.map_or(Vec::new(), |t| t.to_vec())),
+        Opening::Expect(_) => None,
+    };
+    let hello = hello_payload.is_some();
+    let hello_payload = hello_payload.unwrap_or_default();
     let started = Instant::now();
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -238,7 +244,7 @@ pub fn receive_datagrams(
     let mut last_rx = Instant::now();
     let mut fins = 0u64;
     if hello {
-        send_raw(fd, &header(HELLO, 0), &[]);
+        send_raw(fd, &header(HELLO, 0), &hello_payload);
     }
     // A server's UDP socket takes datagrams only from the control
     // connection's peer: until the first one arrives, each sender is looked
@@ -293,7 +299,7 @@ pub fn receive_datagrams(
                         && t.counters.received == 0
                         && last_rx.elapsed() < Duration::from_secs(5)
                     {
-                        send_raw(fd, &header(HELLO, 0), &[]);
+                        send_raw(fd, &header(HELLO, 0), &hello_payload);
                     }
                     if finish.is_raised() && last_rx.elapsed() >= quiet {
                         break;
@@ -395,14 +401,11 @@ fn recv_from_peer(
     Ok(Some(n))
 }
 
-/// Waits up to `within` for a receiving client's hello from `peer` (any
-/// address if `None`) and connects the socket to it; a hello from
-/// elsewhere is ignored, so nothing is ever sent to a third address.
-pub fn await_hello(
-    sock: &Socket,
-    within: Duration,
-    peer: Option<std::net::IpAddr>,
-) -> std::io::Result<()> {
+/// Waits up to `within` for a receiving client's hello from `waits.from`
+/// carrying `waits.token` (each if set) and connects the socket to its
+/// sender; any other hello is ignored, so nothing is ever sent to a third
+/// address or to a sender without the token.
+pub fn await_hello(sock: &Socket, within: Duration, waits: &DataWaits) -> std::io::Result<()> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
     let end = Instant::now() + within;
     loop {
@@ -429,8 +432,18 @@ pub fn await_hello(
                 .iter()
                 .map(|x| unsafe { x.assume_init() })
                 .collect();
+            // SAFETY: recv_from initialised the first n bytes.
+            let payload: Vec<u8> = buf[HEADER.min(n)..n]
+                .iter()
+                .map(|x| unsafe { x.assume_init() })
+                .collect();
+            let token_ok = waits
+                .token
+                .as_ref()
+                .is_none_or(|t| super::tokens_match(t, &payload));
             if u32::from_le_bytes(b.try_into().expect("4")) == HELLO
-                && crate::sockopt::is_from(&from, peer)
+                && crate::sockopt::is_from(&from, waits.from)
+                && token_ok
             {
                 return sock.connect(&from);
             }
