@@ -48,6 +48,7 @@ fn main() {
             "ready",
             Message::Ready {
                 ports: vec![40000, 40001],
+                token: None,
             },
         ),
         ("client_done", Message::ClientDone),

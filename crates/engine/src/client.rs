@@ -1,6 +1,7 @@
 //! The client side of the control protocol: one control connection to a
 //! server, over which `bench` runs its trials one after another.
 
+use crate::auth::{fresh_nonce, from_hex, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
 use crate::cancel::Canceller;
 use crate::error::{os_phrase, EngineError};
 use crate::hoststat::HostCpu;
@@ -57,6 +58,36 @@ fn seconds(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
+/// The server's answer during the handshake: a refusal (`error`) becomes
+/// [`EngineError::Rejected`], a frame that is not tcplab's says so.
+fn answer(
+    ctrl: &mut TcpStream,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<Message, EngineError> {
+    let not_tcplab = |detail: String| EngineError::NotTcplab { addr, detail };
+    match read_message(ctrl) {
+        Ok(Message::Error { message }) => Err(EngineError::Rejected(message)),
+        Ok(m) => Ok(m),
+        Err(FrameError::BadVersion(theirs)) => Err(EngineError::VersionMismatch { addr, theirs }),
+        Err(FrameError::Closed) => Err(not_tcplab(
+            "it closed the connection without a welcome".into(),
+        )),
+        Err(FrameError::Io(e)) if is_timeout(&e) => Err(not_tcplab(format!(
+            "no welcome within {}",
+            seconds(timeout)
+        ))),
+        Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(not_tcplab(
+            "it closed the connection without a welcome".into(),
+        )),
+        Err(FrameError::BadMagic(bytes)) => Err(not_tcplab(format!(
+            "it answered {:?}, not a tcplab frame",
+            String::from_utf8_lossy(&bytes)
+        ))),
+        Err(e) => Err(not_tcplab(format!("answering hello: {e}"))),
+    }
+}
+
 fn frame_err(e: FrameError) -> EngineError {
     match e {
         FrameError::Closed => EngineError::Protocol("server closed the control connection".into()),
@@ -72,6 +103,18 @@ impl Client {
     /// version ([`EngineError::VersionMismatch`]), or it refused us
     /// ([`EngineError::Rejected`]).
     pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<Client, EngineError> {
+        Client::connect_with_key(addr, timeout, None)
+    }
+
+    /// [`Client::connect`], and with a `key` the handshake of
+    /// [`crate::auth`] instead of hello: the server must prove it holds the
+    /// key ([`EngineError::Authentication`] if not) before the client
+    /// proves it.
+    pub fn connect_with_key(
+        addr: SocketAddr,
+        timeout: Duration,
+        key: Option<&Key>,
+    ) -> Result<Client, EngineError> {
         let mut ctrl =
             TcpStream::connect_timeout(&addr, timeout).map_err(|e| EngineError::Unreachable {
                 addr,
@@ -86,42 +129,57 @@ impl Client {
             .map_err(|e| EngineError::io("setting control timeout", e))?;
         ctrl.set_write_timeout(Some(timeout))
             .map_err(|e| EngineError::io("setting control timeout", e))?;
-        let hello = Message::Hello {
-            client: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
-        };
+        let me = format!("tcplab {}", env!("CARGO_PKG_VERSION"));
         let not_tcplab = |detail: String| EngineError::NotTcplab { addr, detail };
-        write_message(&mut ctrl, &hello)
-            .map_err(|e| not_tcplab(format!("sending hello: {}", os_phrase(&e))))?;
-        let server = match read_message(&mut ctrl) {
-            Ok(Message::Welcome { server }) => server,
-            Ok(Message::Error { message }) => return Err(EngineError::Rejected(message)),
-            Ok(other) => return Err(not_tcplab(format!("it answered hello with {other:?}"))),
-            Err(FrameError::BadVersion(theirs)) => {
-                return Err(EngineError::VersionMismatch { addr, theirs })
+        let sent = |r: std::io::Result<()>| {
+            r.map_err(|e| not_tcplab(format!("sending hello: {}", os_phrase(&e))))
+        };
+        let server = match key {
+            None => {
+                sent(write_message(&mut ctrl, &Message::Hello { client: me }))?;
+                match answer(&mut ctrl, addr, timeout)? {
+                    Message::Welcome { server } => server,
+                    other => return Err(not_tcplab(format!("it answered hello with {other:?}"))),
+                }
             }
-            Err(FrameError::Closed) => {
-                return Err(not_tcplab(
-                    "it closed the connection without a welcome".into(),
-                ))
+            Some(key) => {
+                let ours = fresh_nonce().map_err(|e| EngineError::Authentication(e.to_string()))?;
+                let hello = Message::AuthHello {
+                    client: me,
+                    nonce: to_hex(&ours),
+                };
+                sent(write_message(&mut ctrl, &hello))?;
+                let (theirs, proof) = match answer(&mut ctrl, addr, timeout)? {
+                    Message::AuthChallenge { nonce, proof, .. } => (nonce, proof),
+                    other => {
+                        return Err(not_tcplab(format!("it answered auth_hello with {other:?}")))
+                    }
+                };
+                let theirs = nonce_from_hex(&theirs).unwrap_or_default();
+                let proof = from_hex(&proof).unwrap_or_default();
+                if !key.verify(SERVER_LABEL, &ours, &theirs, &proof) {
+                    let why = "authentication failed: the server's key differs";
+                    let _ = write_message(
+                        &mut ctrl,
+                        &Message::Error {
+                            message: why.into(),
+                        },
+                    );
+                    return Err(EngineError::Authentication(
+                        "the server's key differs".into(),
+                    ));
+                }
+                let proof = Message::AuthProof {
+                    proof: to_hex(&key.proof(CLIENT_LABEL, &ours, &theirs)),
+                };
+                sent(write_message(&mut ctrl, &proof))?;
+                match answer(&mut ctrl, addr, timeout)? {
+                    Message::Welcome { server } => server,
+                    other => {
+                        return Err(not_tcplab(format!("it answered auth_proof with {other:?}")))
+                    }
+                }
             }
-            Err(FrameError::Io(e)) if is_timeout(&e) => {
-                return Err(not_tcplab(format!(
-                    "no welcome within {}",
-                    seconds(timeout)
-                )))
-            }
-            Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Err(not_tcplab(
-                    "it closed the connection without a welcome".into(),
-                ))
-            }
-            Err(FrameError::BadMagic(bytes)) => {
-                return Err(not_tcplab(format!(
-                    "it answered {:?}, not a tcplab frame",
-                    String::from_utf8_lossy(&bytes)
-                )))
-            }
-            Err(e) => return Err(not_tcplab(format!("answering hello: {e}"))),
         };
         ctrl.set_read_timeout(None)
             .map_err(|e| EngineError::io("setting control timeout", e))?;
@@ -218,8 +276,8 @@ impl Client {
         self.ctrl
             .set_read_timeout(None)
             .map_err(|e| EngineError::io("setting control timeout", e))?;
-        let ports = match ready? {
-            Message::Ready { ports } => ports,
+        let (ports, token) = match ready? {
+            Message::Ready { ports, token } => (ports, token),
             Message::Error { message } => return Err(EngineError::Rejected(message)),
             other => {
                 return Err(EngineError::Protocol(format!(
@@ -227,13 +285,19 @@ impl Client {
                 )))
             }
         };
+        let token = match token {
+            None => None,
+            Some(t) => Some(nonce_from_hex(&t).ok_or_else(|| {
+                EngineError::Protocol("the server's trial token is not 32 bytes of hex".into())
+            })?),
+        };
         // A failed start still runs the data phase (the server waits for
         // it) but fails the trial afterwards.
         let watching = match &mut self.observer {
             Some(o) => o.start(p, &ports).map(|()| true),
             None => Ok(false),
         };
-        let r = self.data_phase(p, ip, &ports, interrupt);
+        let r = self.data_phase(p, ip, &ports, token, interrupt);
         match (watching, r) {
             (Ok(true), Ok(mut o)) => {
                 let obs = self.observer.as_mut().expect("observer started");
@@ -260,6 +324,7 @@ impl Client {
         p: &TrialParams,
         ip: std::net::IpAddr,
         ports: &[u16],
+        token: Option<crate::auth::Nonce>,
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
         let cancel = Canceller::new();
@@ -275,7 +340,7 @@ impl Client {
             _ => None,
         };
         let handle = meter.as_ref().map(Meter::handle);
-        let role = start_client(p, ip, ports, &cancel, self.hook.clone(), handle)?;
+        let role = start_client(p, ip, ports, &cancel, self.hook.clone(), handle, token)?;
         let (client, server) = if role.is_active() {
             let client = role.join();
             self.send(&Message::ClientDone)?;

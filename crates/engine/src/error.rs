@@ -44,6 +44,10 @@ pub enum EngineError {
     /// The peer broke the control protocol or sent something unexpected.
     #[error("control protocol: {0}")]
     Protocol(String),
+    /// The key handshake failed on this side: the server could not prove
+    /// it holds the client's key.
+    #[error("authentication failed: {0}")]
+    Authentication(String),
     /// The server refused the request and said why.
     #[error("server refused: {0}")]
     Rejected(String),

@@ -8,6 +8,7 @@
 //! times, per-thread CPU, TCP_INFO, UDP counters, latency histograms) and
 //! the client combines both reports into the trial's metrics.
 
+pub mod auth;
 pub mod buffer;
 pub mod cancel;
 pub mod client;
@@ -30,6 +31,7 @@ pub mod tcpinfo;
 pub mod watch;
 pub mod workloads;
 
+pub use auth::Key;
 pub use client::{Client, TrialObserver};
 pub use error::EngineError;
 pub use limits::{admit, validate, Limits};

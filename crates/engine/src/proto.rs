@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
 /// The protocol version this build speaks.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Frame magic.
 pub const MAGIC: [u8; 4] = *b"TCPL";
 /// Largest accepted payload.
@@ -28,7 +28,32 @@ pub enum Message {
         /// Client software and version.
         client: String,
     },
-    /// Server → client, answer to `hello`.
+    /// Client → server, first message of a client with a key (instead
+    /// of `hello`): its nonce, in hex.
+    AuthHello {
+        /// Client software and version.
+        client: String,
+        /// 32 fresh random bytes, hex.
+        nonce: String,
+    },
+    /// Server → client, answer to `auth_hello`: the server's nonce and its
+    /// proof of the key over both nonces (`auth::SERVER_LABEL`), in hex.
+    AuthChallenge {
+        /// Server software and version.
+        server: String,
+        /// 32 fresh random bytes, hex.
+        nonce: String,
+        /// HMAC-SHA256 of the server label and both nonces, hex.
+        proof: String,
+    },
+    /// Client → server: its proof of the key over both nonces
+    /// (`auth::CLIENT_LABEL`), hex. The server answers `welcome` or
+    /// `error` and closes.
+    AuthProof {
+        /// HMAC-SHA256 of the client label and both nonces, hex.
+        proof: String,
+    },
+    /// Server → client, answer to `hello` (or to an accepted `auth_proof`).
     Welcome {
         /// Server software and version.
         server: String,
@@ -42,6 +67,11 @@ pub enum Message {
     Ready {
         /// One port per flow for UDP, one listening port for TCP.
         ports: Vec<u16>,
+        /// A server with a key: the trial's token (32 random bytes, hex),
+        /// the first bytes of every TCP data connection and the payload of
+        /// every UDP hello; data without it is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Client → server: the client's side of the trial is done.
     ClientDone,
@@ -133,6 +163,9 @@ pub fn read_message<R: Read>(r: &mut R) -> Result<Message, FrameError> {
 /// The message types, as `type` names them.
 const TYPES: &[&str] = &[
     "hello",
+    "auth_hello",
+    "auth_challenge",
+    "auth_proof",
     "welcome",
     "setup",
     "ready",
@@ -160,6 +193,21 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
         client: String,
     }
     #[derive(Deserialize)]
+    struct AuthHello {
+        client: String,
+        nonce: String,
+    }
+    #[derive(Deserialize)]
+    struct AuthChallenge {
+        server: String,
+        nonce: String,
+        proof: String,
+    }
+    #[derive(Deserialize)]
+    struct AuthProof {
+        proof: String,
+    }
+    #[derive(Deserialize)]
     struct Welcome {
         server: String,
     }
@@ -170,6 +218,8 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
     #[derive(Deserialize)]
     struct Ready {
         ports: Vec<u16>,
+        #[serde(default)]
+        token: Option<String>,
     }
     #[derive(Deserialize)]
     struct Report {
@@ -187,15 +237,37 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
         "hello" => Message::Hello {
             client: from_slice::<Hello>(body)?.client,
         },
+        "auth_hello" => {
+            let m = from_slice::<AuthHello>(body)?;
+            Message::AuthHello {
+                client: m.client,
+                nonce: m.nonce,
+            }
+        }
+        "auth_challenge" => {
+            let m = from_slice::<AuthChallenge>(body)?;
+            Message::AuthChallenge {
+                server: m.server,
+                nonce: m.nonce,
+                proof: m.proof,
+            }
+        }
+        "auth_proof" => Message::AuthProof {
+            proof: from_slice::<AuthProof>(body)?.proof,
+        },
         "welcome" => Message::Welcome {
             server: from_slice::<Welcome>(body)?.server,
         },
         "setup" => Message::Setup {
             params: from_slice::<Setup>(body)?.params,
         },
-        "ready" => Message::Ready {
-            ports: from_slice::<Ready>(body)?.ports,
-        },
+        "ready" => {
+            let m = from_slice::<Ready>(body)?;
+            Message::Ready {
+                ports: m.ports,
+                token: m.token,
+            }
+        }
         "client_done" => Message::ClientDone,
         "report" => Message::Report {
             report: from_slice::<Report>(body)?.report,
@@ -214,7 +286,10 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut buf = Vec::new();
-        let m = Message::Ready { ports: vec![1, 2] };
+        let m = Message::Ready {
+            ports: vec![1, 2],
+            token: Some("ab".into()),
+        };
         write_message(&mut buf, &m).unwrap();
         assert_eq!(&buf[..4], b"TCPL");
         assert_eq!(read_message(&mut buf.as_slice()).unwrap(), m);

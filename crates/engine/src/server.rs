@@ -7,6 +7,7 @@
 //! `idle_s`, and its `client_done` come within `message_s` of the data's end;
 //! every thread a trial starts is joined before the next message is read.
 
+use crate::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, Nonce, CLIENT_LABEL, SERVER_LABEL};
 use crate::cancel::{Canceller, Registration};
 use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
@@ -39,6 +40,7 @@ pub struct Server {
     hook: Option<PlaceHook>,
     stopping: Arc<AtomicBool>,
     log: Option<ServerLog>,
+    key: Option<Key>,
 }
 
 /// What every client thread of one server shares.
@@ -96,6 +98,7 @@ impl Server {
             hook: None,
             stopping: Arc::new(AtomicBool::new(false)),
             log: None,
+            key: None,
         })
     }
 
@@ -109,6 +112,13 @@ impl Server {
     /// (`tcplab server` prints them).
     pub fn with_log(mut self, log: ServerLog) -> Server {
         self.log = Some(log);
+        self
+    }
+
+    /// Serves only clients that prove they hold `key` (and proves it to
+    /// them): see [`crate::auth`].
+    pub fn with_key(mut self, key: Key) -> Server {
+        self.key = Some(key);
         self
     }
 
@@ -143,11 +153,16 @@ impl Server {
             let name = self.name.clone();
             let hook = self.hook.clone();
             let log = self.log.clone();
+            let key = self.key.clone();
             let spawned = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
                     let slot = slot;
-                    serve_client(stream, accepted, &slot.shared, &name, &hook, &log);
+                    let who = Who {
+                        name: &name,
+                        key: &key,
+                    };
+                    serve_client(stream, accepted, &slot.shared, who, &hook, &log);
                 });
             match (spawned, spare) {
                 (Ok(_), _) => {}
@@ -303,13 +318,19 @@ fn secs(d: f64) -> Duration {
     Duration::from_secs_f64(d)
 }
 
-/// One client's control loop: hello, then any number of trials; each
-/// arrival, trial and departure goes to `log`.
+/// What the server says it is, and the key it proves and asks for.
+struct Who<'a> {
+    name: &'a str,
+    key: &'a Option<Key>,
+}
+
+/// One client's control loop: hello (or the key's handshake), then any
+/// number of trials; each arrival, refusal, trial and departure goes to `log`.
 fn serve_client(
     mut s: TcpStream,
     accepted: Instant,
     shared: &Shared,
-    name: &str,
+    who: Who,
     hook: &Option<PlaceHook>,
     log: &Option<ServerLog>,
 ) {
@@ -320,7 +341,8 @@ fn serve_client(
     let woken_on_stop: Registration = shared.connections.register(&s);
     let client = Client {
         shared,
-        name,
+        name: who.name,
+        key: who.key,
         hook,
         log,
         peer,
@@ -336,6 +358,7 @@ fn serve_client(
 struct Client<'a> {
     shared: &'a Shared,
     name: &'a str,
+    key: &'a Option<Key>,
     hook: &'a Option<PlaceHook>,
     log: &'a Option<ServerLog>,
     peer: Option<SocketAddr>,
@@ -354,6 +377,9 @@ impl Client<'_> {
         // A client that does not read cannot block the server's writes.
         let _ = s.set_write_timeout(Some(secs(l.message_s)));
         let handshake_by = accepted + secs(l.handshake_s);
+        // A key handshake under way: the client's self-description and
+        // nonce, the server's nonce.
+        let mut challenged: Option<(String, Nonce, Nonce)> = None;
         loop {
             let read = if *greeted {
                 let mut r =
@@ -395,6 +421,55 @@ impl Client<'_> {
                 }
             };
             let ok = match msg {
+                Message::Hello { .. } if self.key.is_some() => {
+                    self.refuse(
+                        s,
+                        "authentication required: this server has a key (bench --key FILE)",
+                    );
+                    false
+                }
+                Message::AuthHello { client, nonce } if !*greeted => {
+                    match self.challenge(s, &nonce) {
+                        Some((c, s)) => {
+                            challenged = Some((client, c, s));
+                            true
+                        }
+                        None => false,
+                    }
+                }
+                Message::AuthProof { proof } if !*greeted => {
+                    let Some((client, client_nonce, server_nonce)) = challenged.take() else {
+                        self.refuse(s, "auth_proof before auth_hello");
+                        return;
+                    };
+                    let key = self.key.as_ref().expect("challenged only with a key");
+                    let proof = crate::auth::from_hex(&proof).unwrap_or_default();
+                    if !key.verify(CLIENT_LABEL, &client_nonce, &server_nonce, &proof) {
+                        self.refuse(s, "authentication failed: the client's key differs");
+                        return;
+                    }
+                    *greeted = true;
+                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                        log(&ServerEvent::Connected { peer, client });
+                    }
+                    write_message(
+                        s,
+                        &Message::Welcome {
+                            server: self.name.to_string(),
+                        },
+                    )
+                    .is_ok()
+                }
+                Message::Error { .. } if challenged.is_some() => {
+                    // The client found our proof wrong and said so.
+                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                        log(&ServerEvent::Refused {
+                            peer,
+                            reason: "authentication failed: the client's key differs".into(),
+                        });
+                    }
+                    return;
+                }
                 Message::Hello { client } => {
                     *greeted = true;
                     if let (Some(log), Some(peer)) = (self.log, self.peer) {
@@ -434,6 +509,47 @@ impl Client<'_> {
         }
     }
 
+    /// Answers a client's `auth_hello` with this server's nonce and proof;
+    /// the nonces to check its `auth_proof` against, or `None` (refused).
+    fn challenge(&self, s: &mut TcpStream, nonce: &str) -> Option<(Nonce, Nonce)> {
+        let Some(key) = self.key else {
+            self.refuse(
+                s,
+                "authentication not set up: this server runs without --key (connect without --key)",
+            );
+            return None;
+        };
+        let Some(client_nonce) = nonce_from_hex(nonce) else {
+            self.refuse(s, "auth_hello's nonce is not 32 bytes of hex");
+            return None;
+        };
+        let server_nonce = match fresh_nonce() {
+            Ok(n) => n,
+            Err(e) => {
+                self.refuse(s, &e.to_string());
+                return None;
+            }
+        };
+        let challenge = Message::AuthChallenge {
+            server: self.name.to_string(),
+            nonce: to_hex(&server_nonce),
+            proof: to_hex(&key.proof(SERVER_LABEL, &client_nonce, &server_nonce)),
+        };
+        write_message(s, &challenge).ok()?;
+        Some((client_nonce, server_nonce))
+    }
+
+    /// Tells the client why it is not served, and logs it.
+    fn refuse(&self, s: &mut TcpStream, reason: &str) {
+        let _ = reply_error(s, reason.to_string());
+        if let (Some(log), Some(peer)) = (self.log, self.peer) {
+            log(&ServerEvent::Refused {
+                peer,
+                reason: reason.to_string(),
+            });
+        }
+    }
+
     /// Runs the server side of one trial. Returns false if the control
     /// connection is no longer usable, and this side's report (or why there is
     /// none) for the log. Every thread the trial started has ended when it
@@ -460,6 +576,18 @@ impl Client<'_> {
         let waits = DataWaits {
             first: secs(l.message_s),
             stall: secs(l.idle_s),
+            from: self.peer.map(|a| a.ip()),
+            token: None,
+        };
+        let waits = match self.key {
+            None => waits,
+            Some(_) => match fresh_nonce() {
+                Ok(t) => DataWaits {
+                    token: Some(t),
+                    ..waits
+                },
+                Err(e) => return refused(s, e.to_string()),
+            },
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,
@@ -472,7 +600,8 @@ impl Client<'_> {
             .map_or(l.max_trial_s, |d| (d * 3.0 + 30.0).min(l.max_trial_s));
         let end_by = Instant::now() + secs(cap);
         let lost = || Err("the client's control connection closed".to_string());
-        if write_message(s, &Message::Ready { ports }).is_err() {
+        let token = waits.token.map(|t| to_hex(&t));
+        if write_message(s, &Message::Ready { ports, token }).is_err() {
             cancel.cancel();
             role.join();
             return (false, lost());
@@ -627,6 +756,9 @@ fn join_within(
 fn kind(m: &Message) -> &'static str {
     match m {
         Message::Hello { .. } => "hello",
+        Message::AuthHello { .. } => "auth_hello",
+        Message::AuthChallenge { .. } => "auth_challenge",
+        Message::AuthProof { .. } => "auth_proof",
         Message::Welcome { .. } => "welcome",
         Message::Setup { .. } => "setup",
         Message::Ready { .. } => "ready",

@@ -57,6 +57,16 @@ pub fn apply_tcp(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Whether `addr` is `from` (any address if `None`); an IPv4-mapped IPv6
+/// address is its IPv4 address.
+pub fn is_from(addr: &socket2::SockAddr, from: Option<std::net::IpAddr>) -> bool {
+    match (from, addr.as_socket()) {
+        (Some(want), Some(got)) => got.ip().to_canonical() == want.to_canonical(),
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
 /// Applies the options that are per connection (not inherited from a listener).
 pub fn apply_accepted(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     if p.nodelay {

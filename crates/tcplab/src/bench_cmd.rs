@@ -43,12 +43,18 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             "--connect-timeout needs --to (without it, bench's own server is on loopback)",
         ));
     }
+    if a.key.is_some() && a.to.is_none() {
+        return Err(usage(
+            "--key needs --to (bench's own server is on loopback and needs no key)",
+        ));
+    }
+    let key = a.key.as_deref().map(crate::key_cmd::read_key).transpose()?;
     // A server given with --to is greeted before the store is opened: one
     // that cannot be reached stores nothing.
     let connect_timeout = a.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
     let remote =
         a.to.as_deref()
-            .map(|to| Session::remote(to, needs_v4, needs_v6, connect_timeout))
+            .map(|to| Session::remote(to, needs_v4, needs_v6, connect_timeout, key.clone()))
             .transpose()?;
     let mut store = open_store(db)?;
     let interrupt = interrupt_flag()?;

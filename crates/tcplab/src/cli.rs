@@ -24,6 +24,9 @@ pub enum Command {
     Bench(Box<BenchArgs>),
     /// Serve tests to `tcplab bench --to` clients.
     Server(ServerArgs),
+    /// Keys for the control channel: `key new` makes one (README: "Authentication").
+    #[command(subcommand)]
+    Key(KeyCommand),
     /// List stored runs, newest first; `runs delete ID…` deletes runs.
     Runs(RunsArgs),
     /// Print one stored run as a table (or JSON).
@@ -168,6 +171,11 @@ pub struct BenchArgs {
     /// each reconnect.
     #[arg(long, value_name = "DURATION", value_parser = parse_connect_timeout)]
     pub connect_timeout: Option<std::time::Duration>,
+    /// With --to: the pre-shared key file (`tcplab key new`, mode 0600) of
+    /// a server started with --key. Client and server each prove they hold
+    /// it before any trial; a server without it is refused.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Attach eBPF probes to each trial's data phase: queues, tcp, sched,
     /// cpu (comma-separated) or all. cpu samples every CPU at 10 kHz for CPU
     /// attribution per layer and function. Needs root and a kernel with BTF;
@@ -255,6 +263,14 @@ pub struct ServerArgs {
     /// Most clients served at once.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub max_clients: usize,
+    /// Serve only clients that prove they hold this pre-shared key (a file
+    /// from `tcplab key new`, mode 0600); the server proves it too.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Serve on a non-loopback address without --key: anyone who can reach
+    /// it may run trials (and make it send data).
+    #[arg(long)]
+    pub insecure: bool,
     /// Log each client and trial as one JSON object per line on stdout
     /// (instead of text lines).
     #[arg(long)]
@@ -262,6 +278,19 @@ pub struct ServerArgs {
     /// What each client may take (README: "Server limits").
     #[command(flatten)]
     pub limits: crate::server_flags::ServerLimitArgs,
+}
+
+/// `tcplab key …`.
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Write a fresh 256-bit pre-shared key (from the OS's random source)
+    /// as one line of hex: to a new file with mode 0600 (never
+    /// overwritten), or to stdout.
+    New {
+        /// The key file to create.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// `tcplab show`.

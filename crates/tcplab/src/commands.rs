@@ -10,6 +10,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Bench(a) => crate::bench_cmd::bench(db, *a),
         Command::Server(a) => crate::lab_cmd::server(a),
+        Command::Key(c) => crate::key_cmd::key(c),
         Command::Runs(a) => match a.command {
             None => crate::show_cmd::runs(db, a.json),
             Some(RunsCommand::Delete { runs, json }) => crate::runs_cmd::delete(db, &runs, json),

@@ -21,11 +21,20 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         return Err(usage("--max-clients must be at least 1"));
     }
     let limits = a.limits.limits(a.max_clients).map_err(usage)?;
+    let key = a.key.as_deref().map(crate::key_cmd::read_key).transpose()?;
+    if key.is_none() && !a.insecure && !ip.is_loopback() {
+        return Err(usage(format!(
+            "--bind {ip} is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it"
+        )));
+    }
     let json = a.json;
     let log: engine::server_log::ServerLog = Arc::new(move |e: &ServerEvent| {
         println!("{}", server_log_line(e, json));
     });
-    let server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?.with_log(log);
+    let mut server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?.with_log(log);
+    if let Some(key) = key {
+        server = server.with_key(key);
+    }
     eprintln!("tcplab server listening on {}", server.local_addr()?);
     server.serve();
     Ok(ExitCode::SUCCESS)

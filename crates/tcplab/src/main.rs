@@ -11,6 +11,7 @@ mod docs_cmd;
 mod factor_flags;
 mod import_cmd;
 mod interval_lines;
+mod key_cmd;
 mod lab_cmd;
 mod places;
 mod plan_args;

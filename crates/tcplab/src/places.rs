@@ -177,10 +177,11 @@ pub fn connected<'a>(
     addr: SocketAddr,
     hook: Option<&PlaceHook>,
     timeout: Duration,
+    key: Option<&engine::Key>,
 ) -> Result<&'a mut Client, EngineError> {
     if !slot.as_ref().is_some_and(Client::usable) {
         *slot = None;
-        let mut c = Client::connect(addr, timeout)?;
+        let mut c = Client::connect_with_key(addr, timeout, key)?;
         if let Some(h) = hook {
             c.set_hook(h.clone());
         }
@@ -278,6 +279,7 @@ impl LivePlace {
             addr,
             Some(&self.hook),
             CONNECT_TIMEOUT,
+            None,
         )?;
         client.set_interval(self.interval.clone());
         observed(client, p, interrupt, observer)

@@ -6,7 +6,7 @@ use crate::places::{connected, observed, HostPlacer, LivePlace};
 use crate::probes::{ProbeObserver, ProbeSet};
 use crate::usage::usage;
 use engine::interval::IntervalSpec;
-use engine::{Client, EngineError, TrialObserver, DEFAULT_PORT};
+use engine::{Client, EngineError, Key, TrialObserver, DEFAULT_PORT};
 use lab::PlaceSpec;
 use record::{TrialOutcome, TrialParams};
 use std::collections::BTreeMap;
@@ -38,6 +38,8 @@ pub enum Session {
         clients: Box<[Option<Client>; 2]>,
         /// `--connect-timeout`: for each (re)connection.
         connect_timeout: Duration,
+        /// `--key`: the server must prove it holds it, and so does bench.
+        key: Option<Key>,
         /// `--probe` groups, if any (this host's kernel only).
         probes: Option<ProbeSet>,
         /// `--interval`, if given.
@@ -159,6 +161,7 @@ impl Session {
         needs_v4: bool,
         needs_v6: bool,
         connect_timeout: Duration,
+        key: Option<Key>,
     ) -> anyhow::Result<Session> {
         let (host, port) = split_host_port(spec)?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
@@ -178,12 +181,15 @@ impl Session {
         let mut clients = [None, None];
         for (slot, addr, needed) in [(0, v4, needs_v4), (1, v6, needs_v6)] {
             if let (true, Some(addr)) = (needed, addr) {
-                let c = Client::connect(addr, connect_timeout).map_err(|e| match e {
-                    EngineError::Rejected(why) => {
-                        usage(format!("{addr} refused the client: {why}"))
-                    }
-                    other => usage(other),
-                })?;
+                let c =
+                    Client::connect_with_key(addr, connect_timeout, key.as_ref()).map_err(|e| {
+                        match e {
+                            EngineError::Rejected(why) => {
+                                usage(format!("{addr} refused the client: {why}"))
+                            }
+                            other => usage(other),
+                        }
+                    })?;
                 clients[slot] = Some(c);
             }
         }
@@ -193,6 +199,7 @@ impl Session {
             v6,
             clients: Box::new(clients),
             connect_timeout,
+            key,
             probes: None,
             interval: None,
         })
@@ -250,6 +257,7 @@ impl Session {
                 v6,
                 clients,
                 connect_timeout,
+                key,
                 probes,
                 interval,
                 ..
@@ -258,7 +266,13 @@ impl Session {
                 let addr = addr.ok_or_else(|| {
                     EngineError::Protocol("no server address for this family".into())
                 })?;
-                let client = connected(&mut clients[slot], addr, None, *connect_timeout)?;
+                let client = connected(
+                    &mut clients[slot],
+                    addr,
+                    None,
+                    *connect_timeout,
+                    key.as_ref(),
+                )?;
                 client.set_interval(interval.clone());
                 observed(client, p, interrupt, observer_for(probes))
             }

@@ -1,4 +1,4 @@
-//! `tcplab server` against the attacks of issue 17 (items 1, 2, 5, 6, 7):
+//! `tcplab server` against the attacks of issue 17 (items 1–7):
 //! each attack runs against a real `tcplab server` child on loopback (or in
 //! a namespace of the test's own), and the server's threads and descriptors
 //! are read from /proc/PID while it happens. After each attack the server's
@@ -205,7 +205,7 @@ fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
 
 fn ports(m: Message) -> Vec<u16> {
     match m {
-        Message::Ready { ports } => ports,
+        Message::Ready { ports, .. } => ports,
         other => panic!("expected ready, got {other:?}"),
     }
 }
@@ -311,7 +311,7 @@ fn abandoned_setups_leave_no_threads() {
         let Some(mut c) = try_greeted(server.addr) else {
             continue;
         };
-        if let Message::Ready { ports } = setup(&mut c, &p) {
+        if let Message::Ready { ports, .. } = setup(&mut c, &p) {
             ready += 1;
             let u = UdpSocket::bind("127.0.0.1:0").unwrap();
             u.send_to(&hello_datagram, (server.addr.ip(), ports[0]))
@@ -505,7 +505,7 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     run(&format!("-n {} link set {ns_end} up", ns.0));
     run(&format!("-n {} link set lo up", ns.0));
     let ip: IpAddr = format!("198.18.{k}.2").parse().unwrap();
-    let server = ServerProc::start_with(Some(&ns.0), ip, &[]);
+    let server = ServerProc::start_with(Some(&ns.0), ip, &["--insecure"]);
     let (threads, fds) = (server.threads(), server.fds());
     let mut p = TrialParams::defaults(TestKind::LayerRate);
     p.layer = Some(ProtocolLayer::Eth);
@@ -628,4 +628,108 @@ fn server_help_lists_the_limits() {
     ] {
         assert!(help.contains(flag), "no {flag} in:\n{help}");
     }
+}
+
+/// Item 4: a stranger (another source address) that connects to a trial's
+/// data port is closed unserved; the control connection's peer gets the data.
+#[test]
+fn a_data_connection_from_another_address_is_closed_unserved() {
+    let server = ServerProc::start(&[]);
+    let mut c = greeted(server.addr);
+    let mut p = stream(true);
+    p.duration_s = Some(1.0);
+    let port = ports(setup(&mut c, &p))[0];
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let mut stranger = connect_from([127, 0, 0, 2], data);
+    stranger
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let got = std::io::Read::read(&mut stranger, &mut buf).unwrap_or(0);
+    assert_eq!(got, 0, "the stranger was sent data");
+    let mut client = connect_from([127, 0, 0, 1], data);
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let got = std::io::Read::read(&mut client, &mut buf).unwrap();
+    assert!(got > 0, "the control connection's peer got no data");
+}
+
+/// Item 3: a forged UDP hello from another address gets nothing sent to
+/// it; the control connection's peer's hello gets the trial's data.
+#[test]
+fn a_udp_hello_from_another_address_gets_nothing() {
+    let server = ServerProc::start(&[]);
+    let mut c = greeted(server.addr);
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.reverse = true;
+    p.duration_s = Some(1.0);
+    p.write_size = 1200;
+    p.send_rate_bps = Some(10_000_000);
+    let port = ports(setup(&mut c, &p))[0];
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let forger = UdpSocket::bind("127.0.0.2:0").unwrap();
+    forger
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    for _ in 0..5 {
+        forger.send_to(&hello, data).unwrap();
+        let r = forger.recv_from(&mut buf);
+        assert!(r.is_err(), "the server sent to a third address: {r:?}");
+    }
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    client.send_to(&hello, data).unwrap();
+    let (n, from) = client.recv_from(&mut buf).unwrap();
+    assert!(n > 0 && from == data, "{n} bytes from {from}");
+    assert!(
+        forger.recv_from(&mut buf).is_err(),
+        "the forger got data later"
+    );
+}
+
+/// Forges datagrams from 127.0.0.2 to each of a trial's data ports as
+/// soon as the server announces them, before the client's first datagram.
+struct Forger;
+
+impl engine::TrialObserver for Forger {
+    fn start(&mut self, _: &TrialParams, ports: &[u16]) -> Result<(), String> {
+        let forger = UdpSocket::bind("127.0.0.2:0").unwrap();
+        let junk = [[7u8; 4].as_slice(), &[0; 4], &[0xab; 1192]].concat();
+        let fin = [u32::MAX.to_le_bytes(), [0; 4]].concat();
+        for &port in ports {
+            let to = SocketAddr::from(([127, 0, 0, 1], port));
+            for d in [&junk, &junk, &fin, &fin, &fin] {
+                forger.send_to(d, to).unwrap();
+            }
+        }
+        Ok(())
+    }
+    fn finish(&mut self, _: &mut record::TrialOutcome) -> Result<(), String> {
+        Ok(())
+    }
+    fn abort(&mut self) {}
+}
+
+/// Item 4: junk and FIN datagrams from another address neither end a real
+/// client's udp-stream trial nor count as its integrity errors.
+#[test]
+fn forged_datagrams_from_another_address_do_not_touch_a_udp_trial() {
+    let server = ServerProc::start(&[]);
+    let mut c = engine::Client::connect(server.addr, Duration::from_secs(5)).unwrap();
+    c.set_observer(Some(Box::new(Forger)));
+    let mut p = TrialParams::defaults(TestKind::UdpStream);
+    p.duration_s = Some(0.5);
+    p.write_size = 1200;
+    p.send_rate_bps = Some(10_000_000);
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let o = c
+        .run_trial(&p, &interrupt)
+        .expect("forged datagrams broke the trial");
+    let received = o.metrics["bytes"];
+    assert!(received > 500_000.0, "only {received} bytes arrived");
 }

@@ -179,12 +179,14 @@ fn page_load(
     p: &TrialParams,
     pattern: &Pattern,
     body: &mut Vec<u8>,
+    token: Option<&super::Nonce>,
     cancel: &Canceller,
 ) -> Result<(u64, bool), String> {
     let sock = sockopt::tcp_socket(&addr, p).map_err(|e| e.to_string())?;
     let _reg = cancel.register(&sock);
     sock.connect(&addr.into())
         .map_err(|e| format!("connecting to {addr}: {e}"))?;
+    super::send_token(&sock, token).map_err(|e| format!("sending the trial's token: {e}"))?;
     let mut c = Conn::new(&sock);
     let mut bytes = 0u64;
     let mut ok = true;
@@ -211,6 +213,7 @@ pub fn client(
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
+    token: Option<&super::Nonce>,
     stop: &StopFlag,
     cancel: &Canceller,
 ) -> ConnResult {
@@ -224,7 +227,7 @@ pub fn client(
     let mut body = Vec::with_capacity(PAGE_BYTES);
     while r.transactions < limit && !stop.is_raised() && !cancel.is_cancelled() {
         let t0 = Instant::now();
-        match page_load(addr, p, pattern, &mut body, cancel) {
+        match page_load(addr, p, pattern, &mut body, token, cancel) {
             Ok((bytes, ok)) => {
                 hist.saturating_record(t0.elapsed().as_nanos() as u64);
                 r.integrity_errors += u64::from(!ok);
@@ -243,16 +246,18 @@ pub fn client(
     r
 }
 
-/// The http server: serves connections from the listener until it is shut down.
+/// The http server: serves connections from the listener until it is shut
+/// down; connections from other addresses than `from` are closed unserved.
 pub fn server(
     listener: &Socket,
     p: &TrialParams,
     responses: &Responses,
     cancel: &Canceller,
+    waits: &super::DataWaits,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
-    while let Ok((sock, _)) = listener.accept() {
+    while let Ok((sock, _)) = super::accept_admitted(listener, waits, cancel) {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut c = Conn::new(&sock);

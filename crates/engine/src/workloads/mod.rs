@@ -10,6 +10,7 @@ pub mod sender;
 pub mod stream;
 pub mod udp;
 
+use crate::auth::{Nonce, KEY_BYTES};
 use crate::cancel::{Canceller, StopFlag, StopTimer};
 use crate::error::EngineError;
 use crate::interval::MeterHandle;
@@ -19,7 +20,8 @@ use crate::pattern::Pattern;
 use crate::report::{ConnResult, SideReport};
 use crate::sockopt;
 use record::{LoadSide, TestKind, TrialParams};
-use socket2::Socket;
+use socket2::{SockAddr, Socket};
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -206,6 +208,66 @@ pub struct DataWaits {
     /// For more data on a stream or datagram flow once it has begun (a read
     /// or write that waits longer ends the connection with an error).
     pub stall: Duration,
+    /// The only address data is taken from and sent to: the control
+    /// connection's peer (`None`: any). Data connections and UDP hellos
+    /// from elsewhere are closed or ignored.
+    pub from: Option<IpAddr>,
+    /// The trial's token (a server with a key): the first bytes of every
+    /// TCP data connection and the payload of every UDP hello. A connection
+    /// whose first bytes differ, or that sends none within `first`, is
+    /// closed; such a hello is ignored.
+    pub token: Option<Nonce>,
+}
+
+/// How long an accepted data connection has to send the trial's token
+/// (at most; `DataWaits::first` if shorter): a stranger that sends nothing
+/// holds the accept loop no longer.
+const TOKEN_WAIT: Duration = Duration::from_secs(5);
+
+/// Accepts the next data connection from `waits.from` that begins with
+/// `waits.token` (each if set): any other is closed at once, unserved and
+/// uncounted. `cancel` wakes a wait for the token.
+pub(crate) fn accept_admitted(
+    l: &Socket,
+    waits: &DataWaits,
+    cancel: &Canceller,
+) -> std::io::Result<(Socket, SockAddr)> {
+    loop {
+        let (s, addr) = l.accept()?;
+        if !sockopt::is_from(&addr, waits.from) {
+            continue;
+        }
+        let Some(token) = &waits.token else {
+            return Ok((s, addr));
+        };
+        let mut got = [0u8; KEY_BYTES];
+        let read = {
+            let _reg = cancel.register(&s);
+            s.set_read_timeout(Some(waits.first.min(TOKEN_WAIT)))?;
+            (&s).read_exact(&mut got)
+        };
+        if read.is_ok() && tokens_match(token, &got) {
+            s.set_read_timeout(Some(waits.first))?;
+            return Ok((s, addr));
+        }
+        if cancel.is_cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+    }
+}
+
+/// Whether a received token is the trial's (compared in constant time).
+pub(crate) fn tokens_match(want: &Nonce, got: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    got.len() == want.len() && bool::from(want.ct_eq(got))
+}
+
+/// Sends the trial's token (if any) as a TCP data connection's first bytes.
+fn send_token(s: &Socket, token: Option<&Nonce>) -> std::io::Result<()> {
+    match token {
+        Some(t) => (&mut &*s).write_all(t),
+        None => Ok(()),
+    }
 }
 
 /// The server side: binds its data sockets and starts its threads.
@@ -283,7 +345,7 @@ pub fn start_server(
                             &s, &p, &pattern, &fin, opening, ip_header, &unmetered,
                         )
                     } else {
-                        match udp::await_hello(&s, data_within) {
+                        match udp::await_hello(&s, data_within, &waits) {
                             Ok(()) => udp::send(&s, &p, &pattern, a, &stop, &unmetered),
                             Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
                         }
@@ -302,7 +364,7 @@ pub fn start_server(
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
             let h = spawn("tcplab-srv", move || match place_thread(&hook, &p, false) {
-                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel, waits.stall),
+                Ok(()) => serve_tcp(&p, &l, &pattern, &cancel, &waits),
                 Err(failed) => failed,
             })?;
             (h, ports, keep)
@@ -323,34 +385,36 @@ pub fn start_server(
 }
 
 /// Accepts `parallel` connections (or serves until shut down for crr/http).
-/// A stream or rr connection's reads and writes wait at most `stall` (an
-/// accepted socket would otherwise inherit the listener's accept timeout).
+/// A stream or rr connection's reads and writes wait at most `waits.stall`
+/// (an accepted socket would otherwise inherit the listener's accept
+/// timeout); connections from other addresses than `waits.from` are closed.
 fn serve_tcp(
     p: &TrialParams,
     l: &Socket,
     pattern: &Pattern,
     cancel: &Canceller,
-    stall: Duration,
+    waits: &DataWaits,
 ) -> Vec<ConnResult> {
+    let stall = waits.stall;
     let n = p.parallel.max(1) as usize;
     let _reg = cancel.register(l);
     match p.test {
         TestKind::TcpCrr => {
             return fan_out(vec![(); n], cancel, |_, _| {
-                rr::crr_server(l, p, pattern, cancel)
+                rr::crr_server(l, p, pattern, cancel, waits)
             })
         }
         TestKind::Http => {
             let responses = http::Responses::new(pattern);
             return fan_out(vec![(); n], cancel, |_, _| {
-                http::server(l, p, &responses, cancel)
+                http::server(l, p, &responses, cancel, waits)
             });
         }
         _ => {}
     }
     let mut socks = Vec::with_capacity(n);
     for i in 0..n {
-        match l.accept() {
+        match accept_admitted(l, waits, cancel) {
             Ok((s, _)) => {
                 let _ = sockopt::apply_accepted(&s, p);
                 let _ = s.set_read_timeout(Some(stall));
@@ -391,6 +455,7 @@ pub fn start_client(
     cancel: &Canceller,
     hook: Option<PlaceHook>,
     meter: Option<MeterHandle>,
+    token: Option<Nonce>,
 ) -> Result<RunningRole, EngineError> {
     let p = layer::effective(p);
     let pattern = pattern_for(&p);
@@ -434,6 +499,7 @@ pub fn start_client(
                 finish: &fin,
                 cancel: &c,
                 meter: meter.as_ref(),
+                token: token.as_ref(),
             };
             client_conn(&p, addr, a, &pattern, &conn)
         })
@@ -457,6 +523,8 @@ struct ClientConn<'a> {
     finish: &'a StopFlag,
     cancel: &'a Canceller,
     meter: Option<&'a MeterHandle>,
+    /// The trial's token, sent first on every data connection and in hellos.
+    token: Option<&'a Nonce>,
 }
 
 impl ClientConn<'_> {
@@ -490,8 +558,8 @@ fn client_conn(
 ) -> ConnResult {
     let (stop, finish, cancel) = (conn.stop, conn.finish, conn.cancel);
     match p.test {
-        TestKind::TcpCrr => return rr::crr_client(addr, p, pattern, a, stop, cancel),
-        TestKind::Http => return http::client(addr, p, pattern, a, stop, cancel),
+        TestKind::TcpCrr => return rr::crr_client(addr, p, pattern, a, conn.token, stop, cancel),
+        TestKind::Http => return http::client(addr, p, pattern, a, conn.token, stop, cancel),
         TestKind::UdpStream if layer::is_raw(p) => {
             let (s, dest) = match layer::raw_sender(p, addr.ip()) {
                 Ok(x) => x,
@@ -521,7 +589,14 @@ fn client_conn(
             let _reg = cancel.register(&s);
             return conn.metered(&s, false, |progress| {
                 if p.reverse {
-                    udp::receive(&s, p, pattern, finish, udp::Opening::Hello, progress)
+                    udp::receive(
+                        &s,
+                        p,
+                        pattern,
+                        finish,
+                        udp::Opening::Hello(conn.token.copied()),
+                        progress,
+                    )
                 } else {
                     udp::send(&s, p, pattern, a, stop, progress)
                 }
@@ -529,7 +604,7 @@ fn client_conn(
         }
         _ => {}
     }
-    let s = match tcp_connected(p, addr) {
+    let s = match tcp_connected(p, addr, conn.token) {
         Ok(s) => s,
         Err(e) => return ConnResult::failed(e.to_string()),
     };
@@ -545,10 +620,16 @@ fn client_conn(
     }
 }
 
-fn tcp_connected(p: &TrialParams, addr: SocketAddr) -> Result<Socket, EngineError> {
+fn tcp_connected(
+    p: &TrialParams,
+    addr: SocketAddr,
+    token: Option<&Nonce>,
+) -> Result<Socket, EngineError> {
     let s = sockopt::tcp_socket(&addr, p)?;
     s.connect(&addr.into())
         .map_err(|e| EngineError::io(&format!("connecting data connection to {addr}"), e))?;
+    send_token(&s, token)
+        .map_err(|e| EngineError::io(&format!("sending the trial's token to {addr}"), e))?;
     Ok(s)
 }
 

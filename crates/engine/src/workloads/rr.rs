@@ -135,6 +135,7 @@ pub fn crr_client(
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
+    token: Option<&super::Nonce>,
     stop: &StopFlag,
     cancel: &Canceller,
 ) -> ConnResult {
@@ -152,6 +153,11 @@ pub fn crr_client(
                 sock.connect(&addr.into())
                     .map(|_| sock)
                     .map_err(|e| format!("connecting to {addr}: {e}"))
+            })
+            .and_then(|sock| {
+                super::send_token(&sock, token)
+                    .map(|_| sock)
+                    .map_err(|e| format!("sending the trial's token: {e}"))
             })
             .and_then(|sock| {
                 let _reg = cancel.register(&sock);
@@ -177,18 +183,20 @@ pub fn crr_client(
 }
 
 /// The crr server: serves one request per accepted connection until the
-/// listener is shut down.
+/// listener is shut down; connections from other addresses than `from` are
+/// closed unserved.
 pub fn crr_server(
     listener: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     cancel: &Canceller,
+    waits: &super::DataWaits,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
     let mut buf = PageBuf::zeroed(ws);
-    while let Ok((sock, _)) = listener.accept() {
+    while let Ok((sock, _)) = super::accept_admitted(listener, waits, cancel) {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut s = &sock;

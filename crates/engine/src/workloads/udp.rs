@@ -7,6 +7,7 @@
 //! receiving client sends so a sending server learns its address.
 
 use super::{Amount, DataWaits};
+use crate::auth::Nonce;
 use crate::buffer::PageBuf;
 use crate::cancel::StopFlag;
 use crate::cpu::{CpuTime, RecvWork};
@@ -189,9 +190,9 @@ impl SeqTracker {
 /// How a receiver's flow begins.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Opening {
-    /// The receiver is the client: it sends hellos so a sending server
-    /// learns its address.
-    Hello,
+    /// The receiver is the client: it sends hellos (with the trial's
+    /// token, if any) so a sending server learns its address.
+    Hello(Option<Nonce>),
     /// The receiver is the server: the first datagram must arrive within
     /// `first`, and each next within `stall`, or the flow ends with an
     /// error (a client that set up a trial and went quiet does not hold it).
@@ -225,7 +226,12 @@ pub fn receive_datagrams(
     ip_header: bool,
     progress: &AtomicU64,
 ) -> ConnResult {
-    let hello = opening == Opening::Hello;
+    let hello_payload: Option<Vec<u8>> = match opening {
+        Opening::Hello(token) => Some(token.map_or(Vec::new(), |t| t.to_vec())),
+        Opening::Expect(_) => None,
+    };
+    let hello = hello_payload.is_some();
+    let hello_payload = hello_payload.unwrap_or_default();
     let started = Instant::now();
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -238,17 +244,38 @@ pub fn receive_datagrams(
     let mut last_rx = Instant::now();
     let mut fins = 0u64;
     if hello {
-        send_raw(fd, &header(HELLO, 0), &[]);
+        send_raw(fd, &header(HELLO, 0), &hello_payload);
     }
+    // A server's UDP socket takes datagrams only from the control
+    // connection's peer: until the first one arrives, each sender is looked
+    // at; then the socket is connected to it and the kernel drops the rest.
+    let mut awaiting = match opening {
+        Opening::Expect(w) if !ip_header && is_inet_datagram(sock) => w.from,
+        _ => None,
+    };
+    let mut failed = None;
     loop {
         if finish.is_cancelled() {
             r.error.get_or_insert_with(|| "cancelled".into());
             break;
         }
-        // SAFETY: buf is writable.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = match awaiting {
+            Some(peer) => match recv_from_peer(sock, &mut buf, peer) {
+                Ok(Some(n)) => {
+                    awaiting = None;
+                    n as isize
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    failed = Some(e);
+                    -1
+                }
+            },
+            // SAFETY: buf is writable.
+            None => unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) },
+        };
         if n < 0 {
-            let e = std::io::Error::last_os_error();
+            let e = failed.take().unwrap_or_else(std::io::Error::last_os_error);
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => {
@@ -272,7 +299,7 @@ pub fn receive_datagrams(
                         && t.counters.received == 0
                         && last_rx.elapsed() < Duration::from_secs(5)
                     {
-                        send_raw(fd, &header(HELLO, 0), &[]);
+                        send_raw(fd, &header(HELLO, 0), &hello_payload);
                     }
                     if finish.is_raised() && last_rx.elapsed() >= quiet {
                         break;
@@ -340,9 +367,45 @@ pub fn receive_datagrams(
     r
 }
 
-/// Waits up to `within` for a receiving client's hello and connects the
-/// socket to it.
-pub fn await_hello(sock: &Socket, within: Duration) -> std::io::Result<()> {
+/// Whether `sock` is a UDP socket of IPv4 or IPv6 (not a raw or packet one).
+fn is_inet_datagram(sock: &Socket) -> bool {
+    let inet = sock.local_addr().is_ok_and(|a| a.as_socket().is_some());
+    inet && sock.r#type().is_ok_and(|t| t == socket2::Type::DGRAM)
+}
+
+/// Receives one datagram into `buf`. One from `peer` connects the socket
+/// to its sender (the kernel then drops other senders' datagrams) and
+/// gives its length; one from elsewhere is dropped (`None`). An empty read
+/// (a shutdown) is `Some(0)`.
+fn recv_from_peer(
+    sock: &Socket,
+    buf: &mut [u8],
+    peer: std::net::IpAddr,
+) -> std::io::Result<Option<usize>> {
+    // SAFETY: MaybeUninit<u8> has u8's layout, and the bytes are already
+    // initialised; recv_from only writes to them.
+    let uninit = unsafe {
+        std::slice::from_raw_parts_mut(
+            buf.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+            buf.len(),
+        )
+    };
+    let (n, from) = sock.recv_from(uninit)?;
+    if n == 0 {
+        return Ok(Some(0));
+    }
+    if !crate::sockopt::is_from(&from, Some(peer)) {
+        return Ok(None);
+    }
+    sock.connect(&from)?;
+    Ok(Some(n))
+}
+
+/// Waits up to `within` for a receiving client's hello from `waits.from`
+/// carrying `waits.token` (each if set) and connects the socket to its
+/// sender; any other hello is ignored, so nothing is ever sent to a third
+/// address or to a sender without the token.
+pub fn await_hello(sock: &Socket, within: Duration, waits: &DataWaits) -> std::io::Result<()> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
     let end = Instant::now() + within;
     loop {
@@ -369,7 +432,19 @@ pub fn await_hello(sock: &Socket, within: Duration) -> std::io::Result<()> {
                 .iter()
                 .map(|x| unsafe { x.assume_init() })
                 .collect();
-            if u32::from_le_bytes(b.try_into().expect("4")) == HELLO {
+            // SAFETY: recv_from initialised the first n bytes.
+            let payload: Vec<u8> = buf[HEADER.min(n)..n]
+                .iter()
+                .map(|x| unsafe { x.assume_init() })
+                .collect();
+            let token_ok = waits
+                .token
+                .as_ref()
+                .is_none_or(|t| super::tokens_match(t, &payload));
+            if u32::from_le_bytes(b.try_into().expect("4")) == HELLO
+                && crate::sockopt::is_from(&from, waits.from)
+                && token_ok
+            {
                 return sock.connect(&from);
             }
         }

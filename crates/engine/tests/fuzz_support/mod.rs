@@ -220,7 +220,7 @@ pub fn message() -> BoxedStrategy<Message> {
         any::<String>().prop_map(|client| Message::Hello { client }),
         any::<String>().prop_map(|server| Message::Welcome { server }),
         trial_params().prop_map(|params| Message::Setup { params }),
-        vec(any::<u16>(), 0..40).prop_map(|ports| Message::Ready { ports }),
+        vec(any::<u16>(), 0..40).prop_map(|ports| Message::Ready { ports, token: None }),
         Just(Message::ClientDone),
         side_report().prop_map(|report| Message::Report { report }),
         any::<String>().prop_map(|message| Message::Error { message }),

@@ -1,0 +1,468 @@
+//! Authentication (issue 17, item 1): `tcplab key new`, the key files'
+//! modes, the HMAC handshake between `bench --key` and `server --key` on
+//! real sockets (a wrong key refused on both sides, a recorded handshake
+//! replayed on a new connection refused), and `--insecure` on a
+//! non-loopback address (a veth address in a namespace of the test's own).
+
+mod common;
+
+use common::{assert_success, skip_unless_root, tcplab, tcplab_command, temp_db};
+use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
+use engine::proto::{read_message, write_message, Message};
+use record::{TestKind, TrialParams};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+/// A `tcplab server` child (its log on stdout kept), killed by pid when dropped.
+struct ServerProc {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProc {
+    /// `[ip netns exec NS] tcplab server --bind IP --port 0 EXTRA…`, once it
+    /// says where it listens.
+    fn start(netns: Option<&str>, ip: &str, extra: &[&str]) -> ServerProc {
+        let (_dir, db) = temp_db();
+        let bin = tcplab_command(&db).get_program().to_owned();
+        let mut c = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        let mut child = c
+            .args(["server", "--bind", ip, "--port", "0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("tcplab server listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("server did not start: {first:?}"));
+        ServerProc { child, addr }
+    }
+
+    /// Stops the server and returns its log.
+    fn log(mut self) -> String {
+        let _ = self.child.kill();
+        let mut text = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    }
+}
+
+/// A new key file in `dir`, made by `tcplab key new --out`.
+fn new_key(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let out = tcplab(
+        &dir.join("unused.db"),
+        &["key", "new", "--out", path.to_str().unwrap()],
+    );
+    assert_success(&out);
+    path
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn bench_to(db: &Path, addr: SocketAddr, key: Option<&Path>) -> Output {
+    let to = addr.to_string();
+    let mut args = vec![
+        "bench",
+        "tcp-rr",
+        "--to",
+        &to,
+        "--duration",
+        "0.2s",
+        "--quiet",
+    ];
+    if let Some(k) = key {
+        args.extend(["--key", k.to_str().unwrap()]);
+    }
+    tcplab(db, &args)
+}
+
+#[test]
+fn key_new_writes_a_private_file_once_and_prints_keys_that_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(Key::from_line(&text).is_some(), "{text:?}");
+    assert_eq!(text.len(), 65, "64 hex digits and a newline");
+    let again = tcplab(
+        &dir.path().join("x.db"),
+        &["key", "new", "--out", path.to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&again),
+        format!(
+            "tcplab: {}: already exists; a key file is never overwritten\n",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "overwritten");
+    let printed =
+        |_| String::from_utf8(tcplab(&dir.path().join("x.db"), &["key", "new"]).stdout).unwrap();
+    let (a, b) = (printed(0), printed(1));
+    assert!(Key::from_line(&a).is_some() && Key::from_line(&b).is_some());
+    assert_ne!(a, b);
+}
+
+#[test]
+fn a_key_file_others_may_read_is_refused_by_server_and_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let db = dir.path().join("x.db");
+    for mode in [0o640, 0o604] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let want = format!(
+            "tcplab: --key {p}: readable by group or others (mode {mode:03o}); run chmod 600 {p}\n",
+            p = path.display()
+        );
+        let server = tcplab(
+            &db,
+            &[
+                "server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--key",
+                path.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(server.status.code(), Some(2));
+        assert_eq!(stderr_of(&server), want);
+        let bench = bench_to(&db, "127.0.0.1:9".parse().unwrap(), Some(&path));
+        assert_eq!(bench.status.code(), Some(2));
+        assert_eq!(stderr_of(&bench), want);
+    }
+    assert!(!db.exists(), "a refused bench stored something");
+}
+
+#[test]
+fn a_wrong_key_is_refused_on_both_sides_and_the_right_one_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (right, wrong) = (new_key(dir.path(), "right"), new_key(dir.path(), "wrong"));
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", right.to_str().unwrap()]);
+    let db = dir.path().join("x.db");
+    let refused = bench_to(&db, server.addr, Some(&wrong));
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&refused),
+        "tcplab: authentication failed: the server's key differs\n"
+    );
+    let keyless = bench_to(&db, server.addr, None);
+    assert_eq!(keyless.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&keyless),
+        format!(
+            "tcplab: {} refused the client: authentication required: this server has a key (bench --key FILE)\n",
+            server.addr
+        )
+    );
+    assert!(!db.exists(), "a refused bench stored something");
+    let served = bench_to(&db, server.addr, Some(&right));
+    assert_success(&served);
+    let log = server.log();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(
+        lines[0].ends_with("refused: authentication failed: the client's key differs"),
+        "{log}"
+    );
+    assert!(
+        lines[1].contains("refused: authentication required"),
+        "{log}"
+    );
+    assert!(lines[2].contains("connected (tcplab "), "{log}");
+    assert!(log.contains("tcp-rr receiver"), "{log}");
+}
+
+#[test]
+fn a_keyed_bench_refuses_a_server_without_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "k");
+    let server = ServerProc::start(None, "127.0.0.1", &[]);
+    let out = bench_to(&dir.path().join("x.db"), server.addr, Some(&key));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!(
+            "tcplab: {} refused the client: authentication not set up: this server runs without --key (connect without --key)\n",
+            server.addr
+        )
+    );
+}
+
+/// Runs the client's side of the handshake with `key`, as bench does, and
+/// returns the control connection, every byte it sent and the server's
+/// last answer.
+fn handshake_recorded(addr: SocketAddr, key: &Key) -> (TcpStream, Vec<u8>, Message) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut sent = Vec::new();
+    let ours = fresh_nonce().unwrap();
+    let hello = Message::AuthHello {
+        client: "replay test".into(),
+        nonce: to_hex(&ours),
+    };
+    write_message(&mut sent, &hello).unwrap();
+    s.write_all(&sent).unwrap();
+    let Message::AuthChallenge { nonce, proof, .. } = read_message(&mut s).unwrap() else {
+        panic!("no challenge")
+    };
+    let theirs = nonce_from_hex(&nonce).unwrap();
+    assert!(key.verify(SERVER_LABEL, &ours, &theirs, &hex_bytes(&proof)));
+    let start = sent.len();
+    let proof = Message::AuthProof {
+        proof: to_hex(&key.proof(CLIENT_LABEL, &ours, &theirs)),
+    };
+    write_message(&mut sent, &proof).unwrap();
+    s.write_all(&sent[start..]).unwrap();
+    let answer = read_message(&mut s).unwrap();
+    (s, sent, answer)
+}
+
+fn hex_bytes(text: &str) -> Vec<u8> {
+    engine::auth::from_hex(text).unwrap()
+}
+
+#[test]
+fn a_recorded_handshake_replayed_on_a_new_connection_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let (_ctrl, recorded, answer) = handshake_recorded(server.addr, &key);
+    assert!(matches!(answer, Message::Welcome { .. }), "{answer:?}");
+    // The attacker has the bytes but not the key: it replays them whole.
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&recorded).unwrap();
+    let Message::AuthChallenge { .. } = read_message(&mut s).unwrap() else {
+        panic!("no challenge")
+    };
+    assert_eq!(
+        read_message(&mut s).unwrap(),
+        Message::Error {
+            message: "authentication failed: the client's key differs".into()
+        }
+    );
+    assert!(
+        matches!(read_message(&mut s), Err(engine::proto::FrameError::Closed)),
+        "the server kept a refused connection open"
+    );
+    let log = server.log();
+    assert_eq!(log.matches("connected (replay test)").count(), 1, "{log}");
+    assert!(
+        log.contains("refused: authentication failed: the client's key differs"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_server_on_a_non_loopback_address_needs_a_key_or_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let out = tcplab(&db, &["server", "--bind", "0.0.0.0", "--port", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "tcplab: --bind 0.0.0.0 is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it\n"
+    );
+    if skip_unless_root("a veth address in a namespace needs root") {
+        return;
+    }
+    struct Netns(String);
+    impl Drop for Netns {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+        }
+    }
+    let id = std::process::id();
+    let ns = Netns(format!("tcplab-auth-{id}"));
+    let ip_cmd = |args: &str| {
+        let st = Command::new("ip")
+            .args(args.split_whitespace())
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip {args}");
+    };
+    ip_cmd(&format!("netns add {}", ns.0));
+    ip_cmd(&format!("-n {} link add va type veth peer name vb", ns.0));
+    ip_cmd(&format!("-n {} addr add 10.93.0.1/24 dev va", ns.0));
+    ip_cmd(&format!("-n {} link set va up", ns.0));
+    ip_cmd(&format!("-n {} link set vb up", ns.0));
+    let refused = Command::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(tcplab_command(&db).get_program())
+        .args(["server", "--bind", "10.93.0.1", "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&refused),
+        "tcplab: --bind 10.93.0.1 is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it\n"
+    );
+    let insecure = ServerProc::start(Some(&ns.0), "10.93.0.1", &["--insecure"]);
+    assert_eq!(insecure.addr.ip().to_string(), "10.93.0.1");
+    drop(insecure);
+    let key = new_key(dir.path(), "k");
+    let keyed = ServerProc::start(Some(&ns.0), "10.93.0.1", &["--key", key.to_str().unwrap()]);
+    assert_eq!(keyed.addr.ip().to_string(), "10.93.0.1");
+}
+
+/// An authenticated control connection to a keyed server, with a reverse
+/// trial of `test` set up: the connection, the data port and the token.
+fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (TcpStream, u16, Vec<u8>) {
+    let (mut c, _, welcome) = handshake_recorded(server.addr, key);
+    assert!(matches!(welcome, Message::Welcome { .. }), "{welcome:?}");
+    let mut p = TrialParams::defaults(test);
+    p.reverse = true;
+    p.duration_s = Some(1.0);
+    if test == TestKind::UdpStream {
+        p.write_size = 1200;
+        p.send_rate_bps = Some(10_000_000);
+    }
+    write_message(&mut c, &Message::Setup { params: p }).unwrap();
+    match read_message(&mut c).unwrap() {
+        Message::Ready {
+            ports,
+            token: Some(token),
+        } => (c, ports[0], hex_bytes(&token)),
+        other => panic!("expected ready with a token, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_data_connection_without_the_trials_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let (_ctrl, port, token) = reverse_trial(&server, &key, TestKind::TcpStream);
+    assert_eq!(token.len(), 32);
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let mut buf = vec![0u8; 1 << 16];
+    // From the client's own address, but with a wrong token, and with none.
+    let mut wrong = TcpStream::connect(data).unwrap();
+    wrong.write_all(&[0x5a; 32]).unwrap();
+    wrong
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(
+        wrong.read(&mut buf).unwrap_or(0),
+        0,
+        "sent data without the token"
+    );
+    let mut silent = TcpStream::connect(data).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(8)))
+        .unwrap();
+    assert_eq!(
+        silent.read(&mut buf).unwrap_or(0),
+        0,
+        "sent data without the token"
+    );
+    let mut right = TcpStream::connect(data).unwrap();
+    right.write_all(&token).unwrap();
+    right
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(
+        right.read(&mut buf).unwrap() > 0,
+        "the token's holder got no data"
+    );
+}
+
+#[test]
+fn a_udp_hello_without_the_trials_token_gets_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = new_key(dir.path(), "k");
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let (_ctrl, port, token) = reverse_trial(&server, &key, TestKind::UdpStream);
+    let data = SocketAddr::new(server.addr.ip(), port);
+    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let mut buf = [0u8; 2048];
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    for forged in [hello.clone(), [hello.as_slice(), &[0x5a; 32]].concat()] {
+        stranger.send_to(&forged, data).unwrap();
+        let r = stranger.recv_from(&mut buf);
+        assert!(r.is_err(), "sent to a hello without the token: {r:?}");
+    }
+    stranger
+        .send_to(&[hello.as_slice(), &token].concat(), data)
+        .unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let (n, from) = stranger.recv_from(&mut buf).unwrap();
+    assert!(n > 0 && from == data, "{n} bytes from {from}");
+}
+
+#[test]
+fn a_keyed_bench_runs_every_test_with_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "k");
+    let server = ServerProc::start(None, "127.0.0.1", &["--key", key.to_str().unwrap()]);
+    let db = dir.path().join("x.db");
+    let to = server.addr.to_string();
+    for test in [
+        &["tcp-stream", "--reverse", "off,on"][..],
+        &["tcp-rr"],
+        &["tcp-crr"],
+        &["http"],
+        &["udp-stream", "--reverse", "off,on", "--send-rate", "50mbit"],
+    ] {
+        let mut args = vec!["bench"];
+        args.extend(test);
+        args.extend([
+            "--to",
+            &to,
+            "--key",
+            key.to_str().unwrap(),
+            "--duration",
+            "0.3s",
+            "--repeat",
+            "1",
+            "--quiet",
+        ]);
+        let out = tcplab(&db, &args);
+        assert_success(&out);
+    }
+}
