@@ -143,6 +143,39 @@ pub fn shape_sentence(
     }
 }
 
+/// The largest difference from the curve's highest point that [`shape`]
+/// could have missed: a level's and the top's CI half-widths plus the 1%
+/// floor of [`differ`]. `None` for a curve of one point.
+pub fn flat_resolution(curve: &[CurvePoint]) -> Option<f64> {
+    let top = curve.iter().max_by(|a, b| a.mean.total_cmp(&b.mean))?;
+    curve
+        .iter()
+        .filter(|q| q.x != top.x)
+        .map(|q| q.ci + top.ci + 0.01 * q.mean.abs().max(top.mean.abs()))
+        .max_by(f64::total_cmp)
+}
+
+/// [`shape_sentence`] for `curve`; a flat curve also says how large a
+/// change could have gone unseen, written by `fmt_y` ("no change" always
+/// comes with the smallest change the trials could have detected).
+pub fn shape_finding(
+    what: &str,
+    factor: &str,
+    curve: &[CurvePoint],
+    fmt_x: &dyn Fn(f64) -> String,
+    fmt_y: &dyn Fn(f64) -> String,
+) -> String {
+    let sh = shape(curve);
+    let s = shape_sentence(what, factor, &sh, fmt_x);
+    match (sh, flat_resolution(curve)) {
+        (Shape::Flat, Some(r)) => format!(
+            "{s} A change smaller than {} could not have been seen (the CI half-widths).",
+            fmt_y(r)
+        ),
+        _ => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +252,21 @@ mod tests {
         assert_eq!(size_words(65536.0), "64 KB");
         assert_eq!(size_words(512000.0), "500 KB");
         assert_eq!(size_words(4.0 * 1024.0 * 1024.0), "4 MB");
+    }
+
+    #[test]
+    fn a_flat_curve_says_what_change_it_could_have_missed() {
+        let flat = curve(&[(4.0, 9.40, 0.01), (16.0, 9.41, 0.02), (64.0, 9.40, 0.01)]);
+        let s = shape_finding("T", "buffer", &flat, &|x| format!("{x}"), &|y| {
+            format!("{y:.3} u")
+        });
+        assert!(s.contains("does not change with buffer"), "{s}");
+        // 0.02 + 0.01 + 1% of 9.41 at the widest pair.
+        assert!(s.contains("A change smaller than 0.124 u could not"), "{s}");
+        let rises = curve(&[(4.0, 1.0, 0.01), (16.0, 5.0, 0.02), (64.0, 9.0, 0.01)]);
+        let t = shape_finding("T", "buffer", &rises, &|x| format!("{x}"), &|y| {
+            format!("{y:.3} u")
+        });
+        assert!(!t.contains("A change smaller"), "{t}");
     }
 }

@@ -5,10 +5,10 @@
 
 use crate::factor_text::{factor_label, fmt_level, is_size, numeric_factor, point_label};
 use crate::metrics::{capitalize, ci_of, figure_groups, test_of, Metric};
-use analysis::findings::{shape, shape_sentence, CurvePoint};
+use analysis::findings::{shape_finding, CurvePoint};
 use analysis::validity::{why_left_out, LeftOut};
 use analysis::{PointSummary, Summary};
-use report::format::scale_for_values;
+use report::format::{number, scale_for_values};
 use report::{Figure, Point, Section, Series, SeriesStyle, TickFormat};
 
 /// One figure: metrics of `group` against factor `f`, one series per
@@ -98,7 +98,6 @@ fn factor_figure(
     let describe = series.len() <= 4;
     for (name, pts, curve) in series {
         if describe {
-            let sh = shape(&curve);
             let label = if name == what || name.is_empty() {
                 capitalize(&what)
             } else if group.len() > 1 {
@@ -106,9 +105,13 @@ fn factor_figure(
             } else {
                 format!("{} ({name})", capitalize(&what))
             };
-            findings.push(shape_sentence(&label, &f.replace('_', " "), &sh, &|v| {
-                fmt_level(f, v)
-            }));
+            findings.push(shape_finding(
+                &label,
+                &f.replace('_', " "),
+                &curve,
+                &|v| fmt_level(f, v),
+                &|r| number(r, unit),
+            ));
         }
         fig.series.push(Series::new(name, pts));
     }

@@ -43,6 +43,18 @@ fn series_bytes(trial: &Value) -> u64 {
         .sum()
 }
 
+/// `duration / interval` lines, or one more when a loaded host stretched
+/// the trial past its last whole interval by more than the tenth of an
+/// interval that is merged into the one before.
+fn assert_interval_count(lines: &[&str], whole: usize, out: &str) {
+    assert!(
+        lines.len() == whole || lines.len() == whole + 1,
+        "{} lines, want {whole} (or {} on a loaded host):\n{out}",
+        lines.len(),
+        whole + 1
+    );
+}
+
 fn within_1_percent(got: f64, want: f64, what: &str) {
     assert!(want > 0.0, "{what}: nothing measured");
     let off = (got - want).abs() / want;
@@ -67,7 +79,7 @@ fn tcp_interval_lines_sum_to_the_trial_total_and_count_duration_over_interval() 
     ));
     assert!(out.contains("Retr      Cwnd"), "{out}");
     let lines = interval_lines(&out, "  1");
-    assert_eq!(lines.len(), 4, "1 s at 0.25 s:\n{out}");
+    assert_interval_count(&lines, 4, &out);
     assert!(lines[0].contains("   0.00-0.25"), "{}", lines[0]);
     // A TCP sender's line ends with retransmits and the congestion window.
     assert!(lines.iter().all(|l| l.ends_with('B')), "{out}");
@@ -75,12 +87,12 @@ fn tcp_interval_lines_sum_to_the_trial_total_and_count_duration_over_interval() 
     let total = t["outcome"]["metrics"]["bytes"].as_f64().unwrap();
     within_1_percent(series_bytes(t) as f64, total, "tcp-stream");
     let series = t["outcome"]["details"]["intervals"].as_array().unwrap();
-    assert_eq!(series.len(), 4);
+    assert_eq!(series.len(), lines.len());
     assert!(series[0]["retransmits"].is_u64() && series[0]["streams"][0]["cwnd_bytes"].is_u64());
     // show --json gives the series too.
     let show = json_of(&tcplab(&db, &["show", "latest", "--json"]));
     let shown = &show["points"][0]["intervals"][0]["intervals"];
-    assert_eq!(shown.as_array().unwrap().len(), 4);
+    assert_eq!(shown.as_array().unwrap().len(), lines.len());
 }
 
 #[test]
@@ -102,7 +114,7 @@ fn udp_interval_lines_sum_to_what_the_sender_sent() {
         ],
     ));
     let lines = interval_lines(&out, "  1");
-    assert_eq!(lines.len(), 4, "{out}");
+    assert_interval_count(&lines, 4, &out);
     // No TCP columns for UDP.
     assert!(!out.contains("Retr"), "{out}");
     let t = &trials(&db)[0];
@@ -188,9 +200,9 @@ fn parallel_intervals_print_each_stream_and_a_sum_line() {
         ],
     ));
     let sums = interval_lines(&out, "SUM");
-    assert_eq!(sums.len(), 3, "{out}");
-    assert_eq!(interval_lines(&out, "  1").len(), 3);
-    assert_eq!(interval_lines(&out, "  2").len(), 3);
+    assert_interval_count(&sums, 3, &out);
+    assert_eq!(interval_lines(&out, "  1").len(), sums.len());
+    assert_eq!(interval_lines(&out, "  2").len(), sums.len());
     let t = &trials(&db)[0];
     let total = t["outcome"]["metrics"]["bytes"].as_f64().unwrap();
     within_1_percent(series_bytes(t) as f64, total, "tcp-stream ×2");

@@ -7,8 +7,9 @@ use super::speeds::{mismatch_section, segment_cost_section};
 use crate::data::StudyData;
 use crate::figures::{at, auto_log_y, load_workers, place, series, write_size};
 use crate::validity::{throughput_validity, valid_curve, Invalid};
-use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
+use analysis::findings::{shape_finding, size_words, CurvePoint};
 use record::Api;
+use report::format::number;
 use report::{measure, Figure, Point, Section, Series, Table, TickFormat, Unit};
 
 const CITE: &str = "Abrams & Chen 1991";
@@ -116,11 +117,12 @@ fn write_size_section(d: &StudyData) -> Section {
                 ));
             }
         }
-        s.finding(shape_sentence(
+        s.finding(shape_finding(
             &format!("On {where_}, TCP throughput"),
             "write size",
-            &shape(&tcp),
+            &tcp,
             &size_words,
+            &|r| number(r * 1e6, Unit::Si("bit/s")),
         ));
         if let Some(c) = tcp_udp_sentence(&where_, &tcp, &udp) {
             s.finding(c);

@@ -5,7 +5,7 @@
 //! from zero", with the smallest cost the trials could have detected.
 
 use analysis::cpu::PacketByteFit;
-use analysis::findings::{differ, shape, shape_sentence, CurvePoint, Shape};
+use analysis::findings::{differ, CurvePoint};
 use report::{measure, Unit};
 
 /// Where one fitted cost stands against zero.
@@ -204,20 +204,8 @@ pub(super) fn packet_byte_sentence(fit: &PacketByteFit, contrast: Option<&MssCon
     format!("{body}{spread}.")
 }
 
-/// The largest difference from the curve's highest point that `shape`
-/// could have missed: a level's and the top's CI half-widths plus the 1%
-/// floor of [`differ`].
-fn flat_resolution(curve: &[CurvePoint]) -> Option<f64> {
-    let top = curve.iter().max_by(|a, b| a.mean.total_cmp(&b.mean))?;
-    curve
-        .iter()
-        .filter(|q| q.x != top.x)
-        .map(|q| q.ci + top.ci + 0.01 * q.mean.abs().max(top.mean.abs()))
-        .max_by(f64::total_cmp)
-}
-
 /// The sentence on a curve's shape; a flat curve says how large a change
-/// could have gone unseen.
+/// could have gone unseen, in `unit`.
 pub(super) fn shape_finding(
     what: &str,
     factor: &str,
@@ -225,16 +213,9 @@ pub(super) fn shape_finding(
     unit: &str,
     fmt_x: &dyn Fn(f64) -> String,
 ) -> String {
-    let sh = shape(curve);
-    let s = shape_sentence(what, factor, &sh, fmt_x);
-    match (sh, flat_resolution(curve)) {
-        (Shape::Flat, Some(r)) => format!(
-            "{} A change smaller than {} {unit} could not have been seen (the CI half-widths).",
-            s,
-            significant(r)
-        ),
-        _ => s,
-    }
+    analysis::findings::shape_finding(what, factor, curve, fmt_x, &|r| {
+        format!("{} {unit}", significant(r))
+    })
 }
 
 /// A positive number with three significant digits.

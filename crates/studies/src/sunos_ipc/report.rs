@@ -9,8 +9,8 @@ use super::probed::{all_probed, kb, no_probes, queue_figure, richest};
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
-use analysis::findings::{shape, shape_sentence, size_words, CurvePoint};
-use report::format::throughput_of_bytes;
+use analysis::findings::{shape_finding, size_words, CurvePoint};
+use report::format::{number, throughput_of_bytes};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use sections::path::hop_histogram;
 use std::collections::BTreeMap;
@@ -149,11 +149,12 @@ fn sockbuf_section(d: &StudyData) -> Section {
     }
     for (pl, v) in &by_place {
         let c: Vec<CurvePoint> = v.iter().map(|p| p.throughput).collect();
-        s.finding(shape_sentence(
+        s.finding(shape_finding(
             &format!("On {pl}, throughput"),
             "socket buffer size",
-            &shape(&c),
+            &c,
             &size_words,
+            &|r| number(r * 1e6, Unit::Si("bit/s")),
         ));
         if let Some((a, b, gain)) = v
             .windows(2)
