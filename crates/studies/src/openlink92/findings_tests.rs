@@ -6,7 +6,8 @@
 //! only beyond their CIs.
 
 use super::report::{
-    congestion_control_finding, layer_claim, rtt_finding, tcp_against_ethernet, LayerClaim,
+    congestion_control_finding, layer_claim, percent_pm, rtt_finding, tcp_against_ethernet,
+    LayerClaim,
 };
 use super::trace::{packet_finding, throughput_finding};
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
@@ -47,7 +48,9 @@ fn a_flat_packet_rate_is_a_per_packet_cost_and_a_falling_one_is_not() {
         "{f}"
     );
     assert!(
-        f.contains("+0% ± 2% end to end, +0% ± 0% along a straight line through the 7 sizes"),
+        f.contains(
+            "+0.0% ± 2.0% end to end, +0.0% ± 0.0% along a straight line through the 7 sizes"
+        ),
         "{f}"
     );
     assert!(f.contains("A fixed per-packet cost sets the rate"), "{f}");
@@ -412,4 +415,11 @@ fn the_implementations_caption_names_what_the_trials_moved() {
         transfer_amount(&[&file, &timed]),
         "transfers of 2.56 MB and 0.3 s"
     );
+}
+
+#[test]
+fn a_change_beyond_its_ci_never_reads_as_within_it() {
+    // The full run's UDP line: -3.4% ± 2.9% printed as "-3% ± 3%".
+    assert_eq!(percent_pm(-3.4, 2.9), "-3.4% ± 2.9%");
+    assert_eq!(percent_pm(40.2, 107.0), "+40% ± 107%");
 }

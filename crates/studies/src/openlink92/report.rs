@@ -155,6 +155,17 @@ fn end_to_end(a: &CurvePoint, b: &CurvePoint) -> Change {
     }
 }
 
+/// A signed percentage change and its CI half-width, with a decimal when
+/// the half-width is under 10% so that a change beyond its CI ("-3.4% ±
+/// 2.9%") never reads as one within it ("-3% ± 3%").
+pub(super) fn percent_pm(rel: f64, ci: f64) -> String {
+    if ci < 10.0 {
+        format!("{rel:+.1}% ± {ci:.1}%")
+    } else {
+        format!("{rel:+.0}% ± {ci:.0}%")
+    }
+}
+
 /// The change along a straight line through every level's mean, with the
 /// t-interval of its slope; `None` with fewer than three levels.
 fn along_line(c: &[CurvePoint]) -> Option<Change> {
@@ -197,19 +208,17 @@ pub(super) fn layer_claim(
     let ends = end_to_end(a, b);
     let line = along_line(pps);
     let mut evidence = format!(
-        "{} packets/s at {:.0}-byte frames, {} at {:.0} bytes: {:+.0}% ± {:.0}% end to end",
+        "{} packets/s at {:.0}-byte frames, {} at {:.0} bytes: {} end to end",
         rate(a),
         a.x,
         rate(b),
         b.x,
-        ends.rel,
-        ends.ci
+        percent_pm(ends.rel, ends.ci)
     );
     if let Some(l) = line {
         evidence += &format!(
-            ", {:+.0}% ± {:.0}% along a straight line through the {} sizes",
-            l.rel,
-            l.ci,
+            ", {} along a straight line through the {} sizes",
+            percent_pm(l.rel, l.ci),
             pps.len()
         );
     }
@@ -268,8 +277,9 @@ pub(super) fn layer_claim(
     };
     Some(LayerClaim::Finding(format!(
         "{name}: the packet rate does not change with frame size beyond its 95% CI ({evidence}; \
-         a change smaller than {smallest:.0}% could not have been seen). A fixed per-packet cost \
-         sets the rate{grows}."
+         a change smaller than {smallest:.prec$}% could not have been seen). A fixed per-packet \
+         cost sets the rate{grows}.",
+        prec = if smallest < 10.0 { 1 } else { 0 }
     )))
 }
 
