@@ -6,77 +6,17 @@
 
 mod common;
 
-use common::{assert_success, skip_unless_root, tcplab, tcplab_command, temp_db};
+use common::server::ServerChild as ServerProc;
+use common::{assert_success, skip_unless_root, tcplab, tcplab_command};
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
 use engine::proto::{read_message, write_message, Message};
 use record::{TestKind, TrialParams};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
-
-/// A `tcplab server` child (its log on stdout kept), killed by pid when dropped.
-struct ServerProc {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl ServerProc {
-    /// `[ip netns exec NS] tcplab server --bind IP --port 0 EXTRA…`, once it
-    /// says where it listens.
-    fn start(netns: Option<&str>, ip: &str, extra: &[&str]) -> ServerProc {
-        let (_dir, db) = temp_db();
-        let bin = tcplab_command(&db).get_program().to_owned();
-        let mut c = match netns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns]).arg(bin);
-                c
-            }
-            None => Command::new(bin),
-        };
-        let mut child = c
-            .args(["server", "--bind", ip, "--port", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("tcplab server listening on ")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("server did not start: {first:?}"));
-        ServerProc { child, addr }
-    }
-
-    /// Stops the server and returns its log.
-    fn log(mut self) -> String {
-        let _ = self.child.kill();
-        let mut text = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    }
-}
 
 /// A new key file in `dir`, made by `tcplab key new --out`.
 fn new_key(dir: &Path, name: &str) -> PathBuf {

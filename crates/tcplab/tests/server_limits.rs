@@ -7,67 +7,27 @@
 
 mod common;
 
-use common::{json_of, skip_unless_root, tcplab, tcplab_command, temp_db};
+use common::server::ServerChild as ServerProc;
+use common::{json_of, skip_unless_root, tcplab, temp_db};
 use engine::proto::{read_message, write_message, Message};
 use record::{LoadSide, LoadSpec, ProtocolLayer, TestKind, TrialParams};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A `tcplab server` child, stopped by its pid when dropped.
-struct ServerProc {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// A `tcplab server` child with its log discarded, watched through
+/// /proc/PID.
 impl ServerProc {
     /// Starts `tcplab server --bind 127.0.0.1 --port 0 EXTRA…`.
-    fn start(extra: &[&str]) -> ServerProc {
+    fn loopback(extra: &[&str]) -> ServerProc {
         ServerProc::start_with(None, "127.0.0.1".parse().unwrap(), extra)
     }
 
-    /// Starts the server (inside namespace `netns`, if given) bound to `ip`.
+    /// Starts the server (inside namespace `netns`, if given) bound to `ip`,
+    /// once it is down to its one idle thread.
     fn start_with(netns: Option<&str>, ip: IpAddr, extra: &[&str]) -> ServerProc {
-        let (_dir, db) = temp_db();
-        let bin = tcplab_command(&db).get_program().to_owned();
-        let mut c = match netns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns]).arg(bin);
-                c
-            }
-            None => Command::new(bin),
-        };
-        let mut child = c
-            .args(["server", "--bind", &ip.to_string(), "--port", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let port: u16 = first
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {first:?}"));
-        let s = ServerProc {
-            child,
-            addr: SocketAddr::new(ip, port),
-        };
+        let s = ServerProc::start_unlogged(netns, &ip.to_string(), extra);
         s.settle(1, Duration::from_secs(5));
         s
     }
@@ -227,7 +187,7 @@ fn stream(reverse: bool) -> TrialParams {
 /// client leaving ends it at once. The default server refuses the rate.
 #[test]
 fn paced_trials_end_when_their_client_leaves() {
-    let strict = ServerProc::start(&[]);
+    let strict = ServerProc::loopback(&[]);
     let mut p = stream(true);
     p.send_rate_bps = Some(1);
     p.duration_s = Some(1.0);
@@ -245,7 +205,7 @@ fn paced_trials_end_when_their_client_leaves() {
     drop(c);
 
     // The limits lifted, so the pacing itself is what is tested.
-    let server = ServerProc::start(&[
+    let server = ServerProc::loopback(&[
         "--min-send-rate",
         "1bit",
         "--idle-timeout",
@@ -276,7 +236,7 @@ fn paced_trials_end_when_their_client_leaves() {
 /// leaves (the server's CPU time stops growing).
 #[test]
 fn receive_work_ends_when_its_client_leaves() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let mut p = stream(false);
     p.recv_work_ns_per_kb = Some(10_000_000); // the limit: 164 s of CPU per 16 MiB read
     p.read_size = 1 << 20;
@@ -295,7 +255,7 @@ fn receive_work_ends_when_its_client_leaves() {
 /// sleeping for the trial's duration).
 #[test]
 fn abandoned_setups_leave_no_threads() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let mut p = TrialParams::defaults(TestKind::UdpStream);
     p.reverse = true;
     p.write_size = 1024;
@@ -356,7 +316,7 @@ fn a_pid_limit_gets_a_reason_not_a_panic() {
     let cg = Cgroup(base.join(format!("tcplab-harden-test-{}", std::process::id())));
     std::fs::create_dir(&cg.0).unwrap();
     std::fs::write(cg.0.join("pids.max"), "8").unwrap();
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     std::fs::write(cg.0.join("cgroup.procs"), server.child.id().to_string()).unwrap();
     let (_dir, db) = temp_db();
     let to = server.addr.to_string();
@@ -393,7 +353,7 @@ fn a_pid_limit_gets_a_reason_not_a_panic() {
 /// a real client from another address is served meanwhile.
 #[test]
 fn trickling_connections_do_not_lock_out_a_real_client() {
-    let server = ServerProc::start(&["--handshake-timeout", "2s"]);
+    let server = ServerProc::loopback(&["--handshake-timeout", "2s"]);
     let mut tricklers: Vec<TcpStream> = (0..40)
         .map(|_| connect_from([127, 0, 0, 2], server.addr))
         .collect();
@@ -437,7 +397,7 @@ fn trickling_connections_do_not_lock_out_a_real_client() {
 /// data connection goes quiet in a byte-bound trial, after the idle limit.
 #[test]
 fn a_quiet_setup_loses_its_slot() {
-    let server = ServerProc::start(&[
+    let server = ServerProc::loopback(&[
         "--handshake-timeout",
         "1s",
         "--message-timeout",
@@ -535,7 +495,7 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
 /// refusal is one line on both sides.
 #[test]
 fn load_and_memory_per_client_are_refused_in_one_line() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let rss_idle = server.rss_kib();
     let mut c = greeted(server.addr);
     let mut p = stream(false);
@@ -584,7 +544,8 @@ fn load_and_memory_per_client_are_refused_in_one_line() {
 /// once the first leaves.
 #[test]
 fn load_workers_are_bounded_in_total() {
-    let server = ServerProc::start(&["--max-load-workers", "2", "--max-total-load-workers", "2"]);
+    let server =
+        ServerProc::loopback(&["--max-load-workers", "2", "--max-total-load-workers", "2"]);
     let mut p = stream(false);
     p.duration_s = Some(60.0);
     p.load = Some(LoadSpec {
@@ -637,7 +598,7 @@ fn server_help_lists_the_limits() {
 /// data port is closed unserved; the control connection's peer gets the data.
 #[test]
 fn a_data_connection_from_another_address_is_closed_unserved() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let mut c = greeted(server.addr);
     let mut p = stream(true);
     p.duration_s = Some(1.0);
@@ -662,7 +623,7 @@ fn a_data_connection_from_another_address_is_closed_unserved() {
 /// it; the control connection's peer's hello gets the trial's data.
 #[test]
 fn a_udp_hello_from_another_address_gets_nothing() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let mut c = greeted(server.addr);
     let mut p = TrialParams::defaults(TestKind::UdpStream);
     p.reverse = true;
@@ -722,7 +683,7 @@ impl engine::TrialObserver for Forger {
 /// client's udp-stream trial nor count as its integrity errors.
 #[test]
 fn forged_datagrams_from_another_address_do_not_touch_a_udp_trial() {
-    let server = ServerProc::start(&[]);
+    let server = ServerProc::loopback(&[]);
     let mut c = engine::Client::connect(server.addr, Duration::from_secs(5)).unwrap();
     c.set_observer(Some(Box::new(Forger)));
     let mut p = TrialParams::defaults(TestKind::UdpStream);
