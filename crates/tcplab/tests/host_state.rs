@@ -48,6 +48,11 @@ struct HostState {
     namespaces: Vec<String>,
 }
 
+/// Held by the tests that build places: one test's snapshot of the host
+/// must not catch the namespaces another test of this file has up (or the
+/// lab's scratch namespace that looks for netem).
+static PLACES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn snapshot() -> HostState {
     let mut s = BTreeMap::new();
     for d in [
@@ -123,6 +128,7 @@ fn changed_places_leave_the_host_as_it_was() {
     if skip_unless_root("routes, offloads and namespaces need root") {
         return;
     }
+    let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, db) = temp_db();
     let before = snapshot();
     assert!(before.namespaces.is_empty(), "{:?}", before.namespaces);
@@ -221,6 +227,7 @@ fn every_trial_in_a_place_records_its_ends_offloads() {
     if skip_unless_root("namespaces and offloads need root") {
         return;
     }
+    let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());
     // The host staying as it was, --offload included, is
     // changed_places_leave_the_host_as_it_was's (its namespaces would show
     // in a snapshot taken here while it runs).
