@@ -54,6 +54,11 @@ pub enum Command {
     /// sunos-ipc, openlink92, or all):
     /// run its plan as one stored run and write its HTML report.
     Study(StudyArgs),
+    /// Many hosts: run one study or bench plan across an inventory's hosts
+    /// over SSH and gather every host's runs here (README: "Measuring many
+    /// hosts").
+    #[command(subcommand)]
+    Fleet(FleetCommand),
     /// Measure this host: memory copy and checksum bandwidth, system call
     /// and context switch latency, a CPU score; stored as the host profile
     /// later runs reference.
@@ -110,6 +115,54 @@ pub struct ManArgs {
     /// this directory instead of printing tcplab.1.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+}
+
+/// `tcplab fleet …`.
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    /// Run PLAN on the hosts of INVENTORY: `study NAME …` on every client
+    /// host, or `bench TEST …` from every client to every other server host
+    /// (servers started with a one-time key); each host's runs are stored
+    /// here as it finishes. A host that fails is reported and skipped.
+    Run(FleetRunArgs),
+}
+
+/// `tcplab fleet run`.
+#[derive(Debug, Args)]
+pub struct FleetRunArgs {
+    /// The inventory: a TOML file of hosts (README: "Measuring many hosts").
+    pub inventory: PathBuf,
+    /// The plan, as you would type it after `tcplab`: `study NAME [FLAGS]`
+    /// or `bench TEST [FLAGS]` (without --db, --to, --key or --out, which
+    /// the fleet sets on each host).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PLAN"
+    )]
+    pub plan: Vec<String>,
+    /// Most tasks at once [default: every host at once]; a host is in one
+    /// task at a time.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// How long ssh may take to connect to a host.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_connect_timeout)]
+    pub connect_timeout: std::time::Duration,
+    /// Keep each host's working directory (/tmp/tcplab-fleet.*: its store
+    /// and key) instead of removing it.
+    #[arg(long)]
+    pub keep_remote: bool,
+    /// For study plans: write each host's study report (with the other
+    /// hosts beside it) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the outcome as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Only failures and the outcome; no progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `tcplab lab …`.

@@ -22,6 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => crate::report_cmd::report(open_store_read_only(db)?, a),
         Command::Compare(a) => crate::compare_cmd::compare(open_store_read_only(db)?, a),
         Command::Study(a) => crate::study_cmd::study(db, a),
+        Command::Fleet(crate::cli::FleetCommand::Run(a)) => crate::fleet_cmd::run(db, a),
         Command::Import(a) => crate::import_cmd::import(open_store(db)?, a),
         // --show only reads; measuring stores a profile.
         Command::Calibrate(a) if a.show.is_some() => {

@@ -9,6 +9,7 @@ mod commands;
 mod compare_cmd;
 mod docs_cmd;
 mod factor_flags;
+mod fleet_cmd;
 mod import_cmd;
 mod interval_lines;
 mod key_cmd;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod fleet_hosts;
 pub mod server;
 
 use assert_cmd::cargo::cargo_bin;

@@ -1,0 +1,349 @@
+//! `tcplab fleet run` against real hosts: three network namespaces, each
+//! with its own hostname, link rate and CPU quota and a real sshd, driven
+//! from a fourth over the system's ssh. One study across them lands in one
+//! store and draws markatos02's cross-host figures; a bench plan between
+//! them runs over each host's link with a one-time key; a host killed
+//! mid-run loses no other host's results. Root and openssh-server needed.
+
+mod common;
+
+use common::fleet_hosts::{missing_parts, FleetHosts, HostSpec};
+use common::{json_of, temp_db, usage_error_line};
+use rusqlite::Connection;
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One fleet at a time: each is several tcplab runs on a 2-CPU machine.
+static ONE_FLEET: Mutex<()> = Mutex::new(());
+
+fn skip() -> bool {
+    if let Some(why) = missing_parts() {
+        eprintln!("SKIPPED: the fleet test needs real sshd hosts: {why}");
+        return true;
+    }
+    false
+}
+
+/// (kind, fleet host, fleet server, hostname, status) of every run stored.
+fn stored_runs(db: &std::path::Path) -> Vec<(String, String, Option<String>, String, String)> {
+    let conn = Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT kind, settings_json, host_json, status FROM runs ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| {
+        let settings: Value = serde_json::from_str(&r.get::<_, String>(1)?).unwrap();
+        let host: Value = serde_json::from_str(&r.get::<_, String>(2)?).unwrap();
+        let fleet = &settings["imported"]["fleet"];
+        Ok((
+            r.get::<_, String>(0)?,
+            fleet["host"].as_str().unwrap_or("").to_string(),
+            fleet["server"].as_str().map(String::from),
+            host["hostname"].as_str().unwrap_or("").to_string(),
+            r.get::<_, String>(3)?,
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn a_study_across_three_hosts_lands_in_one_store_with_the_cross_host_figures() {
+    if skip() {
+        return;
+    }
+    let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
+    let hosts = FleetHosts::build(&[
+        HostSpec {
+            rate: None,
+            cpu: 1.0,
+        },
+        HostSpec {
+            rate: Some("500mbit"),
+            cpu: 0.6,
+        },
+        HostSpec {
+            rate: Some("100mbit"),
+            cpu: 0.35,
+        },
+    ]);
+    let inventory = hosts.inventory("[\"client\"]");
+    let (dir, db) = temp_db();
+    let out = dir.path().join("reports");
+    std::fs::create_dir(&out).unwrap();
+    let t0 = Instant::now();
+    let run = hosts
+        .tcplab(&db)
+        .args(["fleet", "run", "--json", "--out"])
+        .arg(&out)
+        .arg(&inventory)
+        .args(["study", "markatos02", "--quick"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    eprintln!("fleet study markatos02 --quick on 3 hosts took {took:?}");
+    let doc: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(doc["missing"], serde_json::json!([]), "{doc}");
+    // Progress per host on stderr.
+    for h in &hosts.hosts {
+        assert!(
+            stderr.contains(&format!("fleet: [{}] ready", h.name)),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("fleet: [{}] done in", h.name)),
+            "{stderr}"
+        );
+    }
+    // One store: each host's study run, with its own hostname, its fleet
+    // name and labels, and its own host profile (CPU score).
+    let runs = stored_runs(&db);
+    let studies: Vec<_> = runs.iter().filter(|r| r.0 == "study:markatos02").collect();
+    assert_eq!(studies.len(), 3, "{runs:?}");
+    for (h, r) in hosts.hosts.iter().zip(&studies) {
+        assert_eq!((&r.1, &r.3, r.4.as_str()), (&h.name, &h.name, "completed"));
+    }
+    let conn = Connection::open(&db).unwrap();
+    let profiles: i64 = conn
+        .query_row(
+            "SELECT COUNT(DISTINCT host_profile_id) FROM runs WHERE kind = 'study:markatos02'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(profiles, 3, "each host keeps its own profile");
+    // Each host's report sets the other two beside it: the across-hosts
+    // table names all three, and the cross-host figures are drawn.
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 3, "{doc}");
+    let html = std::fs::read_to_string(reports[0]["html"].as_str().unwrap()).unwrap();
+    assert!(html.contains("Across hosts"), "no across-hosts section");
+    for h in &hosts.hosts {
+        assert!(html.contains(&h.name), "{} missing from the report", h.name);
+    }
+    assert!(
+        !html.contains("from this host only"),
+        "the report says it has one host"
+    );
+}
+
+#[test]
+fn a_bench_plan_between_hosts_uses_their_links_and_a_killed_host_loses_no_one_elses_results() {
+    if skip() {
+        return;
+    }
+    let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
+    let hosts = FleetHosts::build(&[
+        HostSpec {
+            rate: None,
+            cpu: 1.0,
+        },
+        HostSpec {
+            rate: Some("200mbit"),
+            cpu: 0.6,
+        },
+        HostSpec {
+            rate: Some("50mbit"),
+            cpu: 0.35,
+        },
+    ]);
+    let inventory = hosts.inventory("[\"client\", \"server\"]");
+    let (_dir, db) = temp_db();
+    let t0 = Instant::now();
+    let mut child = hosts
+        .tcplab(&db)
+        .args(["fleet", "run", "--json"])
+        .arg(&inventory)
+        .args([
+            "bench",
+            "tcp-stream",
+            "--duration",
+            "1s",
+            "--repeat",
+            "2",
+            "--cc",
+            "cubic",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // h1 → h2 runs first (each host is in one task at a time); once its
+    // run is stored here, h3 dies, in the middle of h1 → h3.
+    let bench_runs = || {
+        Connection::open(&db)
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) FROM runs WHERE kind = 'tcp-stream'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .unwrap_or(0)
+    };
+    while bench_runs() == 0 {
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("no run stored: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    hosts.kill_host(2);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("fleet bench with a host killed took {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let missing: Vec<&str> = doc["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["tcplab-fleet-h3"], "{doc}");
+    assert!(
+        stderr.contains("fleet: [tcplab-fleet-h3] FAILED"),
+        "{stderr}"
+    );
+    // The pairs without h3 both ran and are stored, each with its server.
+    let runs = stored_runs(&db);
+    let pair = |c: &str, s: &str| {
+        runs.iter().any(|r| {
+            r.0 == "tcp-stream" && r.1 == c && r.2.as_deref() == Some(s) && r.4 == "completed"
+        })
+    };
+    assert!(pair("tcplab-fleet-h1", "tcplab-fleet-h2"), "{runs:?}");
+    assert!(pair("tcplab-fleet-h2", "tcplab-fleet-h1"), "{runs:?}");
+    assert!(runs.iter().all(|r| r.1 != "tcplab-fleet-h3"), "{runs:?}");
+    // Each pair ran over the slower of its two links: h2's 200 Mbit/s, or
+    // h3's 50 (h1 → h3 may be stored too, with the trial h3's death cut
+    // short marked failed).
+    let conn = Connection::open(&db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.settings_json, AVG(m.value) FROM runs r
+             JOIN trials t ON t.run_id = r.id JOIN metrics m ON m.trial_id = t.id
+             WHERE m.name = 'throughput_bps' AND t.status = 'ok' GROUP BY r.id",
+        )
+        .unwrap();
+    let rates: Vec<(Value, f64)> = stmt
+        .query_map([], |r| {
+            Ok((
+                serde_json::from_str(&r.get::<_, String>(0)?).unwrap(),
+                r.get(1)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(rates.len() >= 2, "{rates:?}");
+    for (settings, rate) in &rates {
+        let fleet = &settings["imported"]["fleet"];
+        let pair = [
+            fleet["host"].as_str().unwrap(),
+            fleet["server"].as_str().unwrap(),
+        ];
+        let link = if pair.contains(&"tcplab-fleet-h3") {
+            50e6
+        } else {
+            200e6
+        };
+        assert!(
+            *rate > 0.5 * link && *rate < 1.05 * link,
+            "{pair:?}: {rate} bit/s through a {link} bit/s link"
+        );
+    }
+    eprintln!(
+        "pair throughputs: {:?}",
+        rates.iter().map(|r| r.1).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn bad_inventories_and_plans_are_refused_before_any_host_is_contacted() {
+    let (dir, db) = temp_db();
+    let inv = dir.path().join("hosts.toml");
+    std::fs::write(
+        &inv,
+        "[[host]]\nname = \"a\"\ndestination = \"-oProxyCommand=x\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| common::tcplab(&db, &[&["fleet", "run"][..], args].concat());
+    let i = inv.to_str().unwrap();
+    usage_error_line(&run(&[i, "study", "markatos02"]), "destination");
+    std::fs::write(
+        &inv,
+        "[[host]]\nname = \"a\"\ndestination = \"127.0.0.1\"\n",
+    )
+    .unwrap();
+    usage_error_line(
+        &run(&[i, "show", "1"]),
+        "a fleet plan is a study or bench command",
+    );
+    usage_error_line(
+        &run(&[i, "bench", "tcp-stream", "--to", "x:1"]),
+        "--to is set by the fleet",
+    );
+    usage_error_line(
+        &run(&[i, "bench", "tcp-stream", "--write-size", "huge"]),
+        "plan:",
+    );
+    usage_error_line(&run(&[i, "study", "nosuch"]), "plan:");
+    usage_error_line(
+        &run(&["/nonexistent.toml", "study", "markatos02"]),
+        "cannot read",
+    );
+    assert!(
+        !db.exists() || json_of(&common::tcplab(&db, &["runs", "--json"])) == serde_json::json!([])
+    );
+}
+
+#[test]
+fn an_unreachable_host_is_reported_and_skipped_quickly() {
+    let (dir, db) = temp_db();
+    let inv = dir.path().join("hosts.toml");
+    // Nothing listens on port 1 of loopback: ssh is refused at once.
+    std::fs::write(
+        &inv,
+        "[[host]]\nname = \"gone\"\ndestination = \"ssh://root@127.0.0.1:1\"\naddress = \"127.0.0.1\"\n",
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let out = common::tcplab(
+        &db,
+        &[
+            "fleet",
+            "run",
+            "--json",
+            inv.to_str().unwrap(),
+            "study",
+            "markatos02",
+            "--quick",
+        ],
+    );
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["missing"][0]["host"], "gone", "{doc}");
+    assert!(
+        doc["missing"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ssh"),
+        "{doc}"
+    );
+    assert_eq!(doc["tasks"][0]["status"], "skipped", "{doc}");
+}
