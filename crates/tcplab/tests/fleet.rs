@@ -117,6 +117,17 @@ fn a_study_across_three_hosts_lands_in_one_store_with_the_cross_host_figures() {
         )
         .unwrap();
     assert_eq!(profiles, 3, "each host keeps its own profile");
+    let mut stmt = conn
+        .prepare("SELECT hostname, json FROM host_profiles ORDER BY hostname")
+        .unwrap();
+    for row in stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+    {
+        let (host, json) = row.unwrap();
+        let p: Value = serde_json::from_str(&json).unwrap();
+        eprintln!("{host}: CPU score {}", p["cpu_score"]["median"]);
+    }
     // Each host's report sets the other two beside it: the across-hosts
     // table names all three, and the cross-host figures are drawn.
     let reports = doc["reports"].as_array().unwrap();

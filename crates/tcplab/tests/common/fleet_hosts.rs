@@ -210,6 +210,8 @@ impl FleetHosts {
                 std::fs::write(cgroup.join("cpu.max"), format!("{quota} 100000")).unwrap();
             }
             // sshd, in the quota, in its own UTS namespace with its own name.
+            // nsenter, not `ip netns exec`: that remounts /sys for the
+            // namespace, which hides /sys/fs/cgroup from the host's tcplab.
             let config = d.join(format!("sshd_config_{n}"));
             std::fs::write(
                 &config,
@@ -225,7 +227,7 @@ impl FleetHosts {
             .unwrap();
             let log = std::fs::File::create(d.join(format!("sshd_{n}.log"))).unwrap();
             let script = format!(
-                "echo $$ > {procs} && exec unshare --uts sh -c 'hostname {name} && exec ip netns exec {ns} /usr/sbin/sshd -D -e -f {config}'",
+                "echo $$ > {procs} && exec unshare --uts sh -c 'hostname {name} && exec nsenter --net=/run/netns/{ns} /usr/sbin/sshd -D -e -f {config}'",
                 procs = cgroup.join("cgroup.procs").display(),
                 config = config.display()
             );
