@@ -358,3 +358,83 @@ fn an_unreachable_host_is_reported_and_skipped_quickly() {
     );
     assert_eq!(doc["tasks"][0]["status"], "skipped", "{doc}");
 }
+
+#[test]
+fn an_interrupted_fleet_run_leaves_nothing_running_on_its_hosts() {
+    if skip() {
+        return;
+    }
+    let _one = ONE_FLEET.lock().unwrap_or_else(|e| e.into_inner());
+    let hosts = FleetHosts::build(&[
+        HostSpec {
+            rate: None,
+            cpu: 1.0,
+        },
+        HostSpec {
+            rate: None,
+            cpu: 0.5,
+        },
+    ]);
+    let inventory = hosts.inventory("[\"client\"]");
+    let (_dir, db) = temp_db();
+    let child = hosts
+        .tcplab(&db)
+        .args(["fleet", "run", "--json"])
+        .arg(&inventory)
+        .args([
+            "bench",
+            "tcp-stream",
+            "--duration",
+            "2s",
+            "--repeat",
+            "10",
+            "--topology",
+            "veth",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both hosts busy with their runs (a tcplab bench process in each
+    // host's cgroup, beside its sshd).
+    let benches = |i: usize| -> usize {
+        std::fs::read_to_string(hosts.hosts[i].cgroup.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{}/cmdline", pid.trim()))
+                    .is_ok_and(|c| c.contains("bench"))
+            })
+            .count()
+    };
+    let t0 = Instant::now();
+    while benches(0) == 0 || benches(1) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the runs never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: signalling our own child (ip netns exec has exec'd tcplab).
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t1 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(t1.elapsed() < Duration::from_secs(20), "{:?}", t1.elapsed());
+    // The hosts' runs were stopped through their connections: no tcplab
+    // left on either host, and none of their namespaces.
+    let t2 = Instant::now();
+    while benches(0) + benches(1) > 0 {
+        assert!(
+            t2.elapsed() < Duration::from_secs(10),
+            "remote runs outlived the fleet"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["missing"].as_array().unwrap().len(), 2, "{doc}");
+}
