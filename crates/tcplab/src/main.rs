@@ -12,6 +12,7 @@ mod factor_flags;
 mod import_cmd;
 mod interval_lines;
 mod key_cmd;
+mod keys_file;
 mod lab_cmd;
 mod places;
 mod plan_args;

@@ -176,6 +176,7 @@ fn handshake_recorded(addr: SocketAddr, key: &Key) -> (TcpStream, Vec<u8>, Messa
     let hello = Message::AuthHello {
         client: "replay test".into(),
         nonce: to_hex(&ours),
+        key_id: Some(key.id()),
     };
     write_message(&mut sent, &hello).unwrap();
     s.write_all(&sent).unwrap();
