@@ -466,7 +466,7 @@ impl<'a> Client<'a> {
         };
         found.map(|(k, p)| (k, p)).ok_or_else(|| {
             format!(
-                "authentication failed: the server has no key with the client's key id {}",
+                "authentication failed: the client's key differs (this server has no key with id {})",
                 key_id.unwrap_or_default()
             )
         })

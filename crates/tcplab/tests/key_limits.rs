@@ -297,7 +297,7 @@ fn an_unknown_key_is_refused_on_both_sides() {
     let stranger = keys.path("stranger.key");
     let out = bench(&db, &server, &stranger, &["tcp-rr", "--duration", "0.2"]);
     let why = format!(
-        "authentication failed: the server has no key with the client's key id {}",
+        "authentication failed: the client's key differs (this server has no key with id {})",
         keys.key("stranger").id()
     );
     assert_eq!(
