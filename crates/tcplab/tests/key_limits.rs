@@ -355,3 +355,34 @@ fn a_bad_keys_file_is_one_line_naming_the_entry_and_field() {
     );
     assert_eq!(both.status.code(), Some(2));
 }
+
+/// The server's two logs: text on stdout (nothing with `--quiet`), and
+/// always one JSON line per event on stderr; `--key FILE` names its key
+/// after the file.
+#[test]
+fn json_lines_go_to_stderr_always_and_quiet_silences_stdout() {
+    let keys = Keys::new();
+    let a = keys.path("a.key");
+    let db = keys.path("x.db");
+    let rr = ["tcp-rr", "--duration", "0.2"];
+    let texty = ServerChild::start(None, "127.0.0.1", &["--key", a.to_str().unwrap()]);
+    assert_success(&bench(&db, &texty, &a, &rr));
+    let (text, json) = texty.logs();
+    assert!(text.contains(" connected (tcplab "), "{text}");
+    assert!(text.contains(" with key a"), "{text}");
+    assert!(text.contains(" tcp-rr receiver: "), "{text}");
+    let kinds: Vec<&str> = json.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["connected", "trial", "disconnected"], "{json:#?}");
+    assert_eq!(json[0]["key"], "a");
+    assert_eq!(json[1]["key"], "a");
+    assert_eq!(json[1]["result"], "ok");
+    let quiet = ServerChild::start(
+        None,
+        "127.0.0.1",
+        &["--key", a.to_str().unwrap(), "--quiet"],
+    );
+    assert_success(&bench(&db, &quiet, &a, &rr));
+    let (text, json) = quiet.logs();
+    assert_eq!(text, "", "--quiet printed on stdout");
+    assert_eq!(json.len(), 3, "{json:#?}");
+}

@@ -101,7 +101,13 @@ impl ServerChild {
     /// line parsed as JSON (fails the test on a line that is not).
     /// Waits first until no line has come for 300 ms (at most 5 s), so
     /// the events of a client that just left are in.
-    pub fn json_log(mut self) -> Vec<Value> {
+    pub fn json_log(self) -> Vec<Value> {
+        self.logs().1
+    }
+
+    /// Stops the server as [`Self::json_log`] does; returns its stdout (empty
+    /// when started unlogged) and its stderr's JSON lines.
+    pub fn logs(mut self) -> (String, Vec<Value>) {
         let start = std::time::Instant::now();
         let mut seen = usize::MAX;
         while start.elapsed() < std::time::Duration::from_secs(5) {
@@ -117,12 +123,17 @@ impl ServerChild {
         if let Some(r) = self.reader.take() {
             r.join().unwrap();
         }
+        let mut stdout = String::new();
+        if let Some(mut out) = self.child.stdout.take() {
+            out.read_to_string(&mut stdout).unwrap();
+        }
         let lines = self.stderr.lock().unwrap().clone();
-        lines
+        let json = lines
             .iter()
             .map(|l| {
                 serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line: {l:?}: {e}"))
             })
-            .collect()
+            .collect();
+        (stdout, json)
     }
 }
