@@ -276,8 +276,8 @@ pub struct ServerArgs {
     /// the server's limits (README: "Keys with their own limits").
     #[arg(long, value_name = "FILE.toml")]
     pub keys: Option<PathBuf>,
-    /// Serve on a non-loopback address without --key: anyone who can reach
-    /// it may run trials (and make it send data).
+    /// Serve on a non-loopback address without --key or --keys: anyone who
+    /// can reach it may run trials (and make it send data).
     #[arg(long)]
     pub insecure: bool,
     /// Log each client and trial on stdout as one JSON object per line
