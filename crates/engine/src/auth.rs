@@ -23,6 +23,12 @@ pub const SERVER_LABEL: &[u8] = b"tcplab control v2: server proof";
 /// What the client's proof is computed over, before the nonces.
 pub const CLIENT_LABEL: &[u8] = b"tcplab control v2: client proof";
 
+/// What a key's id is hashed over, before the key.
+pub const KEY_ID_LABEL: &[u8] = b"tcplab key id v1";
+
+/// Hex digits in a key id.
+pub const KEY_ID_HEX: usize = 16;
+
 /// A pre-shared key. Its `Debug` does not show the key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Key([u8; KEY_BYTES]);
@@ -127,6 +133,19 @@ impl Key {
         Key::from_line(&text).ok_or(KeyError::Malformed(name))
     }
 
+    /// The key's id: the first 8 bytes of SHA-256 over [`KEY_ID_LABEL`]
+    /// and the key, as 16 hex digits. A client names its key by this id in
+    /// its `auth_hello`, so a server with several keys knows which one to
+    /// prove; the id says nothing usable about the key itself.
+    pub fn id(&self) -> String {
+        use sha2::Digest;
+        let digest = Sha256::new()
+            .chain_update(KEY_ID_LABEL)
+            .chain_update(self.0)
+            .finalize();
+        hex::encode(&digest[..KEY_ID_HEX / 2])
+    }
+
     fn mac(&self, label: &[u8], client: &Nonce, server: &Nonce) -> Hmac<Sha256> {
         let mut m = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
             .expect("HMAC accepts a key of any length");
@@ -192,5 +211,17 @@ mod tests {
         assert_ne!(Key::generate().unwrap(), k);
         assert_eq!(Key::from_line("abc"), None);
         assert_eq!(format!("{k:?}"), "Key(..)");
+    }
+
+    #[test]
+    fn key_ids_are_short_stable_and_not_the_key() {
+        let k = Key::generate().unwrap();
+        assert_eq!(k.id().len(), KEY_ID_HEX);
+        assert_eq!(k.id(), k.clone().id());
+        assert_ne!(k.id(), Key::generate().unwrap().id());
+        assert!(!k.to_line().contains(&k.id()));
+        // SHA-256("tcplab key id v1" ‖ 32 zero bytes), first 8 bytes
+        // (computed apart, with Python's hashlib).
+        assert_eq!(Key([0; KEY_BYTES]).id(), "1c0660cfbe19beff");
     }
 }

@@ -38,6 +38,8 @@ pub trait TrialObserver: Send {
 pub struct Client {
     ctrl: TcpStream,
     server: String,
+    key_name: Option<String>,
+    checks: bool,
     broken: bool,
     hook: Option<PlaceHook>,
     observer: Option<Box<dyn TrialObserver>>,
@@ -134,11 +136,11 @@ impl Client {
         let sent = |r: std::io::Result<()>| {
             r.map_err(|e| not_tcplab(format!("sending hello: {}", os_phrase(&e))))
         };
-        let server = match key {
+        let welcome = match key {
             None => {
                 sent(write_message(&mut ctrl, &Message::Hello { client: me }))?;
                 match answer(&mut ctrl, addr, timeout)? {
-                    Message::Welcome { server } => server,
+                    m @ Message::Welcome { .. } => m,
                     other => return Err(not_tcplab(format!("it answered hello with {other:?}"))),
                 }
             }
@@ -147,6 +149,7 @@ impl Client {
                 let hello = Message::AuthHello {
                     client: me,
                     nonce: to_hex(&ours),
+                    key_id: Some(key.id()),
                 };
                 sent(write_message(&mut ctrl, &hello))?;
                 let (theirs, proof) = match answer(&mut ctrl, addr, timeout)? {
@@ -174,12 +177,20 @@ impl Client {
                 };
                 sent(write_message(&mut ctrl, &proof))?;
                 match answer(&mut ctrl, addr, timeout)? {
-                    Message::Welcome { server } => server,
+                    m @ Message::Welcome { .. } => m,
                     other => {
                         return Err(not_tcplab(format!("it answered auth_proof with {other:?}")))
                     }
                 }
             }
+        };
+        let Message::Welcome {
+            server,
+            key: key_name,
+            checks,
+        } = welcome
+        else {
+            unreachable!("only a welcome is kept")
         };
         ctrl.set_read_timeout(None)
             .map_err(|e| EngineError::io("setting control timeout", e))?;
@@ -188,6 +199,8 @@ impl Client {
         Ok(Client {
             ctrl,
             server,
+            key_name,
+            checks,
             broken: false,
             hook: None,
             observer: None,
@@ -216,6 +229,42 @@ impl Client {
     /// The server's self-description from its welcome.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// The name the server gave the client's key (`server --keys`).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key_name.as_deref()
+    }
+
+    /// Asks the server whether it would serve trial `p`, without running
+    /// it: [`EngineError::TrialRefused`] with the server's reason if not.
+    /// A server that does not answer checks (an older tcplab) passes.
+    pub fn check(&mut self, p: &TrialParams) -> Result<(), EngineError> {
+        if !self.checks {
+            return Ok(());
+        }
+        self.send(&Message::Check { params: p.clone() })?;
+        self.ctrl
+            .set_read_timeout(Some(SETUP_TIMEOUT))
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        let answer = self.receive();
+        self.ctrl
+            .set_read_timeout(None)
+            .map_err(|e| EngineError::io("setting control timeout", e))?;
+        match answer {
+            Ok(Message::Checked) => Ok(()),
+            Ok(Message::Error { message }) => Err(EngineError::TrialRefused(message)),
+            Ok(other) => {
+                self.broken = true;
+                Err(EngineError::Protocol(format!(
+                    "expected checked, got {other:?}"
+                )))
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
+        }
     }
 
     /// False once the control connection failed; reconnect before the next trial.
@@ -278,7 +327,7 @@ impl Client {
             .map_err(|e| EngineError::io("setting control timeout", e))?;
         let (ports, token) = match ready? {
             Message::Ready { ports, token } => (ports, token),
-            Message::Error { message } => return Err(EngineError::Rejected(message)),
+            Message::Error { message } => return Err(EngineError::TrialRefused(message)),
             other => {
                 return Err(EngineError::Protocol(format!(
                     "expected ready, got {other:?}"

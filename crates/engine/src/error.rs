@@ -51,6 +51,10 @@ pub enum EngineError {
     /// The server refused the request and said why.
     #[error("server refused: {0}")]
     Rejected(String),
+    /// The server turned a trial's setup (or its pre-flight `check`) down
+    /// and said why: the client's key's limits or the server's.
+    #[error("server refused the trial: {0}")]
+    TrialRefused(String),
     /// Received data differed from what was sent.
     #[error("data integrity check failed: {0}")]
     Integrity(String),

@@ -35,6 +35,11 @@ pub enum Message {
         client: String,
         /// 32 fresh random bytes, hex.
         nonce: String,
+        /// Which of the server's keys the client holds: `Key::id`, a short
+        /// hash of the key, never the key. Absent from older clients (a
+        /// server with one key then uses it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key_id: Option<String>,
     },
     /// Server → client, answer to `auth_hello`: the server's nonce and its
     /// proof of the key over both nonces (`auth::SERVER_LABEL`), in hex.
@@ -57,7 +62,22 @@ pub enum Message {
     Welcome {
         /// Server software and version.
         server: String,
+        /// The name of the client's key on this server (`server --keys`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// Whether the server answers `check` (older servers do not).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        checks: bool,
     },
+    /// Client → server, between trials: would this trial be served? The
+    /// server answers `checked` or `error` with the refusal it would give
+    /// to the `setup` (a pre-flight before anything is stored).
+    Check {
+        /// The trial's factors.
+        params: TrialParams,
+    },
+    /// Server → client: the checked trial would be served.
+    Checked,
     /// Client → server: prepare a trial.
     Setup {
         /// The trial's factors.
@@ -167,6 +187,8 @@ const TYPES: &[&str] = &[
     "auth_challenge",
     "auth_proof",
     "welcome",
+    "check",
+    "checked",
     "setup",
     "ready",
     "client_done",
@@ -196,6 +218,8 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
     struct AuthHello {
         client: String,
         nonce: String,
+        #[serde(default)]
+        key_id: Option<String>,
     }
     #[derive(Deserialize)]
     struct AuthChallenge {
@@ -210,6 +234,10 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
     #[derive(Deserialize)]
     struct Welcome {
         server: String,
+        #[serde(default)]
+        key: Option<String>,
+        #[serde(default)]
+        checks: bool,
     }
     #[derive(Deserialize)]
     struct Setup {
@@ -242,6 +270,7 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
             Message::AuthHello {
                 client: m.client,
                 nonce: m.nonce,
+                key_id: m.key_id,
             }
         }
         "auth_challenge" => {
@@ -255,9 +284,18 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
         "auth_proof" => Message::AuthProof {
             proof: from_slice::<AuthProof>(body)?.proof,
         },
-        "welcome" => Message::Welcome {
-            server: from_slice::<Welcome>(body)?.server,
+        "welcome" => {
+            let m = from_slice::<Welcome>(body)?;
+            Message::Welcome {
+                server: m.server,
+                key: m.key,
+                checks: m.checks,
+            }
+        }
+        "check" => Message::Check {
+            params: from_slice::<Setup>(body)?.params,
         },
+        "checked" => Message::Checked,
         "setup" => Message::Setup {
             params: from_slice::<Setup>(body)?.params,
         },
@@ -293,6 +331,37 @@ mod tests {
         write_message(&mut buf, &m).unwrap();
         assert_eq!(&buf[..4], b"TCPL");
         assert_eq!(read_message(&mut buf.as_slice()).unwrap(), m);
+        for m in [
+            Message::Welcome {
+                server: "s".into(),
+                key: Some("client-a".into()),
+                checks: true,
+            },
+            Message::AuthHello {
+                client: "c".into(),
+                nonce: "00".into(),
+                key_id: Some("1c0660cfbe19beff".into()),
+            },
+            Message::Check {
+                params: TrialParams::defaults(record::TestKind::TcpRr),
+            },
+            Message::Checked,
+        ] {
+            buf.clear();
+            write_message(&mut buf, &m).unwrap();
+            assert_eq!(read_message(&mut buf.as_slice()).unwrap(), m);
+        }
+        // An older peer's welcome and auth_hello still parse.
+        buf.clear();
+        write_frame(&mut buf, VERSION, br#"{"type":"welcome","server":"old"}"#).unwrap();
+        assert_eq!(
+            read_message(&mut buf.as_slice()).unwrap(),
+            Message::Welcome {
+                server: "old".into(),
+                key: None,
+                checks: false
+            }
+        );
     }
 
     #[test]

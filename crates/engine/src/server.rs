@@ -11,15 +11,17 @@ use crate::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, Nonce, CLIENT_LABEL,
 use crate::cancel::{Canceller, Registration};
 use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
+use crate::key_policy::{KeyPolicy, KeyRing};
 use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
-use crate::server_log::{trial_event, ServerEvent, ServerLog};
+use crate::server_log::{trial_event, ServerEvent, ServerLog, TrialEnd};
+use crate::server_state::{ClientSlot, LoadReservation, Shared};
 use crate::watch::{poll_control, ControlEvent};
-use crate::workloads::{side_of, start_server, DataWaits, PlaceHook, RunningRole};
+use crate::workloads::{start_server, DataWaits, PlaceHook, RunningRole};
 use record::TrialParams;
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -40,17 +42,7 @@ pub struct Server {
     hook: Option<PlaceHook>,
     stopping: Arc<AtomicBool>,
     log: Option<ServerLog>,
-    key: Option<Key>,
-}
-
-/// What every client thread of one server shares.
-struct Shared {
-    limits: Limits,
-    clients: AtomicUsize,
-    per_address: Mutex<HashMap<IpAddr, usize>>,
-    load_workers: AtomicU32,
-    /// Every control connection, so stopping the server wakes them all.
-    connections: Canceller,
+    keys: Option<Arc<KeyRing>>,
 }
 
 /// A server serving on a background thread; stops accepting when dropped.
@@ -98,7 +90,7 @@ impl Server {
             hook: None,
             stopping: Arc::new(AtomicBool::new(false)),
             log: None,
-            key: None,
+            keys: None,
         })
     }
 
@@ -116,9 +108,15 @@ impl Server {
     }
 
     /// Serves only clients that prove they hold `key` (and proves it to
-    /// them): see [`crate::auth`].
-    pub fn with_key(mut self, key: Key) -> Server {
-        self.key = Some(key);
+    /// them): see [`crate::auth`]. The key has the server's limits only.
+    pub fn with_key(self, key: Key) -> Server {
+        self.with_keys(vec![(key, KeyPolicy::unlimited("key"))])
+    }
+
+    /// Serves only clients that prove they hold one of `keys`, each
+    /// within its own limits (a client names its key by [`Key::id`]).
+    pub fn with_keys(mut self, keys: KeyRing) -> Server {
+        self.keys = Some(Arc::new(keys));
         self
     }
 
@@ -153,14 +151,14 @@ impl Server {
             let name = self.name.clone();
             let hook = self.hook.clone();
             let log = self.log.clone();
-            let key = self.key.clone();
+            let keys = self.keys.clone();
             let spawned = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
                     let slot = slot;
                     let who = Who {
                         name: &name,
-                        key: &key,
+                        keys: keys.as_deref(),
                     };
                     serve_client(stream, accepted, &slot.shared, who, &hook, &log);
                 });
@@ -185,7 +183,11 @@ impl Server {
             },
         );
         if let (Some(log), Ok(peer)) = (&self.log, stream.peer_addr()) {
-            log(&ServerEvent::Refused { peer, reason });
+            log(&ServerEvent::Refused {
+                peer,
+                key: None,
+                reason,
+            });
         }
     }
 
@@ -217,99 +219,6 @@ impl Server {
     }
 }
 
-/// A client's place among the server's connections: counted in total and
-/// per source address, released when the client's thread ends.
-struct ClientSlot {
-    shared: Arc<Shared>,
-    ip: Option<IpAddr>,
-}
-
-impl ClientSlot {
-    /// Takes a slot for `stream`, or says why there is none.
-    fn take(shared: &Arc<Shared>, stream: &TcpStream) -> Result<ClientSlot, String> {
-        let l = &shared.limits;
-        let ip = stream.peer_addr().ok().map(|a| a.ip());
-        let mut per = shared.per_address.lock().unwrap_or_else(|e| e.into_inner());
-        if shared.clients.load(Ordering::SeqCst) >= l.max_clients {
-            return Err(format!(
-                "server busy: {} clients already connected (--max-clients)",
-                l.max_clients
-            ));
-        }
-        if let Some(ip) = ip {
-            let n = per.entry(ip).or_insert(0);
-            if *n >= l.max_per_address {
-                return Err(format!(
-                    "server busy: {} connections from {ip} already (--max-per-address)",
-                    l.max_per_address
-                ));
-            }
-            *n += 1;
-        }
-        shared.clients.fetch_add(1, Ordering::SeqCst);
-        Ok(ClientSlot {
-            shared: shared.clone(),
-            ip,
-        })
-    }
-}
-
-impl Drop for ClientSlot {
-    fn drop(&mut self) {
-        let mut per = self
-            .shared
-            .per_address
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(ip) = self.ip {
-            if let Some(n) = per.get_mut(&ip) {
-                *n -= 1;
-                if *n == 0 {
-                    per.remove(&ip);
-                }
-            }
-        }
-        self.shared.clients.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Load workers one trial runs on the server, counted against the
-/// server's total until dropped.
-struct LoadReservation<'a> {
-    shared: &'a Shared,
-    workers: u32,
-}
-
-impl<'a> LoadReservation<'a> {
-    /// Reserves the server-side load workers of `p`, or says why not.
-    fn take(shared: &'a Shared, p: &TrialParams) -> Result<LoadReservation<'a>, String> {
-        let workers = p
-            .load
-            .filter(|l| l.side == side_of(p, false))
-            .map_or(0, |l| l.workers);
-        let max = shared.limits.max_total_load_workers;
-        shared
-            .load_workers
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                n.checked_add(workers).filter(|&t| t <= max)
-            })
-            .map_err(|n| {
-                format!(
-                    "server limit: --load with {workers} workers, but {n} of the server's {max} are running for other clients"
-                )
-            })?;
-        Ok(LoadReservation { shared, workers })
-    }
-}
-
-impl Drop for LoadReservation<'_> {
-    fn drop(&mut self) {
-        self.shared
-            .load_workers
-            .fetch_sub(self.workers, Ordering::SeqCst);
-    }
-}
-
 fn reply_error(s: &mut TcpStream, message: String) -> bool {
     write_message(s, &Message::Error { message }).is_ok()
 }
@@ -318,10 +227,10 @@ fn secs(d: f64) -> Duration {
     Duration::from_secs_f64(d)
 }
 
-/// What the server says it is, and the key it proves and asks for.
+/// What the server says it is, and the keys it proves and asks for.
 struct Who<'a> {
     name: &'a str,
-    key: &'a Option<Key>,
+    keys: Option<&'a KeyRing>,
 }
 
 /// One client's control loop: hello (or the key's handshake), then any
@@ -342,7 +251,7 @@ fn serve_client(
     let client = Client {
         shared,
         name: who.name,
-        key: who.key,
+        keys: who.keys,
         hook,
         log,
         peer,
@@ -358,13 +267,13 @@ fn serve_client(
 struct Client<'a> {
     shared: &'a Shared,
     name: &'a str,
-    key: &'a Option<Key>,
+    keys: Option<&'a KeyRing>,
     hook: &'a Option<PlaceHook>,
     log: &'a Option<ServerLog>,
     peer: Option<SocketAddr>,
 }
 
-impl Client<'_> {
+impl<'a> Client<'a> {
     fn control_loop(
         &self,
         s: &mut TcpStream,
@@ -378,8 +287,10 @@ impl Client<'_> {
         let _ = s.set_write_timeout(Some(secs(l.message_s)));
         let handshake_by = accepted + secs(l.handshake_s);
         // A key handshake under way: the client's self-description and
-        // nonce, the server's nonce.
-        let mut challenged: Option<(String, Nonce, Nonce)> = None;
+        // nonce, the server's nonce, the key the client named.
+        let mut challenged: Option<Challenge<'a>> = None;
+        // The key the client proved, once greeted with one.
+        let mut policy: Option<&'a KeyPolicy> = None;
         loop {
             let read = if *greeted {
                 let mut r =
@@ -421,79 +332,78 @@ impl Client<'_> {
                 }
             };
             let ok = match msg {
-                Message::Hello { .. } if self.key.is_some() => {
+                Message::Hello { .. } if self.keys.is_some() => {
                     self.refuse(
                         s,
+                        None,
                         "authentication required: this server has a key (bench --key FILE)",
                     );
                     false
                 }
-                Message::AuthHello { client, nonce } if !*greeted => {
-                    match self.challenge(s, &nonce) {
-                        Some((c, s)) => {
-                            challenged = Some((client, c, s));
-                            true
-                        }
-                        None => false,
+                Message::AuthHello {
+                    client,
+                    nonce,
+                    key_id,
+                } if !*greeted => match self.challenge(s, &nonce, key_id.as_deref()) {
+                    Some((key, client_nonce, server_nonce)) => {
+                        challenged = Some(Challenge {
+                            client,
+                            client_nonce,
+                            server_nonce,
+                            key,
+                        });
+                        true
                     }
-                }
+                    None => false,
+                },
                 Message::AuthProof { proof } if !*greeted => {
-                    let Some((client, client_nonce, server_nonce)) = challenged.take() else {
-                        self.refuse(s, "auth_proof before auth_hello");
+                    let Some(c) = challenged.take() else {
+                        self.refuse(s, None, "auth_proof before auth_hello");
                         return;
                     };
-                    let key = self.key.as_ref().expect("challenged only with a key");
+                    let (key, named) = c.key;
                     let proof = crate::auth::from_hex(&proof).unwrap_or_default();
-                    if !key.verify(CLIENT_LABEL, &client_nonce, &server_nonce, &proof) {
-                        self.refuse(s, "authentication failed: the client's key differs");
+                    if !key.verify(CLIENT_LABEL, &c.client_nonce, &c.server_nonce, &proof) {
+                        self.refuse(s, None, "authentication failed: the client's key differs");
                         return;
                     }
                     *greeted = true;
-                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
-                        log(&ServerEvent::Connected { peer, client });
-                    }
-                    write_message(
-                        s,
-                        &Message::Welcome {
-                            server: self.name.to_string(),
-                        },
-                    )
-                    .is_ok()
+                    policy = Some(named);
+                    self.welcome(s, c.client, policy)
                 }
                 Message::Error { .. } if challenged.is_some() => {
                     // The client found our proof wrong and said so.
-                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
-                        log(&ServerEvent::Refused {
-                            peer,
-                            reason: "authentication failed: the client's key differs".into(),
-                        });
-                    }
+                    self.log_refused(None, "authentication failed: the client's key differs");
                     return;
                 }
                 Message::Hello { client } => {
                     *greeted = true;
-                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
-                        log(&ServerEvent::Connected { peer, client });
-                    }
-                    write_message(
-                        s,
-                        &Message::Welcome {
-                            server: self.name.to_string(),
-                        },
-                    )
-                    .is_ok()
+                    self.welcome(s, client, None)
                 }
-                Message::Setup { .. } if !*greeted => {
+                Message::Setup { .. } | Message::Check { .. } if !*greeted => {
                     reply_error(s, "expected hello before setup".into())
                 }
+                Message::Check { params } => match self.refusal(&params, policy) {
+                    None => write_message(s, &Message::Checked).is_ok(),
+                    Some(why) => {
+                        self.log_refused(policy, &why);
+                        reply_error(s, why)
+                    }
+                },
                 Message::Setup { params } => {
                     *trials += 1;
-                    let (ok, outcome) = self.serve_trial(s, &params);
+                    let (ok, outcome) = self.serve_trial(s, &params, policy);
                     if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                        let end = match &outcome {
+                            Ok(r) => TrialEnd::Ran(r),
+                            Err(Ended::Refused(e)) => TrialEnd::Refused(e),
+                            Err(Ended::Failed(e)) => TrialEnd::Failed(e),
+                        };
                         log(&trial_event(
                             peer,
+                            policy.map(|k| k.name.as_str()),
                             &params,
-                            outcome.as_ref().map_err(String::as_str),
+                            end,
                         ));
                     }
                     ok
@@ -509,24 +419,84 @@ impl Client<'_> {
         }
     }
 
-    /// Answers a client's `auth_hello` with this server's nonce and proof;
-    /// the nonces to check its `auth_proof` against, or `None` (refused).
-    fn challenge(&self, s: &mut TcpStream, nonce: &str) -> Option<(Nonce, Nonce)> {
-        let Some(key) = self.key else {
-            self.refuse(
-                s,
-                "authentication not set up: this server runs without --key (connect without --key)",
-            );
-            return None;
+    /// Logs the client's arrival and welcomes it; false if the connection failed.
+    fn welcome(&self, s: &mut TcpStream, client: String, key: Option<&KeyPolicy>) -> bool {
+        let key = key.map(|k| k.name.clone());
+        if let (Some(log), Some(peer)) = (self.log, self.peer) {
+            log(&ServerEvent::Connected {
+                peer,
+                client,
+                key: key.clone(),
+            });
+        }
+        let welcome = Message::Welcome {
+            server: self.name.to_string(),
+            key,
+            checks: true,
+        };
+        write_message(s, &welcome).is_ok()
+    }
+
+    /// Why trial `p` would be refused (the key's limits, then the
+    /// server's), or `None` if it would be served.
+    fn refusal(&self, p: &TrialParams, key: Option<&KeyPolicy>) -> Option<String> {
+        let l = &self.shared.limits;
+        key.map_or(Ok(()), |k| k.check(p))
+            .and_then(|()| validate(p, l))
+            .and_then(|()| admit(p, l))
+            .err()
+    }
+
+    /// The key the client named by `key_id` (or the only key, for a client
+    /// that names none), or why there is none.
+    fn key_named(&self, key_id: Option<&str>) -> Result<(&'a Key, &'a KeyPolicy), String> {
+        let keys = self.keys.ok_or_else(|| {
+            "authentication not set up: this server runs without --key (connect without --key)"
+                .to_string()
+        })?;
+        let found = match key_id {
+            Some(id) => keys.iter().find(|(k, _)| k.id() == id),
+            None if keys.len() == 1 => keys.first(),
+            None => {
+                return Err(
+                    "authentication failed: this server has several keys and the client named none (a tcplab without key ids)"
+                        .into(),
+                )
+            }
+        };
+        found.map(|(k, p)| (k, p)).ok_or_else(|| {
+            format!(
+                "authentication failed: the client's key differs (this server has no key with id {})",
+                key_id.unwrap_or_default()
+            )
+        })
+    }
+
+    /// Answers a client's `auth_hello` with this server's nonce and proof
+    /// under the key it named; that key and the nonces to check its
+    /// `auth_proof` against, or `None` (refused).
+    #[allow(clippy::type_complexity)]
+    fn challenge(
+        &self,
+        s: &mut TcpStream,
+        nonce: &str,
+        key_id: Option<&str>,
+    ) -> Option<((&'a Key, &'a KeyPolicy), Nonce, Nonce)> {
+        let (key, policy) = match self.key_named(key_id) {
+            Ok(k) => k,
+            Err(why) => {
+                self.refuse(s, None, &why);
+                return None;
+            }
         };
         let Some(client_nonce) = nonce_from_hex(nonce) else {
-            self.refuse(s, "auth_hello's nonce is not 32 bytes of hex");
+            self.refuse(s, None, "auth_hello's nonce is not 32 bytes of hex");
             return None;
         };
         let server_nonce = match fresh_nonce() {
             Ok(n) => n,
             Err(e) => {
-                self.refuse(s, &e.to_string());
+                self.refuse(s, None, &e.to_string());
                 return None;
             }
         };
@@ -536,15 +506,21 @@ impl Client<'_> {
             proof: to_hex(&key.proof(SERVER_LABEL, &client_nonce, &server_nonce)),
         };
         write_message(s, &challenge).ok()?;
-        Some((client_nonce, server_nonce))
+        Some(((key, policy), client_nonce, server_nonce))
     }
 
     /// Tells the client why it is not served, and logs it.
-    fn refuse(&self, s: &mut TcpStream, reason: &str) {
+    fn refuse(&self, s: &mut TcpStream, key: Option<&KeyPolicy>, reason: &str) {
+        self.log_refused(key, reason);
         let _ = reply_error(s, reason.to_string());
+    }
+
+    /// Logs a refusal of the client holding `key`.
+    fn log_refused(&self, key: Option<&KeyPolicy>, reason: &str) {
         if let (Some(log), Some(peer)) = (self.log, self.peer) {
             log(&ServerEvent::Refused {
                 peer,
+                key: key.map(|k| k.name.clone()),
                 reason: reason.to_string(),
             });
         }
@@ -558,19 +534,31 @@ impl Client<'_> {
         &self,
         s: &mut TcpStream,
         p: &TrialParams,
-    ) -> (bool, Result<SideReport, String>) {
-        let l = &self.shared.limits;
-        let refused = |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(e));
-        if let Err(e) = validate(p, l).and_then(|()| admit(p, l)) {
+        key: Option<&KeyPolicy>,
+    ) -> (bool, Result<SideReport, Ended>) {
+        let refused =
+            |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(Ended::Refused(e)));
+        let failed =
+            |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(Ended::Failed(e)));
+        if let Some(e) = self.refusal(p, key) {
             return refused(s, e);
         }
+        // The key's own caps: its trial cap, and its rate on the server's
+        // unpaced sending.
+        let limits = key.map_or_else(
+            || self.shared.limits.clone(),
+            |k| k.limits(&self.shared.limits),
+        );
+        let l = &limits;
+        let paced = key.map(|k| k.paced(p));
+        let p = paced.as_ref().unwrap_or(p);
         let _load = match LoadReservation::take(self.shared, p) {
             Ok(r) => r,
             Err(e) => return refused(s, e),
         };
         let ip = match s.local_addr() {
             Ok(a) => a.ip(),
-            Err(e) => return refused(s, format!("reading local address: {e}")),
+            Err(e) => return failed(s, format!("reading local address: {e}")),
         };
         let cancel = Canceller::new();
         let waits = DataWaits {
@@ -579,27 +567,34 @@ impl Client<'_> {
             from: self.peer.map(|a| a.ip()),
             token: None,
         };
-        let waits = match self.key {
+        let waits = match self.keys {
             None => waits,
             Some(_) => match fresh_nonce() {
                 Ok(t) => DataWaits {
                     token: Some(t),
                     ..waits
                 },
-                Err(e) => return refused(s, e.to_string()),
+                Err(e) => return failed(s, e.to_string()),
             },
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,
-            Err(e) => return refused(s, e.to_string()),
+            Err(e) => return failed(s, e.to_string()),
         };
         // The longest this trial may hold the server: a duration-bound
         // trial gets what the client itself allows, never over the cap.
         let cap = p
             .duration_s
             .map_or(l.max_trial_s, |d| (d * 3.0 + 30.0).min(l.max_trial_s));
-        let end_by = Instant::now() + secs(cap);
-        let lost = || Err("the client's control connection closed".to_string());
+        let end_by = Cap {
+            by: Instant::now() + secs(cap),
+            max_trial_s: l.max_trial_s,
+        };
+        let lost = || {
+            Err(Ended::Failed(
+                "the client's control connection closed".into(),
+            ))
+        };
         let token = waits.token.map(|t| to_hex(&t));
         if write_message(s, &Message::Ready { ports, token }).is_err() {
             cancel.cancel();
@@ -631,14 +626,14 @@ impl Client<'_> {
             Wait::Abort(why) => {
                 cancel.cancel();
                 role.join();
-                refused(s, why)
+                failed(s, why)
             }
         }
     }
 
     /// An active server side (it sends): waits for its threads, watching the
     /// control connection for the client leaving and the clock for the cap.
-    fn await_own_end(&self, s: &mut TcpStream, role: &RunningRole, end_by: Instant) -> Wait {
+    fn await_own_end(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
         while !role.is_finished() {
             match poll_control(s.as_fd(), TICK) {
                 ControlEvent::Hangup => return Wait::Lost,
@@ -654,8 +649,8 @@ impl Client<'_> {
                 }
                 ControlEvent::Quiet => {}
             }
-            if Instant::now() >= end_by {
-                return Wait::Abort(self.over_cap());
+            if Instant::now() >= end_by.by {
+                return Wait::Abort(end_by.over());
             }
         }
         Wait::Done
@@ -663,7 +658,7 @@ impl Client<'_> {
 
     /// A passive server side: waits for the client's `client_done`, which
     /// must come within `message_s` of this side's end, and by the cap.
-    fn await_client_done(&self, s: &mut TcpStream, role: &RunningRole, end_by: Instant) -> Wait {
+    fn await_client_done(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
         let l = &self.shared.limits;
         let mut ended_at = None;
         loop {
@@ -693,8 +688,8 @@ impl Client<'_> {
                     ));
                 }
             }
-            if now >= end_by {
-                return Wait::Abort(self.over_cap());
+            if now >= end_by.by {
+                return Wait::Abort(end_by.over());
             }
         }
     }
@@ -704,13 +699,39 @@ impl Client<'_> {
         let within = secs(self.shared.limits.message_s);
         read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
     }
+}
 
-    fn over_cap(&self) -> String {
+/// When a trial must end: the wall-clock cap of the server (or the key).
+#[derive(Clone, Copy)]
+struct Cap {
+    by: Instant,
+    max_trial_s: f64,
+}
+
+impl Cap {
+    /// Why a trial that ran past the cap was cancelled.
+    fn over(self) -> String {
         format!(
             "the trial ran past the server's limit ({} s at most, or 3 × --duration + 30 s)",
-            self.shared.limits.max_trial_s
+            self.max_trial_s
         )
     }
+}
+
+/// A trial's setup a client's key, or the server, turned down (nothing
+/// ran), or a trial that failed once set up.
+enum Ended {
+    Refused(String),
+    Failed(String),
+}
+
+/// A key handshake under way: the client's self-description, both
+/// nonces, and the key the client named.
+struct Challenge<'a> {
+    client: String,
+    client_nonce: Nonce,
+    server_nonce: Nonce,
+    key: (&'a Key, &'a KeyPolicy),
 }
 
 /// How a trial's wait ended.
@@ -760,6 +781,8 @@ fn kind(m: &Message) -> &'static str {
         Message::AuthChallenge { .. } => "auth_challenge",
         Message::AuthProof { .. } => "auth_proof",
         Message::Welcome { .. } => "welcome",
+        Message::Check { .. } => "check",
+        Message::Checked => "checked",
         Message::Setup { .. } => "setup",
         Message::Ready { .. } => "ready",
         Message::ClientDone => "client_done",

@@ -165,6 +165,8 @@ enum Expect {
     ErrorContaining(&'static str),
     /// A valid setup: `ready`, or an error if the trial cannot start.
     Trial,
+    /// A valid check: `checked`, or an error (the server's memory bound).
+    Checked,
 }
 
 /// The server's state machine, as the protocol describes it.
@@ -182,6 +184,13 @@ fn expect(payload: &[u8], greeted: bool, limits: &Limits) -> Expect {
         Some(Message::Setup { params }) => match validate(&params, limits) {
             Err(e) => Expect::Error(e),
             Ok(()) => Expect::Trial,
+        },
+        Some(Message::Check { .. }) if !greeted => {
+            Expect::Error("expected hello before setup".into())
+        }
+        Some(Message::Check { params }) => match validate(&params, limits) {
+            Err(e) => Expect::Error(e),
+            Ok(()) => Expect::Checked,
         },
         Some(_) => Expect::ErrorContaining("unexpected message"),
     }
@@ -262,7 +271,8 @@ fn run_case_once(
             (Expect::Welcome, Message::Welcome { .. }) => greeted = true,
             (Expect::Error(w), Message::Error { message }) if *w == message => {}
             (Expect::ErrorContaining(w), Message::Error { message }) if message.contains(w) => {}
-            (Expect::Trial, Message::Error { .. }) => {}
+            (Expect::Trial | Expect::Checked, Message::Error { .. }) => {}
+            (Expect::Checked, Message::Checked) => {}
             (Expect::Trial, Message::Ready { .. }) => {
                 in_trial = true;
                 break;

@@ -56,6 +56,12 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
         a.to.as_deref()
             .map(|to| Session::remote(to, needs_v4, needs_v6, connect_timeout, key.clone()))
             .transpose()?;
+    // …and asked whether it would serve every point: a refusal (its limits
+    // or the key's) stores nothing either.
+    let mut remote = remote;
+    if let Some(s) = remote.as_mut() {
+        s.preflight(&plan.points)?;
+    }
     let mut store = open_store(db)?;
     let interrupt = interrupt_flag()?;
     let quiet = a.quiet || a.json;

@@ -318,16 +318,29 @@ pub struct ServerArgs {
     pub max_clients: usize,
     /// Serve only clients that prove they hold this pre-shared key (a file
     /// from `tcplab key new`, mode 0600); the server proves it too.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "keys")]
     pub key: Option<PathBuf>,
-    /// Serve on a non-loopback address without --key: anyone who can reach
-    /// it may run trials (and make it send data).
+    /// Serve only clients holding one of several keys, each with its own
+    /// limits: a TOML file of [[key]] entries with `file` (a key file,
+    /// relative to the TOML file) and optionally `name`, `max_rate` (total
+    /// --send-rate × --parallel of a stream trial; the server paces its own
+    /// unpaced sending to it), `max_duration`, `max_bytes`, `max_parallel`,
+    /// `tests` (a list) and `reverse` (true or false). A key only tightens
+    /// the server's limits (README: "Keys with their own limits").
+    #[arg(long, value_name = "FILE.toml")]
+    pub keys: Option<PathBuf>,
+    /// Serve on a non-loopback address without --key or --keys: anyone who
+    /// can reach it may run trials (and make it send data).
     #[arg(long)]
     pub insecure: bool,
-    /// Log each client and trial as one JSON object per line on stdout
-    /// (instead of text lines).
-    #[arg(long)]
+    /// Log each client and trial on stdout as one JSON object per line
+    /// instead of text. (Whatever this says, stderr always gets one JSON
+    /// line per accepted or refused client and per trial.)
+    #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
+    /// Nothing on stdout: the log is only the JSON lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// What each client may take (README: "Server limits").
     #[command(flatten)]
     pub limits: crate::server_flags::ServerLimitArgs,

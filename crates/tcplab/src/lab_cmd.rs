@@ -4,7 +4,9 @@
 use crate::cli::{LabCommand, ServerArgs};
 use crate::usage::usage;
 use engine::server_log::ServerEvent;
+use engine::KeyPolicy;
 use report::format::{number, Unit};
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -21,39 +23,73 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         return Err(usage("--max-clients must be at least 1"));
     }
     let limits = a.limits.limits(a.max_clients).map_err(usage)?;
-    let key = a.key.as_deref().map(crate::key_cmd::read_key).transpose()?;
-    if key.is_none() && !a.insecure && !ip.is_loopback() {
+    let keys = match (&a.key, &a.keys) {
+        (Some(path), _) => {
+            let name = path
+                .file_stem()
+                .map_or("key".into(), |s| s.to_string_lossy().into_owned());
+            let key = crate::key_cmd::read_key(path)?;
+            Some(vec![(key, KeyPolicy::unlimited(&name))])
+        }
+        (None, Some(path)) => Some(crate::keys_file::read_keys(path, &limits).map_err(usage)?),
+        (None, None) => None,
+    };
+    if keys.is_none() && !a.insecure && !ip.is_loopback() {
         return Err(usage(format!(
             "--bind {ip} is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it"
         )));
     }
-    let json = a.json;
+    let stdout = match (a.quiet, a.json) {
+        (true, _) => None,
+        (false, json) => Some(json),
+    };
     let log: engine::server_log::ServerLog = Arc::new(move |e: &ServerEvent| {
-        println!("{}", server_log_line(e, json));
+        let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        // A closed stderr or stdout must not stop the server: errors are
+        // ignored (println! would panic).
+        let _ = writeln!(std::io::stderr(), "{}", json_line(e, &time));
+        let _ = match stdout {
+            Some(true) => writeln!(std::io::stdout(), "{}", json_line(e, &time)),
+            Some(false) => writeln!(std::io::stdout(), "{time} {}", text_line(e)),
+            None => Ok(()),
+        };
     });
     let mut server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?.with_log(log);
-    if let Some(key) = key {
-        server = server.with_key(key);
+    if let Some(keys) = keys {
+        server = server.with_keys(keys);
     }
     eprintln!("tcplab server listening on {}", server.local_addr()?);
     server.serve();
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line of the server's log on stdout: the time, then the event as
-/// text or (`--json`) as one JSON object.
-fn server_log_line(e: &ServerEvent, json: bool) -> String {
-    let time = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-    if json {
-        let mut v = serde_json::to_value(e).unwrap_or_default();
-        v["time"] = time.into();
-        return v.to_string();
-    }
-    let text = match e {
-        ServerEvent::Connected { peer, client } => format!("{peer} connected ({client})"),
-        ServerEvent::Refused { peer, reason } => format!("{peer} refused: {reason}"),
+/// One line of the server's JSON log: the event as one JSON object, with
+/// its `time`.
+fn json_line(e: &ServerEvent, time: &str) -> String {
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    v["time"] = time.into();
+    v.to_string()
+}
+
+/// ` with key NAME`, or nothing.
+fn with_key(key: &Option<String>) -> String {
+    key.as_ref()
+        .map(|k| format!(" with key {k}"))
+        .unwrap_or_default()
+}
+
+/// One line of the server's text log on stdout (after the time).
+fn text_line(e: &ServerEvent) -> String {
+    match e {
+        ServerEvent::Connected { peer, client, key } => {
+            format!("{peer} connected ({client}){}", with_key(key))
+        }
+        ServerEvent::Refused { peer, key, reason } => {
+            format!("{peer}{} refused: {reason}", with_key(key))
+        }
         ServerEvent::Trial {
             peer,
+            key: _,
             test,
             parallel,
             role,
@@ -84,8 +120,7 @@ fn server_log_line(e: &ServerEvent, json: bool) -> String {
                 if *trials == 1 { "" } else { "s" }
             )
         }
-    };
-    format!("{time} {text}")
+    }
 }
 
 /// Runs `tcplab lab`.

@@ -13,6 +13,7 @@ mod fleet_cmd;
 mod import_cmd;
 mod interval_lines;
 mod key_cmd;
+mod keys_file;
 mod lab_cmd;
 mod places;
 mod plan_args;

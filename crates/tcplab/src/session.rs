@@ -205,6 +205,22 @@ impl Session {
         })
     }
 
+    /// Asks a remote server, before anything is stored, whether it would
+    /// serve every point (its limits and the key's): the first refusal is
+    /// bad input, one line (`server refused the trial: …`). Local
+    /// sessions check nothing here.
+    pub fn preflight(&mut self, points: &[TrialParams]) -> anyhow::Result<()> {
+        let Session::Remote { clients, .. } = self else {
+            return Ok(());
+        };
+        for p in points {
+            if let Some(client) = clients[usize::from(p.ipv6)].as_mut() {
+                client.check(p).map_err(usage)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Attaches `--probe` groups to every following trial (`None`: no probes).
     pub fn set_probes(&mut self, groups: Option<ProbeSet>) {
         match self {

@@ -119,9 +119,14 @@ fn a_wrong_key_is_refused_on_both_sides_and_the_right_one_is_served() {
     let db = dir.path().join("x.db");
     let refused = bench_to(&db, server.addr, Some(&wrong));
     assert_eq!(refused.status.code(), Some(2));
+    // The client names its key by its id; the server has no key with it.
+    let wrong_id = Key::read_file(&wrong).unwrap().id();
     assert_eq!(
         stderr_of(&refused),
-        "tcplab: authentication failed: the server's key differs\n"
+        format!(
+            "tcplab: {} refused the client: authentication failed: the client's key differs (this server has no key with id {wrong_id})\n",
+            server.addr
+        )
     );
     let keyless = bench_to(&db, server.addr, None);
     assert_eq!(keyless.status.code(), Some(2));
@@ -138,7 +143,9 @@ fn a_wrong_key_is_refused_on_both_sides_and_the_right_one_is_served() {
     let log = server.log();
     let lines: Vec<&str> = log.lines().collect();
     assert!(
-        lines[0].ends_with("refused: authentication failed: the client's key differs"),
+        lines[0].ends_with(&format!(
+            "refused: authentication failed: the client's key differs (this server has no key with id {wrong_id})"
+        )),
         "{log}"
     );
     assert!(
@@ -176,6 +183,7 @@ fn handshake_recorded(addr: SocketAddr, key: &Key) -> (TcpStream, Vec<u8>, Messa
     let hello = Message::AuthHello {
         client: "replay test".into(),
         nonce: to_hex(&ours),
+        key_id: Some(key.id()),
     };
     write_message(&mut sent, &hello).unwrap();
     s.write_all(&sent).unwrap();
@@ -405,4 +413,47 @@ fn a_keyed_bench_runs_every_test_with_tokens() {
         let out = tcplab(&db, &args);
         assert_success(&out);
     }
+}
+
+/// A server that knows the client's key id (it is no secret) but not its
+/// key: bench checks the server's proof before proving anything itself,
+/// refuses in one line and tells the impostor why.
+#[test]
+fn an_impostor_that_answers_the_key_id_without_the_key_is_refused_by_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "k");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let want_id = Key::read_file(&key).unwrap().id();
+    let impostor = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let Message::AuthHello { key_id, nonce, .. } = read_message(&mut s).unwrap() else {
+            panic!("no auth_hello")
+        };
+        assert_eq!(key_id.as_deref(), Some(want_id.as_str()));
+        let guess = Key::generate().unwrap();
+        let ours = fresh_nonce().unwrap();
+        let theirs = nonce_from_hex(&nonce).unwrap();
+        let challenge = Message::AuthChallenge {
+            server: "impostor".into(),
+            nonce: to_hex(&ours),
+            proof: to_hex(&guess.proof(SERVER_LABEL, &theirs, &ours)),
+        };
+        write_message(&mut s, &challenge).unwrap();
+        read_message(&mut s).unwrap()
+    });
+    let out = bench_to(&dir.path().join("x.db"), addr, Some(&key));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "tcplab: authentication failed: the server's key differs\n"
+    );
+    assert_eq!(
+        impostor.join().unwrap(),
+        Message::Error {
+            message: "authentication failed: the server's key differs".into()
+        }
+    );
+    assert!(!dir.path().join("x.db").exists());
 }

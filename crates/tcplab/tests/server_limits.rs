@@ -8,7 +8,7 @@
 mod common;
 
 use common::server::ServerChild as ServerProc;
-use common::{json_of, skip_unless_root, tcplab, temp_db};
+use common::{json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
 use engine::proto::{read_message, write_message, Message};
 use record::{LoadSide, LoadSpec, ProtocolLayer, TestKind, TrialParams};
 use std::io::Write;
@@ -525,12 +525,12 @@ fn load_and_memory_per_client_are_refused_in_one_line() {
             "1",
         ],
     );
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(
-        text.contains("server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client"),
-        "{text}"
+    // Refused by bench's pre-flight check: one line, exit 2, nothing stored.
+    assert_eq!(
+        usage_error_line(&out, "memory over the limit"),
+        "tcplab: server refused the trial: server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client\n"
     );
+    assert!(!db.exists(), "a refused pre-flight stored something");
     assert!(
         server.rss_kib() < rss_idle + 64 * 1024,
         "RSS {} KiB",
@@ -589,6 +589,12 @@ fn server_help_lists_the_limits() {
         "--max-total-load-workers <N>",
         "--max-client-memory <SIZE>",
         "[default: 256M]",
+        "--keys <FILE.toml>",
+        "max_rate",
+        "max_duration",
+        "max_bytes",
+        "max_parallel",
+        "reverse",
     ] {
         assert!(help.contains(flag), "no {flag} in:\n{help}");
     }

@@ -25,6 +25,8 @@ fn silent_server() -> SocketAddr {
             if read_message(&mut s).is_ok() {
                 let welcome = Message::Welcome {
                     server: "silent".into(),
+                    key: None,
+                    checks: false,
                 };
                 let _ = write_message(&mut s, &welcome);
                 held.push(s);

@@ -218,7 +218,13 @@ pub fn side_report() -> BoxedStrategy<SideReport> {
 pub fn message() -> BoxedStrategy<Message> {
     prop_oneof![
         any::<String>().prop_map(|client| Message::Hello { client }),
-        any::<String>().prop_map(|server| Message::Welcome { server }),
+        any::<String>().prop_map(|server| Message::Welcome {
+            server,
+            key: None,
+            checks: false
+        }),
+        trial_params().prop_map(|params| Message::Check { params }),
+        Just(Message::Checked),
         trial_params().prop_map(|params| Message::Setup { params }),
         vec(any::<u16>(), 0..40).prop_map(|ports| Message::Ready { ports, token: None }),
         Just(Message::ClientDone),

@@ -1,11 +1,15 @@
 //! A real `tcplab server` child process for the tests that attack or
 //! authenticate against one: started on port 0 (optionally inside a
-//! namespace), its address read from its first line, killed by its pid
-//! when dropped.
+//! namespace), its address read from its first line on stderr, killed by
+//! its pid when dropped. Its stderr (one JSON line per event after the
+//! first) is read all along, so the server never blocks on a full pipe.
 
+use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 /// A `tcplab server` child, stopped by its pid when dropped.
 pub struct ServerChild {
@@ -13,6 +17,9 @@ pub struct ServerChild {
     pub child: Child,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// Its stderr lines after the first, as they arrive.
+    stderr: Arc<Mutex<Vec<String>>>,
+    reader: Option<JoinHandle<()>>,
 }
 
 impl Drop for ServerChild {
@@ -29,8 +36,8 @@ impl ServerChild {
         Self::spawn(netns, ip, extra, Stdio::piped())
     }
 
-    /// The same with its log discarded: for attacks that make the server
-    /// log more than a pipe holds while nobody reads it.
+    /// The same with its stdout log discarded: for attacks that make the
+    /// server log more than a pipe holds while nobody reads it.
     pub fn start_unlogged(netns: Option<&str>, ip: &str, extra: &[&str]) -> ServerChild {
         Self::spawn(netns, ip, extra, Stdio::null())
     }
@@ -53,16 +60,28 @@ impl ServerChild {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
         let mut first = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        err.read_line(&mut first).unwrap();
         let addr = first
             .trim()
             .strip_prefix("tcplab server listening on ")
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("server did not start: {first:?}"));
-        ServerChild { child, addr }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let lines = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            for line in err.lines() {
+                let Ok(line) = line else { break };
+                lines.lock().unwrap().push(line);
+            }
+        });
+        ServerChild {
+            child,
+            addr,
+            stderr,
+            reader: Some(reader),
+        }
     }
 
     /// Stops the server and returns its log.
@@ -76,5 +95,45 @@ impl ServerChild {
             .read_to_string(&mut text)
             .unwrap();
         text
+    }
+
+    /// Stops the server and returns its stderr after the first line: each
+    /// line parsed as JSON (fails the test on a line that is not).
+    /// Waits first until no line has come for 300 ms (at most 5 s), so
+    /// the events of a client that just left are in.
+    pub fn json_log(self) -> Vec<Value> {
+        self.logs().1
+    }
+
+    /// Stops the server as [`Self::json_log`] does; returns its stdout (empty
+    /// when started unlogged) and its stderr's JSON lines.
+    pub fn logs(mut self) -> (String, Vec<Value>) {
+        let start = std::time::Instant::now();
+        let mut seen = usize::MAX;
+        while start.elapsed() < std::time::Duration::from_secs(5) {
+            let n = self.stderr.lock().unwrap().len();
+            if n == seen {
+                break;
+            }
+            seen = n;
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        let mut stdout = String::new();
+        if let Some(mut out) = self.child.stdout.take() {
+            out.read_to_string(&mut stdout).unwrap();
+        }
+        let lines = self.stderr.lock().unwrap().clone();
+        let json = lines
+            .iter()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line: {l:?}: {e}"))
+            })
+            .collect();
+        (stdout, json)
     }
 }
