@@ -279,10 +279,12 @@ impl Client {
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
         let r = self.trial(p, interrupt);
-        if matches!(
-            r,
-            Err(EngineError::Protocol(_)) | Err(EngineError::Io { .. })
-        ) {
+        // A trial that failed once started gives the next one a fresh
+        // control connection: the server may have closed this one, and
+        // reusing it would fail the next trial too (one failure counted
+        // twice, seen in full study runs). A reconnect costs a handshake.
+        // A setup the server refused leaves the connection as it was.
+        if matches!(&r, Err(e) if !matches!(e, EngineError::TrialRefused(_))) {
             self.broken = true;
         }
         if interrupt.load(Ordering::Relaxed) {
