@@ -172,8 +172,18 @@ pub fn read_message<R: Read>(r: &mut R) -> Result<Message, FrameError> {
     if len > MAX_FRAME {
         return Err(FrameError::TooLong(len));
     }
-    let mut body = vec![0u8; len as usize];
-    r.read_exact(&mut body)?;
+    // The body grows as its bytes arrive (4 KiB, then doubling, never past
+    // the declared length), so a peer that declares a megabyte and
+    // trickles a few bytes holds kilobytes, not the megabyte it declared.
+    let len = len as usize;
+    let mut body = Vec::new();
+    while body.len() < len {
+        let start = body.len();
+        let chunk = (len - start).min(start.max(4096));
+        body.reserve_exact(chunk);
+        body.resize(start + chunk, 0);
+        r.read_exact(&mut body[start..])?;
+    }
     if version != VERSION {
         return Err(FrameError::BadVersion(version));
     }
@@ -320,6 +330,39 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that hands out `data`, then ends, noting the largest
+    /// buffer it was asked to fill.
+    struct Trickle {
+        data: std::io::Cursor<Vec<u8>>,
+        largest_buffer: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.largest_buffer = self.largest_buffer.max(buf.len());
+            self.data.read(buf)
+        }
+    }
+
+    #[test]
+    fn a_declared_megabyte_costs_only_the_bytes_sent() {
+        // A frame that declares MAX_FRAME and sends 100 bytes of it.
+        let mut data = Vec::from(MAGIC);
+        data.extend_from_slice(&VERSION.to_be_bytes());
+        data.extend_from_slice(&MAX_FRAME.to_be_bytes());
+        data.extend_from_slice(&[b' '; 100]);
+        let mut r = Trickle {
+            data: std::io::Cursor::new(data),
+            largest_buffer: 0,
+        };
+        match read_message(&mut r) {
+            Err(FrameError::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof),
+            other => panic!("expected a cut frame, got {other:?}"),
+        }
+        // The old reader allocated (and offered) the whole megabyte at once.
+        assert!(r.largest_buffer <= 4096, "{}", r.largest_buffer);
+    }
 
     #[test]
     fn round_trip() {
