@@ -15,6 +15,7 @@ pub mod client;
 pub mod cpu;
 pub mod deadline;
 pub mod error;
+pub mod fd_limit;
 pub mod hoststat;
 pub mod interval;
 pub mod key_policy;
