@@ -163,6 +163,9 @@ mod tests {
         let after = ensure(&Limits::default()).unwrap();
         assert_eq!(after.soft, got.hard);
         let e = ensure(&huge).unwrap_err().to_string();
-        assert!(e.contains("--max-clients") && e.contains("ulimit -n"), "{e}");
+        assert!(
+            e.contains("--max-clients") && e.contains("ulimit -n"),
+            "{e}"
+        );
     }
 }

@@ -39,6 +39,10 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
             "--bind {ip} is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it"
         )));
     }
+    // Enough descriptors for every client at once, or one line saying why not.
+    if let Err(e) = engine::fd_limit::ensure(&limits) {
+        eprintln!("tcplab server: warning: {e}");
+    }
     let stdout = match (a.quiet, a.json) {
         (true, _) => None,
         (false, json) => Some(json),

@@ -7,6 +7,7 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -17,9 +18,20 @@ pub struct ServerChild {
     pub child: Child,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// What it said on stderr before it listened (warnings).
+    pub notes: Vec<String>,
     /// Its stderr lines after the first, as they arrive.
     stderr: Arc<Mutex<Vec<String>>>,
     reader: Option<JoinHandle<()>>,
+}
+
+/// How a server child is started besides its flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Constraints {
+    /// Its open-file limit (soft, hard).
+    pub nofile: Option<(u64, u64)>,
+    /// The one CPU it runs on.
+    pub cpu: Option<usize>,
 }
 
 impl Drop for ServerChild {
@@ -42,7 +54,27 @@ impl ServerChild {
         Self::spawn(netns, ip, extra, Stdio::null())
     }
 
+    /// The same, stdout discarded, started with this open-file limit and CPU.
+    pub fn start_constrained(
+        netns: Option<&str>,
+        ip: &str,
+        extra: &[&str],
+        limits: Constraints,
+    ) -> ServerChild {
+        Self::spawn_limited(netns, ip, extra, Stdio::null(), limits)
+    }
+
     fn spawn(netns: Option<&str>, ip: &str, extra: &[&str], log: Stdio) -> ServerChild {
+        Self::spawn_limited(netns, ip, extra, log, Constraints::default())
+    }
+
+    fn spawn_limited(
+        netns: Option<&str>,
+        ip: &str,
+        extra: &[&str],
+        log: Stdio,
+        limits: Constraints,
+    ) -> ServerChild {
         let bin = assert_cmd::cargo::cargo_bin("tcplab");
         let mut c = match netns {
             Some(ns) => {
@@ -52,6 +84,32 @@ impl ServerChild {
             }
             None => Command::new(bin),
         };
+        let Constraints { nofile, cpu } = limits;
+        if nofile.is_some() || cpu.is_some() {
+            // SAFETY: setrlimit and sched_setaffinity are async-signal-safe;
+            // the closure owns its plain-data captures.
+            unsafe {
+                c.pre_exec(move || {
+                    if let Some((soft, hard)) = nofile {
+                        let rl = libc::rlimit {
+                            rlim_cur: soft,
+                            rlim_max: hard,
+                        };
+                        if libc::setrlimit(libc::RLIMIT_NOFILE, &rl) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    if let Some(cpu) = cpu {
+                        let mut set: libc::cpu_set_t = std::mem::zeroed();
+                        libc::CPU_SET(cpu, &mut set);
+                        if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                });
+            }
+        }
         let mut child = c
             .args(["server", "--bind", ip, "--port", "0"])
             .args(extra)
@@ -61,13 +119,19 @@ impl ServerChild {
             .spawn()
             .unwrap();
         let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut first = String::new();
-        err.read_line(&mut first).unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("tcplab server listening on ")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("server did not start: {first:?}"));
+        // Warnings (the open-file limit) come before the listening line.
+        let mut notes = Vec::new();
+        let addr = loop {
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            if let Some(a) = line.trim().strip_prefix("tcplab server listening on ") {
+                break a.parse().unwrap();
+            }
+            if line.is_empty() || notes.len() > 10 {
+                panic!("server did not start: {notes:?} {line:?}");
+            }
+            notes.push(line.trim().to_string());
+        };
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let lines = stderr.clone();
         let reader = std::thread::spawn(move || {
@@ -79,6 +143,7 @@ impl ServerChild {
         ServerChild {
             child,
             addr,
+            notes,
             stderr,
             reader: Some(reader),
         }
