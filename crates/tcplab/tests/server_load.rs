@@ -127,6 +127,7 @@ fn auth_hello_frame() -> Vec<u8> {
     let hello = Message::AuthHello {
         client: "load attacker".into(),
         nonce: "ab".repeat(32),
+        key_id: None,
     };
     write_message(&mut frame, &hello).unwrap();
     frame
