@@ -1,0 +1,32 @@
+//! Packets on the wire: for each protocol a zero-copy view
+//! (`Packet<T: AsRef<[u8]>>`, checked with `new_checked`/`check_len` before
+//! any field is read) and a `Repr` (the parsed, owned meaning) with `parse`
+//! and `emit`, in smoltcp's style. Checksums live in a
+//! module of their own, with the variants issue 19 switches between.
+//!
+//! What is here now: [`seq`] (TCP sequence-number arithmetic) and the
+//! [`tcp::TcpRepr`] every TCP module shares. The parsers and emitters come
+//! with the `wire` work of issue 18.
+
+pub mod seq;
+pub mod tcp;
+
+pub use seq::SeqNumber;
+pub use tcp::{TcpControl, TcpRepr};
+
+/// Why bytes are not a valid packet of the protocol asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// Fewer bytes than the header (or a length field) says there are.
+    #[error("truncated: {0}")]
+    Truncated(&'static str),
+    /// A field holds a value the protocol does not allow.
+    #[error("malformed: {0}")]
+    Malformed(&'static str),
+    /// The checksum does not verify.
+    #[error("bad checksum")]
+    Checksum,
+    /// A valid packet of a kind this stack does not handle.
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+}
