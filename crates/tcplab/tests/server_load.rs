@@ -386,7 +386,10 @@ fn settle(pid: u32, idle: u64, within: Duration) -> Duration {
 /// the client, the server and the attackers) took more than this share of
 /// the CPUs is done again: on a shared 2-CPU host another session's build
 /// halves a CPU-bound loopback trial, which no 5% comparison survives.
-const CONTENDED: f64 = 0.10;
+/// 3%: a CI run beside niced builds had loaded trials at 4–7% others'
+/// share measure 10–19% below the quiet ones (ratio 0.899), so a 10%
+/// allowance let the contention itself fail the comparison.
+const CONTENDED: f64 = 0.03;
 /// Tries of one trial on a contended host before its least contended try
 /// is kept.
 const TRIES: usize = 4;
