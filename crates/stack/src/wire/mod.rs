@@ -8,11 +8,24 @@
 //! [`tcp::TcpRepr`] every TCP module shares. The parsers and emitters come
 //! with the `wire` work of issue 18.
 
+pub mod arp;
+pub mod checksum;
+pub mod ethernet;
+pub mod icmp;
+pub mod ipv4;
 pub mod seq;
 pub mod tcp;
+pub mod udp;
 
+pub use arp::{ArpOperation, ArpPacket, ArpRepr};
+pub use checksum::ChecksumMethod;
+pub use ethernet::{EtherType, EthernetAddress, EthernetFrame, EthernetRepr};
+pub use icmp::{Icmpv4Packet, Icmpv4Repr};
+pub use ipv4::{IpProtocol, Ipv4Address, Ipv4Cidr, Ipv4Packet, Ipv4Repr};
 pub use seq::SeqNumber;
 pub use tcp::{TcpControl, TcpRepr};
+pub use tcp::{TcpOption, TcpPacket};
+pub use udp::{UdpPacket, UdpRepr};
 
 /// Why bytes are not a valid packet of the protocol asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
