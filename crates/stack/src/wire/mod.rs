@@ -4,9 +4,12 @@
 //! and `emit`, in smoltcp's style. Checksums live in a
 //! module of their own, with the variants issue 19 switches between.
 //!
-//! What is here now: [`seq`] (TCP sequence-number arithmetic) and the
-//! [`tcp::TcpRepr`] every TCP module shares. The parsers and emitters come
-//! with the `wire` work of issue 18.
+//! Modules: [`checksum`] (the variants and the pseudo-header sum),
+//! [`ethernet`], [`arp`], [`ipv4`] (addresses, CIDR, the header), [`icmp`]
+//! (echo), [`udp`], [`tcp`] (the view, its options, and the
+//! [`tcp::TcpRepr`] every TCP module shares), and [`seq`] (sequence-number
+//! arithmetic). A `Repr::parse` that computes a checksum takes the
+//! [`ChecksumMethod`] to verify with, and its `emit` the one to fill with.
 
 pub mod arp;
 pub mod checksum;

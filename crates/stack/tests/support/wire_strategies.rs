@@ -37,15 +37,29 @@ pub fn ipv4_address() -> impl Strategy<Value = Ipv4Address> {
 /// Any Ethernet header.
 pub fn ethernet_repr() -> impl Strategy<Value = EthernetRepr> {
     (ethernet_address(), ethernet_address(), any::<u16>()).prop_map(|(src_addr, dst_addr, t)| {
-        EthernetRepr { src_addr, dst_addr, ethertype: EtherType::from(t) }
+        EthernetRepr {
+            src_addr,
+            dst_addr,
+            ethertype: EtherType::from(t),
+        }
     })
 }
 
 /// Any ARP request or reply for IPv4 over Ethernet.
 pub fn arp_repr() -> impl Strategy<Value = ArpRepr> {
-    (any::<bool>(), ethernet_address(), ipv4_address(), ethernet_address(), ipv4_address())
+    (
+        any::<bool>(),
+        ethernet_address(),
+        ipv4_address(),
+        ethernet_address(),
+        ipv4_address(),
+    )
         .prop_map(|(request, sha, spa, tha, tpa)| ArpRepr {
-            operation: if request { ArpOperation::Request } else { ArpOperation::Reply },
+            operation: if request {
+                ArpOperation::Request
+            } else {
+                ArpOperation::Reply
+            },
             source_hardware_addr: sha,
             source_protocol_addr: spa,
             target_hardware_addr: tha,
@@ -60,8 +74,8 @@ pub fn ipv4_repr() -> impl Strategy<Value = Ipv4Repr> {
         (any::<u8>(), any::<u8>(), any::<u16>()),
         (any::<bool>(), any::<bool>(), 0u16..8192, 0usize..=10),
     )
-        .prop_map(|((src, dst, proto, payload_len), (ttl, dscp, ident), (df, mf, frag, opts))| {
-            Ipv4Repr {
+        .prop_map(
+            |((src, dst, proto, payload_len), (ttl, dscp, ident), (df, mf, frag, opts))| Ipv4Repr {
                 src_addr: src,
                 dst_addr: dst,
                 next_header: IpProtocol::from(proto),
@@ -73,34 +87,55 @@ pub fn ipv4_repr() -> impl Strategy<Value = Ipv4Repr> {
                 more_frags: mf,
                 frag_offset: frag * 8,
                 options_len: opts * 4,
-            }
-        })
+            },
+        )
 }
 
 /// Any echo request or reply with its data, owned (borrow it with
 /// [`icmp_of`]).
 pub fn icmp_parts() -> impl Strategy<Value = (bool, u16, u16, Vec<u8>)> {
-    (any::<bool>(), any::<u16>(), any::<u16>(), proptest::collection::vec(any::<u8>(), 0..300))
+    (
+        any::<bool>(),
+        any::<u16>(),
+        any::<u16>(),
+        proptest::collection::vec(any::<u8>(), 0..300),
+    )
 }
 
 /// The echo `icmp_parts` describes.
 pub fn icmp_of(parts: &(bool, u16, u16, Vec<u8>)) -> Icmpv4Repr<'_> {
     let (request, ident, seq_no, ref data) = *parts;
     if request {
-        Icmpv4Repr::EchoRequest { ident, seq_no, data }
+        Icmpv4Repr::EchoRequest {
+            ident,
+            seq_no,
+            data,
+        }
     } else {
-        Icmpv4Repr::EchoReply { ident, seq_no, data }
+        Icmpv4Repr::EchoReply {
+            ident,
+            seq_no,
+            data,
+        }
     }
 }
 
 /// UDP ports (destination not 0) and a payload.
 pub fn udp_parts() -> impl Strategy<Value = (u16, u16, Vec<u8>)> {
-    (any::<u16>(), 1u16.., proptest::collection::vec(any::<u8>(), 0..600))
+    (
+        any::<u16>(),
+        1u16..,
+        proptest::collection::vec(any::<u8>(), 0..600),
+    )
 }
 
 /// The datagram `udp_parts` describes.
 pub fn udp_of(parts: &(u16, u16, Vec<u8>)) -> UdpRepr<'_> {
-    UdpRepr { src_port: parts.0, dst_port: parts.1, payload: &parts.2 }
+    UdpRepr {
+        src_port: parts.0,
+        dst_port: parts.1,
+        payload: &parts.2,
+    }
 }
 
 /// A TCP segment's meaning with its payload owned: SYNs carry the SYN
@@ -115,7 +150,13 @@ pub fn tcp_repr() -> impl Strategy<Value = (TcpRepr<'static>, Vec<u8>)> {
     ]);
     let block = (any::<u32>(), any::<u32>()).prop_map(|(l, r)| (SeqNumber(l), SeqNumber(r)));
     (
-        (1u16.., 1u16.., control, any::<u32>(), proptest::option::of(any::<u32>())),
+        (
+            1u16..,
+            1u16..,
+            control,
+            any::<u32>(),
+            proptest::option::of(any::<u32>()),
+        ),
         (any::<u16>(), any::<bool>(), any::<bool>(), any::<bool>()),
         (
             proptest::option::of(any::<u16>()),
@@ -126,38 +167,50 @@ pub fn tcp_repr() -> impl Strategy<Value = (TcpRepr<'static>, Vec<u8>)> {
         ),
         proptest::collection::vec(any::<u8>(), 0..400),
     )
-        .prop_map(|((sp, dp, control, seq, ack), (win, psh, ece, cwr), opts, payload)| {
-            let (mss, ws, sack_perm, blocks, ts) = opts;
-            let mut repr = TcpRepr::bare(sp, dp, SeqNumber(seq));
-            repr.control = control;
-            repr.ack_number = ack.map(SeqNumber);
-            repr.window_len = win;
-            repr.push = psh;
-            repr.ece = ece;
-            repr.cwr = cwr;
-            repr.timestamp = ts;
-            if control == TcpControl::Syn {
-                repr.max_seg_size = mss;
-                repr.window_scale = ws;
-                repr.sack_permitted = sack_perm;
-            } else {
-                for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks) {
-                    *slot = Some(b);
+        .prop_map(
+            |((sp, dp, control, seq, ack), (win, psh, ece, cwr), opts, payload)| {
+                let (mss, ws, sack_perm, blocks, ts) = opts;
+                let mut repr = TcpRepr::bare(sp, dp, SeqNumber(seq));
+                repr.control = control;
+                repr.ack_number = ack.map(SeqNumber);
+                repr.window_len = win;
+                repr.push = psh;
+                repr.ece = ece;
+                repr.cwr = cwr;
+                repr.timestamp = ts;
+                if control == TcpControl::Syn {
+                    repr.max_seg_size = mss;
+                    repr.window_scale = ws;
+                    repr.sack_permitted = sack_perm;
+                } else {
+                    for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks) {
+                        *slot = Some(b);
+                    }
                 }
-            }
-            (repr, payload)
-        })
+                (repr, payload)
+            },
+        )
 }
 
 /// An emitted UDP datagram.
-pub fn emit_udp(repr: &UdpRepr<'_>, src: Ipv4Address, dst: Ipv4Address, m: ChecksumMethod) -> Vec<u8> {
+pub fn emit_udp(
+    repr: &UdpRepr<'_>,
+    src: Ipv4Address,
+    dst: Ipv4Address,
+    m: ChecksumMethod,
+) -> Vec<u8> {
     let mut buf = vec![0u8; repr.buffer_len()];
     repr.emit(&mut UdpPacket::new_unchecked(&mut buf[..]), src, dst, m);
     buf
 }
 
 /// An emitted TCP segment.
-pub fn emit_tcp(repr: &TcpRepr<'_>, src: Ipv4Address, dst: Ipv4Address, m: ChecksumMethod) -> Vec<u8> {
+pub fn emit_tcp(
+    repr: &TcpRepr<'_>,
+    src: Ipv4Address,
+    dst: Ipv4Address,
+    m: ChecksumMethod,
+) -> Vec<u8> {
     let mut buf = vec![0u8; repr.buffer_len()];
     repr.emit(&mut TcpPacket::new_unchecked(&mut buf[..]), src, dst, m);
     buf
@@ -173,7 +226,11 @@ pub fn emit_icmp(repr: &Icmpv4Repr<'_>, m: ChecksumMethod) -> Vec<u8> {
 /// An emitted IPv4 datagram around `payload` (the Repr's length and
 /// protocol set from it).
 pub fn emit_ipv4(repr: &Ipv4Repr, proto: IpProtocol, payload: &[u8], m: ChecksumMethod) -> Vec<u8> {
-    let repr = Ipv4Repr { next_header: proto, payload_len: payload.len(), ..*repr };
+    let repr = Ipv4Repr {
+        next_header: proto,
+        payload_len: payload.len(),
+        ..*repr
+    };
     let mut buf = vec![0u8; repr.buffer_len()];
     let mut packet = Ipv4Packet::new_unchecked(&mut buf[..]);
     repr.emit(&mut packet, m);
