@@ -133,6 +133,24 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv4Packet<T> {
     }
 }
 
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv4Packet<T> {
+    /// Turns a checked echo request into its reply in place (type 8 → 0,
+    /// the rest kept, as a stack answering `ping` without copying does),
+    /// fixing the checksum by RFC 1624's update under
+    /// [`ChecksumMethod::Incremental`] and by summing again otherwise.
+    pub fn make_echo_reply_in_place(&mut self, method: ChecksumMethod) {
+        let old_word = NetworkEndian::read_u16(&self.data()[0..2]);
+        self.set_msg_type(ECHO_REPLY);
+        if method == ChecksumMethod::Incremental {
+            let new_word = NetworkEndian::read_u16(&self.data()[0..2]);
+            let updated = checksum::update_incremental(self.checksum(), old_word, new_word);
+            self.set_checksum(updated);
+        } else {
+            self.fill_checksum(method);
+        }
+    }
+}
+
 /// An ICMP echo's meaning, the data borrowed from the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Icmpv4Repr<'a> {
@@ -283,6 +301,27 @@ mod tests {
             ChecksumMethod::Rfc1071,
         );
         assert_eq!(parsed.unwrap(), reply);
+    }
+
+    #[test]
+    fn in_place_reply_incremental_matches_recomputation() {
+        let mut patched = LINUX_ECHO_REQUEST;
+        let mut summed = LINUX_ECHO_REQUEST;
+        Icmpv4Packet::new_unchecked(&mut patched[..])
+            .make_echo_reply_in_place(ChecksumMethod::Incremental);
+        Icmpv4Packet::new_unchecked(&mut summed[..])
+            .make_echo_reply_in_place(ChecksumMethod::Bytewise);
+        assert_eq!(patched, summed);
+        let packet = Icmpv4Packet::new_checked(&patched[..]).unwrap();
+        let repr = Icmpv4Repr::parse(&packet, ChecksumMethod::Rfc1071).unwrap();
+        assert_eq!(
+            repr,
+            Icmpv4Repr::EchoReply {
+                ident: 0x3720,
+                seq_no: 1,
+                data: b"tcplab!!"
+            }
+        );
     }
 
     #[test]

@@ -236,6 +236,44 @@ mod tests {
         buf
     }
 
+    /// A datagram Linux 6.18 sent into a TUN device (`IFF_TUN|IFF_NO_PI`,
+    /// 10.78.0.1/24, in a namespace) from 10.78.0.1:40000 to 10.78.0.2:9,
+    /// payload "tcplab udp", read from the TUN fd on 2026-11-25. The IP
+    /// header was `45 00 00 26 2d dc 40 00 40 11 f8 4c 0a 4e 00 01 0a 4e 00 02`.
+    const LINUX_DATAGRAM: [u8; 18] = [
+        0x9c, 0x40, 0x00, 0x09, 0x00, 0x12, 0x83, 0xca, 0x74, 0x63, 0x70, 0x6c, 0x61, 0x62, 0x20,
+        0x75, 0x64, 0x70,
+    ];
+
+    #[test]
+    fn parses_a_linux_datagram_and_emits_it_back() {
+        let (src, dst) = (
+            Ipv4Address::new(10, 78, 0, 1),
+            Ipv4Address::new(10, 78, 0, 2),
+        );
+        let packet = UdpPacket::new_checked(&LINUX_DATAGRAM[..]).unwrap();
+        let repr = UdpRepr::parse(&packet, src, dst, ChecksumMethod::Bytewise).unwrap();
+        assert_eq!(
+            repr,
+            UdpRepr {
+                src_port: 40000,
+                dst_port: 9,
+                payload: b"tcplab udp"
+            }
+        );
+        let mut out = [0u8; 18];
+        repr.emit(
+            &mut UdpPacket::new_unchecked(&mut out[..]),
+            src,
+            dst,
+            ChecksumMethod::Rfc1071,
+        );
+        assert_eq!(out, LINUX_DATAGRAM);
+        let other = Ipv4Address::new(10, 78, 0, 3);
+        let err = UdpRepr::parse(&packet, src, other, ChecksumMethod::Rfc1071).unwrap_err();
+        assert_eq!(err, WireError::Checksum, "the pseudo-header counts");
+    }
+
     #[test]
     fn every_software_method_writes_the_same_checksum() {
         let reference = datagram(ChecksumMethod::Bytewise);
