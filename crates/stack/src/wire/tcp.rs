@@ -628,15 +628,12 @@ impl<'a> TcpRepr<'a> {
             TcpControl::Fin => FLAG_FIN,
             TcpControl::Rst => FLAG_RST,
         };
+        let bit = |on: bool, mask: u8| if on { mask } else { 0 };
         let flags = control
-            | if self.ack_number.is_some() {
-                FLAG_ACK
-            } else {
-                0
-            }
-            | if self.push { FLAG_PSH } else { 0 }
-            | if self.ece { FLAG_ECE } else { 0 }
-            | if self.cwr { FLAG_CWR } else { 0 };
+            | bit(self.ack_number.is_some(), FLAG_ACK)
+            | bit(self.push, FLAG_PSH)
+            | bit(self.ece, FLAG_ECE)
+            | bit(self.cwr, FLAG_CWR);
         packet.set_flags(flags);
         packet.set_window_len(self.window_len);
         packet.set_urgent_at(0);
