@@ -11,6 +11,15 @@
 //! - [`time`]: the injected clock, so protocol tests are deterministic and
 //!   never sleep.
 //!
+//! Fuzzing: `tests/wire_fuzz.rs` feeds arbitrary and mutated bytes to
+//! every wire parser (no panic, no allocation, truncations refused), 256
+//! cases per property so CI stays well under 10 s. A longer campaign is
+//! the same tests with more cases, in release mode:
+//! `PROPTEST_CASES=1000000 cargo test -p stack --release --test wire_fuzz`
+//! (a failure prints the minimal input and saves its seed in
+//! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
+//! commit it with the fix).
+//!
 //! Later modules: `iface` (addresses, ARP cache, IP in and out, routing
 //! tables behind a trait), `tcp` (the state machine split by concern),
 //! `socket`, and `phy` (TUN, TAP, tracer, fault injector).

@@ -4,15 +4,31 @@
 //! and `emit`, in smoltcp's style. Checksums live in a
 //! module of their own, with the variants issue 19 switches between.
 //!
-//! What is here now: [`seq`] (TCP sequence-number arithmetic) and the
-//! [`tcp::TcpRepr`] every TCP module shares. The parsers and emitters come
-//! with the `wire` work of issue 18.
+//! Modules: [`checksum`] (the variants and the pseudo-header sum),
+//! [`ethernet`], [`arp`], [`ipv4`] (addresses, CIDR, the header), [`icmp`]
+//! (echo), [`udp`], [`tcp`] (the view, its options, and the
+//! [`tcp::TcpRepr`] every TCP module shares), and [`seq`] (sequence-number
+//! arithmetic). A `Repr::parse` that computes a checksum takes the
+//! [`ChecksumMethod`] to verify with, and its `emit` the one to fill with.
 
+pub mod arp;
+pub mod checksum;
+pub mod ethernet;
+pub mod icmp;
+pub mod ipv4;
 pub mod seq;
 pub mod tcp;
+pub mod udp;
 
+pub use arp::{ArpOperation, ArpPacket, ArpRepr};
+pub use checksum::ChecksumMethod;
+pub use ethernet::{EtherType, EthernetAddress, EthernetFrame, EthernetRepr};
+pub use icmp::{Icmpv4Packet, Icmpv4Repr};
+pub use ipv4::{IpProtocol, Ipv4Address, Ipv4Cidr, Ipv4Packet, Ipv4Repr};
 pub use seq::SeqNumber;
 pub use tcp::{TcpControl, TcpRepr};
+pub use tcp::{TcpOption, TcpPacket};
+pub use udp::{UdpPacket, UdpRepr};
 
 /// Why bytes are not a valid packet of the protocol asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
