@@ -80,24 +80,23 @@ fn every_table_picks_the_longest_matching_prefix() {
     }
 }
 
-/// Prefixes drawn from a few /8s so that they overlap and nest often.
+/// An address in 10–13.x.y.z with each of x, y, z one of four values, so
+/// that random prefixes repeat, nest and diverge often.
+fn arb_addr(nets: u8) -> impl Strategy<Value = Ipv4Addr> {
+    (0..nets, 0u8..4, 0u8..4, 0u8..4, any::<bool>()).prop_map(|(net, x, y, z, odd)| {
+        Ipv4Addr::new(10 + net, x * 64 + 1, y * 3, z * 80 + u8::from(odd))
+    })
+}
+
 fn arb_route() -> impl Strategy<Value = Route> {
-    (0u8..4, any::<u32>(), 0u8..=32, any::<bool>()).prop_map(|(net, low, len, direct)| {
-        let addr = (u32::from(net) + 10) << 24 | (low >> 8);
-        Route {
-            cidr: Ipv4Cidr::new(Ipv4Addr::from(addr), len).unwrap(),
-            next_hop: if direct {
-                NextHop::Direct
-            } else {
-                NextHop::Gateway(Ipv4Addr::from(low))
-            },
-        }
+    (arb_addr(4), 0u8..=32, any::<Option<u32>>()).prop_map(|(addr, len, gateway)| Route {
+        cidr: Ipv4Cidr::new(addr, len).unwrap(),
+        next_hop: gateway.map_or(NextHop::Direct, |g| NextHop::Gateway(Ipv4Addr::from(g))),
     })
 }
 
 fn arb_dst() -> impl Strategy<Value = Ipv4Addr> {
-    (0u8..5, any::<u32>())
-        .prop_map(|(net, low)| Ipv4Addr::from((u32::from(net) + 10) << 24 | (low >> 8)))
+    arb_addr(5)
 }
 
 proptest! {
