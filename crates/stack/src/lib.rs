@@ -24,5 +24,7 @@
 //! tables behind a trait), `tcp` (the state machine split by concern),
 //! `socket`, and `phy` (TUN, TAP, tracer, fault injector).
 
+pub mod iface;
+pub mod phy;
 pub mod time;
 pub mod wire;
