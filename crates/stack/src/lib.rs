@@ -15,5 +15,6 @@
 //! tables behind a trait), `tcp` (the state machine split by concern),
 //! `socket`, and `phy` (TUN, TAP, tracer, fault injector).
 
+pub mod tcp;
 pub mod time;
 pub mod wire;
