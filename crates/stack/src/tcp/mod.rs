@@ -16,4 +16,5 @@
 //! the clock, never packet bytes.
 
 pub mod cc;
+pub mod reassembly;
 pub mod rtt;
