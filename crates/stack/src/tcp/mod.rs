@@ -18,3 +18,4 @@
 pub mod cc;
 pub mod reassembly;
 pub mod rtt;
+pub mod sack;
