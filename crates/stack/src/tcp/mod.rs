@@ -16,6 +16,7 @@
 //! the clock, never packet bytes.
 
 pub mod cc;
+pub mod isn;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;
