@@ -20,3 +20,4 @@ pub mod isn;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;
+pub mod timers;
