@@ -21,3 +21,4 @@ pub mod reassembly;
 pub mod rtt;
 pub mod sack;
 pub mod timers;
+pub mod window;
