@@ -8,6 +8,9 @@
 use crate::wire::seq::SeqNumber;
 use crate::wire::tcp::SackBlocks;
 
+/// The largest byte bound: RFC 7323's largest window, 2³⁰ bytes.
+pub const MAX_CAPACITY: usize = 1 << 30;
+
 /// One stored run of bytes.
 #[derive(Debug, Clone)]
 struct Piece {
@@ -47,11 +50,13 @@ pub struct Reassembly {
 }
 
 impl Reassembly {
-    /// An empty queue expecting `rcv_nxt`, holding at most `capacity` bytes.
+    /// An empty queue expecting `rcv_nxt`, holding at most `capacity` bytes
+    /// (at most 2³⁰, RFC 7323's largest window, so sequence comparisons
+    /// inside it hold).
     pub fn new(rcv_nxt: SeqNumber, capacity: usize) -> Reassembly {
         Reassembly {
             rcv_nxt,
-            capacity,
+            capacity: capacity.min(MAX_CAPACITY),
             pieces: Vec::new(),
             held: 0,
             arrivals: 0,

@@ -16,7 +16,8 @@ pub const DEFAULT_DUP_THRESH: usize = 3;
 /// What an ACK changed on the scoreboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AckUpdate {
-    /// Bytes newly acknowledged cumulatively.
+    /// Bytes newly acknowledged cumulatively that had not been SACKed
+    /// (so `newly_acked + newly_sacked` is RFC 6937's DeliveredData).
     pub newly_acked: usize,
     /// Bytes newly SACKed (RFC 6675 §2's "duplicate acknowledgment" test:
     /// an ACK whose SACK blocks cover new data).

@@ -145,6 +145,30 @@ fn next_seg_follows_rules_one_to_four_in_order() {
 }
 
 #[test]
+fn a_cumulative_ack_over_sacked_data_counts_only_the_bytes_not_sacked_before() {
+    let mut s = ten_sent();
+    let u = s.on_ack(SeqNumber(0), &blocks(&[seg(1), seg(3)]));
+    assert_eq!(u.newly_sacked, 2000);
+    let u = s.on_ack(SeqNumber(3500), &[None; 3]);
+    // 3500 bytes covered, 1000 + 500 of them SACKed before.
+    assert_eq!(
+        u,
+        AckUpdate {
+            newly_acked: 2000,
+            newly_sacked: 0
+        }
+    );
+    assert_eq!(s.sacked(), &[(SeqNumber(3500), SeqNumber(4000))]);
+    // An old ACK changes nothing; an ACK beyond HighData is ignored.
+    assert_eq!(s.on_ack(SeqNumber(1000), &[None; 3]), AckUpdate::default());
+    assert_eq!(
+        s.on_ack(SeqNumber(20_000), &[None; 3]),
+        AckUpdate::default()
+    );
+    assert_eq!(s.high_ack(), SeqNumber(3500));
+}
+
+#[test]
 fn blocks_below_the_ack_or_beyond_high_data_are_ignored_or_clipped() {
     let mut s = ten_sent();
     let u = s.on_ack(

@@ -3,7 +3,8 @@
 //! K = ∛((W_max − cwnd_epoch)/C), C = 0.4, β = 0.7; it never grows slower
 //! than Reno would (the Reno-friendly region, §4.3, W_est with
 //! α = 3(1 − β)/(1 + β)); and with fast convergence (§4.7) a flow that
-//! loses below its last W_max gives some of it up. Windows are kept in
+//! loses below its last W_max gives some of it up. A loss sets ssthresh to
+//! β·FlightSize (§4.6; β·cwnd, as Linux does, is a switch). Windows are kept in
 //! segments as floating point, as the RFC writes them.
 
 use std::time::Duration;
@@ -11,7 +12,17 @@ use std::time::Duration;
 use super::{initial_window, CongestionControl};
 use crate::time::Instant;
 
-/// CUBIC's constants (RFC 9438 §4.1, §4.7).
+/// What β multiplies on a congestion event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReductionBase {
+    /// RFC 9438 §4.6: ssthresh = FlightSize·β.
+    #[default]
+    FlightSize,
+    /// cwnd·β, as Linux and Windows do (§4.6 notes it).
+    Cwnd,
+}
+
+/// CUBIC's constants (RFC 9438 §4.1, §4.6, §4.7).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CubicConfig {
     /// C: the curve's aggressiveness, segments / s³.
@@ -20,6 +31,8 @@ pub struct CubicConfig {
     pub beta: f64,
     /// Fast convergence on or off.
     pub fast_convergence: bool,
+    /// What β multiplies.
+    pub reduction_base: ReductionBase,
 }
 
 impl Default for CubicConfig {
@@ -28,6 +41,7 @@ impl Default for CubicConfig {
             c: 0.4,
             beta: 0.7,
             fast_convergence: true,
+            reduction_base: ReductionBase::FlightSize,
         }
     }
 }
@@ -118,14 +132,20 @@ impl Cubic {
         e
     }
 
-    fn reduce(&mut self) {
+    /// §4.6–4.7: W_max (with fast convergence), then ssthresh and cwnd
+    /// from β, at least two segments.
+    fn reduce(&mut self, flight_size: usize) {
         let beta = self.config.beta;
         self.w_max = if self.config.fast_convergence && self.cwnd < self.w_max {
             self.cwnd * (1.0 + beta) / 2.0
         } else {
             self.cwnd
         };
-        let ssthresh = (self.cwnd * beta).max(2.0);
+        let base = match self.config.reduction_base {
+            ReductionBase::FlightSize => flight_size as f64 / self.mss as f64,
+            ReductionBase::Cwnd => self.cwnd,
+        };
+        let ssthresh = (base * beta).max(2.0);
         self.ssthresh = (ssthresh * self.mss as f64) as usize;
         self.cwnd = ssthresh;
         self.epoch = None;
@@ -166,17 +186,17 @@ impl CongestionControl for Cubic {
         self.cwnd += (target - self.cwnd) / self.cwnd * acked;
     }
 
-    fn on_fast_retransmit(&mut self, _flight_size: usize, _now: Instant) {
-        self.reduce();
+    fn on_fast_retransmit(&mut self, flight_size: usize, _now: Instant) {
+        self.reduce(flight_size);
     }
 
     fn on_recovery_exit(&mut self, _now: Instant) {
         self.cwnd = self.ssthresh as f64 / self.mss as f64;
     }
 
-    fn on_retransmit_timeout(&mut self, _flight_size: usize, _now: Instant) {
+    fn on_retransmit_timeout(&mut self, flight_size: usize, _now: Instant) {
         // §4.8: the reduction as for a loss, then the loss window.
-        self.reduce();
+        self.reduce(flight_size);
         self.cwnd = 1.0;
     }
 

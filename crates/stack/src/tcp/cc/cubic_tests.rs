@@ -30,6 +30,25 @@ fn a_loss_multiplies_the_window_by_beta() {
     let mut rto = Cubic::new(MSS).with_windows(100 * MSS, MSS);
     rto.on_retransmit_timeout(100 * MSS, Instant::ZERO);
     assert_eq!((rto.cwnd(), rto.ssthresh()), (MSS, 70 * MSS));
+    // An application-limited sender: RFC 9438 multiplies FlightSize,
+    // Linux cwnd; W_max is cwnd either way.
+    let mut rfc = Cubic::new(MSS).with_windows(100 * MSS, MSS);
+    rfc.on_fast_retransmit(40 * MSS, Instant::ZERO);
+    assert_eq!(
+        (rfc.cwnd(), rfc.ssthresh(), rfc.w_max()),
+        (28 * MSS, 28 * MSS, 100.0)
+    );
+    let linux = CubicConfig {
+        reduction_base: ReductionBase::Cwnd,
+        ..CubicConfig::default()
+    };
+    let mut like_linux = Cubic::with_config(MSS, linux).with_windows(100 * MSS, MSS);
+    like_linux.on_fast_retransmit(40 * MSS, Instant::ZERO);
+    assert_eq!(like_linux.cwnd(), 70 * MSS);
+    // Never below two segments.
+    let mut tiny = Cubic::new(MSS).with_windows(2 * MSS, MSS);
+    tiny.on_fast_retransmit(MSS, Instant::ZERO);
+    assert_eq!(tiny.cwnd(), 2 * MSS);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::time::Instant;
 pub mod cubic;
 pub mod reno;
 
-pub use cubic::Cubic;
+pub use cubic::{Cubic, CubicConfig, ReductionBase};
 pub use reno::Reno;
 
 /// A congestion controller.
