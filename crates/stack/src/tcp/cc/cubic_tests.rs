@@ -153,3 +153,21 @@ fn slow_start_doubles_per_round_trip_below_ssthresh() {
     }
     assert_eq!(seen, [8, 16, 32]);
 }
+
+#[test]
+fn far_past_k_the_window_grows_at_most_half_per_round_trip() {
+    // §4.5: the target is capped at 1.5·cwnd, however far the curve is.
+    let rtt = Duration::from_millis(100);
+    let mut c = after_loss_at(100);
+    let start = round_trip(&mut c, Instant::ZERO, rtt);
+    let late = start.after(Duration::from_secs(100));
+    let before = c.cwnd() / MSS;
+    assert!(c.w_cubic(100.0).unwrap() > 10.0 * before as f64);
+    round_trip(&mut c, late, rtt);
+    let after = c.cwnd() as f64 / MSS as f64;
+    let expect = 1.5 * before as f64;
+    assert!(
+        (after - expect).abs() < 1.0,
+        "{before} → {after} segments, not ×1.5"
+    );
+}
