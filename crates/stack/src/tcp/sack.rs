@@ -262,7 +262,9 @@ impl Scoreboard {
                 (start < end).then(|| (start, (end - start).min(self.mss)))
             })
             .collect();
-        if let Some(&(start, len)) = candidates.iter().find(|&&(s, _)| self.is_lost(s)) {
+        // IsLost(s) for an unSACKed s is s < the lost boundary: one pass.
+        let lost_below = self.lost_boundary();
+        if let Some(&(start, len)) = candidates.iter().find(|&&(s, _)| s < lost_below) {
             return Some(NextSeg::RetransmitLost(SeqRange { start, len }));
         }
         if new_data_ready {

@@ -238,6 +238,7 @@ proptest! {
             if s.is_sacked(seq) {
                 continue;
             }
+            prop_assert_eq!(s.is_lost(seq), seq < s.lost_boundary(), "at {}", o);
             if !s.is_lost(seq) {
                 expect += 1;
             }
