@@ -137,3 +137,37 @@ fn time_wait_lasts_two_msl_and_stops_the_other_timers() {
     clock.advance(Duration::from_secs(1));
     assert_eq!(short.poll_expired(clock.now()), Some(TimerKind::TimeWait));
 }
+
+#[test]
+fn the_retransmit_timer_follows_either_estimators_backoff_on_the_clock() {
+    use crate::tcp::rtt::{BsdRenoConfig, Rfc6298Config, RttEstimatorKind};
+    let kinds = [
+        RttEstimatorKind::Rfc6298(Rfc6298Config {
+            min_rto: ms(200),
+            ..Rfc6298Config::default()
+        }),
+        RttEstimatorKind::BsdReno(BsdRenoConfig::default()),
+    ];
+    let mut fired_at = vec![];
+    for kind in kinds {
+        let clock = ManualClock::new(Instant::ZERO);
+        let mut rtt = kind.build();
+        rtt.sample(ms(100));
+        let mut t = Timers::new(TimerConfig::default());
+        t.arm_after(TimerKind::Retransmit, clock.now(), rtt.rto());
+        let mut times = vec![];
+        for _ in 0..3 {
+            let wait = t.sleep_for(clock.now()).unwrap();
+            clock.advance(wait);
+            assert_eq!(t.poll_expired(clock.now()), Some(TimerKind::Retransmit));
+            times.push(clock.now().since(Instant::ZERO).as_millis());
+            rtt.on_retransmit_timeout();
+            t.arm_after(TimerKind::Retransmit, clock.now(), rtt.rto());
+        }
+        fired_at.push(times);
+    }
+    // RFC 6298: RTO 100 + 4·50 = 300 ms, then 600, 1200.
+    assert_eq!(fired_at[0], [300, 900, 2100]);
+    // BSD: t_rtt 1 → 3 ticks (1.5 s), then 6 and 12 ticks.
+    assert_eq!(fired_at[1], [1500, 4500, 10_500]);
+}
