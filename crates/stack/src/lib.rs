@@ -9,7 +9,18 @@
 //!   `Repr` parse/emit for Ethernet, ARP, IPv4, ICMP, UDP and TCP, and the
 //!   checksum variants;
 //! - [`time`]: the injected clock, so protocol tests are deterministic and
-//!   never sleep.
+//!   never sleep;
+//! - [`iface`]: so far the routing tables behind one trait (linear as in
+//!   4.3BSD, a hash per prefix length, a path-compressed trie) and the ARP
+//!   cache;
+//! - [`tcp`]: so far TCP's building blocks, each switchable: RTT
+//!   estimators (RFC 6298 in ns, 4.3BSD-Reno's integer EWMA), congestion
+//!   control (Reno, CUBIC, none), the reassembly queue, the RFC 6675 SACK
+//!   scoreboard, RFC 6528 ISNs, the timers, and SWS avoidance, Nagle and
+//!   delayed-ACK policies;
+//! - [`phy`]: devices (TUN, TUN with virtio-net-header offloads, TAP, an
+//!   in-memory loopback) and wrappers that are devices themselves (a
+//!   pcapng tracer, a seeded fault injector).
 //!
 //! Fuzzing: `tests/wire_fuzz.rs` feeds arbitrary and mutated bytes to
 //! every wire parser (no panic, no allocation, truncations refused), 256
@@ -20,11 +31,11 @@
 //! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
 //! commit it with the fix).
 //!
-//! Later modules: `iface` (addresses, ARP cache, IP in and out, routing
-//! tables behind a trait), `tcp` (the state machine split by concern),
-//! `socket`, and `phy` (TUN, TAP, tracer, fault injector).
+//! Still to come (issue 18): IP input and output with ICMP echo in
+//! `iface`, the TCP state machine itself, sockets, and bench runs on it.
 
 pub mod iface;
 pub mod phy;
+pub mod tcp;
 pub mod time;
 pub mod wire;

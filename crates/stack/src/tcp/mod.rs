@@ -1,0 +1,24 @@
+//! TCP's building blocks, each behind a small interface so the state
+//! machine (input, output, recovery) can be assembled from them and issue 19
+//! can switch each one at construction:
+//! - [`rtt`]: RTT estimators (RFC 6298 in nanoseconds, 4.3BSD-Reno's
+//!   integer EWMA in ticks) and Karn's rule;
+//! - [`cc`]: congestion control (Reno, CUBIC, none);
+//! - [`reassembly`]: the receiver's out-of-order queue and the SACK blocks
+//!   it reports;
+//! - [`sack`]: the sender's RFC 6675 scoreboard (`IsLost`, `NextSeg`, pipe);
+//! - [`isn`]: initial sequence numbers per RFC 6528;
+//! - [`timers`]: the connection's timers on the injected clock;
+//! - [`window`]: SWS avoidance, Nagle and the delayed-ACK policy as pure
+//!   decisions.
+//!
+//! They use only the shared wire meaning (`SeqNumber`, `SackBlocks`) and
+//! the clock, never packet bytes.
+
+pub mod cc;
+pub mod isn;
+pub mod reassembly;
+pub mod rtt;
+pub mod sack;
+pub mod timers;
+pub mod window;
