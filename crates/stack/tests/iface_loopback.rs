@@ -116,7 +116,14 @@ fn an_arp_request_for_our_address_is_answered_and_the_sender_learned() {
     assert_eq!(iface.counters().arp_replies_sent, 1);
     // Learned: a packet to the asker goes out at once, no ARP request.
     let outcome = iface
-        .send_ip(&mut dev, clock.now(), PEER.into(), IpProtocol::Udp, 0, |_, _| {})
+        .send_ip(
+            &mut dev,
+            clock.now(),
+            PEER.into(),
+            IpProtocol::Udp,
+            0,
+            |_, _| {},
+        )
         .unwrap();
     assert_eq!(outcome, SendOutcome::Sent);
     let frame = dev.outbound.pop_front().unwrap();
@@ -153,14 +160,19 @@ fn a_packet_to_an_unresolved_gateway_waits_for_the_arp_reply_one_per_next_hop() 
     assert_eq!(send(&mut iface, &mut dev, 1), SendOutcome::AwaitingArp);
     let request = dev.outbound.pop_front().expect("an ARP request");
     assert_eq!(&request[0..6], &BROADCAST_MAC);
-    assert_eq!(&request[14..], &arp(1, OUR_MAC, OURS, [0; 6], PEER)[..], "asks for the gateway");
+    assert_eq!(
+        &request[14..],
+        &arp(1, OUR_MAC, OURS, [0; 6], PEER)[..],
+        "asks for the gateway"
+    );
     // A second packet replaces the first; the request is rate-limited.
     clock.advance(Duration::from_millis(100));
     assert_eq!(send(&mut iface, &mut dev, 2), SendOutcome::AwaitingArp);
     assert!(dev.outbound.is_empty(), "no second request within a second");
     assert_eq!(iface.counters().drops(DropReason::ArpPendingReplaced), 1);
     let reply = arp(2, PEER_MAC, PEER, OUR_MAC, OURS);
-    dev.inbound.push_back(ethernet(OUR_MAC, PEER_MAC, 0x0806, &reply));
+    dev.inbound
+        .push_back(ethernet(OUR_MAC, PEER_MAC, 0x0806, &reply));
     poll(&mut iface, &mut dev, &clock);
     let frame = dev.outbound.pop_front().expect("the held packet");
     assert_eq!(&frame[0..6], &PEER_MAC, "to the gateway's MAC");
@@ -177,13 +189,15 @@ fn a_ping_over_ethernet_from_an_unknown_mac_is_answered_after_arp() {
     // The peer's echo request arrives without a prior ARP exchange
     // (its ARP entry was learned elsewhere); we must ask for its MAC.
     let req = Ip::new(PEER, OURS, 1).packet(&echo_request(9, 1, b"abc"));
-    dev.inbound.push_back(ethernet(OUR_MAC, PEER_MAC, 0x0800, &req));
+    dev.inbound
+        .push_back(ethernet(OUR_MAC, PEER_MAC, 0x0800, &req));
     poll(&mut iface, &mut dev, &clock);
     let asked = dev.outbound.pop_front().expect("an ARP request first");
     assert_eq!(&asked[12..14], &[0x08, 0x06]);
     assert!(dev.outbound.is_empty());
     let reply = arp(2, PEER_MAC, PEER, OUR_MAC, OURS);
-    dev.inbound.push_back(ethernet(OUR_MAC, PEER_MAC, 0x0806, &reply));
+    dev.inbound
+        .push_back(ethernet(OUR_MAC, PEER_MAC, 0x0806, &reply));
     poll(&mut iface, &mut dev, &clock);
     let echo = dev.outbound.pop_front().expect("the echo reply");
     let (_, dst, proto, _, _, icmp) = read_ip(&echo[14..]);
@@ -224,7 +238,10 @@ fn a_fragmented_echo_request_arriving_out_of_order_is_reassembled_and_answered()
     dev.inbound.push_back(frags[3].clone());
     dev.inbound.push_back(frags[2].clone());
     poll(&mut iface, &mut dev, &clock);
-    let reply = dev.outbound.pop_front().expect("the reply to the whole datagram");
+    let reply = dev
+        .outbound
+        .pop_front()
+        .expect("the reply to the whole datagram");
     let (_, _, _, _, _, icmp) = read_ip(&reply);
     assert_eq!(icmp[0], 0);
     assert_eq!(&icmp[8..], &data[..]);
@@ -250,7 +267,11 @@ fn reassembly_holds_at_most_the_configured_datagrams_and_bytes() {
     }
     poll(&mut iface, &mut dev, &clock);
     assert_eq!(iface.partial_datagrams(), 2);
-    assert_eq!(iface.counters().drops(DropReason::FragmentLimit), 1, "third datagram refused");
+    assert_eq!(
+        iface.counters().drops(DropReason::FragmentLimit),
+        1,
+        "third datagram refused"
+    );
     // 800 bytes held; a fragment that would take the total past 1500 is
     // refused too, though the datagram count allows it.
     let (_, frags) = fragmented_echo(1, 1000, 400);
@@ -310,31 +331,73 @@ fn drops_are_counted_by_reason() {
     let unknown_proto = Ip::new(PEER, OURS, 99).packet(b"????");
     let no_listener = Ip::new(PEER, OURS, 17).packet(&udp(PEER, OURS, 5000, 9, b"x"));
     let cases: Vec<(Vec<u8>, DropReason)> = vec![
-        (ethernet([2, 9, 9, 9, 9, 9], PEER_MAC, 0x0800, &good), DropReason::NotOurMac),
-        (ethernet(OUR_MAC, PEER_MAC, 0x86dd, &[0x60; 40]), DropReason::UnknownEthertype),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &good[..15]), DropReason::Malformed),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &bad_sum), DropReason::BadChecksum),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &other), DropReason::NotOurAddress),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &ttl0.packet(&ping)), DropReason::TtlExpired),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &unknown_proto), DropReason::UnknownProtocol),
-        (ethernet(OUR_MAC, PEER_MAC, 0x0800, &no_listener), DropReason::NoListener),
+        (
+            ethernet([2, 9, 9, 9, 9, 9], PEER_MAC, 0x0800, &good),
+            DropReason::NotOurMac,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x86dd, &[0x60; 40]),
+            DropReason::UnknownEthertype,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &good[..15]),
+            DropReason::Malformed,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &bad_sum),
+            DropReason::BadChecksum,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &other),
+            DropReason::NotOurAddress,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &ttl0.packet(&ping)),
+            DropReason::TtlExpired,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &unknown_proto),
+            DropReason::UnknownProtocol,
+        ),
+        (
+            ethernet(OUR_MAC, PEER_MAC, 0x0800, &no_listener),
+            DropReason::NoListener,
+        ),
     ];
     for (frame, reason) in cases {
         let before = iface.counters().total_drops();
         dev.inbound.push_back(frame);
         poll(&mut iface, &mut dev, &clock);
         assert_eq!(iface.counters().drops(reason), 1, "{reason:?}");
-        assert_eq!(iface.counters().total_drops(), before + 1, "{reason:?} only");
+        assert_eq!(
+            iface.counters().total_drops(),
+            before + 1,
+            "{reason:?} only"
+        );
     }
     assert!(dev.outbound.is_empty(), "nothing answered");
     assert_eq!(iface.counters().frames_in, 8);
     let err = iface
-        .send_ip(&mut dev, clock.now(), Ipv4Address::new(192, 0, 2, 1), IpProtocol::Udp, 0, |_, _| {})
+        .send_ip(
+            &mut dev,
+            clock.now(),
+            Ipv4Address::new(192, 0, 2, 1),
+            IpProtocol::Udp,
+            0,
+            |_, _| {},
+        )
         .unwrap_err();
     assert!(err.to_string().contains("no route"), "{err}");
     assert_eq!(iface.counters().drops(DropReason::NoRoute), 1);
     let err = iface
-        .send_ip(&mut dev, clock.now(), PEER.into(), IpProtocol::Udp, 1481, |_, _| {})
+        .send_ip(
+            &mut dev,
+            clock.now(),
+            PEER.into(),
+            IpProtocol::Udp,
+            1481,
+            |_, _| {},
+        )
         .unwrap_err();
     assert!(err.to_string().contains("MTU"), "{err}");
     assert_eq!(iface.counters().drops(DropReason::TooBig), 1);
@@ -355,7 +418,14 @@ fn routes_pick_the_longest_prefix_and_the_source_on_its_network() {
         (Ipv4Addr::new(172, 16, 9, 9), Ipv4Addr::new(172, 16, 5, 2)),
     ] {
         iface
-            .send_ip(&mut dev, clock.now(), dst.into(), IpProtocol::Udp, 0, |_, _| {})
+            .send_ip(
+                &mut dev,
+                clock.now(),
+                dst.into(),
+                IpProtocol::Udp,
+                0,
+                |_, _| {},
+            )
             .unwrap();
         let (s, d, _, _, _, _) = read_ip(dev.outbound.back().unwrap());
         assert_eq!((s, d), (src, dst));

@@ -159,7 +159,7 @@ impl Reassembler {
     ) -> Result<Option<(Ipv4Repr, Vec<u8>)>, FragmentError> {
         let start = usize::from(repr.frag_offset);
         let end = start + payload.len();
-        if end > MAX_PAYLOAD || (repr.more_frags && payload.len() % 8 != 0) {
+        if end > MAX_PAYLOAD || (repr.more_frags && payload.len() & 7 != 0) {
             self.drop_datagram(DatagramKey::of(repr));
             return Err(FragmentError::Invalid);
         }
@@ -215,7 +215,9 @@ impl Reassembler {
         }
         let partial = self.partials.swap_remove(at);
         self.bytes_held -= partial.data.len();
-        let mut header = partial.header.expect("complete datagrams have a first fragment");
+        let mut header = partial
+            .header
+            .expect("complete datagrams have a first fragment");
         header.more_frags = false;
         header.frag_offset = 0;
         header.payload_len = partial.data.len();

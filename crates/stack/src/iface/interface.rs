@@ -238,8 +238,10 @@ impl Interface {
         upper: &mut dyn IpHandler,
     ) -> Result<usize, IfaceError> {
         let timed_out = self.reassembler.expire(now);
-        self.counters
-            .count_drops(super::counters::DropReason::FragmentTimeout, timed_out as u64);
+        self.counters.count_drops(
+            super::counters::DropReason::FragmentTimeout,
+            timed_out as u64,
+        );
         let max_frame = device.capabilities().max_frame;
         let mut buffer = std::mem::take(&mut self.rx_buffer);
         buffer.resize(max_frame, 0);
@@ -253,7 +255,7 @@ impl Interface {
                     read += 1;
                     self.counters.frames_in += 1;
                     self.counters.bytes_in += len as u64;
-                    if let Err(e) = self.process_frame(device, now, &mut buffer[..len], upper) {
+                    if let Err(e) = self.process_frame(device, now, &buffer[..len], upper) {
                         break Err(e);
                     }
                 }

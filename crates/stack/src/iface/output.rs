@@ -87,7 +87,10 @@ impl Interface {
         let mut buffer = std::mem::take(&mut self.tx_buffer);
         buffer.clear();
         buffer.resize(link + ip_len, 0);
-        repr.emit(&mut Ipv4Packet::new_unchecked(&mut buffer[link..]), self.checksum);
+        repr.emit(
+            &mut Ipv4Packet::new_unchecked(&mut buffer[link..]),
+            self.checksum,
+        );
         emit(&repr, &mut buffer[link + IPV4_HEADER_LEN..]);
         let result = match self.medium {
             Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
@@ -178,7 +181,9 @@ impl Interface {
     ) -> Result<(), IfaceError> {
         let mut frame = [0u8; ETHERNET_HEADER_LEN + crate::wire::arp::ARP_ETHERNET_IPV4_LEN];
         self.write_ethernet_header(&mut frame, dst_mac, EtherType::Arp);
-        arp.emit(&mut ArpPacket::new_unchecked(&mut frame[ETHERNET_HEADER_LEN..]));
+        arp.emit(&mut ArpPacket::new_unchecked(
+            &mut frame[ETHERNET_HEADER_LEN..],
+        ));
         self.transmit(device, &frame)
     }
 

@@ -130,7 +130,10 @@ impl UdpSockets {
     }
 
     /// The oldest datagram received, with its source.
-    pub fn recv_from(&mut self, handle: UdpHandle) -> Result<Option<(SocketAddrV4, Vec<u8>)>, UdpError> {
+    pub fn recv_from(
+        &mut self,
+        handle: UdpHandle,
+    ) -> Result<Option<(SocketAddrV4, Vec<u8>)>, UdpError> {
         Ok(self.socket(handle)?.received.pop_front())
     }
 
