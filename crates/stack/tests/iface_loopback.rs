@@ -461,3 +461,27 @@ fn a_udp_datagram_reaches_a_bound_socket_and_its_answer_goes_back() {
     assert_eq!(sockets.recv_from(handle).unwrap(), None);
     assert_eq!(iface.counters().drops(DropReason::BadChecksum), 1);
 }
+
+#[test]
+fn a_packet_whose_next_hop_never_answers_is_dropped_after_three_request_intervals() {
+    let (mut iface, mut dev, clock) = setup(Medium::Ethernet);
+    let silent = Ipv4Address::new(10, 80, 0, 50);
+    let outcome = iface
+        .send_ip(&mut dev, clock.now(), silent, IpProtocol::Udp, 0, |_, _| {})
+        .unwrap();
+    assert_eq!(outcome, SendOutcome::AwaitingArp);
+    clock.advance(Duration::from_millis(2999));
+    poll(&mut iface, &mut dev, &clock);
+    assert_eq!(iface.counters().drops(DropReason::ArpUnresolved), 0);
+    clock.advance(Duration::from_millis(1));
+    poll(&mut iface, &mut dev, &clock);
+    assert_eq!(iface.counters().drops(DropReason::ArpUnresolved), 1);
+    // A reply arriving now releases nothing.
+    let reply = arp(2, PEER_MAC, silent.into(), OUR_MAC, OURS);
+    dev.outbound.clear();
+    dev.inbound
+        .push_back(ethernet(OUR_MAC, PEER_MAC, 0x0806, &reply));
+    poll(&mut iface, &mut dev, &clock);
+    assert!(dev.outbound.is_empty());
+    assert_eq!(iface.counters().arp_pending_released, 0);
+}

@@ -39,6 +39,9 @@ pub enum DropReason {
     /// An outgoing packet that waited for ARP and was replaced by a newer
     /// one for the same next hop (one is held per next hop).
     ArpPendingReplaced,
+    /// An outgoing packet that waited for ARP longer than the hold time
+    /// (three request intervals) without an answer.
+    ArpUnresolved,
     /// An outgoing packet larger than the link's MTU (the interface does
     /// not fragment on output; DF is set).
     TooBig,
@@ -48,7 +51,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in the order of [`DropReason::index`].
-    pub const ALL: [DropReason; 16] = [
+    pub const ALL: [DropReason; 17] = [
         DropReason::NotOurMac,
         DropReason::UnknownEthertype,
         DropReason::Malformed,
@@ -63,6 +66,7 @@ impl DropReason {
         DropReason::NoListener,
         DropReason::NoRoute,
         DropReason::ArpPendingReplaced,
+        DropReason::ArpUnresolved,
         DropReason::TooBig,
         DropReason::DeviceRefused,
     ];
@@ -92,6 +96,7 @@ impl DropReason {
             DropReason::NoListener => "no_listener",
             DropReason::NoRoute => "no_route",
             DropReason::ArpPendingReplaced => "arp_pending_replaced",
+            DropReason::ArpUnresolved => "arp_unresolved",
             DropReason::TooBig => "too_big",
             DropReason::DeviceRefused => "device_refused",
         }

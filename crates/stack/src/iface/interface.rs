@@ -107,8 +107,11 @@ pub struct Interface {
     pub(super) dont_frag: bool,
     pub(super) poll_budget: usize,
     pub(super) next_ident: u16,
-    /// Packets (IP, no link header) waiting for their next hop's MAC.
-    pub(super) awaiting_arp: HashMap<Ipv4Addr, Vec<u8>>,
+    /// Packets (IP, no link header) waiting for their next hop's MAC,
+    /// with the time they began to wait.
+    pub(super) awaiting_arp: HashMap<Ipv4Addr, (Instant, Vec<u8>)>,
+    /// How long a packet waits for ARP before it is dropped.
+    pub(super) arp_hold: std::time::Duration,
     pub(super) counters: InterfaceCounters,
     pub(super) rx_buffer: Vec<u8>,
     pub(super) tx_buffer: Vec<u8>,
@@ -136,6 +139,7 @@ impl Interface {
             addresses: Vec::new(),
             routes: route::new_table(config.route_table),
             arp: ArpCache::new(config.arp),
+            arp_hold: config.arp.request_interval * 3,
             checksum: config.checksum,
             reassembler: Reassembler::new(config.fragments),
             hop_limit: config.hop_limit,
@@ -229,14 +233,23 @@ impl Interface {
     }
 
     /// Reads up to the poll budget of frames from `device`, answering ARP
-    /// and echo requests and handing UDP and TCP to `upper`; expires
-    /// stale fragments. Returns how many frames were read.
+    /// and echo requests and handing UDP and TCP to `upper`; first drops
+    /// stale fragments and packets that waited too long for ARP. Returns how many frames were read.
     pub fn poll(
         &mut self,
         device: &mut dyn Device,
         now: Instant,
         upper: &mut dyn IpHandler,
     ) -> Result<usize, IfaceError> {
+        let hold = self.arp_hold;
+        let before = self.awaiting_arp.len();
+        self.awaiting_arp
+            .retain(|_, (since, _)| now.since(*since) < hold);
+        let unresolved = before - self.awaiting_arp.len();
+        self.counters.count_drops(
+            super::counters::DropReason::ArpUnresolved,
+            unresolved as u64,
+        );
         let timed_out = self.reassembler.expire(now);
         self.counters.count_drops(
             super::counters::DropReason::FragmentTimeout,

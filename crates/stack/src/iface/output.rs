@@ -131,7 +131,15 @@ impl Interface {
                 Lookup::Found(hw) => EthernetAddress(hw),
                 lookup => {
                     let packet = frame[ETHERNET_HEADER_LEN..].to_vec();
-                    if self.awaiting_arp.insert(next_hop, packet).is_some() {
+                    let since = match self.awaiting_arp.get(&next_hop) {
+                        Some((since, _)) => *since,
+                        None => now,
+                    };
+                    if self
+                        .awaiting_arp
+                        .insert(next_hop, (since, packet))
+                        .is_some()
+                    {
                         self.counters.count_drop(DropReason::ArpPendingReplaced);
                     }
                     if lookup == Lookup::SendRequest {
@@ -161,7 +169,7 @@ impl Interface {
         next_hop: Ipv4Addr,
         mac: EthernetAddress,
     ) -> Result<(), IfaceError> {
-        let Some(packet) = self.awaiting_arp.remove(&next_hop) else {
+        let Some((_, packet)) = self.awaiting_arp.remove(&next_hop) else {
             return Ok(());
         };
         let mut frame = vec![0u8; ETHERNET_HEADER_LEN + packet.len()];
