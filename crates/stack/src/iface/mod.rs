@@ -1,5 +1,26 @@
 //! The interface layer: addresses, the ARP cache, IP input and output, and
 //! the routing table behind a trait (issue 18, item 2).
+//!
+//! - [`interface::Interface`]: one device's medium, MAC, addresses,
+//!   routes, ARP cache, checksum method and [`counters`]; `poll` reads
+//!   frames (input in `input.rs`: ARP, IPv4, [`fragment`] reassembly,
+//!   ICMP echo) and `send_ip` writes them (output in `output.rs`: route,
+//!   source address, IPv4 header, ARP resolution holding one packet per
+//!   next hop);
+//! - [`upper::IpHandler`]: where UDP datagrams and TCP segments for us go,
+//!   so the transports plug in without `iface` knowing them;
+//! - [`udp::UdpSockets`]: bind, send to, receive from.
 
 pub mod arp_cache;
+pub mod counters;
+pub mod fragment;
+mod input;
+pub mod interface;
+mod output;
 pub mod route;
+pub mod udp;
+pub mod upper;
+
+pub use counters::{DropReason, InterfaceCounters};
+pub use interface::{IfaceError, Interface, InterfaceConfig, SendOutcome};
+pub use upper::{Delivery, IpHandler, NoTransport};

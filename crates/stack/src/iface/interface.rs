@@ -1,0 +1,282 @@
+//! The interface: one device's medium, MAC and IPv4 addresses, its routing
+//! table, ARP cache, checksum method, fragment reassembly and counters.
+//! [`Interface::poll`] reads frames from a [`Device`] and answers what the
+//! interface answers itself (ARP, `ping`); UDP and TCP go to an
+//! [`IpHandler`]. Input is in `input.rs`, output (`send_ip`, ARP
+//! resolution) in `output.rs`.
+
+use super::arp_cache::{ArpCache, ArpConfig};
+use super::counters::InterfaceCounters;
+use super::fragment::{FragmentConfig, Reassembler};
+use super::route::{self, NextHop, Route, RouteTable, RouteTableKind};
+use super::upper::IpHandler;
+use crate::phy::{Device, Medium, PhyError};
+use crate::time::Instant;
+use crate::wire::{ChecksumMethod, EthernetAddress, Ipv4Address, Ipv4Cidr};
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+/// How to build an [`Interface`].
+#[derive(Debug, Clone)]
+pub struct InterfaceConfig {
+    /// IP (TUN) or Ethernet (TAP).
+    pub medium: Medium,
+    /// Our MAC address (unused on an IP medium).
+    pub mac: EthernetAddress,
+    /// Our addresses, each with its prefix (a connected route is added
+    /// for each).
+    pub addresses: Vec<Ipv4Cidr>,
+    /// Which routing-table structure to use.
+    pub route_table: RouteTableKind,
+    /// The ARP cache's lifetimes, rate limit and size.
+    pub arp: ArpConfig,
+    /// How checksums are computed and verified.
+    pub checksum: ChecksumMethod,
+    /// The reassembly bounds.
+    pub fragments: FragmentConfig,
+    /// The TTL of packets we send.
+    pub hop_limit: u8,
+    /// Whether packets we send carry Don't Fragment (RFC 1191 path MTU
+    /// discovery; on by default, as Linux does).
+    pub dont_frag: bool,
+    /// Frames read per `poll` at most, so one call cannot starve the
+    /// layers above.
+    pub poll_budget: usize,
+}
+
+impl InterfaceConfig {
+    /// A configuration for `medium` with one address, a locally
+    /// administered MAC, a trie, RFC 1071 checksums, TTL 64 and DF.
+    pub fn new(medium: Medium, address: Ipv4Cidr) -> InterfaceConfig {
+        InterfaceConfig {
+            medium,
+            mac: EthernetAddress([0x02, 0x00, 0x00, 0x00, 0x00, 0x02]),
+            addresses: vec![address],
+            route_table: RouteTableKind::Trie,
+            arp: ArpConfig::default(),
+            checksum: ChecksumMethod::default(),
+            fragments: FragmentConfig::default(),
+            hop_limit: 64,
+            dont_frag: true,
+            poll_budget: 64,
+        }
+    }
+}
+
+/// Why the interface could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum IfaceError {
+    /// The device failed.
+    #[error(transparent)]
+    Device(#[from] PhyError),
+    /// No route leads to the destination.
+    #[error("no route to {0}")]
+    NoRoute(Ipv4Address),
+    /// The packet is larger than the link's MTU (we do not fragment).
+    #[error("packet of {len} bytes exceeds the MTU of {mtu}")]
+    TooBig {
+        /// The IP packet's length.
+        len: usize,
+        /// The device's MTU.
+        mtu: usize,
+    },
+    /// The interface has no address to send from.
+    #[error("the interface has no address")]
+    NoAddress,
+}
+
+/// What became of a packet given to `send_ip`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// It went to the device.
+    Sent,
+    /// It waits for the next hop's ARP reply (one per next hop).
+    AwaitingArp,
+}
+
+/// One network interface over one device.
+pub struct Interface {
+    pub(super) medium: Medium,
+    pub(super) mac: EthernetAddress,
+    pub(super) addresses: Vec<Ipv4Cidr>,
+    pub(super) routes: Box<dyn RouteTable + Send>,
+    pub(super) arp: ArpCache,
+    pub(super) checksum: ChecksumMethod,
+    pub(super) reassembler: Reassembler,
+    pub(super) hop_limit: u8,
+    pub(super) dont_frag: bool,
+    pub(super) poll_budget: usize,
+    pub(super) next_ident: u16,
+    /// Packets (IP, no link header) waiting for their next hop's MAC,
+    /// with the time they began to wait.
+    pub(super) awaiting_arp: HashMap<Ipv4Addr, (Instant, Vec<u8>)>,
+    /// How long a packet waits for ARP before it is dropped.
+    pub(super) arp_hold: std::time::Duration,
+    pub(super) counters: InterfaceCounters,
+    pub(super) rx_buffer: Vec<u8>,
+    pub(super) tx_buffer: Vec<u8>,
+}
+
+impl std::fmt::Debug for Interface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interface")
+            .field("medium", &self.medium)
+            .field("mac", &self.mac)
+            .field("addresses", &self.addresses)
+            .field("routes", &self.routes.len())
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Interface {
+    /// An interface as `config` says, with a connected route for each
+    /// address.
+    pub fn new(config: InterfaceConfig) -> Interface {
+        let mut iface = Interface {
+            medium: config.medium,
+            mac: config.mac,
+            addresses: Vec::new(),
+            routes: route::new_table(config.route_table),
+            arp: ArpCache::new(config.arp),
+            arp_hold: config.arp.request_interval * 3,
+            checksum: config.checksum,
+            reassembler: Reassembler::new(config.fragments),
+            hop_limit: config.hop_limit,
+            dont_frag: config.dont_frag,
+            poll_budget: config.poll_budget.max(1),
+            next_ident: 1,
+            awaiting_arp: HashMap::new(),
+            counters: InterfaceCounters::default(),
+            rx_buffer: Vec::new(),
+            tx_buffer: Vec::new(),
+        };
+        for cidr in config.addresses {
+            iface.add_address(cidr);
+        }
+        iface
+    }
+
+    /// Adds an address and the connected route to its network.
+    pub fn add_address(&mut self, cidr: Ipv4Cidr) {
+        self.addresses.push(cidr);
+        let network = route::Ipv4Cidr::new(cidr.address().into(), cidr.prefix_len())
+            .expect("a wire CIDR's prefix is at most 32");
+        self.routes.add(Route {
+            cidr: network,
+            next_hop: NextHop::Direct,
+        });
+    }
+
+    /// Adds (or replaces) a route.
+    pub fn add_route(&mut self, route: Route) -> Option<Route> {
+        self.routes.add(route)
+    }
+
+    /// Sends everything off the link to `gateway`.
+    pub fn set_default_gateway(&mut self, gateway: Ipv4Address) -> Option<Route> {
+        let default = route::Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).expect("/0 is valid");
+        self.routes.add(Route {
+            cidr: default,
+            next_hop: NextHop::Gateway(gateway.into()),
+        })
+    }
+
+    /// Our addresses.
+    pub fn addresses(&self) -> &[Ipv4Cidr] {
+        &self.addresses
+    }
+
+    /// Our MAC address.
+    pub fn mac(&self) -> EthernetAddress {
+        self.mac
+    }
+
+    /// The medium.
+    pub fn medium(&self) -> Medium {
+        self.medium
+    }
+
+    /// The checksum method in force.
+    pub fn checksum(&self) -> ChecksumMethod {
+        self.checksum
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> &InterfaceCounters {
+        &self.counters
+    }
+
+    /// The ARP cache (to read its statistics or seed it).
+    pub fn arp_cache(&mut self) -> &mut ArpCache {
+        &mut self.arp
+    }
+
+    /// Partial datagrams held for reassembly.
+    pub fn partial_datagrams(&self) -> usize {
+        self.reassembler.partial_datagrams()
+    }
+
+    /// Whether `addr` is one of ours.
+    pub fn has_address(&self, addr: Ipv4Address) -> bool {
+        self.addresses.iter().any(|c| c.address() == addr)
+    }
+
+    /// Whether a packet to `addr` is for us: one of our addresses, the
+    /// limited broadcast, or one of our networks' broadcasts.
+    pub fn accepts(&self, addr: Ipv4Address) -> bool {
+        addr.is_broadcast()
+            || self
+                .addresses
+                .iter()
+                .any(|c| c.address() == addr || c.broadcast() == Some(addr))
+    }
+
+    /// Reads up to the poll budget of frames from `device`, answering ARP
+    /// and echo requests and handing UDP and TCP to `upper`; first drops
+    /// stale fragments and packets that waited too long for ARP. Returns how many frames were read.
+    pub fn poll(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        upper: &mut dyn IpHandler,
+    ) -> Result<usize, IfaceError> {
+        let hold = self.arp_hold;
+        let before = self.awaiting_arp.len();
+        self.awaiting_arp
+            .retain(|_, (since, _)| now.since(*since) < hold);
+        let unresolved = before - self.awaiting_arp.len();
+        self.counters.count_drops(
+            super::counters::DropReason::ArpUnresolved,
+            unresolved as u64,
+        );
+        let timed_out = self.reassembler.expire(now);
+        self.counters.count_drops(
+            super::counters::DropReason::FragmentTimeout,
+            timed_out as u64,
+        );
+        let max_frame = device.capabilities().max_frame;
+        let mut buffer = std::mem::take(&mut self.rx_buffer);
+        buffer.resize(max_frame, 0);
+        let mut read = 0;
+        let result = loop {
+            if read == self.poll_budget {
+                break Ok(read);
+            }
+            match device.receive(&mut buffer) {
+                Ok(Some(len)) => {
+                    read += 1;
+                    self.counters.frames_in += 1;
+                    self.counters.bytes_in += len as u64;
+                    if let Err(e) = self.process_frame(device, now, &buffer[..len], upper) {
+                        break Err(e);
+                    }
+                }
+                Ok(None) => break Ok(read),
+                Err(e) => break Err(e.into()),
+            }
+        };
+        self.rx_buffer = buffer;
+        result
+    }
+}

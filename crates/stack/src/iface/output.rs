@@ -1,0 +1,227 @@
+//! The interface's output path: `send_ip` routes a packet, picks its
+//! source address, writes the IPv4 header (identification counter, DF by
+//! default) and the payload the caller emits, and on Ethernet resolves the
+//! next hop through the ARP cache, holding one packet per unresolved next
+//! hop until the reply releases it.
+
+use super::arp_cache::Lookup;
+use super::counters::DropReason;
+use super::interface::{IfaceError, Interface, SendOutcome};
+use super::route::NextHop;
+use crate::phy::{Device, Medium, PhyError};
+use crate::time::Instant;
+use crate::wire::ethernet::ETHERNET_HEADER_LEN;
+use crate::wire::ipv4::IPV4_HEADER_LEN;
+use crate::wire::{
+    ArpOperation, ArpPacket, ArpRepr, EtherType, EthernetAddress, EthernetFrame, EthernetRepr,
+    IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr,
+};
+use std::net::Ipv4Addr;
+
+impl Interface {
+    /// Sends an IPv4 packet of `payload_len` bytes to `dst` from the
+    /// address on the next hop's network: `emit` writes the payload into
+    /// the slice it is given, with the packet's IP header (for
+    /// pseudo-header checksums).
+    pub fn send_ip(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        dst: Ipv4Address,
+        protocol: IpProtocol,
+        payload_len: usize,
+        emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
+    ) -> Result<SendOutcome, IfaceError> {
+        self.send_ip_from(device, now, None, dst, protocol, payload_len, emit)
+    }
+
+    /// [`Interface::send_ip`] from a given source address (`None`: chosen
+    /// by the route), as a reply is sent from the address it was sent to.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_ip_from(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        src: Option<Ipv4Address>,
+        dst: Ipv4Address,
+        protocol: IpProtocol,
+        payload_len: usize,
+        emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
+    ) -> Result<SendOutcome, IfaceError> {
+        let Some(route) = self.routes.lookup(dst.into()) else {
+            self.counters.count_drop(DropReason::NoRoute);
+            return Err(IfaceError::NoRoute(dst));
+        };
+        let next_hop = match route.next_hop {
+            NextHop::Direct => Ipv4Addr::from(dst),
+            NextHop::Gateway(gateway) => gateway,
+        };
+        let src = match src {
+            Some(src) => src,
+            None => self.source_for(next_hop.into())?,
+        };
+        let mtu = device.capabilities().mtu;
+        let ip_len = IPV4_HEADER_LEN + payload_len;
+        if ip_len > mtu {
+            self.counters.count_drop(DropReason::TooBig);
+            return Err(IfaceError::TooBig { len: ip_len, mtu });
+        }
+        let repr = Ipv4Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: protocol,
+            payload_len,
+            hop_limit: self.hop_limit,
+            dscp_ecn: 0,
+            ident: self.next_ident,
+            dont_frag: self.dont_frag,
+            more_frags: false,
+            frag_offset: 0,
+            options_len: 0,
+        };
+        self.next_ident = self.next_ident.wrapping_add(1);
+        let link = match self.medium {
+            Medium::Ip => 0,
+            Medium::Ethernet => ETHERNET_HEADER_LEN,
+        };
+        let mut buffer = std::mem::take(&mut self.tx_buffer);
+        buffer.clear();
+        buffer.resize(link + ip_len, 0);
+        repr.emit(
+            &mut Ipv4Packet::new_unchecked(&mut buffer[link..]),
+            self.checksum,
+        );
+        emit(&repr, &mut buffer[link + IPV4_HEADER_LEN..]);
+        let result = match self.medium {
+            Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
+            Medium::Ethernet => self.resolve_and_send(device, now, src, dst, next_hop, &mut buffer),
+        };
+        self.tx_buffer = buffer;
+        result
+    }
+
+    /// Our address on `next_hop`'s network, else our first address.
+    fn source_for(&self, next_hop: Ipv4Address) -> Result<Ipv4Address, IfaceError> {
+        self.addresses
+            .iter()
+            .find(|c| c.contains_addr(&next_hop))
+            .or_else(|| self.addresses.first())
+            .map(|c| c.address())
+            .ok_or(IfaceError::NoAddress)
+    }
+
+    /// Fills in the Ethernet header of `frame` (an IPv4 packet after room
+    /// for it) and sends it, or holds the packet while ARP asks for the
+    /// next hop.
+    fn resolve_and_send(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        src: Ipv4Address,
+        dst: Ipv4Address,
+        next_hop: Ipv4Addr,
+        frame: &mut [u8],
+    ) -> Result<SendOutcome, IfaceError> {
+        let broadcast =
+            dst.is_broadcast() || self.addresses.iter().any(|c| c.broadcast() == Some(dst));
+        let dst_mac = if broadcast {
+            EthernetAddress::BROADCAST
+        } else {
+            match self.arp.lookup(next_hop, now) {
+                Lookup::Found(hw) => EthernetAddress(hw),
+                lookup => {
+                    let packet = frame[ETHERNET_HEADER_LEN..].to_vec();
+                    let since = match self.awaiting_arp.get(&next_hop) {
+                        Some((since, _)) => *since,
+                        None => now,
+                    };
+                    if self
+                        .awaiting_arp
+                        .insert(next_hop, (since, packet))
+                        .is_some()
+                    {
+                        self.counters.count_drop(DropReason::ArpPendingReplaced);
+                    }
+                    if lookup == Lookup::SendRequest {
+                        let request = ArpRepr {
+                            operation: ArpOperation::Request,
+                            source_hardware_addr: self.mac,
+                            source_protocol_addr: src,
+                            target_hardware_addr: EthernetAddress([0; 6]),
+                            target_protocol_addr: next_hop.into(),
+                        };
+                        self.send_arp(device, EthernetAddress::BROADCAST, &request)?;
+                        self.counters.arp_requests_sent += 1;
+                    }
+                    return Ok(SendOutcome::AwaitingArp);
+                }
+            }
+        };
+        self.write_ethernet_header(frame, dst_mac, EtherType::Ipv4);
+        self.transmit(device, frame)?;
+        Ok(SendOutcome::Sent)
+    }
+
+    /// Sends the packet held for `next_hop`, now that it is at `mac`.
+    pub(super) fn release_awaiting(
+        &mut self,
+        device: &mut dyn Device,
+        next_hop: Ipv4Addr,
+        mac: EthernetAddress,
+    ) -> Result<(), IfaceError> {
+        let Some((_, packet)) = self.awaiting_arp.remove(&next_hop) else {
+            return Ok(());
+        };
+        let mut frame = vec![0u8; ETHERNET_HEADER_LEN + packet.len()];
+        frame[ETHERNET_HEADER_LEN..].copy_from_slice(&packet);
+        self.write_ethernet_header(&mut frame, mac, EtherType::Ipv4);
+        self.transmit(device, &frame)?;
+        self.counters.arp_pending_released += 1;
+        Ok(())
+    }
+
+    /// Sends an ARP packet to `dst_mac`.
+    pub(super) fn send_arp(
+        &mut self,
+        device: &mut dyn Device,
+        dst_mac: EthernetAddress,
+        arp: &ArpRepr,
+    ) -> Result<(), IfaceError> {
+        let mut frame = [0u8; ETHERNET_HEADER_LEN + crate::wire::arp::ARP_ETHERNET_IPV4_LEN];
+        self.write_ethernet_header(&mut frame, dst_mac, EtherType::Arp);
+        arp.emit(&mut ArpPacket::new_unchecked(
+            &mut frame[ETHERNET_HEADER_LEN..],
+        ));
+        self.transmit(device, &frame)
+    }
+
+    fn write_ethernet_header(&self, frame: &mut [u8], dst: EthernetAddress, ethertype: EtherType) {
+        EthernetRepr {
+            src_addr: self.mac,
+            dst_addr: dst,
+            ethertype,
+        }
+        .emit(&mut EthernetFrame::new_unchecked(frame));
+    }
+
+    /// Gives a frame to the device; a full queue or an oversized frame is
+    /// counted as a drop, other failures are returned.
+    pub(super) fn transmit(
+        &mut self,
+        device: &mut dyn Device,
+        frame: &[u8],
+    ) -> Result<(), IfaceError> {
+        match device.transmit(frame) {
+            Ok(()) => {
+                self.counters.frames_out += 1;
+                self.counters.bytes_out += frame.len() as u64;
+                Ok(())
+            }
+            Err(PhyError::Exhausted | PhyError::TooLong { .. }) => {
+                self.counters.count_drop(DropReason::DeviceRefused);
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
