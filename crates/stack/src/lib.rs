@@ -10,9 +10,10 @@
 //!   checksum variants;
 //! - [`time`]: the injected clock, so protocol tests are deterministic and
 //!   never sleep;
-//! - [`iface`]: so far the routing tables behind one trait (linear as in
-//!   4.3BSD, a hash per prefix length, a path-compressed trie) and the ARP
-//!   cache;
+//! - [`iface`]: the interface (addresses, ARP, IPv4 in and out with
+//!   fragment reassembly, ICMP echo replies, UDP sockets), the routing
+//!   tables behind one trait (linear as in 4.3BSD, a hash per prefix
+//!   length, a path-compressed trie) and the ARP cache;
 //! - [`tcp`]: so far TCP's building blocks, each switchable: RTT
 //!   estimators (RFC 6298 in ns, 4.3BSD-Reno's integer EWMA), congestion
 //!   control (Reno, CUBIC, none), the reassembly queue, the RFC 6675 SACK
@@ -31,8 +32,8 @@
 //! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
 //! commit it with the fix).
 //!
-//! Still to come (issue 18): IP input and output with ICMP echo in
-//! `iface`, the TCP state machine itself, sockets, and bench runs on it.
+//! Still to come (issue 18): the TCP state machine itself, TCP sockets,
+//! and bench runs on the stack.
 
 pub mod iface;
 pub mod phy;
