@@ -16,9 +16,15 @@
 //! the clock, never packet bytes.
 
 pub mod cc;
+pub mod input;
+pub mod input_sync;
 pub mod isn;
+pub mod output;
 pub mod reassembly;
+pub mod recovery;
 pub mod rtt;
 pub mod sack;
+pub mod state;
+pub mod tcb;
 pub mod timers;
 pub mod window;

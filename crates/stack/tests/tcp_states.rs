@@ -1,0 +1,378 @@
+//! The connection's state machine (RFC 9293 §3.3.2's diagram, §3.10.7's
+//! segment-arrival rules, RFC 5961's challenge ACKs) driven by two
+//! connections back to back, and by crafted segments, on a `ManualClock`.
+
+#[path = "support/tcp_pair.rs"]
+mod tcp_pair;
+
+use std::time::Duration;
+
+use stack::tcp::state::State;
+use stack::tcp::tcb::{Connection, ConnectionError, TcpConfig};
+use stack::time::{Clock, ManualClock};
+use stack::wire::seq::SeqNumber;
+use stack::wire::tcp::{TcpControl, TcpRepr};
+use tcp_pair::{is, isn, tuple_a, tuple_b, Dir, Pair, START};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn cfg() -> TcpConfig {
+    TcpConfig::default()
+}
+
+#[test]
+fn the_three_way_handshake_negotiates_options_and_both_ends_establish() {
+    let mut a_cfg = cfg();
+    a_cfg.recv_buffer = 1 << 20;
+    let mut b_cfg = cfg();
+    b_cfg.mss = 1200;
+    let mut p = Pair::new(a_cfg, b_cfg, 10 * MS);
+    assert_eq!(p.a.state(), State::SynSent);
+    assert_eq!(p.b.state(), State::Listen);
+    p.kick();
+    p.step(); // B gets the SYN.
+    assert_eq!(p.b.state(), State::SynReceived);
+    p.run_until(|p| p.a.state() == State::Established && p.b.state() == State::Established);
+    let a_sent = p.sent(Dir::AtoB);
+    let b_sent = p.sent(Dir::BtoA);
+    let syn = &a_sent[0].seg.header;
+    let syn_ack = &b_sent[0].seg.header;
+    let ack = &a_sent[1].seg.header;
+    assert_eq!(syn.control, TcpControl::Syn);
+    assert_eq!(syn.ack_number, None);
+    assert_eq!(syn.max_seg_size, Some(1460));
+    assert_eq!(syn.window_scale, Some(5), "1 MiB needs a shift of 5");
+    assert!(syn.sack_permitted && syn.timestamp.is_some());
+    assert_eq!(syn_ack.control, TcpControl::Syn);
+    assert_eq!(syn_ack.ack_number, Some(syn.seq_number + 1));
+    assert_eq!(syn_ack.max_seg_size, Some(1200));
+    assert_eq!(
+        syn_ack.timestamp.unwrap().1,
+        syn.timestamp.unwrap().0,
+        "TSecr echoes TSval"
+    );
+    assert_eq!(ack.control, TcpControl::None);
+    assert_eq!(ack.seq_number, syn.seq_number + 1);
+    assert_eq!(ack.ack_number, Some(syn_ack.seq_number + 1));
+    assert_eq!(p.a.send_mss(), 1200, "the smaller MSS wins");
+    assert_eq!(p.b.send_mss(), 1200);
+    assert_eq!(p.a.window_shifts(), (3, 5));
+    assert_eq!(p.b.window_shifts(), (5, 3));
+    assert_eq!(p.a.sack_and_timestamps(), (true, true));
+    // The handshake's RTT: 20 ms on both ends.
+    assert_eq!(p.a.srtt(), Some(20 * MS));
+    assert_eq!(p.b.srtt(), Some(20 * MS));
+    assert_eq!(p.a.counters().retransmits + p.b.counters().retransmits, 0);
+}
+
+#[test]
+fn options_not_offered_are_not_used() {
+    let mut a_cfg = cfg();
+    a_cfg.window_scaling = false;
+    a_cfg.sack = false;
+    a_cfg.timestamps = false;
+    let p = Pair::established(a_cfg, cfg(), MS);
+    let syn_ack = &p.sent(Dir::BtoA)[0].seg.header;
+    assert_eq!(syn_ack.window_scale, None);
+    assert!(!syn_ack.sack_permitted);
+    assert_eq!(syn_ack.timestamp, None);
+    assert_eq!(p.b.window_shifts(), (0, 0));
+    assert_eq!(p.b.sack_and_timestamps(), (false, false));
+}
+
+#[test]
+fn a_peer_offering_a_shift_above_14_is_clamped() {
+    let clock = ManualClock::new(START);
+    let mut b = Connection::listen(cfg(), tuple_b(), &isn(), clock.now());
+    let mut syn = TcpRepr::bare(40000, 80, SeqNumber(1000));
+    syn.control = TcpControl::Syn;
+    syn.window_scale = Some(20);
+    syn.window_len = 1000;
+    let out = b.on_segment(&syn, clock.now());
+    assert_eq!(out.len(), 1);
+    assert_eq!(b.window_shifts().0, 14);
+}
+
+#[test]
+fn simultaneous_open_goes_through_syn_received_on_both_ends() {
+    let clock = ManualClock::new(START);
+    let a = Connection::open_active(cfg(), tuple_a(), &isn(), clock.now());
+    let b = Connection::open_active(cfg(), tuple_b(), &isn(), clock.now());
+    let mut p = Pair::from_parts(a, b, clock, 10 * MS);
+    p.kick();
+    // Both SYNs cross; each end answers with a SYN-ACK.
+    p.step();
+    p.step();
+    assert_eq!(p.a.state(), State::SynReceived);
+    assert_eq!(p.b.state(), State::SynReceived);
+    let a_syns: Vec<_> = p
+        .sent(Dir::AtoB)
+        .iter()
+        .map(|s| s.seg.header.clone())
+        .collect();
+    assert_eq!(a_syns[1].control, TcpControl::Syn);
+    assert_eq!(
+        a_syns[1].seq_number, a_syns[0].seq_number,
+        "the SYN-ACK repeats the ISS"
+    );
+    assert!(a_syns[1].ack_number.is_some());
+    p.run_until(|p| p.a.state() == State::Established && p.b.state() == State::Established);
+    p.app_a.to_write = b"after a simultaneous open".to_vec();
+    p.kick();
+    p.run_until(|p| p.app_b.read.len() == 25);
+    assert_eq!(p.app_b.read, b"after a simultaneous open");
+}
+
+#[test]
+fn an_orderly_close_walks_fin_wait_and_close_wait_to_time_wait_and_closed() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    p.a.close();
+    assert_eq!(p.a.state(), State::FinWait1);
+    p.kick();
+    p.run_until(|p| p.b.state() == State::CloseWait);
+    p.run_until(|p| p.a.state() == State::FinWait2);
+    assert_eq!(p.b.state(), State::CloseWait);
+    // B may still send in CLOSE-WAIT.
+    p.app_b.to_write = b"last words".to_vec();
+    p.kick();
+    p.run_until(|p| p.app_a.read.len() == 10);
+    assert_eq!(p.app_a.read, b"last words");
+    p.b.close();
+    assert_eq!(p.b.state(), State::LastAck);
+    p.kick();
+    p.run_until(|p| p.a.state() == State::TimeWait);
+    let entered = p.now();
+    p.run_until(|p| p.b.state() == State::Closed);
+    assert_eq!(p.b.error(), None);
+    // TIME-WAIT lasts 2·MSL (240 s by default) and then the TCB is gone.
+    p.run_to(entered.after(Duration::from_secs(239)));
+    assert_eq!(p.a.state(), State::TimeWait);
+    p.run_to(entered.after(Duration::from_secs(240)));
+    assert_eq!(p.a.state(), State::Closed);
+    assert_eq!(p.a.error(), None);
+}
+
+#[test]
+fn a_simultaneous_close_goes_through_closing_to_time_wait_on_both_ends() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    p.a.close();
+    p.b.close();
+    p.kick();
+    p.step();
+    p.step();
+    assert_eq!(p.a.state(), State::Closing);
+    assert_eq!(p.b.state(), State::Closing);
+    p.run_until(|p| p.a.state() == State::TimeWait && p.b.state() == State::TimeWait);
+    p.run_until(|p| p.a.state() == State::Closed && p.b.state() == State::Closed);
+}
+
+#[test]
+fn a_fin_that_also_acknowledges_our_fin_goes_from_fin_wait_1_to_time_wait() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    p.a.close();
+    p.kick();
+    // B closes as soon as it sees A's FIN: its ACK and FIN go as one.
+    p.step();
+    assert_eq!(p.b.state(), State::CloseWait);
+    p.b.close();
+    // Drop B's pure ACK so the FIN (which acknowledges A's FIN) comes alone.
+    let out = p.b.poll_output(p.now());
+    let fin = out.into_iter().find(|s| is(s, TcpControl::Fin)).unwrap();
+    assert!(fin.header.ack_number.is_some());
+    p.clear_link();
+    let replies = p.inject(false, &fin.repr());
+    assert_eq!(p.a.state(), State::TimeWait);
+    assert_eq!(replies.len(), 1, "A acknowledges B's FIN");
+}
+
+#[test]
+fn close_in_listen_and_syn_sent_goes_straight_to_closed() {
+    let clock = ManualClock::new(START);
+    let mut a = Connection::open_active(cfg(), tuple_a(), &isn(), clock.now());
+    let mut b = Connection::listen(cfg(), tuple_b(), &isn(), clock.now());
+    a.close();
+    b.close();
+    assert_eq!(a.state(), State::Closed);
+    assert_eq!(b.state(), State::Closed);
+}
+
+#[test]
+fn close_in_syn_received_sends_the_fin_once_established() {
+    let mut p = Pair::new(cfg(), cfg(), 10 * MS);
+    p.kick();
+    p.step();
+    assert_eq!(p.b.state(), State::SynReceived);
+    p.b.close();
+    assert_eq!(p.b.state(), State::SynReceived);
+    p.run_until(|p| p.b.state() == State::FinWait2);
+    assert_eq!(p.a.state(), State::CloseWait);
+}
+
+#[test]
+fn a_segment_for_a_closed_connection_is_answered_with_rst() {
+    let clock = ManualClock::new(START);
+    let mut c = Connection::listen(cfg(), tuple_b(), &isn(), clock.now());
+    c.close();
+    let mut seg = TcpRepr::bare(40000, 80, SeqNumber(500));
+    seg.ack_number = Some(SeqNumber(9000));
+    seg.payload = b"abc";
+    let out = c.on_segment(&seg, clock.now());
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.control, TcpControl::Rst);
+    assert_eq!(out[0].header.seq_number, SeqNumber(9000));
+    assert_eq!(out[0].header.ack_number, None);
+    // Without ACK: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+    seg.ack_number = None;
+    let out = c.on_segment(&seg, clock.now());
+    assert_eq!(out[0].header.seq_number, SeqNumber(0));
+    assert_eq!(out[0].header.ack_number, Some(SeqNumber(503)));
+    // A RST draws nothing.
+    seg.control = TcpControl::Rst;
+    assert!(c.on_segment(&seg, clock.now()).is_empty());
+}
+
+#[test]
+fn listen_ignores_rst_and_answers_an_ack_with_rst() {
+    let clock = ManualClock::new(START);
+    let mut b = Connection::listen(cfg(), tuple_b(), &isn(), clock.now());
+    let mut rst = TcpRepr::bare(40000, 80, SeqNumber(7));
+    rst.control = TcpControl::Rst;
+    assert!(b.on_segment(&rst, clock.now()).is_empty());
+    assert_eq!(b.state(), State::Listen);
+    let mut ack = TcpRepr::bare(40000, 80, SeqNumber(7));
+    ack.ack_number = Some(SeqNumber(1234));
+    let out = b.on_segment(&ack, clock.now());
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.control, TcpControl::Rst);
+    assert_eq!(out[0].header.seq_number, SeqNumber(1234));
+    assert_eq!(b.state(), State::Listen);
+}
+
+#[test]
+fn syn_sent_resets_a_bad_ack_and_is_refused_by_an_acceptable_rst() {
+    let clock = ManualClock::new(START);
+    let mut a = Connection::open_active(cfg(), tuple_a(), &isn(), clock.now());
+    let syn = a.poll_output(clock.now()).remove(0);
+    let iss = syn.header.seq_number;
+    // An ACK of something never sent: RST, state kept.
+    let mut bad = TcpRepr::bare(80, 40000, SeqNumber(1));
+    bad.control = TcpControl::Syn;
+    bad.ack_number = Some(iss + 5);
+    let out = a.on_segment(&bad, clock.now());
+    assert_eq!(out[0].header.control, TcpControl::Rst);
+    assert_eq!(out[0].header.seq_number, iss + 5);
+    assert_eq!(a.state(), State::SynSent);
+    // A RST without ACK is ignored.
+    let mut rst = TcpRepr::bare(80, 40000, SeqNumber(1));
+    rst.control = TcpControl::Rst;
+    assert!(a.on_segment(&rst, clock.now()).is_empty());
+    assert_eq!(a.state(), State::SynSent);
+    // A RST acknowledging the SYN: connection refused.
+    rst.ack_number = Some(iss + 1);
+    a.on_segment(&rst, clock.now());
+    assert_eq!(a.state(), State::Closed);
+    assert_eq!(a.error(), Some(ConnectionError::Refused));
+}
+
+/// A's view of B after the handshake: B's next sequence and the ACK B expects.
+fn b_next(p: &Pair) -> (SeqNumber, SeqNumber) {
+    let (_, b_nxt, b_rcv) = p.b.sequence_points();
+    (b_nxt, b_rcv)
+}
+
+#[test]
+fn a_blind_in_window_rst_draws_a_challenge_ack_and_is_not_accepted() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    let (b_nxt, _) = b_next(&p);
+    let (_, _, a_rcv_nxt) = p.a.sequence_points();
+    assert_eq!(a_rcv_nxt, b_nxt);
+    let mut rst = TcpRepr::bare(80, 40000, b_nxt + 1000);
+    rst.control = TcpControl::Rst;
+    let out = p.inject(false, &rst);
+    assert_eq!(p.a.state(), State::Established);
+    assert_eq!(out.len(), 1, "a challenge ACK");
+    assert_eq!(out[0].header.control, TcpControl::None);
+    assert_eq!(out[0].header.ack_number, Some(a_rcv_nxt));
+    assert_eq!(p.a.counters().challenge_acks, 1);
+    // Out of the window: silently dropped.
+    rst.seq_number = b_nxt + 10_000_000;
+    assert!(p.inject(false, &rst).is_empty());
+    assert_eq!(p.a.state(), State::Established);
+    // Exactly at RCV.NXT: the connection is reset.
+    rst.seq_number = b_nxt;
+    assert!(p.inject(false, &rst).is_empty());
+    assert_eq!(p.a.state(), State::Closed);
+    assert_eq!(p.a.error(), Some(ConnectionError::Reset));
+}
+
+#[test]
+fn a_syn_in_a_synchronized_state_draws_a_challenge_ack() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    let (b_nxt, _) = b_next(&p);
+    let mut syn = TcpRepr::bare(80, 40000, b_nxt + 10);
+    syn.control = TcpControl::Syn;
+    let out = p.inject(false, &syn);
+    assert_eq!(p.a.state(), State::Established);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.control, TcpControl::None);
+    assert_eq!(p.a.counters().challenge_acks, 1);
+}
+
+#[test]
+fn an_ack_below_the_acceptable_range_draws_a_challenge_ack() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    let (b_nxt, b_rcv) = b_next(&p);
+    // RFC 5961 §5: SEG.ACK < SND.UNA − MAX.SND.WND.
+    let mut seg = TcpRepr::bare(40000, 80, b_rcv);
+    seg.ack_number = Some(b_nxt - 3_000_000);
+    seg.window_len = 100;
+    let out = p.inject(true, &seg);
+    assert_eq!(out.len(), 1);
+    assert_eq!(p.b.counters().challenge_acks, 1);
+    // An ACK of something not yet sent: an ACK back, nothing accepted.
+    seg.ack_number = Some(b_nxt + 100);
+    seg.payload = b"xyz";
+    let out = p.inject(true, &seg);
+    assert_eq!(out.len(), 1);
+    assert_eq!(p.b.recv_queued(), 0);
+    assert_eq!(p.b.counters().challenge_acks, 1);
+}
+
+#[test]
+fn a_rst_in_syn_received_returns_a_passive_open_to_listen() {
+    let mut p = Pair::new(cfg(), cfg(), 10 * MS);
+    p.kick();
+    p.step();
+    assert_eq!(p.b.state(), State::SynReceived);
+    let syn = p.sent(Dir::AtoB)[0].seg.header.clone();
+    let mut rst = TcpRepr::bare(40000, 80, syn.seq_number + 1);
+    rst.control = TcpControl::Rst;
+    p.inject(true, &rst);
+    assert_eq!(p.b.state(), State::Listen);
+}
+
+#[test]
+fn an_old_timestamp_is_dropped_by_paws() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    let (b_nxt, b_rcv) = b_next(&p);
+    let mut seg = TcpRepr::bare(40000, 80, b_rcv);
+    seg.ack_number = Some(b_nxt);
+    seg.window_len = 1000;
+    seg.timestamp = Some((1, 0)); // far older than A's clock in ms
+    seg.payload = b"stale";
+    let out = p.inject(true, &seg);
+    assert_eq!(p.b.counters().paws_drops, 1);
+    assert_eq!(p.b.recv_queued(), 0);
+    assert_eq!(out.len(), 1, "an ACK answers the duplicate");
+}
+
+#[test]
+fn abort_sends_a_rst_that_resets_the_peer() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    let rst = p.a.abort().expect("a RST");
+    assert_eq!(p.a.state(), State::Closed);
+    assert_eq!(p.a.error(), Some(ConnectionError::Aborted));
+    p.transmit(Dir::AtoB, vec![rst]);
+    p.run_until(|p| p.b.state() == State::Closed);
+    assert_eq!(p.b.error(), Some(ConnectionError::Reset));
+}
