@@ -32,7 +32,7 @@ impl Connection {
             match kind {
                 TimerKind::Retransmit => self.on_retransmit_timeout(now),
                 TimerKind::DelayedAck => self.ack_now = true,
-                TimerKind::Persist => self.send_window_probe(now, &mut out),
+                TimerKind::Persist => self.on_persist_expiry(now, &mut out),
                 TimerKind::TimeWait => self.enter_closed(None),
                 TimerKind::Keepalive => {}
             }
@@ -302,26 +302,36 @@ impl Connection {
         }
     }
 
-    /// The peer's window is closed with data waiting and nothing in
-    /// flight: the persist timer will probe it.
+    /// Data waits but nothing is in flight and nothing could be sent (a
+    /// closed window, or one the sender's SWS avoidance will not use): the
+    /// persist timer will probe or force a segment (BSD's `tcp_setpersist`,
+    /// which also serves as RFC 1122's SWS override timer).
     fn arm_persist_if_blocked(&mut self, now: Instant) {
-        let blocked = self.snd_wnd == 0
-            && self.unsent() > 0
+        let blocked = self.unsent() > 0
             && self.snd_nxt == self.snd_una
-            && self.state.is_synchronized();
+            && self.state.is_synchronized()
+            && self.state != State::TimeWait;
         if blocked {
             if self.timers.deadline(TimerKind::Persist).is_none() {
                 self.timers.arm_persist(now, self.rtt.rto());
             }
-        } else if self.snd_wnd > 0 {
+        } else {
             self.timers.on_window_open();
         }
     }
 
-    /// A zero-window probe: one octet past the closed window, SND.NXT left
-    /// where it is (so an ACK of it is ACK of something sent: SND.MAX).
-    fn send_window_probe(&mut self, now: Instant, out: &mut Vec<Segment>) {
-        if self.snd_wnd != 0 || self.unsent() == 0 {
+    /// The persist timer fired. A closed window gets a zero-window probe:
+    /// one octet past it, SND.NXT left where it is (an ACK of it is an ACK
+    /// of something sent, as SND.MAX covers it). An open but small window
+    /// gets what fits, as the SWS override allows.
+    fn on_persist_expiry(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let unsent = self.unsent();
+        if unsent == 0 || self.snd_nxt != self.snd_una {
+            return;
+        }
+        if self.snd_wnd > 0 {
+            let n = unsent.min(self.snd_wnd).min(self.data_mss());
+            self.send_range(self.snd_nxt, n, now, out);
             return;
         }
         let seq = self.snd_nxt;

@@ -348,10 +348,12 @@ impl Connection {
             {
                 self.ack_now = true;
             }
-            // A window update when reading opened the window enough.
+            // A window update when reading at least doubled the window the
+            // peer sees (Linux's `tcp_cleanup_rbuf` rule; a zero window
+            // always qualifies), so reads do not defeat delayed ACKs.
             let wnd = self.receive_window();
             let advertised = self.rcv_adv.max(self.rcv_nxt) - self.rcv_nxt;
-            if wnd >= advertised + self.snd_mss.min(self.config.recv_buffer / 2).max(1) {
+            if wnd > advertised && advertised * 2 <= wnd {
                 self.ack_now = true;
             }
         }
