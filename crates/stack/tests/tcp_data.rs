@@ -358,3 +358,31 @@ fn every_switch_combination_survives_a_fixed_loss_pattern_both_ways() {
         }
     }
 }
+
+#[test]
+fn window_scaling_carries_a_4_mib_window() {
+    let mut c = cfg();
+    c.recv_buffer = 4 << 20;
+    c.send_buffer = 8 << 20;
+    c.congestion = CongestionControlKind::None;
+    let mut p = Pair::established(c.clone(), c, 20 * MS);
+    assert_eq!(p.a.window_shifts(), (7, 7));
+    transfer(&mut p, 6 << 20, 0);
+    let shift = p.b.window_shifts().1;
+    let largest = p
+        .sent(Dir::BtoA)
+        .iter()
+        .filter(|s| s.seg.header.control == TcpControl::None)
+        .map(|s| (s.seg.header.window_len as usize) << shift)
+        .max()
+        .unwrap();
+    assert!(largest >= (4 << 20) - 128, "largest window {largest}");
+    // A used it: more than 64 KiB in flight at once.
+    let most_in_one_instant = p
+        .sent(Dir::AtoB)
+        .chunk_by(|x, y| x.at == y.at)
+        .map(|run| run.iter().map(|s| s.seg.payload.len()).sum::<usize>())
+        .max()
+        .unwrap();
+    assert!(most_in_one_instant > 1 << 20, "{most_in_one_instant}");
+}

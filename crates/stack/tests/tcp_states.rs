@@ -376,3 +376,58 @@ fn abort_sends_a_rst_that_resets_the_peer() {
     p.run_until(|p| p.b.state() == State::Closed);
     assert_eq!(p.b.error(), Some(ConnectionError::Reset));
 }
+
+#[test]
+fn a_lost_last_ack_brings_the_fin_again_and_time_wait_restarts() {
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    p.a.close();
+    p.kick();
+    p.run_until(|p| p.b.state() == State::CloseWait);
+    p.b.close();
+    // A's ACK of B's FIN is lost.
+    let mut lost = false;
+    p.drop = Box::new(move |dir, seg| {
+        let last_ack = dir == Dir::AtoB && seg.header.control == TcpControl::None;
+        if last_ack && !lost {
+            lost = true;
+            return true;
+        }
+        false
+    });
+    p.kick();
+    p.run_until(|p| p.a.state() == State::TimeWait);
+    assert_eq!(p.b.state(), State::LastAck);
+    // B's RTO resends the FIN; A acknowledges it again and restarts 2·MSL.
+    p.run_until(|p| p.b.state() == State::Closed);
+    let fins: Vec<_> = p
+        .sent(Dir::BtoA)
+        .into_iter()
+        .filter(|s| s.seg.header.control == TcpControl::Fin)
+        .map(|s| s.at)
+        .collect();
+    assert_eq!(fins.len(), 2);
+    assert_eq!(p.b.counters().timeouts, 1);
+    let second_fin_arrived = fins[1].after(10 * MS);
+    p.run_to(second_fin_arrived.after(Duration::from_secs(239)));
+    assert_eq!(p.a.state(), State::TimeWait);
+    p.run_to(second_fin_arrived.after(Duration::from_secs(240)));
+    assert_eq!(p.a.state(), State::Closed);
+}
+
+#[test]
+fn a_peer_that_never_answers_times_the_connection_out() {
+    let mut c = cfg();
+    c.max_retransmits = 3;
+    let mut p = Pair::established(c, cfg(), 10 * MS);
+    p.drop = Box::new(|dir, _| dir == Dir::AtoB);
+    p.app_a.to_write = b"into the void".to_vec();
+    p.kick();
+    p.run_until(|p| p.a.state() == State::Closed);
+    assert_eq!(p.a.error(), Some(ConnectionError::TimedOut));
+    let a = p.a.counters();
+    assert_eq!(
+        a.timeouts, 4,
+        "three retransmissions, then the fourth expiry gives up"
+    );
+    assert_eq!(a.retransmits, 3);
+}

@@ -114,6 +114,7 @@ impl Connection {
             Some(ack) => {
                 self.snd_una = ack;
                 self.snd_wl2 = ack;
+                self.recovery.consecutive_timeouts = 0;
                 if let Some(rtt) = self.rtt_timer.on_ack(ack, now) {
                     self.rtt.sample(rtt);
                 }

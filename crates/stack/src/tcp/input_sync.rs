@@ -79,6 +79,10 @@ impl Connection {
             if seg.control != TcpControl::Rst {
                 self.ack_now = true;
             }
+            if self.state == State::TimeWait && seg.control == TcpControl::Fin {
+                // The peer's FIN again: our ACK was lost. Restart 2·MSL.
+                self.timers.enter_time_wait(now);
+            }
             return;
         }
         match seg.control {
@@ -100,6 +104,7 @@ impl Connection {
             }
             // Our SYN is acknowledged; the ACK's data part goes on below.
             self.snd_una = self.iss + 1;
+            self.recovery.consecutive_timeouts = 0;
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }

@@ -350,6 +350,11 @@ impl Connection {
     /// collapse cwnd, and go back to SND.UNA.
     fn on_retransmit_timeout(&mut self, now: Instant) {
         self.counters.timeouts += 1;
+        self.recovery.consecutive_timeouts += 1;
+        if self.recovery.consecutive_timeouts > self.config.max_retransmits {
+            self.enter_closed(Some(super::tcb::ConnectionError::TimedOut));
+            return;
+        }
         self.rtt.on_retransmit_timeout();
         self.rtt_timer.on_retransmit();
         match self.state {

@@ -45,6 +45,7 @@ impl Connection {
                 .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
         }
         self.recovery.dup_acks = 0;
+        self.recovery.consecutive_timeouts = 0;
         match self.recovery.point {
             Some(point) if ack >= point => {
                 self.recovery.point = None;

@@ -68,6 +68,9 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// Timer settings.
     pub timers: TimerConfig,
+    /// Retransmission timeouts in a row before the connection is dropped
+    /// (RFC 9293 §3.8.3's R2; BSD's `TCP_MAXRXTSHIFT` is 12).
+    pub max_retransmits: u32,
 }
 
 impl Default for TcpConfig {
@@ -87,6 +90,7 @@ impl Default for TcpConfig {
             sack: true,
             timestamps: true,
             timers: TimerConfig::default(),
+            max_retransmits: 12,
         }
     }
 }
@@ -103,6 +107,9 @@ pub enum ConnectionError {
     /// The application aborted it.
     #[error("connection aborted")]
     Aborted,
+    /// Too many retransmission timeouts without an ACK.
+    #[error("connection timed out")]
+    TimedOut,
 }
 
 /// An outgoing segment: the header meaning plus its own copy of the payload.
@@ -182,6 +189,8 @@ pub(crate) struct Recovery {
     pub(crate) dup_acks: usize,
     /// RFC 6582's "recover": the highest sequence sent at the last loss.
     pub(crate) recover: SeqNumber,
+    /// Retransmission timeouts since SND.UNA last advanced.
+    pub(crate) consecutive_timeouts: u32,
 }
 
 /// One TCP connection (RFC 9293's TCB and the machinery around it).

@@ -13,7 +13,8 @@ use stack::tcp::isn::{FourTuple, IsnGenerator, IsnPolicy};
 use stack::tcp::state::State;
 use stack::tcp::tcb::{Connection, Segment, TcpConfig};
 use stack::time::{Clock, Instant, ManualClock};
-use stack::wire::tcp::TcpControl;
+use stack::wire::tcp::{TcpControl, TcpPacket, TcpRepr};
+use stack::wire::{ChecksumMethod, Ipv4Address};
 
 /// Which way a segment goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,7 +195,14 @@ impl Pair {
                     Dir::AtoB => (&mut self.b, Dir::BtoA),
                     Dir::BtoA => (&mut self.a, Dir::AtoB),
                 };
-                let out = conn.on_segment(&seg.repr(), now);
+                // Through the wire format and back, as the IP layer will.
+                let bytes = to_wire(&seg, dir);
+                let (src, dst) = addresses(dir);
+                let packet = TcpPacket::new_checked(&bytes[..]).expect("a whole segment");
+                let parsed = TcpRepr::parse(&packet, src, dst, ChecksumMethod::Rfc1071)
+                    .expect("the segment parses");
+                assert_eq!(parsed, seg.repr(), "the segment survives the wire");
+                let out = conn.on_segment(&parsed, now);
                 self.transmit(back, out);
             }
             (_, timer) => {
@@ -264,7 +272,7 @@ impl Pair {
 
     /// Delivers a crafted segment to A or B now; returns the replies
     /// (which are not put on the link).
-    pub fn inject(&mut self, to_b: bool, seg: &stack::wire::tcp::TcpRepr<'_>) -> Vec<Segment> {
+    pub fn inject(&mut self, to_b: bool, seg: &TcpRepr<'_>) -> Vec<Segment> {
         let now = self.now();
         if to_b {
             self.b.on_segment(seg, now)
@@ -284,4 +292,28 @@ pub fn pattern(len: usize) -> Vec<u8> {
 /// Whether a segment carries a flag.
 pub fn is(seg: &Segment, control: TcpControl) -> bool {
     seg.header.control == control
+}
+
+/// The IPv4 source and destination of a segment going `dir`.
+pub fn addresses(dir: Dir) -> (Ipv4Address, Ipv4Address) {
+    let a = Ipv4Address([10, 0, 0, 1]);
+    let b = Ipv4Address([10, 0, 0, 2]);
+    match dir {
+        Dir::AtoB => (a, b),
+        Dir::BtoA => (b, a),
+    }
+}
+
+/// The segment's bytes with its checksum.
+pub fn to_wire(seg: &Segment, dir: Dir) -> Vec<u8> {
+    let repr = seg.repr();
+    let mut bytes = vec![0u8; repr.buffer_len()];
+    let (src, dst) = addresses(dir);
+    repr.emit(
+        &mut TcpPacket::new_unchecked(&mut bytes[..]),
+        src,
+        dst,
+        ChecksumMethod::Rfc1071,
+    );
+    bytes
 }
