@@ -27,7 +27,7 @@ fn cfg() -> TcpConfig {
 }
 
 /// Drops the `nths` (1-based) data segments A sends, first copies only.
-fn drop_data_segments(nths: &'static [usize]) -> tcp_pair::DropFilter {
+fn drop_data_segments(nths: Vec<usize>) -> tcp_pair::DropFilter {
     let seen = Rc::new(Cell::new(0usize));
     let mut first_seqs: Vec<u32> = Vec::new();
     Box::new(move |dir, seg: &Segment| {
@@ -83,19 +83,78 @@ fn header_prediction_off_takes_the_full_path_for_the_same_bytes() {
     assert_eq!(p.b.counters().header_prediction_hits, 0);
 }
 
+/// Without loss, the 1-based number of the first data segment of the
+/// largest flight (segments sent at one instant) among the first 60.
+fn first_of_the_largest_early_flight(c: &TcpConfig) -> usize {
+    let mut p = Pair::established(c.clone(), c.clone(), 5 * MS);
+    transfer(&mut p, 300_000, 0);
+    let data: Vec<Instant> = p
+        .sent(Dir::AtoB)
+        .iter()
+        .filter(|s| !s.seg.payload.is_empty())
+        .map(|s| s.at)
+        .take(60)
+        .collect();
+    let mut best = (0, 0);
+    let mut i = 0;
+    for run in data.chunk_by(|x, y| x == y) {
+        if run.len() > best.1 {
+            best = (i + 1, run.len());
+        }
+        i += run.len();
+    }
+    assert!(best.1 >= 6, "flights {best:?}");
+    best.0
+}
+
 #[test]
 fn one_lost_segment_is_fast_retransmitted_after_three_duplicate_acks() {
     for recovery in [RecoveryKind::NewReno, RecoveryKind::Sack] {
         let mut c = cfg();
         c.recovery = recovery;
+        // Lose the first segment of a flight, so the rest of that flight
+        // brings its duplicate ACKs at one instant.
+        let lost = first_of_the_largest_early_flight(&c);
         let mut p = Pair::established(c.clone(), c, 5 * MS);
-        p.drop = drop_data_segments(&[20]);
+        p.drop = drop_data_segments(vec![lost]);
         transfer(&mut p, 300_000, 0);
         let a = p.a.counters();
         assert_eq!(a.fast_retransmits, 1, "{recovery:?} {a:?}");
         assert_eq!(a.timeouts, 0, "{recovery:?}");
         assert_eq!(a.retransmits, 1, "{recovery:?}");
         assert!(a.dup_acks >= 3);
+        // During recovery the window let new data out (NewReno's inflation
+        // by duplicate ACKs, RFC 6582 step 4; RFC 6675's pipe), before the
+        // ACK that ended recovery.
+        let lost_seq = p
+            .log
+            .iter()
+            .find(|d| d.dropped)
+            .unwrap()
+            .seg
+            .header
+            .seq_number;
+        let rxt_index = p
+            .log
+            .iter()
+            .position(|s| !s.dropped && s.dir == Dir::AtoB && s.seg.header.seq_number == lost_seq)
+            .unwrap();
+        let rxt_at = p.log[rxt_index].at;
+        let highest_before = p.log[..rxt_index]
+            .iter()
+            .filter(|s| s.dir == Dir::AtoB)
+            .map(|s| s.seg.header.seq_number + s.seg.payload.len())
+            .fold(lost_seq, |m, x| m.max(x));
+        // Sent after the fast retransmit and before its ACK could return.
+        let new_in_recovery = p.log[rxt_index + 1..]
+            .iter()
+            .filter(|s| s.dir == Dir::AtoB && s.at < rxt_at.after(10 * MS))
+            .filter(|s| !s.seg.payload.is_empty() && s.seg.header.seq_number >= highest_before)
+            .count();
+        assert!(
+            new_in_recovery > 0,
+            "{recovery:?}: no new data during recovery"
+        );
         // The retransmission followed the third duplicate ACK at once.
         let lost = p.log.iter().find(|s| s.dropped).unwrap();
         let again = p
@@ -122,7 +181,7 @@ fn sack_recovery_repairs_several_holes_in_one_round_trip_where_newreno_takes_one
         let mut c = cfg();
         c.recovery = recovery;
         let mut p = Pair::established(c.clone(), c, 5 * MS);
-        p.drop = drop_data_segments(&[30, 32, 34]);
+        p.drop = drop_data_segments(vec![30, 32, 34]);
         let start = p.now();
         p.app_a.to_write = pattern(400_000);
         p.kick();
@@ -215,7 +274,7 @@ fn a_lost_last_segment_is_recovered_by_the_retransmission_timer() {
         let mut p = Pair::established(c, cfg(), 5 * MS);
         // 10 full segments; the last is lost, so no duplicate ACK follows.
         let mss = p.a.send_mss() - 12;
-        p.drop = drop_data_segments(&[10]);
+        p.drop = drop_data_segments(vec![10]);
         p.app_a.to_write = pattern(10 * mss);
         p.kick();
         p.run_until(|p| p.a.counters().timeouts == 0 && p.log.iter().any(|s| s.dropped));
@@ -385,4 +444,17 @@ fn window_scaling_carries_a_4_mib_window() {
         .max()
         .unwrap();
     assert!(most_in_one_instant > 1 << 20, "{most_in_one_instant}");
+}
+
+#[test]
+fn a_small_send_buffer_is_counted_as_time_limited_by_the_send_buffer() {
+    let mut a_cfg = cfg();
+    a_cfg.send_buffer = 8192;
+    let mut p = Pair::established(a_cfg, cfg(), 10 * MS);
+    let start = p.now();
+    transfer(&mut p, 200_000, 0);
+    let took = p.now().since(start).as_nanos() as u64;
+    let a = p.a.counters();
+    assert!(a.sndbuf_limited_ns > took / 2, "{a:?} of {took} ns");
+    assert_eq!(a.rwnd_limited_ns, 0);
 }

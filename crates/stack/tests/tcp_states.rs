@@ -431,3 +431,111 @@ fn a_peer_that_never_answers_times_the_connection_out() {
     );
     assert_eq!(a.retransmits, 3);
 }
+
+#[test]
+fn keepalive_probes_an_idle_peer_and_gives_up_when_it_goes_silent() {
+    let mut c = cfg();
+    c.keepalive = true;
+    c.timers.keepalive_idle = Duration::from_secs(10);
+    c.timers.keepalive_interval = Duration::from_secs(1);
+    c.timers.keepalive_probes = 3;
+    let mut p = Pair::established(c, cfg(), 10 * MS);
+    let idle_from = p.now();
+    // A live peer answers each probe, so the connection stays up.
+    p.run_to(idle_from.after(Duration::from_secs(35)));
+    assert_eq!(p.a.state(), State::Established);
+    assert_eq!(
+        p.a.counters().keepalive_probes,
+        3,
+        "one per idle period of 10 s"
+    );
+    let probe = p.sent(Dir::AtoB).last().unwrap().seg.header.clone();
+    assert_eq!(probe.seq_number, p.a.sequence_points().0 - 1);
+    // Then the peer goes silent: three more probes a second apart, then off.
+    p.drop = Box::new(|dir, _| dir == Dir::BtoA);
+    let silent_from = p.now();
+    p.run_until(|p| p.a.state() == State::Closed);
+    assert_eq!(p.a.error(), Some(ConnectionError::TimedOut));
+    assert_eq!(p.a.counters().keepalive_probes, 6);
+    assert!(p.now().since(silent_from) <= Duration::from_secs(14));
+}
+
+#[test]
+fn a_lost_handshake_ack_is_repaired_by_the_syn_ack_retransmission() {
+    let mut p = Pair::new(cfg(), cfg(), 10 * MS);
+    let mut dropped = false;
+    p.drop = Box::new(move |dir, seg| {
+        let handshake_ack = dir == Dir::AtoB && seg.header.control == TcpControl::None;
+        if handshake_ack && !dropped {
+            dropped = true;
+            return true;
+        }
+        false
+    });
+    p.kick();
+    p.run_until(|p| p.a.state() == State::Established);
+    assert_eq!(p.b.state(), State::SynReceived);
+    p.run_until(|p| p.b.state() == State::Established);
+    // B's SYN-ACK went twice, one RTO (1 s) apart; A acknowledged both.
+    let syn_acks: Vec<_> = p.sent(Dir::BtoA).iter().map(|s| s.at).collect();
+    assert_eq!(syn_acks.len(), 2);
+    assert_eq!(syn_acks[1].since(syn_acks[0]), Duration::from_secs(1));
+    assert_eq!(p.b.counters().retransmits, 1);
+    assert_eq!(
+        p.b.srtt(),
+        None,
+        "Karn: no sample from a retransmitted SYN-ACK"
+    );
+}
+
+#[test]
+fn the_four_acceptability_cases_of_rfc9293() {
+    let mut b_cfg = cfg();
+    b_cfg.recv_buffer = 4000;
+    b_cfg.timestamps = false;
+    let mut a_cfg = cfg();
+    a_cfg.timestamps = false;
+    let mut p = Pair::established(a_cfg, b_cfg, 10 * MS);
+    p.app_b.auto_read = false;
+    let (b_nxt, rcv_nxt) = b_next(&p);
+    let seg = |seq: SeqNumber, payload: &'static [u8]| {
+        let mut s = TcpRepr::bare(40000, 80, seq);
+        s.ack_number = Some(b_nxt);
+        s.window_len = 65535;
+        s.payload = payload;
+        s
+    };
+    // Window open (4000): a zero-length segment in the window is taken
+    // silently; one beyond it draws an ACK.
+    assert!(p.inject(true, &seg(rcv_nxt + 100, b"")).is_empty());
+    assert_eq!(p.inject(true, &seg(rcv_nxt + 4000, b"")).len(), 1);
+    // Data overlapping the left edge is trimmed to its new part.
+    let out = p.inject(true, &seg(rcv_nxt - 3, b"oldnew"));
+    assert_eq!(p.b.recv_queued(), 3);
+    assert_eq!(out.len(), 0, "one new small segment: the ACK is delayed");
+    let mut buf = [0u8; 8];
+    let n = p.b.recv(&mut buf);
+    assert_eq!(&buf[..n], b"new");
+    // Fill the window. The right edge stays where it was advertised
+    // (RCV.NXT + 3997 now), so of 4000 octets 3997 are taken and the
+    // truncation is acknowledged at once; the window is then zero.
+    let rcv_nxt = rcv_nxt + 3;
+    let big: &'static [u8] = Box::leak(vec![7u8; 4000].into_boxed_slice());
+    let out = p.inject(true, &seg(rcv_nxt, big));
+    assert_eq!(p.b.recv_queued(), 3997);
+    assert_eq!(out.len(), 1);
+    let rcv_nxt = rcv_nxt + 3997;
+    assert_eq!(out[0].header.ack_number, Some(rcv_nxt));
+    // Zero window: a zero-length segment is acceptable only at RCV.NXT,
+    let out = p.inject(true, &seg(rcv_nxt, b""));
+    assert!(out.is_empty());
+    let out = p.inject(true, &seg(rcv_nxt + 1, b""));
+    assert_eq!(out.len(), 1, "an ACK for the unacceptable segment");
+    assert_eq!(out[0].header.ack_number, Some(rcv_nxt));
+    assert_eq!(out[0].header.window_len, 0);
+    // and data is never taken, only acknowledged.
+    let out = p.inject(true, &seg(rcv_nxt, b"more"));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.ack_number, Some(rcv_nxt));
+    assert_eq!(p.b.recv_queued(), 3997);
+}

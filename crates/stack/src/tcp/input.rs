@@ -54,6 +54,9 @@ impl Connection {
                 }
             }
         }
+        if self.config.keepalive && self.state.is_synchronized() && self.state != State::TimeWait {
+            self.timers.on_peer_heard(now);
+        }
         self.output(now, &mut out);
         out
     }

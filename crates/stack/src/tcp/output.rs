@@ -7,7 +7,7 @@
 use super::sack::NextSeg;
 use super::state::State;
 use super::tcb::{Connection, Segment};
-use super::timers::TimerKind;
+use super::timers::{KeepaliveAction, TimerKind};
 use super::window::{SendDecision, SendState};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
@@ -34,7 +34,7 @@ impl Connection {
                 TimerKind::DelayedAck => self.ack_now = true,
                 TimerKind::Persist => self.on_persist_expiry(now, &mut out),
                 TimerKind::TimeWait => self.enter_closed(None),
-                TimerKind::Keepalive => {}
+                TimerKind::Keepalive => self.on_keepalive_expiry(now, &mut out),
             }
         }
         self.output(now, &mut out);
@@ -344,6 +344,25 @@ impl Connection {
         self.counters.window_probes += 1;
         self.emit(h, vec![byte], out);
         self.timers.on_persist_probe(now, self.rtt.rto());
+    }
+
+    /// The keepalive timer fired: a probe one octet below SND.UNA, which
+    /// the peer must answer with an ACK (RFC 1122 §4.2.3.6), or, after too
+    /// many unanswered ones, the end of the connection.
+    fn on_keepalive_expiry(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        if !self.state.is_synchronized() || self.state == State::TimeWait {
+            return;
+        }
+        match self.timers.on_keepalive_fired(now) {
+            KeepaliveAction::Probe(_) => {
+                self.counters.keepalive_probes += 1;
+                let h = self.header(self.snd_una - 1, now);
+                self.emit(h, Vec::new(), out);
+            }
+            KeepaliveAction::GiveUp => {
+                self.enter_closed(Some(super::tcb::ConnectionError::TimedOut));
+            }
+        }
     }
 
     /// The retransmission timer expired (RFC 6298 §5.4–5.7): back off,

@@ -15,7 +15,7 @@ use super::reassembly::Reassembly;
 use super::rtt::{Rfc6298Config, RttEstimator, RttEstimatorKind, RttTimer};
 use super::sack::Scoreboard;
 use super::state::State;
-use super::timers::{TimerConfig, TimerKind, Timers};
+use super::timers::{TimerConfig, Timers};
 use super::window::{DelayedAck, DelayedAckPolicy, ReceiverSws, SenderPolicy};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
@@ -71,6 +71,8 @@ pub struct TcpConfig {
     /// Retransmission timeouts in a row before the connection is dropped
     /// (RFC 9293 §3.8.3's R2; BSD's `TCP_MAXRXTSHIFT` is 12).
     pub max_retransmits: u32,
+    /// Probe an idle peer (RFC 1122 §4.2.3.6), off by default as there.
+    pub keepalive: bool,
 }
 
 impl Default for TcpConfig {
@@ -91,6 +93,7 @@ impl Default for TcpConfig {
             timestamps: true,
             timers: TimerConfig::default(),
             max_retransmits: 12,
+            keepalive: false,
         }
     }
 }
@@ -154,6 +157,8 @@ pub struct Counters {
     pub paws_drops: u64,
     /// Zero-window probes sent.
     pub window_probes: u64,
+    /// Keepalive probes sent.
+    pub keepalive_probes: u64,
     /// Nanoseconds with data queued but the peer's window closed to it.
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
@@ -419,10 +424,7 @@ impl Connection {
 
     /// When `on_timer` must next be called, if ever.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.timers
-            .next()
-            .filter(|(k, _)| *k != TimerKind::Keepalive)
-            .map(|(_, at)| at)
+        self.timers.next().map(|(_, at)| at)
     }
 
     /// The state.
