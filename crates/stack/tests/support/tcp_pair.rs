@@ -37,6 +37,10 @@ pub struct Sent {
 /// A drop filter: true drops the segment.
 pub type DropFilter = Box<dyn FnMut(Dir, &Segment) -> bool>;
 
+/// What else happens to a segment the filter let through: one extra delay
+/// per copy delivered (none: lost; two: duplicated; uneven: reordered).
+pub type Fate = Box<dyn FnMut(Dir, &Segment) -> Vec<Duration>>;
+
 /// One side's application: bytes still to write, bytes read.
 #[derive(Debug, Default)]
 pub struct App {
@@ -56,6 +60,7 @@ pub struct Pair {
     pub delay: Duration,
     pub log: Vec<Sent>,
     pub drop: DropFilter,
+    pub fate: Fate,
     in_flight: Vec<(Instant, u64, Dir, Segment)>,
     counter: u64,
 }
@@ -112,6 +117,7 @@ impl Pair {
             delay,
             log: Vec::new(),
             drop: Box::new(|_, _| false),
+            fate: Box::new(|_, _| vec![Duration::ZERO]),
             in_flight: Vec::new(),
             counter: 0,
         }
@@ -141,9 +147,15 @@ impl Pair {
                 dropped,
             });
             if !dropped {
-                self.counter += 1;
-                self.in_flight
-                    .push((now.after(self.delay), self.counter, dir, seg));
+                for extra in (self.fate)(dir, &seg) {
+                    self.counter += 1;
+                    self.in_flight.push((
+                        now.after(self.delay + extra),
+                        self.counter,
+                        dir,
+                        seg.clone(),
+                    ));
+                }
             }
         }
     }
