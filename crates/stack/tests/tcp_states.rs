@@ -539,3 +539,21 @@ fn the_four_acceptability_cases_of_rfc9293() {
     assert_eq!(out[0].header.ack_number, Some(rcv_nxt));
     assert_eq!(p.b.recv_queued(), 3997);
 }
+
+#[test]
+fn challenge_acks_are_rate_limited_per_second() {
+    let mut a_cfg = cfg();
+    a_cfg.challenge_ack_limit = Some(2);
+    let mut p = Pair::established(a_cfg, cfg(), 10 * MS);
+    let (b_nxt, _) = b_next(&p);
+    let mut rst = TcpRepr::bare(80, 40000, b_nxt + 1000);
+    rst.control = TcpControl::Rst;
+    let answered: Vec<usize> = (0..4).map(|_| p.inject(false, &rst).len()).collect();
+    assert_eq!(answered, [1, 1, 0, 0]);
+    assert_eq!(p.a.counters().challenge_acks, 2);
+    assert_eq!(p.a.counters().challenge_acks_suppressed, 2);
+    // A second later the budget is back.
+    p.run_to(p.now().after(Duration::from_secs(1)));
+    assert_eq!(p.inject(false, &rst).len(), 1);
+    assert_eq!(p.a.state(), State::Established);
+}

@@ -5,6 +5,8 @@
 //! reassembly queue, FIN and the close states through TIME-WAIT; and
 //! 4.3BSD-Reno's header prediction as a switchable fast path.
 
+use std::time::Duration;
+
 use super::state::State;
 use super::tcb::{Connection, ConnectionError, Segment};
 use super::timers::TimerKind;
@@ -58,7 +60,20 @@ impl Connection {
         }
     }
 
-    fn challenge_ack(&mut self) {
+    /// A challenge ACK (RFC 5961), within the per-second limit of §7.
+    fn challenge_ack(&mut self, now: Instant) {
+        if let Some(limit) = self.config.challenge_ack_limit {
+            let (start, sent) = &mut self.challenge_window;
+            if now.since(*start) >= Duration::from_secs(1) {
+                *start = now;
+                *sent = 0;
+            }
+            if *sent >= limit {
+                self.counters.challenge_acks_suppressed += 1;
+                return;
+            }
+            *sent += 1;
+        }
         self.counters.challenge_acks += 1;
         self.ack_now = true;
     }
@@ -86,9 +101,9 @@ impl Connection {
             return;
         }
         match seg.control {
-            TcpControl::Rst => return self.input_reset(seg),
+            TcpControl::Rst => return self.input_reset(seg, now),
             // RFC 5961 §4: any SYN here gets a challenge ACK.
-            TcpControl::Syn => return self.challenge_ack(),
+            TcpControl::Syn => return self.challenge_ack(now),
             _ => {}
         }
         let Some(ack) = seg.ack_number else {
@@ -149,9 +164,9 @@ impl Connection {
 
     /// RFC 5961 §3: a RST exactly at RCV.NXT resets; one elsewhere in the
     /// window only draws a challenge ACK.
-    fn input_reset(&mut self, seg: &TcpRepr<'_>) {
+    fn input_reset(&mut self, seg: &TcpRepr<'_>, now: Instant) {
         if seg.seq_number != self.rcv_nxt {
-            self.challenge_ack();
+            self.challenge_ack(now);
             return;
         }
         if self.state == State::SynReceived && self.passive {
@@ -189,7 +204,7 @@ impl Connection {
             return false;
         }
         if ack < self.snd_una - self.max_snd_wnd {
-            self.challenge_ack();
+            self.challenge_ack(now);
             return false;
         }
         let window = (seg.window_len as usize) << self.snd_shift;

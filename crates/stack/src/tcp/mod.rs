@@ -14,6 +14,15 @@
 //!
 //! They use only the shared wire meaning (`SeqNumber`, `SackBlocks`) and
 //! the clock, never packet bytes.
+//!
+//! The connection (RFC 9293) is assembled from them, split by concern:
+//! - [`tcb`]: the TCB, its switches ([`tcb::TcpConfig`]), buffers,
+//!   counters and the application's calls; [`state`]: the eleven states;
+//! - [`input`]: segment arrival in CLOSED, LISTEN and SYN-SENT;
+//!   [`input_sync`]: in the synchronized states, with RFC 5961 and header
+//!   prediction;
+//! - [`output`]: what to send now, and the timers;
+//! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery.
 
 pub mod cc;
 pub mod input;

@@ -73,6 +73,9 @@ pub struct TcpConfig {
     pub max_retransmits: u32,
     /// Probe an idle peer (RFC 1122 §4.2.3.6), off by default as there.
     pub keepalive: bool,
+    /// RFC 5961 §7: at most this many challenge ACKs per second (Linux's
+    /// `tcp_challenge_ack_limit` is 1000); None sends every one.
+    pub challenge_ack_limit: Option<u32>,
 }
 
 impl Default for TcpConfig {
@@ -94,6 +97,7 @@ impl Default for TcpConfig {
             timers: TimerConfig::default(),
             max_retransmits: 12,
             keepalive: false,
+            challenge_ack_limit: Some(1000),
         }
     }
 }
@@ -153,6 +157,8 @@ pub struct Counters {
     pub header_prediction_hits: u64,
     /// Challenge ACKs sent (RFC 5961).
     pub challenge_acks: u64,
+    /// Challenge ACKs withheld by the rate limit (RFC 5961 §7).
+    pub challenge_acks_suppressed: u64,
     /// Segments dropped by the PAWS check (RFC 7323 §5).
     pub paws_drops: u64,
     /// Zero-window probes sent.
@@ -252,6 +258,8 @@ pub struct Connection {
     /// An ACK must go out with the next output pass.
     pub(crate) ack_now: bool,
     pub(crate) counters: Counters,
+    /// (start of the current second, challenge ACKs sent in it).
+    pub(crate) challenge_window: (Instant, u32),
     pub(crate) rwnd_clock: LimitClock,
     pub(crate) sndbuf_clock: LimitClock,
 }
@@ -306,6 +314,7 @@ impl Connection {
             timers: Timers::new(config.timers),
             ack_now: false,
             counters: Counters::default(),
+            challenge_window: (Instant::ZERO, 0),
             rwnd_clock: LimitClock::default(),
             sndbuf_clock: LimitClock::default(),
             config,
@@ -539,3 +548,7 @@ pub fn window_shift_for(buffer: usize) -> u8 {
     }
     shift
 }
+
+#[cfg(test)]
+#[path = "tcb_tests.rs"]
+mod tests;
