@@ -500,3 +500,37 @@ fn loss_reordering_and_duplication_both_ways_never_corrupt_a_byte() {
         assert_eq!(p.b.error(), None, "seed {seed}");
     }
 }
+
+#[test]
+fn the_off_and_drain_ack_policies_acknowledge_each_segment_or_on_reading() {
+    // Off: an ACK for every data segment, at once.
+    let mut b_cfg = cfg();
+    b_cfg.delayed_ack = DelayedAckPolicy::Off;
+    b_cfg.recv_buffer = 65535;
+    let mut p = Pair::established(cfg(), b_cfg, 5 * MS);
+    let mss = p.a.send_mss() - 12;
+    let before = p.sent(Dir::BtoA).len();
+    p.app_a.to_write = pattern(2 * mss);
+    p.kick();
+    p.run_until(|p| p.a.sequence_points().0 == p.a.sequence_points().1);
+    assert_eq!(p.sent(Dir::BtoA).len() - before, 2);
+    // Drain: nothing until the application has read everything.
+    let mut b_cfg = cfg();
+    b_cfg.delayed_ack = DelayedAckPolicy::Drain;
+    b_cfg.recv_buffer = 65535;
+    let mut p = Pair::established(cfg(), b_cfg, 5 * MS);
+    p.app_b.auto_read = false;
+    let before = p.sent(Dir::BtoA).len();
+    p.app_a.to_write = b"request".to_vec();
+    p.kick();
+    p.run_until(|p| p.b.recv_queued() == 7);
+    let held_at = p.now();
+    // (Short of the sender's 1 s RTO, which would resend and draw an ACK.)
+    p.run_to(held_at.after(Duration::from_millis(900)));
+    assert_eq!(p.sent(Dir::BtoA).len(), before, "no ACK while unread");
+    let mut buf = [0u8; 16];
+    assert_eq!(p.b.recv(&mut buf), 7);
+    let out = p.b.poll_output(p.now());
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.ack_number, Some(p.b.sequence_points().2));
+}
