@@ -14,11 +14,26 @@
 //!
 //! They use only the shared wire meaning (`SeqNumber`, `SackBlocks`) and
 //! the clock, never packet bytes.
+//!
+//! The connection (RFC 9293) is assembled from them, split by concern:
+//! - [`tcb`]: the TCB, its switches ([`tcb::TcpConfig`]), buffers,
+//!   counters and the application's calls; [`state`]: the eleven states;
+//! - [`input`]: segment arrival in CLOSED, LISTEN and SYN-SENT;
+//!   [`input_sync`]: in the synchronized states, with RFC 5961 and header
+//!   prediction;
+//! - [`output`]: what to send now, and the timers;
+//! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery.
 
 pub mod cc;
+pub mod input;
+pub mod input_sync;
 pub mod isn;
+pub mod output;
 pub mod reassembly;
+pub mod recovery;
 pub mod rtt;
 pub mod sack;
+pub mod state;
+pub mod tcb;
 pub mod timers;
 pub mod window;

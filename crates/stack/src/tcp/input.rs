@@ -1,0 +1,165 @@
+//! RFC 9293 §3.10.7 "SEGMENT ARRIVES" for the unsynchronized states:
+//! CLOSED (§3.10.7.1), LISTEN (§3.10.7.2) and SYN-SENT (§3.10.7.3, with
+//! simultaneous open), the option negotiation of the handshake, and the
+//! entry point that dispatches to the header-prediction fast path or the
+//! synchronized states' full path (`input_sync`).
+
+use super::reassembly::Reassembly;
+use super::sack::Scoreboard;
+use super::state::State;
+use super::tcb::{Connection, ConnectionError, Segment, DEFAULT_MSS, MAX_WINDOW_SHIFT};
+use super::timers::TimerKind;
+use crate::time::Instant;
+use crate::wire::seq::SeqNumber;
+use crate::wire::tcp::{TcpControl, TcpRepr};
+
+/// The reset RFC 9293 §3.10.7.1 answers an unexpected segment with:
+/// `<SEQ=SEG.ACK><CTL=RST>` if it had an ACK, else
+/// `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`; none for a RST.
+pub fn reset_for(seg: &TcpRepr<'_>) -> Option<Segment> {
+    if seg.control == TcpControl::Rst {
+        return None;
+    }
+    let mut h = TcpRepr::bare(seg.dst_port, seg.src_port, SeqNumber(0));
+    h.control = TcpControl::Rst;
+    match seg.ack_number {
+        Some(ack) => h.seq_number = ack,
+        None => h.ack_number = Some(seg.seq_number + seg.segment_len()),
+    }
+    Some(Segment {
+        header: h,
+        payload: Vec::new(),
+    })
+}
+
+impl Connection {
+    /// A segment for this connection arrived at `now`; returns the
+    /// segments to send in reply (ACKs, RSTs, data the ACK let out).
+    pub fn on_segment(&mut self, seg: &TcpRepr<'_>, now: Instant) -> Vec<Segment> {
+        self.counters.segments_in += 1;
+        let mut out = Vec::new();
+        match self.state {
+            State::Closed => {
+                if let Some(rst) = reset_for(seg) {
+                    self.counters.segments_out += 1;
+                    out.push(rst);
+                }
+                return out;
+            }
+            State::Listen => self.input_listen(seg, now, &mut out),
+            State::SynSent => self.input_syn_sent(seg, now, &mut out),
+            _ => {
+                if !(self.config.header_prediction && self.fast_path(seg, now)) {
+                    self.input_synchronized(seg, now, &mut out);
+                }
+            }
+        }
+        if self.config.keepalive && self.state.is_synchronized() && self.state != State::TimeWait {
+            self.timers.on_peer_heard(now);
+        }
+        self.output(now, &mut out);
+        out
+    }
+
+    fn reply_reset(&mut self, seg: &TcpRepr<'_>, out: &mut Vec<Segment>) {
+        if let Some(rst) = reset_for(seg) {
+            self.counters.segments_out += 1;
+            out.push(rst);
+        }
+    }
+
+    /// §3.10.7.2: RST ignored, ACK answered with RST, SYN → SYN-RECEIVED.
+    fn input_listen(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) {
+        if seg.control == TcpControl::Rst {
+            return;
+        }
+        if seg.ack_number.is_some() {
+            self.reply_reset(seg, out);
+            return;
+        }
+        if seg.control != TcpControl::Syn {
+            return;
+        }
+        self.accept_peer_syn(seg);
+        self.snd_wnd = seg.window_len as usize;
+        self.max_snd_wnd = self.snd_wnd;
+        self.snd_wl1 = seg.seq_number;
+        self.snd_wl2 = self.iss;
+        self.state = State::SynReceived;
+        self.snd_nxt = self.iss;
+        let _ = now;
+    }
+
+    /// §3.10.7.3: our SYN is out; the peer's SYN-ACK (or, in a
+    /// simultaneous open, its SYN) or a RST arrives.
+    fn input_syn_sent(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) {
+        if let Some(ack) = seg.ack_number {
+            if ack <= self.iss || ack > self.snd_max {
+                self.reply_reset(seg, out);
+                return;
+            }
+        }
+        if seg.control == TcpControl::Rst {
+            // RFC 5961 §3: acceptable only if it acknowledges our SYN.
+            if seg.ack_number.is_some() {
+                self.enter_closed(Some(ConnectionError::Refused));
+            }
+            return;
+        }
+        if seg.control != TcpControl::Syn {
+            return;
+        }
+        self.accept_peer_syn(seg);
+        self.snd_wnd = seg.window_len as usize;
+        self.max_snd_wnd = self.snd_wnd;
+        self.snd_wl1 = seg.seq_number;
+        match seg.ack_number {
+            Some(ack) => {
+                self.snd_una = ack;
+                self.snd_wl2 = ack;
+                self.recovery.consecutive_timeouts = 0;
+                if let Some(rtt) = self.rtt_timer.on_ack(ack, now) {
+                    self.rtt.sample(rtt);
+                }
+                self.timers.cancel(TimerKind::Retransmit);
+                self.scoreboard = Scoreboard::new(self.snd_una, self.data_mss());
+                self.state = State::Established;
+                self.ack_now = true;
+            }
+            None => {
+                // Simultaneous open: SYN-ACK with our same ISS.
+                self.snd_wl2 = self.iss;
+                self.state = State::SynReceived;
+                self.snd_nxt = self.iss;
+            }
+        }
+    }
+
+    /// Takes the peer's SYN: IRS, RCV.NXT, and the options it offers
+    /// against the ones configured (MSS, window scale clamped to 14,
+    /// SACK-permitted, timestamps).
+    fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>) {
+        self.irs = seg.seq_number;
+        self.rcv_nxt = seg.seq_number + 1;
+        self.rcv_adv = self.rcv_nxt;
+        self.reassembly = Reassembly::new(self.rcv_nxt, self.config.recv_buffer);
+        let peer_mss = seg.max_seg_size.map_or(DEFAULT_MSS, usize::from);
+        self.snd_mss = peer_mss.min(self.config.mss as usize).max(64);
+        self.ws_ok = self.config.window_scaling && seg.window_scale.is_some();
+        if self.ws_ok {
+            self.snd_shift = seg.window_scale.unwrap_or(0).min(MAX_WINDOW_SHIFT);
+        } else {
+            self.snd_shift = 0;
+            self.rcv_shift = 0;
+        }
+        self.sack_ok = self.config.sack && seg.sack_permitted;
+        self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
+        self.ts_recent = if self.ts_ok {
+            seg.timestamp.map(|(val, _)| val)
+        } else {
+            None
+        };
+        self.cc = self.config.congestion.build(self.data_mss());
+        self.scoreboard = Scoreboard::new(self.iss + 1, self.data_mss());
+    }
+}

@@ -1,0 +1,404 @@
+//! What a connection sends now (RFC 9293 §3.8, RFC 1122 §4.2.3): the SYN
+//! or SYN-ACK with its options, data within min(cwnd, the peer's window)
+//! as the sender SWS/Nagle switch allows, the FIN, ACKs as the delayed-ACK
+//! policy says with SACK blocks from the reassembly queue, and the timers:
+//! retransmission with Karn's rule, delayed ACK, persist probes, TIME-WAIT.
+
+use super::sack::NextSeg;
+use super::state::State;
+use super::tcb::{Connection, Segment};
+use super::timers::{KeepaliveAction, TimerKind};
+use super::window::{SendDecision, SendState};
+use crate::time::Instant;
+use crate::wire::seq::SeqNumber;
+use crate::wire::tcp::{TcpControl, TcpRepr};
+
+/// The timestamps option's length with its padding (RFC 7323 appendix A).
+const TIMESTAMP_OPTION_LEN: usize = 12;
+
+impl Connection {
+    /// Sends whatever is due after the application's calls (`send`,
+    /// `recv`, `close`): data, a FIN, a window update.
+    pub fn poll_output(&mut self, now: Instant) -> Vec<Segment> {
+        let mut out = Vec::new();
+        self.output(now, &mut out);
+        out
+    }
+
+    /// Runs the timers that are due at `now` and returns what they send.
+    pub fn on_timer(&mut self, now: Instant) -> Vec<Segment> {
+        let mut out = Vec::new();
+        while let Some(kind) = self.timers.poll_expired(now) {
+            match kind {
+                TimerKind::Retransmit => self.on_retransmit_timeout(now),
+                TimerKind::DelayedAck => self.ack_now = true,
+                TimerKind::Persist => self.on_persist_expiry(now, &mut out),
+                TimerKind::TimeWait => self.enter_closed(None),
+                TimerKind::Keepalive => self.on_keepalive_expiry(now, &mut out),
+            }
+        }
+        self.output(now, &mut out);
+        out
+    }
+
+    /// The effective MSS for data: the peer's MSS less the options every
+    /// segment carries.
+    pub(crate) fn data_mss(&self) -> usize {
+        let ts = if self.ts_ok { TIMESTAMP_OPTION_LEN } else { 0 };
+        self.snd_mss.saturating_sub(ts).max(1)
+    }
+
+    /// A header from this end at `seq` with ACK (once the peer's ISN is
+    /// known), the window to advertise and the timestamps.
+    pub(crate) fn header(&mut self, seq: SeqNumber, now: Instant) -> TcpRepr<'static> {
+        let mut h = TcpRepr::bare(self.local_port(), self.remote_port(), seq);
+        if self.state != State::SynSent {
+            h.ack_number = Some(self.rcv_nxt);
+        }
+        let wnd = self.receive_window();
+        h.window_len = (wnd >> self.rcv_shift).min(u16::MAX as usize) as u16;
+        if self.ts_ok {
+            h.timestamp = Some((Connection::ts_val(now), self.ts_recent.unwrap_or(0)));
+        }
+        if self.sack_ok && h.ack_number.is_some() {
+            h.sack_ranges = self.reassembly.sack_blocks();
+        }
+        h
+    }
+
+    /// Counts a segment out and records the ACK it carries.
+    pub(crate) fn emit(
+        &mut self,
+        header: TcpRepr<'static>,
+        payload: Vec<u8>,
+        out: &mut Vec<Segment>,
+    ) {
+        if header.ack_number.is_some() {
+            self.last_ack_sent = self.rcv_nxt;
+            let shift = if header.control == TcpControl::Syn {
+                0
+            } else {
+                self.rcv_shift
+            };
+            let edge = self.rcv_nxt + ((header.window_len as usize) << shift);
+            if edge > self.rcv_adv {
+                self.rcv_adv = edge;
+            }
+            self.delack.on_ack_sent();
+            self.timers.cancel(TimerKind::DelayedAck);
+            self.ack_now = false;
+        }
+        self.counters.segments_out += 1;
+        out.push(Segment { header, payload });
+    }
+
+    fn arm_retransmit_if_idle(&mut self, now: Instant) {
+        if self.timers.deadline(TimerKind::Retransmit).is_none() {
+            self.timers
+                .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+        }
+    }
+
+    /// The SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED) with its options.
+    fn send_syn(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let mut h = self.header(self.iss, now);
+        h.control = TcpControl::Syn;
+        h.sack_ranges = [None; 3];
+        h.window_len = self.receive_window().min(u16::MAX as usize) as u16;
+        h.max_seg_size = Some(self.config.mss);
+        let active = self.state == State::SynSent;
+        if (active && self.config.window_scaling) || self.ws_ok {
+            h.window_scale = Some(self.rcv_shift);
+        }
+        h.sack_permitted = if active {
+            self.config.sack
+        } else {
+            self.sack_ok
+        };
+        let offer_ts = if active {
+            self.config.timestamps
+        } else {
+            self.ts_ok
+        };
+        h.timestamp = offer_ts.then(|| (Connection::ts_val(now), self.ts_recent.unwrap_or(0)));
+        if self.snd_max != self.iss {
+            self.counters.retransmits += 1;
+            self.rtt_timer.on_retransmit();
+        } else {
+            self.rtt_timer.on_send(self.iss + 1, now);
+        }
+        self.snd_nxt = self.iss + 1;
+        self.snd_max = self.iss + 1;
+        self.emit(h, Vec::new(), out);
+        self.arm_retransmit_if_idle(now);
+    }
+
+    /// Sends `len` octets of the send buffer from `seq` (new data when
+    /// `seq` is SND.NXT, a retransmission when below SND.MAX).
+    pub(crate) fn send_range(
+        &mut self,
+        seq: SeqNumber,
+        len: usize,
+        now: Instant,
+        out: &mut Vec<Segment>,
+    ) {
+        let offset = seq - self.snd_una;
+        let end_offset = (offset + len).min(self.send_buf.len());
+        let payload: Vec<u8> = self.send_buf.range(offset..end_offset).copied().collect();
+        let end = seq + payload.len();
+        let mut h = self.header(seq, now);
+        h.push = end_offset == self.send_buf.len();
+        if seq < self.snd_max {
+            self.counters.retransmits += 1;
+            self.rtt_timer.on_retransmit();
+        } else {
+            self.rtt_timer.on_send(end, now);
+        }
+        if seq == self.snd_nxt {
+            self.snd_nxt = end;
+        }
+        if end > self.snd_max {
+            self.snd_max = end;
+        }
+        self.scoreboard.on_send(self.snd_max);
+        self.emit(h, payload, out);
+        self.arm_retransmit_if_idle(now);
+    }
+
+    /// Where our FIN sits (or will): after the last queued octet.
+    pub(crate) fn fin_seq(&self) -> SeqNumber {
+        self.snd_una + self.send_buf.len()
+    }
+
+    fn send_fin(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let seq = self.fin_seq();
+        let mut h = self.header(seq, now);
+        h.control = TcpControl::Fin;
+        if seq < self.snd_max {
+            self.counters.retransmits += 1;
+            self.rtt_timer.on_retransmit();
+        }
+        self.snd_nxt = seq + 1;
+        if self.snd_nxt > self.snd_max {
+            self.snd_max = self.snd_nxt;
+        }
+        self.emit(h, Vec::new(), out);
+        self.arm_retransmit_if_idle(now);
+    }
+
+    /// Bytes queued and not yet sent.
+    pub(crate) fn unsent(&self) -> usize {
+        let sent = if self.snd_nxt > self.snd_una {
+            self.snd_nxt - self.snd_una
+        } else {
+            0
+        };
+        self.send_buf.len().saturating_sub(sent)
+    }
+
+    /// Whether RFC 6675's recovery drives the sender.
+    pub(crate) fn sack_recovery(&self) -> bool {
+        self.sack_ok && self.config.recovery == super::tcb::RecoveryKind::Sack
+    }
+
+    /// One output pass: everything due now.
+    pub(crate) fn output(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        match self.state {
+            State::Closed | State::Listen => return,
+            State::SynSent | State::SynReceived => {
+                if self.snd_nxt == self.iss {
+                    self.send_syn(now, out);
+                } else if self.ack_now && self.state == State::SynReceived {
+                    // A challenge or duplicate ACK while the SYN-ACK is out.
+                    let h = self.header(self.snd_nxt, now);
+                    self.emit(h, Vec::new(), out);
+                }
+                return;
+            }
+            _ => {}
+        }
+        let before = out.len();
+        if self.state != State::TimeWait {
+            if self.sack_recovery() && self.recovery.point.is_some() {
+                self.send_sack_recovery(now, out);
+            }
+            self.send_new_data(now, out);
+            let all_sent = self.snd_nxt == self.fin_seq();
+            if self.fin_queued && all_sent && !self.fin_acked {
+                self.send_fin(now, out);
+            }
+        }
+        if out.len() == before && self.ack_now {
+            let h = self.header(self.snd_nxt, now);
+            self.emit(h, Vec::new(), out);
+        }
+        self.arm_persist_if_blocked(now);
+        self.update_limit_clocks(now);
+    }
+
+    /// New data (or go-back-N retransmission after a timeout) within
+    /// min(cwnd, SND.WND) as the sender policy decides.
+    fn send_new_data(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        loop {
+            let queued = self.unsent();
+            if queued == 0 {
+                return;
+            }
+            let in_flight = self.snd_nxt - self.snd_una;
+            let cwnd = self.cc.cwnd().saturating_add(self.recovery.inflation);
+            let limit = if self.sack_recovery() && self.recovery.point.is_some() {
+                // RFC 6675: new data only while pipe leaves room (NextSeg did it).
+                return;
+            } else {
+                cwnd.min(self.snd_wnd)
+            };
+            let state = SendState {
+                queued,
+                usable_window: limit.saturating_sub(in_flight),
+                max_send_window: self.max_snd_wnd,
+                mss: self.data_mss(),
+                in_flight,
+                push: true,
+                override_expired: false,
+            };
+            match self.config.sender.decide(&state) {
+                SendDecision::Send(n) => self.send_range(self.snd_nxt, n, now, out),
+                SendDecision::Wait => return,
+            }
+        }
+    }
+
+    /// RFC 6675 §5's transmission loop: while cwnd − pipe ≥ 1 SMSS, send
+    /// what NextSeg() says.
+    fn send_sack_recovery(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let mss = self.data_mss();
+        for _ in 0..1024 {
+            let pipe = self.scoreboard.pipe();
+            if self.cc.cwnd().saturating_sub(pipe) < mss {
+                return;
+            }
+            let new_ready = self.unsent() > 0
+                && (self.snd_max - self.snd_una) + mss.min(self.unsent()) <= self.snd_wnd;
+            match self.scoreboard.next_seg(new_ready, true) {
+                Some(NextSeg::RetransmitLost(r)) | Some(NextSeg::RetransmitUnsacked(r)) => {
+                    let len = r.len.min(mss);
+                    self.scoreboard.on_retransmit(r.start, len);
+                    self.send_range(r.start, len, now, out);
+                }
+                Some(NextSeg::Rescue(r)) => {
+                    let len = r.len.min(mss);
+                    if let Some(point) = self.recovery.point {
+                        self.scoreboard.on_rescue(point);
+                    }
+                    self.send_range(r.start, len, now, out);
+                }
+                Some(NextSeg::NewData) => {
+                    let n = self.unsent().min(mss);
+                    self.send_range(self.snd_max, n, now, out);
+                    self.snd_nxt = self.snd_max;
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// Data waits but nothing is in flight and nothing could be sent (a
+    /// closed window, or one the sender's SWS avoidance will not use): the
+    /// persist timer will probe or force a segment (BSD's `tcp_setpersist`,
+    /// which also serves as RFC 1122's SWS override timer).
+    fn arm_persist_if_blocked(&mut self, now: Instant) {
+        let blocked = self.unsent() > 0
+            && self.snd_nxt == self.snd_una
+            && self.state.is_synchronized()
+            && self.state != State::TimeWait;
+        if blocked {
+            if self.timers.deadline(TimerKind::Persist).is_none() {
+                self.timers.arm_persist(now, self.rtt.rto());
+            }
+        } else {
+            self.timers.on_window_open();
+        }
+    }
+
+    /// The persist timer fired. A closed window gets a zero-window probe:
+    /// one octet past it, SND.NXT left where it is (an ACK of it is an ACK
+    /// of something sent, as SND.MAX covers it). An open but small window
+    /// gets what fits, as the SWS override allows.
+    fn on_persist_expiry(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let unsent = self.unsent();
+        if unsent == 0 || self.snd_nxt != self.snd_una {
+            return;
+        }
+        if self.snd_wnd > 0 {
+            let n = unsent.min(self.snd_wnd).min(self.data_mss());
+            self.send_range(self.snd_nxt, n, now, out);
+            return;
+        }
+        let seq = self.snd_nxt;
+        let offset = seq - self.snd_una;
+        let byte = self.send_buf[offset];
+        let h = self.header(seq, now);
+        if seq + 1 > self.snd_max {
+            self.snd_max = seq + 1;
+        }
+        self.counters.window_probes += 1;
+        self.emit(h, vec![byte], out);
+        self.timers.on_persist_probe(now, self.rtt.rto());
+    }
+
+    /// The keepalive timer fired: a probe one octet below SND.UNA, which
+    /// the peer must answer with an ACK (RFC 1122 §4.2.3.6), or, after too
+    /// many unanswered ones, the end of the connection.
+    fn on_keepalive_expiry(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        if !self.state.is_synchronized() || self.state == State::TimeWait {
+            return;
+        }
+        match self.timers.on_keepalive_fired(now) {
+            KeepaliveAction::Probe(_) => {
+                self.counters.keepalive_probes += 1;
+                let h = self.header(self.snd_una - 1, now);
+                self.emit(h, Vec::new(), out);
+            }
+            KeepaliveAction::GiveUp => {
+                self.enter_closed(Some(super::tcb::ConnectionError::TimedOut));
+            }
+        }
+    }
+
+    /// The retransmission timer expired (RFC 6298 §5.4–5.7): back off,
+    /// collapse cwnd, and go back to SND.UNA.
+    fn on_retransmit_timeout(&mut self, now: Instant) {
+        self.counters.timeouts += 1;
+        self.recovery.consecutive_timeouts += 1;
+        if self.recovery.consecutive_timeouts > self.config.max_retransmits {
+            self.enter_closed(Some(super::tcb::ConnectionError::TimedOut));
+            return;
+        }
+        self.rtt.on_retransmit_timeout();
+        self.rtt_timer.on_retransmit();
+        match self.state {
+            State::SynSent | State::SynReceived => self.snd_nxt = self.iss,
+            State::Closed | State::Listen | State::TimeWait => {}
+            _ => {
+                let flight = self.snd_max - self.snd_una;
+                self.cc.on_retransmit_timeout(flight, now);
+                self.snd_nxt = self.snd_una;
+                self.recovery.point = None;
+                self.recovery.inflation = 0;
+                self.recovery.dup_acks = 0;
+                self.recovery.recover = self.snd_max;
+                self.scoreboard.on_recovery_exit();
+            }
+        }
+    }
+
+    /// Accrues time limited by the peer's window and by the send buffer.
+    fn update_limit_clocks(&mut self, now: Instant) {
+        let in_flight = self.snd_nxt - self.snd_una;
+        let rwnd_limited =
+            self.unsent() > 0 && self.snd_wnd <= in_flight && self.cc.cwnd() > self.snd_wnd;
+        let sndbuf_limited = self.send_buf.len() >= self.config.send_buffer;
+        self.counters.rwnd_limited_ns += self.rwnd_clock.update(rwnd_limited, now);
+        self.counters.sndbuf_limited_ns += self.sndbuf_clock.update(sndbuf_limited, now);
+    }
+}

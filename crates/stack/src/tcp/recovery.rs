@@ -1,0 +1,117 @@
+//! What an acceptable ACK does to the sender: new data acknowledged (RTT
+//! sample by Karn's rule, congestion control, the retransmission timer),
+//! duplicate ACKs, and fast retransmit with NewReno recovery (RFC 6582) or
+//! SACK-based recovery (RFC 6675) as [`RecoveryKind`](super::tcb::RecoveryKind) says.
+
+use super::sack::DEFAULT_DUP_THRESH;
+use super::tcb::{Connection, Segment};
+use super::timers::TimerKind;
+use crate::time::Instant;
+use crate::wire::seq::SeqNumber;
+use crate::wire::tcp::TcpRepr;
+
+impl Connection {
+    /// Feeds the ACK's SACK blocks to the scoreboard; returns the bytes
+    /// newly SACKed.
+    pub(crate) fn update_scoreboard(&mut self, seg: &TcpRepr<'_>, ack: SeqNumber) -> usize {
+        if !self.sack_ok {
+            return 0;
+        }
+        self.scoreboard.on_ack(ack, &seg.sack_ranges).newly_sacked
+    }
+
+    /// SND.UNA < ack ≤ SND.MAX: data (and perhaps our FIN) acknowledged.
+    pub(crate) fn on_new_ack(&mut self, ack: SeqNumber, now: Instant, out: &mut Vec<Segment>) {
+        let acked = ack - self.snd_una;
+        let fin_seq = self.fin_seq();
+        if self.fin_queued && ack > fin_seq {
+            self.fin_acked = true;
+        }
+        let data_acked = acked.min(self.send_buf.len());
+        self.send_buf.drain(..data_acked);
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        let sample = self.rtt_timer.on_ack(ack, now);
+        if let Some(rtt) = sample {
+            self.rtt.sample(rtt);
+        }
+        // RFC 6298 §5.2–5.3.
+        if self.snd_una == self.snd_max {
+            self.timers.cancel(TimerKind::Retransmit);
+        } else {
+            self.timers
+                .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+        }
+        self.recovery.dup_acks = 0;
+        self.recovery.consecutive_timeouts = 0;
+        match self.recovery.point {
+            Some(point) if ack >= point => {
+                self.recovery.point = None;
+                self.recovery.inflation = 0;
+                self.scoreboard.on_recovery_exit();
+                self.cc.on_recovery_exit(now);
+            }
+            Some(_) => self.on_partial_ack(acked, now, out),
+            None => self.cc.on_ack(data_acked, sample, now),
+        }
+    }
+
+    /// An ACK inside recovery that does not reach the recovery point.
+    fn on_partial_ack(&mut self, acked: usize, now: Instant, out: &mut Vec<Segment>) {
+        if self.sack_recovery() {
+            // RFC 6675: the transmission loop in `output` does the work.
+            return;
+        }
+        // RFC 6582 §3.2 step 5: retransmit the first unacknowledged
+        // segment, deflate by the amount acknowledged, add back one SMSS
+        // if at least one was acknowledged.
+        let mss = self.data_mss();
+        let add_back = if acked >= mss { mss } else { 0 };
+        self.recovery.inflation = self.recovery.inflation.saturating_sub(acked) + add_back;
+        self.retransmit_first(now, out);
+    }
+
+    /// Retransmits one segment at SND.UNA.
+    fn retransmit_first(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let len = self.data_mss().min(self.send_buf.len());
+        if len > 0 {
+            if self.sack_recovery() {
+                self.scoreboard.on_retransmit(self.snd_una, len);
+            }
+            self.send_range(self.snd_una, len, now, out);
+        }
+    }
+
+    /// A duplicate ACK (RFC 5681 §2's definition, or RFC 6675's: one whose
+    /// SACK blocks cover new data).
+    pub(crate) fn on_dup_ack(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        self.counters.dup_acks += 1;
+        self.recovery.dup_acks += 1;
+        if self.recovery.point.is_some() {
+            if !self.sack_recovery() {
+                // RFC 6582 §3.2 step 4: inflate by one SMSS.
+                self.recovery.inflation += self.data_mss();
+            }
+            return;
+        }
+        let lost = self.sack_recovery() && self.scoreboard.is_lost(self.snd_una);
+        if self.recovery.dup_acks < DEFAULT_DUP_THRESH && !lost {
+            return;
+        }
+        // RFC 6582 §3.2 step 2: only if the ACK covers more than "recover".
+        if self.snd_una <= self.recovery.recover {
+            return;
+        }
+        self.counters.fast_retransmits += 1;
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_fast_retransmit(flight, now);
+        self.recovery.point = Some(self.snd_max);
+        self.recovery.recover = self.snd_max;
+        if !self.sack_recovery() {
+            self.recovery.inflation = DEFAULT_DUP_THRESH * self.data_mss();
+        }
+        self.retransmit_first(now, out);
+    }
+}

@@ -1,0 +1,554 @@
+//! The transmission control block: a connection's sequence variables,
+//! negotiated options, buffers, the building blocks it was built from, and
+//! its counters. Every mechanism is picked at construction from
+//! [`TcpConfig`], so issue 19 only turns switches.
+//!
+//! The segment-arrival rules live in `input`/`input_sync`, what to send in
+//! `output`, loss recovery in `recovery`; the application's calls are here.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::cc::{CongestionControl, CongestionControlKind};
+use super::isn::{FourTuple, IsnGenerator};
+use super::reassembly::Reassembly;
+use super::rtt::{Rfc6298Config, RttEstimator, RttEstimatorKind, RttTimer};
+use super::sack::Scoreboard;
+use super::state::State;
+use super::timers::{TimerConfig, Timers};
+use super::window::{DelayedAck, DelayedAckPolicy, ReceiverSws, SenderPolicy};
+use crate::time::Instant;
+use crate::wire::seq::SeqNumber;
+use crate::wire::tcp::{TcpControl, TcpRepr};
+
+/// The largest window-scale shift (RFC 7323 §2.3).
+pub const MAX_WINDOW_SHIFT: u8 = 14;
+/// The MSS assumed when the peer sends none (RFC 9293 §3.7.1).
+pub const DEFAULT_MSS: usize = 536;
+
+/// How losses found by duplicate ACKs are recovered: the `--recovery` switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecoveryKind {
+    /// RFC 6582's NewReno: one hole per round trip, cwnd inflated by dup ACKs.
+    #[default]
+    NewReno,
+    /// RFC 6675's SACK-based recovery on the scoreboard (NewReno when the
+    /// peer did not permit SACK).
+    Sack,
+}
+
+/// Every switch a connection is built with.
+#[derive(Debug, Clone)]
+pub struct TcpConfig {
+    /// The RTT estimator.
+    pub rtt: RttEstimatorKind,
+    /// The congestion controller.
+    pub congestion: CongestionControlKind,
+    /// When received data is acknowledged.
+    pub delayed_ack: DelayedAckPolicy,
+    /// The receiver's SWS avoidance.
+    pub receiver_sws: ReceiverSws,
+    /// The sender's SWS avoidance and Nagle.
+    pub sender: SenderPolicy,
+    /// Fast retransmit's recovery algorithm.
+    pub recovery: RecoveryKind,
+    /// The header-prediction fast path.
+    pub header_prediction: bool,
+    /// The MSS this end advertises (what it can receive).
+    pub mss: u16,
+    /// The send buffer's byte bound.
+    pub send_buffer: usize,
+    /// The receive buffer's byte bound (RCV.BUFF).
+    pub recv_buffer: usize,
+    /// Offer window scaling (RFC 7323).
+    pub window_scaling: bool,
+    /// Offer SACK (RFC 2018).
+    pub sack: bool,
+    /// Offer timestamps (RFC 7323).
+    pub timestamps: bool,
+    /// Timer settings.
+    pub timers: TimerConfig,
+    /// Retransmission timeouts in a row before the connection is dropped
+    /// (RFC 9293 §3.8.3's R2; BSD's `TCP_MAXRXTSHIFT` is 12).
+    pub max_retransmits: u32,
+    /// Probe an idle peer (RFC 1122 §4.2.3.6), off by default as there.
+    pub keepalive: bool,
+    /// RFC 5961 §7: at most this many challenge ACKs per second (Linux's
+    /// `tcp_challenge_ack_limit` is 1000); None sends every one.
+    pub challenge_ack_limit: Option<u32>,
+}
+
+impl Default for TcpConfig {
+    fn default() -> TcpConfig {
+        TcpConfig {
+            rtt: RttEstimatorKind::Rfc6298(Rfc6298Config::default()),
+            congestion: CongestionControlKind::Reno,
+            delayed_ack: DelayedAckPolicy::default(),
+            receiver_sws: ReceiverSws::default(),
+            sender: SenderPolicy::default(),
+            recovery: RecoveryKind::default(),
+            header_prediction: true,
+            mss: 1460,
+            send_buffer: 256 * 1024,
+            recv_buffer: 256 * 1024,
+            window_scaling: true,
+            sack: true,
+            timestamps: true,
+            timers: TimerConfig::default(),
+            max_retransmits: 12,
+            keepalive: false,
+            challenge_ack_limit: Some(1000),
+        }
+    }
+}
+
+/// Why a connection ended other than by an orderly close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The peer answered our SYN with a RST.
+    #[error("connection refused")]
+    Refused,
+    /// The peer reset the connection.
+    #[error("connection reset by peer")]
+    Reset,
+    /// The application aborted it.
+    #[error("connection aborted")]
+    Aborted,
+    /// Too many retransmission timeouts without an ACK.
+    #[error("connection timed out")]
+    TimedOut,
+}
+
+/// An outgoing segment: the header meaning plus its own copy of the payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The header (its `payload` field is empty; see [`Segment::repr`]).
+    pub header: TcpRepr<'static>,
+    /// The payload bytes.
+    pub payload: Vec<u8>,
+}
+
+impl Segment {
+    /// The segment as the wire layer takes it.
+    pub fn repr(&self) -> TcpRepr<'_> {
+        TcpRepr {
+            payload: &self.payload,
+            ..self.header.clone()
+        }
+    }
+}
+
+/// What a connection counts (issue 18's stack-side metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Segments received.
+    pub segments_in: u64,
+    /// Segments sent.
+    pub segments_out: u64,
+    /// Segments sent again (timeout, fast retransmit, recovery).
+    pub retransmits: u64,
+    /// Retransmission-timer expiries.
+    pub timeouts: u64,
+    /// Fast retransmits (recovery entered).
+    pub fast_retransmits: u64,
+    /// Duplicate ACKs received.
+    pub dup_acks: u64,
+    /// Segments handled by the header-prediction fast path.
+    pub header_prediction_hits: u64,
+    /// Challenge ACKs sent (RFC 5961).
+    pub challenge_acks: u64,
+    /// Challenge ACKs withheld by the rate limit (RFC 5961 §7).
+    pub challenge_acks_suppressed: u64,
+    /// Segments dropped by the PAWS check (RFC 7323 §5).
+    pub paws_drops: u64,
+    /// Zero-window probes sent.
+    pub window_probes: u64,
+    /// Keepalive probes sent.
+    pub keepalive_probes: u64,
+    /// Nanoseconds with data queued but the peer's window closed to it.
+    pub rwnd_limited_ns: u64,
+    /// Nanoseconds with the send buffer full.
+    pub sndbuf_limited_ns: u64,
+}
+
+/// Accumulates the time a condition holds, sampled at each event.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LimitClock {
+    since: Option<Instant>,
+}
+
+impl LimitClock {
+    /// The condition is `holds` at `now`; returns nanoseconds to add.
+    pub(crate) fn update(&mut self, holds: bool, now: Instant) -> u64 {
+        let mut add = 0;
+        if let Some(since) = self.since {
+            add = now.since(since).as_nanos() as u64;
+        }
+        self.since = holds.then_some(now);
+        add
+    }
+}
+
+/// Loss-recovery state (RFC 6582 / RFC 6675).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Recovery {
+    /// In recovery until SND.UNA passes this ("recover" / RecoveryPoint).
+    pub(crate) point: Option<SeqNumber>,
+    /// NewReno's cwnd inflation by duplicate ACKs, bytes.
+    pub(crate) inflation: usize,
+    /// Consecutive duplicate ACKs.
+    pub(crate) dup_acks: usize,
+    /// RFC 6582's "recover": the highest sequence sent at the last loss.
+    pub(crate) recover: SeqNumber,
+    /// Retransmission timeouts since SND.UNA last advanced.
+    pub(crate) consecutive_timeouts: u32,
+}
+
+/// One TCP connection (RFC 9293's TCB and the machinery around it).
+#[derive(Debug)]
+pub struct Connection {
+    pub(crate) config: TcpConfig,
+    pub(crate) tuple: FourTuple,
+    pub(crate) state: State,
+    pub(crate) passive: bool,
+    pub(crate) error: Option<ConnectionError>,
+    // Send sequence variables.
+    pub(crate) iss: SeqNumber,
+    pub(crate) snd_una: SeqNumber,
+    pub(crate) snd_nxt: SeqNumber,
+    /// The highest SND.NXT so far: below it, a send is a retransmission.
+    pub(crate) snd_max: SeqNumber,
+    pub(crate) snd_wnd: usize,
+    pub(crate) max_snd_wnd: usize,
+    pub(crate) snd_wl1: SeqNumber,
+    pub(crate) snd_wl2: SeqNumber,
+    // Receive sequence variables.
+    pub(crate) irs: SeqNumber,
+    pub(crate) rcv_nxt: SeqNumber,
+    /// RCV.NXT + RCV.WND as last advertised (never moved left).
+    pub(crate) rcv_adv: SeqNumber,
+    /// RCV.NXT as last acknowledged (RFC 7323's Last.ACK.sent).
+    pub(crate) last_ack_sent: SeqNumber,
+    // Options.
+    pub(crate) snd_mss: usize,
+    pub(crate) snd_shift: u8,
+    pub(crate) rcv_shift: u8,
+    pub(crate) sack_ok: bool,
+    pub(crate) ts_ok: bool,
+    pub(crate) ts_recent: Option<u32>,
+    // Buffers: `send_buf[0]` is the octet at SND.UNA once the SYN is acked.
+    pub(crate) send_buf: VecDeque<u8>,
+    pub(crate) recv_buf: VecDeque<u8>,
+    pub(crate) reassembly: Reassembly,
+    /// A FIN received ahead of RCV.NXT, applied when the data reaches it.
+    pub(crate) peer_fin_at: Option<SeqNumber>,
+    pub(crate) fin_queued: bool,
+    /// Our FIN has been acknowledged.
+    pub(crate) fin_acked: bool,
+    /// The peer permitted window scaling and we offered it.
+    pub(crate) ws_ok: bool,
+    // Building blocks.
+    pub(crate) rtt: Box<dyn RttEstimator>,
+    pub(crate) rtt_timer: RttTimer,
+    pub(crate) cc: Box<dyn CongestionControl>,
+    pub(crate) scoreboard: Scoreboard,
+    pub(crate) recovery: Recovery,
+    pub(crate) delack: DelayedAck,
+    pub(crate) timers: Timers,
+    /// An ACK must go out with the next output pass.
+    pub(crate) ack_now: bool,
+    pub(crate) counters: Counters,
+    /// (start of the current second, challenge ACKs sent in it).
+    pub(crate) challenge_window: (Instant, u32),
+    pub(crate) rwnd_clock: LimitClock,
+    pub(crate) sndbuf_clock: LimitClock,
+}
+
+impl Connection {
+    fn new(config: TcpConfig, tuple: FourTuple, iss: SeqNumber, state: State) -> Connection {
+        let mss = DEFAULT_MSS;
+        let rcv_shift = if config.window_scaling {
+            window_shift_for(config.recv_buffer)
+        } else {
+            0
+        };
+        Connection {
+            tuple,
+            state,
+            passive: state == State::Listen,
+            error: None,
+            iss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_max: iss,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: SeqNumber(0),
+            snd_wl2: iss,
+            irs: SeqNumber(0),
+            rcv_nxt: SeqNumber(0),
+            rcv_adv: SeqNumber(0),
+            last_ack_sent: SeqNumber(0),
+            snd_mss: mss,
+            snd_shift: 0,
+            rcv_shift,
+            sack_ok: false,
+            ts_ok: false,
+            ts_recent: None,
+            send_buf: VecDeque::new(),
+            recv_buf: VecDeque::new(),
+            reassembly: Reassembly::new(SeqNumber(0), config.recv_buffer),
+            peer_fin_at: None,
+            fin_queued: false,
+            fin_acked: false,
+            ws_ok: false,
+            rtt: config.rtt.build(),
+            rtt_timer: RttTimer::default(),
+            cc: config.congestion.build(mss),
+            scoreboard: Scoreboard::new(iss, mss),
+            recovery: Recovery {
+                recover: iss,
+                ..Recovery::default()
+            },
+            delack: DelayedAck::new(config.delayed_ack),
+            timers: Timers::new(config.timers),
+            ack_now: false,
+            counters: Counters::default(),
+            challenge_window: (Instant::ZERO, 0),
+            rwnd_clock: LimitClock::default(),
+            sndbuf_clock: LimitClock::default(),
+            config,
+        }
+    }
+
+    /// An active open: the connection is in SYN-SENT and `poll_output`
+    /// (or any event) emits the SYN. The ISN comes from `isn` (RFC 6528).
+    pub fn open_active(
+        config: TcpConfig,
+        tuple: FourTuple,
+        isn: &IsnGenerator,
+        now: Instant,
+    ) -> Connection {
+        Connection::new(config, tuple, isn.isn(&tuple, now), State::SynSent)
+    }
+
+    /// A passive open on `tuple` (the socket layer makes one per arriving
+    /// SYN's 4-tuple): the connection waits in LISTEN.
+    pub fn listen(
+        config: TcpConfig,
+        tuple: FourTuple,
+        isn: &IsnGenerator,
+        now: Instant,
+    ) -> Connection {
+        Connection::new(config, tuple, isn.isn(&tuple, now), State::Listen)
+    }
+
+    /// Queues as much of `data` as the send buffer holds; returns how much.
+    pub fn send(&mut self, data: &[u8]) -> usize {
+        if !self.state.sends_data() || self.fin_queued {
+            return 0;
+        }
+        let room = self.config.send_buffer.saturating_sub(self.send_buf.len());
+        let n = room.min(data.len());
+        self.send_buf.extend(&data[..n]);
+        n
+    }
+
+    /// Bytes that `send` would accept now.
+    pub fn send_capacity(&self) -> usize {
+        self.config.send_buffer.saturating_sub(self.send_buf.len())
+    }
+
+    /// Reads received in-order data into `out`; returns how much.
+    pub fn recv(&mut self, out: &mut [u8]) -> usize {
+        let n = out.len().min(self.recv_buf.len());
+        for (dst, src) in out.iter_mut().zip(self.recv_buf.drain(..n)) {
+            *dst = src;
+        }
+        if n > 0 {
+            if self.recv_buf.is_empty()
+                && self.delack.on_application_drained() == super::window::AckDecision::Now
+            {
+                self.ack_now = true;
+            }
+            // A window update when reading at least doubled the window the
+            // peer sees (Linux's `tcp_cleanup_rbuf` rule; a zero window
+            // always qualifies), so reads do not defeat delayed ACKs.
+            let wnd = self.receive_window();
+            let advertised = self.rcv_adv.max(self.rcv_nxt) - self.rcv_nxt;
+            if wnd > advertised && advertised * 2 <= wnd {
+                self.ack_now = true;
+            }
+        }
+        n
+    }
+
+    /// Bytes ready for `recv`.
+    pub fn recv_queued(&self) -> usize {
+        self.recv_buf.len()
+    }
+
+    /// The application is done sending: a FIN follows the queued data.
+    pub fn close(&mut self) {
+        match self.state {
+            State::Listen | State::SynSent => self.state = State::Closed,
+            // In SYN-RECEIVED the FIN waits for ESTABLISHED (§3.10.4).
+            State::SynReceived => self.fin_queued = true,
+            State::Established => {
+                self.fin_queued = true;
+                self.state = State::FinWait1;
+            }
+            State::CloseWait => {
+                self.fin_queued = true;
+                self.state = State::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    /// Drops the connection at once; returns the RST to send, if the peer
+    /// knows of the connection (RFC 9293 §3.10.5).
+    pub fn abort(&mut self) -> Option<Segment> {
+        let rst = match self.state {
+            State::SynReceived
+            | State::Established
+            | State::FinWait1
+            | State::FinWait2
+            | State::CloseWait => {
+                let mut h = TcpRepr::bare(self.local_port(), self.remote_port(), self.snd_nxt);
+                h.control = TcpControl::Rst;
+                Some(Segment {
+                    header: h,
+                    payload: Vec::new(),
+                })
+            }
+            _ => None,
+        };
+        self.enter_closed(Some(ConnectionError::Aborted));
+        if rst.is_some() {
+            self.counters.segments_out += 1;
+        }
+        rst
+    }
+
+    /// When `on_timer` must next be called, if ever.
+    pub fn poll_at(&self) -> Option<Instant> {
+        self.timers.next().map(|(_, at)| at)
+    }
+
+    /// The state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Why the connection ended abnormally, if it did.
+    pub fn error(&self) -> Option<ConnectionError> {
+        self.error
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// The congestion window, bytes.
+    pub fn cwnd(&self) -> usize {
+        self.cc.cwnd()
+    }
+
+    /// The smoothed RTT, once measured.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+
+    /// The retransmission timeout now in force.
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+
+    /// The peer's MSS as negotiated (Eff.snd.MSS before options).
+    pub fn send_mss(&self) -> usize {
+        self.snd_mss
+    }
+
+    /// (send shift, receive shift) of window scaling; zeros when off.
+    pub fn window_shifts(&self) -> (u8, u8) {
+        (self.snd_shift, self.rcv_shift)
+    }
+
+    /// Whether SACK and timestamps were negotiated.
+    pub fn sack_and_timestamps(&self) -> (bool, bool) {
+        (self.sack_ok, self.ts_ok)
+    }
+
+    /// SND.UNA, SND.NXT and RCV.NXT.
+    pub fn sequence_points(&self) -> (SeqNumber, SeqNumber, SeqNumber) {
+        (self.snd_una, self.snd_nxt, self.rcv_nxt)
+    }
+
+    /// The peer's window (scaled), bytes.
+    pub fn send_window(&self) -> usize {
+        self.snd_wnd
+    }
+
+    /// The 4-tuple.
+    pub fn tuple(&self) -> FourTuple {
+        self.tuple
+    }
+
+    pub(crate) fn local_port(&self) -> u16 {
+        self.tuple.local.port()
+    }
+
+    pub(crate) fn remote_port(&self) -> u16 {
+        self.tuple.remote.port()
+    }
+
+    /// The window to offer now (RCV.WND), per the receiver-SWS switch.
+    pub(crate) fn receive_window(&self) -> usize {
+        let current = if self.rcv_adv > self.rcv_nxt {
+            self.rcv_adv - self.rcv_nxt
+        } else {
+            0
+        };
+        let max = (u16::MAX as usize) << self.rcv_shift;
+        self.config
+            .receiver_sws
+            .window(
+                self.config.recv_buffer,
+                self.recv_buf.len(),
+                current,
+                self.snd_mss,
+            )
+            .min(max)
+    }
+
+    /// Moves to CLOSED, stopping every timer.
+    pub(crate) fn enter_closed(&mut self, error: Option<ConnectionError>) {
+        self.state = State::Closed;
+        if error.is_some() {
+            self.error = error;
+        }
+        self.timers = Timers::new(self.config.timers);
+        self.send_buf.clear();
+    }
+
+    /// The timestamp clock: milliseconds (RFC 7323 §5.4 allows 1 ms–1 s).
+    pub(crate) fn ts_val(now: Instant) -> u32 {
+        (now.nanos() / 1_000_000) as u32
+    }
+}
+
+/// The smallest shift that lets `buffer` bytes be advertised (RFC 7323 §2.3,
+/// at most 14).
+pub fn window_shift_for(buffer: usize) -> u8 {
+    let mut shift = 0u8;
+    while shift < MAX_WINDOW_SHIFT && (u16::MAX as usize) << shift < buffer {
+        shift += 1;
+    }
+    shift
+}
+
+#[cfg(test)]
+#[path = "tcb_tests.rs"]
+mod tests;
