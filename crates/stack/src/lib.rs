@@ -14,7 +14,9 @@
 //!   fragment reassembly, ICMP echo replies, UDP sockets), the routing
 //!   tables behind one trait (linear as in 4.3BSD, a hash per prefix
 //!   length, a path-compressed trie) and the ARP cache;
-//! - [`tcp`]: so far TCP's building blocks, each switchable: RTT
+//! - [`tcp`]: the RFC 9293 connection (all eleven states, RFC 5961
+//!   challenge ACKs, PAWS, header prediction, NewReno or SACK recovery,
+//!   persist and keepalive) built from TCP's blocks, each switchable: RTT
 //!   estimators (RFC 6298 in ns, 4.3BSD-Reno's integer EWMA), congestion
 //!   control (Reno, CUBIC, none), the reassembly queue, the RFC 6675 SACK
 //!   scoreboard, RFC 6528 ISNs, the timers, and SWS avoidance, Nagle and
@@ -32,8 +34,8 @@
 //! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
 //! commit it with the fix).
 //!
-//! Still to come (issue 18): the TCP state machine itself, TCP sockets,
-//! and bench runs on the stack.
+//! Still to come (issue 18): TCP sockets over the interface, the device
+//! loop, and bench runs on the stack.
 
 pub mod iface;
 pub mod phy;
