@@ -39,6 +39,8 @@
 
 pub mod iface;
 pub mod phy;
+pub mod socket;
+pub mod stack;
 pub mod tcp;
 pub mod time;
 pub mod wire;

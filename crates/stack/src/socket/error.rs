@@ -1,0 +1,30 @@
+//! Why a TCP socket call failed.
+
+use crate::tcp::tcb::ConnectionError;
+
+/// Why a TCP socket call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TcpSocketError {
+    /// Another listener has the port.
+    #[error("tcp port {0} is already listened on")]
+    PortInUse(u16),
+    /// Port 0 cannot be listened on.
+    #[error("tcp port 0 cannot be listened on")]
+    PortZero,
+    /// Every ephemeral port is taken towards that peer.
+    #[error("no ephemeral port is free")]
+    NoEphemeralPort,
+    /// The handle names no socket (or one already closed).
+    #[error("no such tcp socket")]
+    NoSocket,
+    /// The call needs a connection and the handle names a listener, or
+    /// the other way round.
+    #[error("wrong kind of tcp socket for this call")]
+    WrongKind,
+    /// The connection ended abnormally.
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    /// The connection can no longer send (closed or shut down).
+    #[error("the connection is closed for sending")]
+    NotSending,
+}

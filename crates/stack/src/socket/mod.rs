@@ -1,0 +1,18 @@
+//! Sockets over the interface (issue 18, item 4).
+//!
+//! - [`tcp::TcpSockets`]: the TCP sockets of one interface, its
+//!   [`crate::iface::IpHandler`] for TCP: segments demultiplexed by
+//!   4-tuple to RFC 9293 [`crate::tcp::tcb::Connection`]s, listeners
+//!   that make a connection per arriving SYN (up to a backlog), RST for
+//!   segments to no socket, checksums with the IPv4 pseudo-header by the
+//!   interface's method, and the earliest timer so a loop sleeps exactly
+//!   until then;
+//! - [`error::TcpSocketError`]: why a socket call failed.
+//!
+//! UDP sockets live beside the interface ([`crate::iface::udp`]).
+
+pub mod error;
+pub mod tcp;
+
+pub use error::TcpSocketError;
+pub use tcp::{TcpHandle, TcpSockets, TcpSocketsCounters};

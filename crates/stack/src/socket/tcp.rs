@@ -1,0 +1,568 @@
+//! The TCP sockets of one interface: listeners, connections and the
+//! demultiplexing between them.
+//!
+//! A segment for us is parsed (checksum with the IPv4 pseudo-header, by
+//! the interface's [`ChecksumMethod`]) and looked up by its 4-tuple; a
+//! connection takes it. Otherwise a listener on its port makes a new
+//! [`Connection`] in LISTEN for that 4-tuple (a listening `Connection` is
+//! per 4-tuple) as long as fewer than `backlog` wait for `accept`; anything
+//! else is answered with RFC 9293 §3.10.7.1's RST. What connections want
+//! to send is queued and leaves through [`Interface::send_ip_from`] at
+//! [`TcpSockets::flush`].
+
+use super::error::TcpSocketError;
+use crate::iface::{Delivery, IfaceError, Interface, IpHandler};
+use crate::phy::Device;
+use crate::tcp::input::reset_for;
+use crate::tcp::isn::{FourTuple, IsnGenerator};
+use crate::tcp::state::State;
+use crate::tcp::tcb::{Connection, Segment, TcpConfig};
+use crate::time::Instant;
+use crate::wire::{ChecksumMethod, IpProtocol, Ipv4Address, Ipv4Repr, TcpPacket, TcpRepr, UdpRepr};
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+
+/// The first ephemeral port (IANA's dynamic range, RFC 6335 §6).
+pub const EPHEMERAL_FIRST: u16 = 49152;
+
+/// Names one socket (listener or connection) of a [`TcpSockets`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TcpHandle(usize);
+
+/// What the socket layer counts, beside each connection's own counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpSocketsCounters {
+    /// Segments that failed to parse or whose checksum was wrong.
+    pub malformed: u64,
+    /// Segments for no socket (each answered with a RST unless a RST).
+    pub no_socket: u64,
+    /// SYNs dropped because the listener's backlog was full.
+    pub backlog_drops: u64,
+    /// Connections made by listeners.
+    pub passive_opens: u64,
+    /// Connections opened by `connect`.
+    pub active_opens: u64,
+    /// Segments sent.
+    pub segments_out: u64,
+}
+
+#[derive(Debug)]
+struct Listener {
+    port: u16,
+    backlog: usize,
+    config: TcpConfig,
+    /// Connections made from SYNs and not yet accepted, oldest first.
+    pending: VecDeque<usize>,
+}
+
+#[derive(Debug)]
+struct Socket {
+    conn: Connection,
+    /// The listener it waits in until accepted.
+    listener: Option<usize>,
+    /// The application let go of it: it is removed once CLOSED.
+    released: bool,
+    /// An application call may have made something to send.
+    dirty: bool,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Listener(Listener),
+    Socket(Box<Socket>),
+}
+
+/// The TCP sockets of one interface.
+#[derive(Debug)]
+pub struct TcpSockets {
+    entries: Vec<Option<Entry>>,
+    by_tuple: HashMap<FourTuple, usize>,
+    listeners: HashMap<u16, usize>,
+    isn: IsnGenerator,
+    checksum: ChecksumMethod,
+    config: TcpConfig,
+    next_ephemeral: u16,
+    outbox: Vec<(FourTuple, Segment)>,
+    counters: TcpSocketsCounters,
+}
+
+fn v4(addr: SocketAddr) -> SocketAddrV4 {
+    match addr {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(_) => unreachable!("the stack is IPv4 only"),
+    }
+}
+
+impl TcpSockets {
+    /// No sockets yet. Connections are built with `config` (a listener
+    /// may have its own), ISNs come from `isn`, checksums are computed and
+    /// verified by `checksum` (the interface's method).
+    pub fn new(config: TcpConfig, isn: IsnGenerator, checksum: ChecksumMethod) -> TcpSockets {
+        TcpSockets {
+            entries: Vec::new(),
+            by_tuple: HashMap::new(),
+            listeners: HashMap::new(),
+            isn,
+            checksum,
+            config,
+            next_ephemeral: EPHEMERAL_FIRST,
+            outbox: Vec::new(),
+            counters: TcpSocketsCounters::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> TcpSocketsCounters {
+        self.counters
+    }
+
+    fn insert(&mut self, entry: Entry) -> usize {
+        match self.entries.iter().position(Option::is_none) {
+            Some(i) => {
+                self.entries[i] = Some(entry);
+                i
+            }
+            None => {
+                self.entries.push(Some(entry));
+                self.entries.len() - 1
+            }
+        }
+    }
+
+    fn socket(&mut self, handle: TcpHandle) -> Result<&mut Socket, TcpSocketError> {
+        match self.entries.get_mut(handle.0).and_then(Option::as_mut) {
+            Some(Entry::Socket(s)) if !s.released => Ok(s),
+            Some(Entry::Socket(_)) | None => Err(TcpSocketError::NoSocket),
+            Some(Entry::Listener(_)) => Err(TcpSocketError::WrongKind),
+        }
+    }
+
+    fn socket_ref(&self, handle: TcpHandle) -> Result<&Socket, TcpSocketError> {
+        match self.entries.get(handle.0).and_then(Option::as_ref) {
+            Some(Entry::Socket(s)) if !s.released => Ok(s),
+            Some(Entry::Socket(_)) | None => Err(TcpSocketError::NoSocket),
+            Some(Entry::Listener(_)) => Err(TcpSocketError::WrongKind),
+        }
+    }
+
+    /// Listens on `port` of all our addresses with the set's config; at
+    /// most `backlog` connections wait for [`TcpSockets::accept`] (a SYN
+    /// beyond that is dropped, as Linux does, so the peer retries).
+    pub fn listen(&mut self, port: u16, backlog: usize) -> Result<TcpHandle, TcpSocketError> {
+        let config = self.config.clone();
+        self.listen_with(port, backlog, config)
+    }
+
+    /// [`TcpSockets::listen`] with connections built from `config`.
+    pub fn listen_with(
+        &mut self,
+        port: u16,
+        backlog: usize,
+        config: TcpConfig,
+    ) -> Result<TcpHandle, TcpSocketError> {
+        if port == 0 {
+            return Err(TcpSocketError::PortZero);
+        }
+        if self.listeners.contains_key(&port) {
+            return Err(TcpSocketError::PortInUse(port));
+        }
+        let index = self.insert(Entry::Listener(Listener {
+            port,
+            backlog: backlog.max(1),
+            config,
+            pending: VecDeque::new(),
+        }));
+        self.listeners.insert(port, index);
+        Ok(TcpHandle(index))
+    }
+
+    /// The oldest connection on `listener` that has completed its
+    /// handshake, if any.
+    pub fn accept(&mut self, listener: TcpHandle) -> Result<Option<TcpHandle>, TcpSocketError> {
+        let pending = match self.entries.get(listener.0).and_then(Option::as_ref) {
+            Some(Entry::Listener(l)) => l.pending.clone(),
+            Some(Entry::Socket(_)) => return Err(TcpSocketError::WrongKind),
+            None => return Err(TcpSocketError::NoSocket),
+        };
+        for index in pending {
+            let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
+                continue;
+            };
+            let state = s.conn.state();
+            if state.is_synchronized() && state != State::SynReceived {
+                s.listener = None;
+                if let Some(Some(Entry::Listener(l))) = self.entries.get_mut(listener.0) {
+                    l.pending.retain(|&i| i != index);
+                }
+                return Ok(Some(TcpHandle(index)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Opens a connection from `local` (one of the interface's addresses)
+    /// and an ephemeral port to `remote`: the SYN leaves at the next
+    /// [`TcpSockets::flush`].
+    pub fn connect(
+        &mut self,
+        local: Ipv4Addr,
+        remote: SocketAddrV4,
+        now: Instant,
+    ) -> Result<TcpHandle, TcpSocketError> {
+        let config = self.config.clone();
+        self.connect_with(local, remote, config, now)
+    }
+
+    /// [`TcpSockets::connect`] with a connection built from `config`.
+    pub fn connect_with(
+        &mut self,
+        local: Ipv4Addr,
+        remote: SocketAddrV4,
+        config: TcpConfig,
+        now: Instant,
+    ) -> Result<TcpHandle, TcpSocketError> {
+        let tuple = self.free_tuple(local, remote)?;
+        let conn = Connection::open_active(config, tuple, &self.isn, now);
+        let index = self.insert(Entry::Socket(Box::new(Socket {
+            conn,
+            listener: None,
+            released: false,
+            dirty: true,
+        })));
+        self.by_tuple.insert(tuple, index);
+        self.counters.active_opens += 1;
+        Ok(TcpHandle(index))
+    }
+
+    /// A 4-tuple to `remote` with an ephemeral local port no listener
+    /// holds and no connection to `remote` uses.
+    fn free_tuple(
+        &mut self,
+        local: Ipv4Addr,
+        remote: SocketAddrV4,
+    ) -> Result<FourTuple, TcpSocketError> {
+        let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
+        for _ in 0..span {
+            let port = self.next_ephemeral;
+            self.next_ephemeral = if port == u16::MAX {
+                EPHEMERAL_FIRST
+            } else {
+                port + 1
+            };
+            let tuple = FourTuple {
+                local: SocketAddr::new(IpAddr::V4(local), port),
+                remote: SocketAddr::V4(remote),
+            };
+            if !self.listeners.contains_key(&port) && !self.by_tuple.contains_key(&tuple) {
+                return Ok(tuple);
+            }
+        }
+        Err(TcpSocketError::NoEphemeralPort)
+    }
+
+    /// Queues as much of `data` as the send buffer takes; returns how much.
+    pub fn send(&mut self, handle: TcpHandle, data: &[u8]) -> Result<usize, TcpSocketError> {
+        let s = self.socket(handle)?;
+        if let Some(e) = s.conn.error() {
+            return Err(e.into());
+        }
+        if !s.conn.state().sends_data() && s.conn.state() != State::SynSent {
+            return Err(TcpSocketError::NotSending);
+        }
+        let n = s.conn.send(data);
+        s.dirty |= n > 0;
+        Ok(n)
+    }
+
+    /// Bytes [`TcpSockets::send`] would take now.
+    pub fn send_capacity(&self, handle: TcpHandle) -> Result<usize, TcpSocketError> {
+        Ok(self.socket_ref(handle)?.conn.send_capacity())
+    }
+
+    /// Reads received data into `out`; returns how much (0: nothing yet,
+    /// or the peer finished: see [`TcpSockets::peer_finished`]).
+    pub fn recv(&mut self, handle: TcpHandle, out: &mut [u8]) -> Result<usize, TcpSocketError> {
+        let s = self.socket(handle)?;
+        let n = s.conn.recv(out);
+        if n == 0 {
+            if let Some(e) = s.conn.error() {
+                return Err(e.into());
+            }
+        }
+        s.dirty |= n > 0;
+        Ok(n)
+    }
+
+    /// Whether the peer sent its FIN and every byte before it was read:
+    /// the end of the stream.
+    pub fn peer_finished(&self, handle: TcpHandle) -> Result<bool, TcpSocketError> {
+        let conn = &self.socket_ref(handle)?.conn;
+        let fin_seen = matches!(
+            conn.state(),
+            State::CloseWait | State::LastAck | State::Closing | State::TimeWait
+        ) || (conn.state() == State::Closed && conn.error().is_none());
+        Ok(fin_seen && conn.recv_queued() == 0)
+    }
+
+    /// Ends this side's sending: a FIN follows the queued data. Reading
+    /// goes on.
+    pub fn shutdown(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
+        let s = self.socket(handle)?;
+        s.conn.close();
+        s.dirty = true;
+        Ok(())
+    }
+
+    /// Closes the socket: a listener stops (its unaccepted connections
+    /// are reset); a connection sends its FIN after the queued data and
+    /// is removed once it reaches CLOSED (after TIME-WAIT if it closed
+    /// first). The handle is invalid afterwards.
+    pub fn close(&mut self, handle: TcpHandle, now: Instant) -> Result<(), TcpSocketError> {
+        match self.entries.get_mut(handle.0).and_then(Option::as_mut) {
+            Some(Entry::Listener(l)) => {
+                let port = l.port;
+                let pending: Vec<usize> = l.pending.drain(..).collect();
+                self.listeners.remove(&port);
+                self.entries[handle.0] = None;
+                for index in pending {
+                    self.abort_index(index);
+                }
+                Ok(())
+            }
+            Some(Entry::Socket(s)) if !s.released => {
+                s.conn.close();
+                s.released = true;
+                s.dirty = true;
+                let _ = now;
+                Ok(())
+            }
+            _ => Err(TcpSocketError::NoSocket),
+        }
+    }
+
+    /// Drops a connection at once, with a RST if the peer knows of it.
+    pub fn abort(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
+        self.socket(handle)?;
+        self.abort_index(handle.0);
+        Ok(())
+    }
+
+    fn abort_index(&mut self, index: usize) {
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            let tuple = s.conn.tuple();
+            if let Some(rst) = s.conn.abort() {
+                self.outbox.push((tuple, rst));
+            }
+            s.released = true;
+        }
+    }
+
+    /// The connection behind a handle (state, counters, cwnd, srtt).
+    pub fn connection(&self, handle: TcpHandle) -> Result<&Connection, TcpSocketError> {
+        Ok(&self.socket_ref(handle)?.conn)
+    }
+
+    /// Every live connection, accepted or not.
+    pub fn connections(&self) -> impl Iterator<Item = &Connection> {
+        self.entries.iter().flatten().filter_map(|e| match e {
+            Entry::Socket(s) => Some(&s.conn),
+            Entry::Listener(_) => None,
+        })
+    }
+
+    /// When [`TcpSockets::on_timers`] must next run: the earliest timer
+    /// of any connection.
+    pub fn poll_at(&self) -> Option<Instant> {
+        self.connections().filter_map(Connection::poll_at).min()
+    }
+
+    /// Runs the timers due at `now`, collects what application calls made
+    /// to send, and removes connections that are done.
+    pub fn on_timers(&mut self, now: Instant) {
+        for index in 0..self.entries.len() {
+            let Some(Entry::Socket(s)) = &mut self.entries[index] else {
+                continue;
+            };
+            let tuple = s.conn.tuple();
+            let due = s.conn.poll_at().is_some_and(|at| at <= now);
+            let out = if due {
+                s.conn.on_timer(now)
+            } else if s.dirty {
+                s.conn.poll_output(now)
+            } else {
+                Vec::new()
+            };
+            s.dirty = false;
+            self.outbox.extend(out.into_iter().map(|seg| (tuple, seg)));
+            self.reap(index);
+        }
+    }
+
+    /// Removes a connection that reached CLOSED and nobody will read:
+    /// released by the application, or never accepted.
+    fn reap(&mut self, index: usize) {
+        let Some(Entry::Socket(s)) = &self.entries[index] else {
+            return;
+        };
+        if s.conn.state() != State::Closed || !(s.released || s.listener.is_some()) {
+            return;
+        }
+        let tuple = s.conn.tuple();
+        if let Some(listener) = s.listener {
+            if let Some(Some(Entry::Listener(l))) = self.entries.get_mut(listener) {
+                l.pending.retain(|&i| i != index);
+            }
+        }
+        if self.by_tuple.get(&tuple) == Some(&index) {
+            self.by_tuple.remove(&tuple);
+        }
+        self.entries[index] = None;
+    }
+
+    /// Sends every queued segment through `iface`. A segment refused for a
+    /// reason of its own (no route) is dropped (TCP retransmits); a device
+    /// failure stops the flush and is returned.
+    pub fn flush(
+        &mut self,
+        iface: &mut Interface,
+        device: &mut dyn Device,
+        now: Instant,
+    ) -> Result<usize, IfaceError> {
+        let method = self.checksum;
+        let mut sent = 0;
+        let outbox = std::mem::take(&mut self.outbox);
+        let mut result = Ok(());
+        for (tuple, segment) in &outbox {
+            let local = v4(tuple.local);
+            let remote = v4(tuple.remote);
+            let repr = segment.repr();
+            let sent_one = iface.send_ip_from(
+                device,
+                now,
+                Some(Ipv4Address::from(*local.ip())),
+                Ipv4Address::from(*remote.ip()),
+                IpProtocol::Tcp,
+                repr.buffer_len(),
+                |ip, out| {
+                    repr.emit(
+                        &mut TcpPacket::new_unchecked(out),
+                        ip.src_addr,
+                        ip.dst_addr,
+                        method,
+                    )
+                },
+            );
+            match sent_one {
+                Ok(_) => sent += 1,
+                Err(IfaceError::Device(e)) => {
+                    result = Err(IfaceError::Device(e));
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+        self.counters.segments_out += sent as u64;
+        let mut outbox = outbox;
+        outbox.clear();
+        if self.outbox.is_empty() {
+            self.outbox = outbox;
+        }
+        result.map(|()| sent)
+    }
+
+    /// A segment for no connection: a listener may take a SYN.
+    fn unmatched(&mut self, tuple: FourTuple, seg: &TcpRepr<'_>, now: Instant) -> Delivery {
+        let listener = self.listeners.get(&seg.dst_port).copied();
+        let is_syn = seg.control == crate::wire::TcpControl::Syn && seg.ack_number.is_none();
+        if let (Some(li), true) = (listener, is_syn) {
+            let Some(Entry::Listener(l)) = &self.entries[li] else {
+                unreachable!("the listener map names listeners");
+            };
+            if l.pending.len() >= l.backlog {
+                self.counters.backlog_drops += 1;
+                return Delivery::Accepted;
+            }
+            let mut conn = Connection::listen(l.config.clone(), tuple, &self.isn, now);
+            let out = conn.on_segment(seg, now);
+            self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
+            let index = self.insert(Entry::Socket(Box::new(Socket {
+                conn,
+                listener: Some(li),
+                released: false,
+                dirty: false,
+            })));
+            if let Some(Entry::Listener(l)) = &mut self.entries[li] {
+                l.pending.push_back(index);
+            }
+            self.by_tuple.insert(tuple, index);
+            self.counters.passive_opens += 1;
+            return Delivery::Accepted;
+        }
+        self.counters.no_socket += 1;
+        if let Some(rst) = reset_for(seg) {
+            self.outbox.push((tuple, rst));
+        }
+        if listener.is_some() {
+            Delivery::Accepted
+        } else {
+            Delivery::NoListener
+        }
+    }
+
+    /// Handles one TCP segment (the interface's [`IpHandler::tcp`]) at
+    /// `now`.
+    pub fn process(&mut self, ip: &Ipv4Repr, bytes: &[u8], now: Instant) -> Delivery {
+        let parsed = TcpPacket::new_checked(bytes)
+            .and_then(|p| TcpRepr::parse(&p, ip.src_addr, ip.dst_addr, self.checksum));
+        let seg = match parsed {
+            Ok(seg) => seg,
+            Err(_) => {
+                self.counters.malformed += 1;
+                return Delivery::Accepted;
+            }
+        };
+        let tuple = FourTuple {
+            local: SocketAddr::new(IpAddr::V4(ip.dst_addr.into()), seg.dst_port),
+            remote: SocketAddr::new(IpAddr::V4(ip.src_addr.into()), seg.src_port),
+        };
+        let Some(&index) = self.by_tuple.get(&tuple) else {
+            return self.unmatched(tuple, &seg, now);
+        };
+        let Some(Entry::Socket(s)) = &mut self.entries[index] else {
+            unreachable!("the tuple map names connections");
+        };
+        if s.conn.state() == State::Closed {
+            // A closed connection nobody reaped yet answers as no socket.
+            self.by_tuple.remove(&tuple);
+            return self.unmatched(tuple, &seg, now);
+        }
+        let out = s.conn.on_segment(&seg, now);
+        self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
+        self.reap(index);
+        Delivery::Accepted
+    }
+}
+
+/// The TCP sockets with the time to hand segments in at: the interface's
+/// handler for one `poll`.
+#[derive(Debug)]
+pub struct TcpInput<'a> {
+    /// The sockets.
+    pub sockets: &'a mut TcpSockets,
+    /// When the segments arrived.
+    pub now: Instant,
+}
+
+impl IpHandler for TcpInput<'_> {
+    fn udp(&mut self, _ip: &Ipv4Repr, _udp: &UdpRepr<'_>) -> Delivery {
+        Delivery::NoListener
+    }
+
+    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
+        self.sockets.process(ip, segment, self.now)
+    }
+}
+
+#[cfg(test)]
+#[path = "tcp_tests.rs"]
+mod tests;

@@ -1,0 +1,152 @@
+use super::*;
+use crate::tcp::isn::IsnPolicy;
+use crate::wire::seq::SeqNumber;
+use crate::wire::TcpControl;
+
+const LINUX: [u8; 4] = [10, 0, 0, 1];
+const US: [u8; 4] = [10, 0, 0, 2];
+
+fn sockets() -> TcpSockets {
+    let isn = IsnGenerator::with_secret(IsnPolicy::Rfc6528, [7; 32]);
+    TcpSockets::new(TcpConfig::default(), isn, ChecksumMethod::Rfc1071)
+}
+
+fn ip(payload_len: usize) -> Ipv4Repr {
+    Ipv4Repr {
+        src_addr: Ipv4Address(LINUX),
+        dst_addr: Ipv4Address(US),
+        next_header: IpProtocol::Tcp,
+        payload_len,
+        hop_limit: 64,
+        dscp_ecn: 0,
+        ident: 1,
+        dont_frag: true,
+        more_frags: false,
+        frag_offset: 0,
+        options_len: 0,
+    }
+}
+
+/// Hands `seg` (from Linux's 10.0.0.1:40000 to us) to the sockets.
+fn deliver(sockets: &mut TcpSockets, seg: &TcpRepr<'_>, now: Instant) -> Delivery {
+    let mut bytes = vec![0u8; seg.buffer_len()];
+    seg.emit(
+        &mut TcpPacket::new_unchecked(&mut bytes[..]),
+        Ipv4Address(LINUX),
+        Ipv4Address(US),
+        ChecksumMethod::Rfc1071,
+    );
+    sockets.process(&ip(bytes.len()), &bytes, now)
+}
+
+fn syn(dst_port: u16, seq: u32) -> TcpRepr<'static> {
+    let mut s = TcpRepr::bare(40000, dst_port, SeqNumber(seq));
+    s.control = TcpControl::Syn;
+    s.window_len = 64240;
+    s.max_seg_size = Some(1460);
+    s
+}
+
+fn taken(sockets: &mut TcpSockets) -> Vec<Segment> {
+    sockets.outbox.drain(..).map(|(_, s)| s).collect()
+}
+
+#[test]
+fn a_syn_to_a_closed_port_is_answered_with_rst_ack_of_seq_plus_one() {
+    let mut s = sockets();
+    assert_eq!(
+        deliver(&mut s, &syn(5001, 1000), Instant::ZERO),
+        Delivery::NoListener
+    );
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1);
+    let rst = &out[0].header;
+    assert_eq!(rst.control, TcpControl::Rst);
+    assert_eq!(rst.seq_number, SeqNumber(0));
+    assert_eq!(rst.ack_number, Some(SeqNumber(1001)));
+    assert_eq!((rst.src_port, rst.dst_port), (5001, 40000));
+    assert_eq!(s.counters().no_socket, 1);
+}
+
+#[test]
+fn a_listener_makes_a_connection_per_syn_and_accept_waits_for_the_handshake() {
+    let mut s = sockets();
+    let l = s.listen(5001, 4).unwrap();
+    assert_eq!(
+        deliver(&mut s, &syn(5001, 1000), Instant::ZERO),
+        Delivery::Accepted
+    );
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let syn_ack = out[0].header.clone();
+    assert_eq!(syn_ack.control, TcpControl::Syn);
+    assert_eq!(syn_ack.ack_number, Some(SeqNumber(1001)));
+    assert_eq!(s.accept(l).unwrap(), None, "still in SYN-RECEIVED");
+
+    let mut ack = TcpRepr::bare(40000, 5001, SeqNumber(1001));
+    ack.ack_number = Some(syn_ack.seq_number + 1);
+    ack.window_len = 64240;
+    ack.payload = b"hello";
+    deliver(&mut s, &ack, Instant(1_000_000));
+    let c = s.accept(l).unwrap().expect("established");
+    assert_eq!(s.connection(c).unwrap().state(), State::Established);
+    let mut buf = [0u8; 16];
+    assert_eq!(s.recv(c, &mut buf).unwrap(), 5);
+    assert_eq!(&buf[..5], b"hello");
+    assert_eq!(s.accept(l).unwrap(), None);
+    assert_eq!(s.counters().passive_opens, 1);
+}
+
+#[test]
+fn syns_beyond_the_backlog_are_dropped_without_answer() {
+    let mut s = sockets();
+    s.listen(5001, 1).unwrap();
+    deliver(&mut s, &syn(5001, 1000), Instant::ZERO);
+    let mut second = syn(5001, 5000);
+    second.src_port = 40001;
+    deliver(&mut s, &second, Instant::ZERO);
+    assert_eq!(taken(&mut s).len(), 1, "one SYN-ACK only");
+    assert_eq!(s.counters().backlog_drops, 1);
+}
+
+#[test]
+fn a_segment_with_a_bad_checksum_is_counted_and_ignored() {
+    let mut s = sockets();
+    s.listen(5001, 4).unwrap();
+    let seg = syn(5001, 1000);
+    let mut bytes = vec![0u8; seg.buffer_len()];
+    seg.emit(
+        &mut TcpPacket::new_unchecked(&mut bytes[..]),
+        Ipv4Address(LINUX),
+        Ipv4Address(US),
+        ChecksumMethod::Rfc1071,
+    );
+    bytes[4] ^= 0x40;
+    s.process(&ip(bytes.len()), &bytes, Instant::ZERO);
+    assert!(taken(&mut s).is_empty());
+    assert_eq!(s.counters().malformed, 1);
+    assert_eq!(s.counters().passive_opens, 0);
+}
+
+#[test]
+fn connect_picks_distinct_ephemeral_ports_and_emits_a_syn() {
+    let mut s = sockets();
+    let remote = SocketAddrV4::new(Ipv4Addr::from(LINUX), 5201);
+    let a = s
+        .connect(Ipv4Addr::from(US), remote, Instant::ZERO)
+        .unwrap();
+    let b = s
+        .connect(Ipv4Addr::from(US), remote, Instant::ZERO)
+        .unwrap();
+    let (ta, tb) = (
+        s.connection(a).unwrap().tuple(),
+        s.connection(b).unwrap().tuple(),
+    );
+    assert_eq!(ta.local.port(), EPHEMERAL_FIRST);
+    assert_ne!(ta.local.port(), tb.local.port());
+    s.on_timers(Instant::ZERO);
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 2);
+    assert!(out.iter().all(|seg| seg.header.control == TcpControl::Syn));
+    assert!(s.poll_at().is_some(), "the SYN's retransmission timer");
+}

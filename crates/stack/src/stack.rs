@@ -1,0 +1,126 @@
+//! The whole stack on one device: the interface, UDP and TCP sockets and
+//! the clock, driven by a loop on the caller's thread (issue 18 wants the
+//! stack on the bench's own threads, so its CPU is accounted as the
+//! kernel's is).
+//!
+//! [`Stack::poll`] does one round: frames in (ARP, ping, UDP, TCP), the
+//! TCP timers that are due, and everything queued out. [`Stack::run_until`]
+//! polls, then sleeps on the device no longer than the earliest TCP timer
+//! or the deadline, and polls again: the caller's own work (reading and
+//! writing sockets) goes between two calls.
+
+use crate::iface::udp::UdpSockets;
+use crate::iface::{Delivery, IfaceError, Interface, InterfaceConfig, IpHandler};
+use crate::phy::Device;
+use crate::socket::tcp::TcpSockets;
+use crate::tcp::isn::IsnGenerator;
+use crate::tcp::tcb::TcpConfig;
+use crate::time::{Clock, Instant};
+use crate::wire::{Ipv4Repr, UdpRepr};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// UDP to the UDP sockets, TCP to the TCP sockets, for one `poll`.
+struct Transports<'a> {
+    udp: &'a mut UdpSockets,
+    tcp: &'a mut TcpSockets,
+    now: Instant,
+}
+
+impl IpHandler for Transports<'_> {
+    fn udp(&mut self, ip: &Ipv4Repr, udp: &UdpRepr<'_>) -> Delivery {
+        self.udp.udp(ip, udp)
+    }
+
+    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
+        self.tcp.process(ip, segment, self.now)
+    }
+}
+
+/// One device, its interface, the sockets above it and the clock.
+pub struct Stack<D: Device> {
+    /// The device (a TUN, a TAP, or wrappers around one).
+    pub device: D,
+    /// The interface over it.
+    pub iface: Interface,
+    /// The UDP sockets.
+    pub udp: UdpSockets,
+    /// The TCP sockets.
+    pub tcp: TcpSockets,
+    clock: Arc<dyn Clock>,
+}
+
+impl<D: Device> std::fmt::Debug for Stack<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stack")
+            .field("iface", &self.iface)
+            .field("tcp", &self.tcp.counters())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: Device> Stack<D> {
+    /// A stack on `device` with an interface as `iface` says, TCP
+    /// connections built from `tcp` with ISNs from `isn`, reading time
+    /// from `clock`.
+    pub fn new(
+        device: D,
+        iface: InterfaceConfig,
+        tcp: TcpConfig,
+        isn: IsnGenerator,
+        clock: Arc<dyn Clock>,
+    ) -> Stack<D> {
+        let checksum = iface.checksum;
+        Stack {
+            device,
+            iface: Interface::new(iface),
+            udp: UdpSockets::default(),
+            tcp: TcpSockets::new(tcp, isn, checksum),
+            clock,
+        }
+    }
+
+    /// The stack's clock now.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// One round at `now`: reads up to the interface's budget of frames,
+    /// runs due timers, sends what is queued. Returns how many frames were
+    /// read.
+    pub fn poll(&mut self, now: Instant) -> Result<usize, IfaceError> {
+        let mut transports = Transports {
+            udp: &mut self.udp,
+            tcp: &mut self.tcp,
+            now,
+        };
+        let read = self.iface.poll(&mut self.device, now, &mut transports)?;
+        self.tcp.on_timers(now);
+        self.tcp.flush(&mut self.iface, &mut self.device, now)?;
+        self.udp.flush(&mut self.iface, &mut self.device, now)?;
+        Ok(read)
+    }
+
+    /// Polls, then (unless frames are still waiting) sleeps on the device
+    /// until a frame arrives, the earliest TCP timer, or `deadline`,
+    /// whichever is first, and polls again. Returns after that one
+    /// wake-up, so the caller can serve its sockets.
+    pub fn run_until(&mut self, deadline: Instant) -> Result<(), IfaceError> {
+        let now = self.clock.now();
+        let read = self.poll(now)?;
+        if read > 0 {
+            return Ok(());
+        }
+        let wake = match self.tcp.poll_at() {
+            Some(at) => at.min(deadline),
+            None => deadline,
+        };
+        let timeout = wake.since(now);
+        if timeout > Duration::ZERO {
+            self.device.wait(Some(timeout))?;
+        }
+        let now = self.clock.now();
+        self.poll(now)?;
+        Ok(())
+    }
+}
