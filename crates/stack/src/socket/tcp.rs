@@ -68,7 +68,7 @@ struct Socket {
 
 #[derive(Debug)]
 enum Entry {
-    Listener(Listener),
+    Listener(Box<Listener>),
     Socket(Box<Socket>),
 }
 
@@ -166,12 +166,12 @@ impl TcpSockets {
         if self.listeners.contains_key(&port) {
             return Err(TcpSocketError::PortInUse(port));
         }
-        let index = self.insert(Entry::Listener(Listener {
+        let index = self.insert(Entry::Listener(Box::new(Listener {
             port,
             backlog: backlog.max(1),
             config,
             pending: VecDeque::new(),
-        }));
+        })));
         self.listeners.insert(port, index);
         Ok(TcpHandle(index))
     }
@@ -317,7 +317,7 @@ impl TcpSockets {
     /// are reset); a connection sends its FIN after the queued data and
     /// is removed once it reaches CLOSED (after TIME-WAIT if it closed
     /// first). The handle is invalid afterwards.
-    pub fn close(&mut self, handle: TcpHandle, now: Instant) -> Result<(), TcpSocketError> {
+    pub fn close(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
         match self.entries.get_mut(handle.0).and_then(Option::as_mut) {
             Some(Entry::Listener(l)) => {
                 let port = l.port;
@@ -333,7 +333,6 @@ impl TcpSockets {
                 s.conn.close();
                 s.released = true;
                 s.dirty = true;
-                let _ = now;
                 Ok(())
             }
             _ => Err(TcpSocketError::NoSocket),
