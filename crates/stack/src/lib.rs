@@ -24,6 +24,10 @@
 //! - [`phy`]: devices (TUN, TUN with virtio-net-header offloads, TAP, an
 //!   in-memory loopback) and wrappers that are devices themselves (a
 //!   pcapng tracer, a seeded fault injector).
+//! - [`socket`]: TCP sockets over the interface (listen with a backlog,
+//!   accept, connect, send, recv, shutdown, close; RST for no socket);
+//! - [`stack`]: the whole stack on one device and its loop on the
+//!   caller's thread, sleeping until the next frame or TCP timer.
 //!
 //! Fuzzing: `tests/wire_fuzz.rs` feeds arbitrary and mutated bytes to
 //! every wire parser (no panic, no allocation, truncations refused), 256
