@@ -496,9 +496,8 @@ fn the_stack_connects_and_sends_10_mb_to_linux_over_tap() {
 
 /// (d): Linux's connect to a stack port nobody listens on is refused:
 /// the stack answers the SYN with RST,ACK.
-#[test]
-fn linux_connecting_to_a_closed_stack_port_is_refused_over_tun() {
-    let Some(setup) = setup(TunKind::Tun, 5) else {
+fn refused(kind: TunKind, subnet: u8) {
+    let Some(setup) = setup(kind, subnet) else {
         return;
     };
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
@@ -528,6 +527,16 @@ fn linux_connecting_to_a_closed_stack_port_is_refused_over_tun() {
     assert!(stack.tcp.counters().segments_out >= 1, "the RST");
 }
 
+#[test]
+fn linux_connecting_to_a_closed_stack_port_is_refused_over_tun() {
+    refused(TunKind::Tun, 5);
+}
+
+#[test]
+fn linux_connecting_to_a_closed_stack_port_is_refused_over_tap() {
+    refused(TunKind::Tap, 10);
+}
+
 /// 1% loss, 1% reordering and 1% duplication each way.
 fn one_percent_faults(seed: u64) -> FaultConfig {
     let faults = Faults {
@@ -546,13 +555,13 @@ fn one_percent_faults(seed: u64) -> FaultConfig {
 /// (e) Linux → stack under 1% loss, reordering and duplication, every
 /// byte checked; the stack's view of it traced to pcapng, which tshark's
 /// expert analysis reads without a malformed packet.
-#[test]
-fn linux_sends_10_mb_to_the_stack_under_loss_reordering_and_duplication_over_tun() {
-    let Some(setup) = setup(TunKind::Tun, 6) else {
+fn lossy_linux_to_stack(kind: TunKind, subnet: u8) {
+    let Some(setup) = setup(kind, subnet) else {
         return;
     };
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
-    let trace_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-lossy.pcapng");
+    let trace_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("interop-lossy-{kind:?}.pcapng").to_lowercase());
     let file = BufWriter::new(File::create(&trace_path).expect("creating the trace"));
     let faulty = FaultInjector::new(setup.device, one_percent_faults(18));
     let traced = Tracer::new(faulty, file, clock.clone()).expect("the tracer");
@@ -574,7 +583,7 @@ fn linux_sends_10_mb_to_the_stack_under_loss_reordering_and_duplication_over_tun
     let frames = stack.device.frames();
     stack.device.finish().expect("finishing the trace");
     eprintln!(
-        "lossy Linux → stack: {} bytes in {:.2} s = {:.0} Mbit/s; faults out {tx:?}, in {rx:?}; {:?}",
+        "{kind:?} lossy Linux → stack: {} bytes in {:.2} s = {:.0} Mbit/s; faults out {tx:?}, in {rx:?}; {:?}",
         side.bytes,
         side.seconds,
         mbit_per_s(side.bytes, side.seconds),
@@ -622,9 +631,8 @@ fn tshark_reads_cleanly(path: &std::path::Path, frames: u64) {
 
 /// (e) stack → Linux under 1% loss, reordering and duplication, every
 /// byte checked by Linux; the stack recovers and closes to TIME-WAIT.
-#[test]
-fn the_stack_sends_10_mb_to_linux_under_loss_reordering_and_duplication_over_tun() {
-    let Some(setup) = setup(TunKind::Tun, 7) else {
+fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
+    let Some(setup) = setup(kind, subnet) else {
         return;
     };
     let listen_at = SocketAddrV4::new(setup.linux, 5002);
@@ -645,7 +653,7 @@ fn the_stack_sends_10_mb_to_linux_under_loss_reordering_and_duplication_over_tun
     let (side, stack) = stack_thread.join().expect("the stack thread");
     let tx = stack.device.transmit_stats();
     eprintln!(
-        "lossy stack → Linux: {} bytes in {:.2} s = {:.0} Mbit/s; faults out {tx:?}; states {:?}; {:?}",
+        "{kind:?} lossy stack → Linux: {} bytes in {:.2} s = {:.0} Mbit/s; faults out {tx:?}; states {:?}; {:?}",
         side.bytes,
         side.seconds,
         mbit_per_s(side.bytes, side.seconds),
@@ -666,4 +674,24 @@ fn the_stack_sends_10_mb_to_linux_under_loss_reordering_and_duplication_over_tun
         "{:?}",
         side.states
     );
+}
+
+#[test]
+fn linux_sends_10_mb_to_the_stack_under_loss_reordering_and_duplication_over_tun() {
+    lossy_linux_to_stack(TunKind::Tun, 6);
+}
+
+#[test]
+fn linux_sends_10_mb_to_the_stack_under_loss_reordering_and_duplication_over_tap() {
+    lossy_linux_to_stack(TunKind::Tap, 8);
+}
+
+#[test]
+fn the_stack_sends_10_mb_to_linux_under_loss_reordering_and_duplication_over_tun() {
+    lossy_stack_to_linux(TunKind::Tun, 7);
+}
+
+#[test]
+fn the_stack_sends_10_mb_to_linux_under_loss_reordering_and_duplication_over_tap() {
+    lossy_stack_to_linux(TunKind::Tap, 9);
 }
