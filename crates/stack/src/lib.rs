@@ -38,8 +38,8 @@
 //! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
 //! commit it with the fix).
 //!
-//! Still to come (issue 18): TCP sockets over the interface, the device
-//! loop, and bench runs on the stack.
+//! Still to come (issue 18): bench runs on the stack (`--stack`), the
+//! offload device in the loop, and the performance targets.
 
 pub mod iface;
 pub mod phy;
