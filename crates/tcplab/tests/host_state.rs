@@ -46,6 +46,7 @@ struct HostState {
     sysctls: BTreeMap<String, String>,
     offloads: BTreeMap<String, Vec<Option<bool>>>,
     namespaces: Vec<String>,
+    lab: Vec<String>,
 }
 
 /// Held by the tests that build places: one test's snapshot of the host
@@ -88,6 +89,7 @@ fn snapshot() -> HostState {
         sysctls: s,
         offloads,
         namespaces: lab::netns::list("tcplab-"),
+        lab: common::lab_resources(),
     }
 }
 
@@ -106,22 +108,12 @@ fn assert_same(before: &HostState, after: &HostState, when: &str) {
     );
 }
 
-/// tcplab namespaces that appeared since `before` and whose owner process
-/// is gone: what a run of this test left behind. Another tcplab run on the
-/// host (a second CI, a user's study) owns live namespaces; those are not
-/// this test's and must not fail it.
-fn left_behind(before: &HostState, after: &HostState) -> Vec<String> {
-    after
-        .namespaces
-        .iter()
-        .filter(|n| !before.namespaces.contains(n))
-        .filter(|n| {
-            lab::names::Tag::of_name(n)
-                .and_then(|t| t.owner())
-                .is_none_or(|(_, alive)| !alive)
-        })
-        .cloned()
-        .collect()
+/// What a run of this test left behind: lab resources (namespaces,
+/// cgroups) named by a run's tag that appeared since `before` and whose
+/// owner process is gone. Another tcplab run on the host (a second CI, a
+/// user's study) owns live ones; other tests' namespaces are theirs.
+fn left_behind(before: &HostState, _after: &HostState) -> Vec<String> {
+    common::lab_left_behind(&before.lab)
 }
 
 const CHANGING: [&str; 10] = [

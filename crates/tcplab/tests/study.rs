@@ -85,6 +85,7 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     }
     let (dir, db) = temp_db();
     let out_dir = dir.path().join("reports");
+    let lab_before = common::lab_resources();
     let t0 = Instant::now();
     let out = tcplab(
         &db,
@@ -225,8 +226,8 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     if let Some(r) = render(&page, &shots) {
         assert_rendered(&r, 2);
     }
-    // The places were torn down.
-    let lab = tcplab(&db, &["lab", "show"]);
-    let shown = String::from_utf8_lossy(&lab.stdout);
-    assert!(!shown.contains("tcplab-"), "left behind:\n{shown}");
+    // The places were torn down (what other runs and tests on the host
+    // have up is theirs).
+    let left = common::lab_left_behind(&lab_before);
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -95,3 +95,30 @@ pub fn assert_usage_error(out: &Output, needle: &str) {
     let err = usage_error_line(out, needle);
     assert!(err.contains(needle), "expected {needle:?} in {err}");
 }
+
+/// The names of everything tcplab's lab has now (namespaces, cgroups,
+/// owner files), for [`lab_left_behind`].
+pub fn lab_resources() -> Vec<String> {
+    lab::clean::inventory()
+        .into_iter()
+        .map(|r| r.name)
+        .collect()
+}
+
+/// What runs of the lab left behind since `before` (a [`lab_resources`]
+/// snapshot): resources named by a run's tag (`tcplab-<tag>-…`) that
+/// appeared since, whose owner process is gone. Another tcplab run on the
+/// host (a second CI, a user's study) owns live ones, and other tests'
+/// own namespaces (`tcplab-interop-…`) are not lab runs; neither fails a
+/// test that checks its own runs cleaned up.
+pub fn lab_left_behind(before: &[String]) -> Vec<String> {
+    lab::clean::inventory()
+        .into_iter()
+        .filter(|r| !before.contains(&r.name))
+        .filter(|r| {
+            let base = r.name.rsplit('/').next().unwrap_or(&r.name);
+            lab::names::Tag::of_name(base).is_some() && !r.owner_alive
+        })
+        .map(|r| format!("{} {} (owner {:?})", r.kind, r.name, r.owner))
+        .collect()
+}
