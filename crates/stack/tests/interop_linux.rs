@@ -644,14 +644,33 @@ fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
     });
     ready_rx.recv().expect("Linux listens");
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
+    let trace_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("interop-lossy-send-{kind:?}.pcapng").to_lowercase());
+    let file = BufWriter::new(File::create(&trace_path).expect("creating the trace"));
     let faulty = FaultInjector::new(setup.device, one_percent_faults(19));
-    let stack = new_stack(faulty, setup.kind, setup.ours, clock.clone());
+    let traced = Tracer::new(faulty, file, clock.clone()).expect("the tracer");
+    let stack = new_stack(traced, setup.kind, setup.ours, clock.clone());
     let ours = setup.ours;
     let stack_thread =
         std::thread::spawn(move || stack_sends(stack, clock, ours, listen_at, BULK_BYTES));
     let (linux_bytes, linux_mismatch) = linux_thread.join().expect("Linux's side");
-    let (side, stack) = stack_thread.join().expect("the stack thread");
-    let tx = stack.device.transmit_stats();
+    let (side, mut stack) = stack_thread.join().expect("the stack thread");
+    let tx = stack.device.inner_mut().transmit_stats();
+    stack.device.finish().expect("finishing the trace");
+    let nstat = setup.ns.exec(&["nstat", "-az"]);
+    let drops: Vec<&str> = nstat
+        .lines()
+        .filter(|l| {
+            let l = l.to_lowercase();
+            (l.contains("drop")
+                || l.contains("prune")
+                || l.contains("ofo")
+                || l.contains("paws")
+                || l.contains("csum"))
+                && l.split_whitespace().nth(1).is_none_or(|v| v != "0")
+        })
+        .collect();
+    eprintln!("Linux's drop counters: {drops:?}");
     eprintln!(
         "{kind:?} lossy stack → Linux: {} bytes in {:.2} s = {:.0} Mbit/s; faults out {tx:?}; states {:?}; {:?}",
         side.bytes,

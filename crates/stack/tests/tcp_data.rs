@@ -174,6 +174,83 @@ fn one_lost_segment_is_fast_retransmitted_after_three_duplicate_acks() {
     }
 }
 
+/// B's duplicate ACKs compressed as Linux's `tcp_comp_sack_nr` does:
+/// of the SACK-carrying ACKs for one cumulative point, only the first of
+/// every `keep_one_in` reaches A, its SACK blocks covering every segment
+/// B got since.
+fn compress_duplicate_acks(keep_one_in: usize) -> tcp_pair::DropFilter {
+    let mut run: Option<(u32, usize)> = None;
+    Box::new(move |dir, seg: &Segment| {
+        let Some(ack) = seg.header.ack_number else {
+            return false;
+        };
+        if dir != Dir::BtoA || !seg.payload.is_empty() || seg.header.sack_ranges[0].is_none() {
+            return false;
+        }
+        let n = match run {
+            Some((at, n)) if at == ack.0 => n + 1,
+            _ => 0,
+        };
+        run = Some((ack.0, n));
+        n % keep_one_in != 0
+    })
+}
+
+#[test]
+fn compressed_duplicate_acks_count_by_the_segments_they_sack_so_newreno_needs_no_timeout() {
+    // The lossy stack → Linux slowness of issue 18: Linux sends one
+    // duplicate ACK and then one per ~1 ms covering several segments, and
+    // counting ACKs rather than SACKed segments left NewReno short of
+    // three, or its inflation short of the flight: a 1 s timeout.
+    for recovery in [RecoveryKind::NewReno, RecoveryKind::Sack] {
+        let mut c = cfg();
+        c.recovery = recovery;
+        let lost = first_of_the_largest_early_flight(&c);
+        let mut p = Pair::established(c.clone(), c, 5 * MS);
+        let mut lose = drop_data_segments(vec![lost]);
+        let mut compress = compress_duplicate_acks(10);
+        p.drop = Box::new(move |dir, seg| lose(dir, seg) || compress(dir, seg));
+        transfer(&mut p, 300_000, 0);
+        let a = p.a.counters();
+        assert_eq!(a.timeouts, 0, "{recovery:?} {a:?}");
+        assert_eq!(a.fast_retransmits, 1, "{recovery:?} {a:?}");
+        assert_eq!(a.retransmits, 1, "{recovery:?} {a:?}");
+        // The duplicate ACKs that reached A before its retransmission: the
+        // first (one segment SACKed) and the eleventh (ten more).
+        let lost_seq = p
+            .log
+            .iter()
+            .find(|s| s.dropped && !s.seg.payload.is_empty())
+            .unwrap()
+            .seg
+            .header
+            .seq_number;
+        let resent = p
+            .log
+            .iter()
+            .find(|s| s.dir == Dir::AtoB && !s.dropped && s.seg.header.seq_number == lost_seq)
+            .unwrap()
+            .at;
+        let dup_acks_delivered = p
+            .log
+            .iter()
+            .filter(|s| s.dir == Dir::BtoA && !s.dropped && s.at.after(5 * MS) == resent)
+            .filter(|s| s.seg.header.ack_number == Some(lost_seq))
+            .filter(|s| s.seg.header.sack_ranges[0].is_some())
+            .count();
+        // Fewer than three, so counting ACKs alone could not have started
+        // fast retransmit; the retransmission went out as they arrived.
+        assert!(dup_acks_delivered < 3, "{recovery:?} {dup_acks_delivered}");
+        let first_dup = p
+            .log
+            .iter()
+            .find(|s| s.dir == Dir::BtoA && s.seg.header.ack_number == Some(lost_seq))
+            .unwrap()
+            .at;
+        assert_eq!(resent, first_dup.after(5 * MS), "{recovery:?}");
+    }
+}
+
 #[test]
 fn sack_recovery_repairs_several_holes_in_one_round_trip_where_newreno_takes_one_each() {
     let mut finish = Vec::new();

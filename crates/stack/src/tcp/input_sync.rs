@@ -217,7 +217,7 @@ impl Connection {
             && seg.control == TcpControl::None
             && (window == self.snd_wnd || newly_sacked > 0)
         {
-            self.on_dup_ack(now, out);
+            self.on_dup_ack(newly_sacked, now, out);
         }
         // §3.10.7.4's window update rule.
         if ack >= self.snd_una

@@ -245,7 +245,11 @@ impl Connection {
                 return;
             }
             let in_flight = self.snd_nxt - self.snd_una;
-            let cwnd = self.cc.cwnd().saturating_add(self.recovery.inflation);
+            let cwnd = self
+                .cc
+                .cwnd()
+                .saturating_add(self.recovery.inflation)
+                .saturating_add(self.limited_transmit_allowance());
             let limit = if self.sack_recovery() && self.recovery.point.is_some() {
                 // RFC 6675: new data only while pipe leaves room (NextSeg did it).
                 return;

@@ -84,15 +84,42 @@ impl Connection {
         }
     }
 
+    /// RFC 3042's limited transmit: on the first two duplicate ACKs outside
+    /// recovery, up to two segments of new data beyond cwnd, so a small
+    /// window still brings the third duplicate ACK instead of a timeout.
+    pub(crate) fn limited_transmit_allowance(&self) -> usize {
+        if self.recovery.point.is_some() {
+            return 0;
+        }
+        self.recovery.dup_acks.min(DEFAULT_DUP_THRESH - 1) * self.data_mss()
+    }
+
+    /// How many duplicate ACKs one stands for: one, or one per segment
+    /// its SACK blocks newly cover. Linux compresses the duplicate ACKs it
+    /// sends for out-of-order data (`tcp_comp_sack_nr`: one ACK per
+    /// millisecond or so, its SACK blocks covering every segment that
+    /// arrived since), so counting ACKs alone undercounts what left the
+    /// network: fast retransmit came late and NewReno's inflation stayed
+    /// below the flight, and a retransmission timeout ended recovery.
+    fn dup_ack_weight(&self, newly_sacked: usize) -> usize {
+        if newly_sacked == 0 {
+            1
+        } else {
+            newly_sacked.div_ceil(self.data_mss())
+        }
+    }
+
     /// A duplicate ACK (RFC 5681 §2's definition, or RFC 6675's: one whose
-    /// SACK blocks cover new data).
-    pub(crate) fn on_dup_ack(&mut self, now: Instant, out: &mut Vec<Segment>) {
+    /// SACK blocks cover new data), weighted by the segments it newly SACKs.
+    pub(crate) fn on_dup_ack(&mut self, newly_sacked: usize, now: Instant, out: &mut Vec<Segment>) {
+        let weight = self.dup_ack_weight(newly_sacked);
         self.counters.dup_acks += 1;
-        self.recovery.dup_acks += 1;
+        self.recovery.dup_acks += weight;
         if self.recovery.point.is_some() {
             if !self.sack_recovery() {
-                // RFC 6582 §3.2 step 4: inflate by one SMSS.
-                self.recovery.inflation += self.data_mss();
+                // RFC 6582 §3.2 step 4: inflate by one SMSS per segment
+                // that left the network.
+                self.recovery.inflation += weight * self.data_mss();
             }
             return;
         }
@@ -100,8 +127,10 @@ impl Connection {
         if self.recovery.dup_acks < DEFAULT_DUP_THRESH && !lost {
             return;
         }
-        // RFC 6582 §3.2 step 2: only if the ACK covers more than "recover".
-        if self.snd_una <= self.recovery.recover {
+        // RFC 6582 §3.2 step 2: only if the ACK covers more than "recover",
+        // the highest sequence number sent, which is SND.MAX − 1 here
+        // (`recover` holds SND.MAX): an ACK of exactly SND.MAX qualifies.
+        if self.snd_una < self.recovery.recover {
             return;
         }
         self.counters.fast_retransmits += 1;
@@ -110,7 +139,10 @@ impl Connection {
         self.recovery.point = Some(self.snd_max);
         self.recovery.recover = self.snd_max;
         if !self.sack_recovery() {
-            self.recovery.inflation = DEFAULT_DUP_THRESH * self.data_mss();
+            // RFC 6582 §3.2 step 3's "+ 3·SMSS" is the segments that left
+            // the network; a compressed ACK may stand for more.
+            let left = self.recovery.dup_acks.max(DEFAULT_DUP_THRESH) * self.data_mss();
+            self.recovery.inflation = left.min(flight);
         }
         self.retransmit_first(now, out);
     }

@@ -1,0 +1,102 @@
+//! A network namespace for tests against Linux (`tcplab-<what>-<pid>-<n>`,
+//! deleted on drop, so on panic too), with a TUN or TAP device in it and
+//! threads and commands run inside it. Shared by the interop tests that
+//! came after `interop_linux.rs` (which keeps its own copy for now).
+
+#![allow(dead_code)]
+
+use stack::phy::tun::{TunConfig, TunKind, TunTap};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+
+/// A network namespace that lives as long as the value.
+pub struct Netns {
+    /// Its name under /var/run/netns.
+    pub name: String,
+}
+
+impl Netns {
+    /// A fresh namespace `tcplab-<what>-<pid>-<n>`, or `None` (the reason
+    /// printed) where this host cannot make one (no root, no TUN).
+    pub fn new(what: &str) -> Option<Netns> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        if !std::path::Path::new("/dev/net/tun").exists() {
+            eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+            return None;
+        }
+        let name = format!(
+            "tcplab-{what}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let made = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            eprintln!("skipped: `ip netns add` failed (needs root and iproute2)");
+            return None;
+        }
+        let ns = Netns { name };
+        ns.ip(&["link", "set", "lo", "up"]);
+        Some(ns)
+    }
+
+    /// Runs `ip -n <ns> args…`, panicking on failure.
+    pub fn ip(&self, args: &[&str]) {
+        let out = Command::new("ip")
+            .args(["-n", &self.name])
+            .args(args)
+            .output()
+            .expect("running ip");
+        assert!(
+            out.status.success(),
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Runs `f` on a thread inside the namespace.
+    pub fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+        let path = format!("/var/run/netns/{}", self.name);
+        std::thread::spawn(move || {
+            let file = std::fs::File::open(&path).expect("opening the namespace");
+            nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
+            f()
+        })
+    }
+
+    /// A device of `kind` in the namespace, Linux's side `linux_cidr`, up.
+    pub fn device(&self, kind: TunKind, linux_cidr: &str) -> TunTap {
+        let dev = self
+            .run(move || TunTap::open(&TunConfig::new("", kind)))
+            .join()
+            .unwrap()
+            .expect("opening the device");
+        self.ip(&["addr", "add", linux_cidr, "dev", dev.name()]);
+        self.ip(&["link", "set", dev.name(), "up"]);
+        dev
+    }
+
+    /// Runs a command inside the namespace: (success, stdout).
+    pub fn exec(&self, args: &[&str]) -> (bool, String) {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.name])
+            .args(args)
+            .output()
+            .expect("running ip netns exec");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
