@@ -6,106 +6,22 @@
 //! answer comes back. Skipped, with a message, without root, TUN or
 //! `ping`.
 
+#[path = "support/netns.rs"]
+mod netns;
+
+use netns::Netns;
 use stack::iface::udp::UdpSockets;
 use stack::iface::{Interface, InterfaceConfig, InterfaceCounters};
-use stack::phy::tun::{TunConfig, TunKind, TunTap};
+use stack::phy::tun::{TunKind, TunTap};
 use stack::phy::{Device, Medium};
 use stack::time::{Clock, MonotonicClock};
 use stack::wire::{Ipv4Address, Ipv4Cidr};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-/// A network namespace that lives as long as the value.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    /// A fresh namespace, or `None` (the reason printed) where this host
-    /// cannot make one.
-    fn new() -> Option<Netns> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        if !std::path::Path::new("/dev/net/tun").exists() {
-            eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
-            return None;
-        }
-        let name = format!(
-            "tcplab-iface-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let made = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !made {
-            eprintln!("skipped: `ip netns add` failed (needs root and iproute2)");
-            return None;
-        }
-        let ns = Netns { name };
-        ns.ip(&["link", "set", "lo", "up"]);
-        Some(ns)
-    }
-
-    fn ip(&self, args: &[&str]) {
-        let out = Command::new("ip")
-            .args(["-n", &self.name])
-            .args(args)
-            .output()
-            .expect("running ip");
-        assert!(
-            out.status.success(),
-            "ip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// Runs `f` on a thread inside the namespace.
-    fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-        let path = format!("/var/run/netns/{}", self.name);
-        std::thread::spawn(move || {
-            let file = std::fs::File::open(&path).expect("opening the namespace");
-            nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-            f()
-        })
-    }
-
-    /// A device of `kind` in the namespace, Linux's side `linux_cidr`, up.
-    fn device(&self, kind: TunKind, linux_cidr: &str) -> TunTap {
-        let dev = self
-            .run(move || TunTap::open(&TunConfig::new("", kind)))
-            .join()
-            .unwrap()
-            .expect("opening the device");
-        self.ip(&["addr", "add", linux_cidr, "dev", dev.name()]);
-        self.ip(&["link", "set", dev.name(), "up"]);
-        dev
-    }
-
-    /// Runs a command inside the namespace; returns (success, stdout).
-    fn exec(&self, args: &[&str]) -> (bool, String) {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &self.name])
-            .args(args)
-            .output()
-            .expect("running ip netns exec");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        (out.status.success(), text)
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
 
 /// The stack's event loop on a thread of its own: polls the device,
 /// answers ARP and ping, and echoes every UDP datagram to port 7 back as
@@ -195,7 +111,7 @@ fn ping_installed() -> bool {
 
 /// Linux at 10.81.N.1/24 on a device of `kind`, the stack at 10.81.N.2.
 fn start(kind: TunKind, subnet: u8) -> Option<(Netns, StackThread, Ipv4Addr, Ipv4Addr)> {
-    let ns = Netns::new()?;
+    let ns = Netns::new("iface")?;
     let linux = Ipv4Addr::new(10, 81, subnet, 1);
     let ours = Ipv4Addr::new(10, 81, subnet, 2);
     let device = ns.device(kind, &format!("{linux}/24"));

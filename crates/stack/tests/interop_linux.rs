@@ -5,9 +5,13 @@
 //! starts and joins. Every byte moved is checked against a deterministic
 //! pattern. Skipped, with a message, without root or TUN.
 
+#[path = "support/netns.rs"]
+mod netns;
+
+use netns::Netns;
 use stack::phy::fault::{FaultConfig, FaultInjector, Faults};
 use stack::phy::tracer::Tracer;
-use stack::phy::tun::{TunConfig, TunKind, TunTap};
+use stack::phy::tun::{TunKind, TunTap};
 use stack::phy::{Device, Medium};
 use stack::socket::TcpSocketError;
 use stack::stack::Stack;
@@ -20,9 +24,8 @@ use std::fs::File;
 use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// What each bulk test moves.
@@ -51,92 +54,6 @@ fn first_mismatch(start: u64, data: &[u8]) -> Option<u64> {
         .map(|(k, _)| start + k as u64)
 }
 
-/// A network namespace that lives as long as the value.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    /// A fresh namespace, or `None` (the reason printed) where this host
-    /// cannot make one.
-    fn new() -> Option<Netns> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        if !std::path::Path::new("/dev/net/tun").exists() {
-            eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
-            return None;
-        }
-        let name = format!(
-            "tcplab-interop-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let made = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !made {
-            eprintln!("skipped: `ip netns add` failed (needs root and iproute2)");
-            return None;
-        }
-        let ns = Netns { name };
-        ns.ip(&["link", "set", "lo", "up"]);
-        Some(ns)
-    }
-
-    fn ip(&self, args: &[&str]) {
-        let out = Command::new("ip")
-            .args(["-n", &self.name])
-            .args(args)
-            .output()
-            .expect("running ip");
-        assert!(
-            out.status.success(),
-            "ip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// Runs `f` on a thread inside the namespace.
-    fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-        let path = format!("/var/run/netns/{}", self.name);
-        std::thread::spawn(move || {
-            let file = std::fs::File::open(&path).expect("opening the namespace");
-            nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-            f()
-        })
-    }
-
-    /// A device of `kind` in the namespace, Linux's side `linux_cidr`, up.
-    fn device(&self, kind: TunKind, linux_cidr: &str) -> TunTap {
-        let dev = self
-            .run(move || TunTap::open(&TunConfig::new("", kind)))
-            .join()
-            .unwrap()
-            .expect("opening the device");
-        self.ip(&["addr", "add", linux_cidr, "dev", dev.name()]);
-        self.ip(&["link", "set", dev.name(), "up"]);
-        dev
-    }
-
-    /// Runs a command inside the namespace; returns its output.
-    fn exec(&self, args: &[&str]) -> String {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &self.name])
-            .args(args)
-            .output()
-            .expect("running ip netns exec");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
-
 /// One test's setting: the namespace, the device, both addresses.
 struct Setup {
     ns: Netns,
@@ -147,7 +64,7 @@ struct Setup {
 }
 
 fn setup(kind: TunKind, subnet: u8) -> Option<Setup> {
-    let ns = Netns::new()?;
+    let ns = Netns::new("interop")?;
     let linux = Ipv4Addr::new(10, 82, subnet, 1);
     let ours = Ipv4Addr::new(10, 82, subnet, 2);
     let device = ns.device(kind, &format!("{linux}/24"));
@@ -320,7 +237,7 @@ fn linux_to_stack(kind: TunKind, subnet: u8) {
         .join()
         .expect("Linux's side");
     let (side, _stack) = stack_thread.join().expect("the stack thread");
-    let time_wait = setup.ns.exec(&["ss", "-tanH", "state", "time-wait"]);
+    let (_, time_wait) = setup.ns.exec(&["ss", "-tanH", "state", "time-wait"]);
     eprintln!(
         "{kind:?} Linux → stack: {} bytes in {:.2} s = {:.0} Mbit/s (debug build unless --release); \
          states {:?}; {:?}",
@@ -657,7 +574,7 @@ fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
     let (side, mut stack) = stack_thread.join().expect("the stack thread");
     let tx = stack.device.inner_mut().transmit_stats();
     stack.device.finish().expect("finishing the trace");
-    let nstat = setup.ns.exec(&["nstat", "-az"]);
+    let (_, nstat) = setup.ns.exec(&["nstat", "-az"]);
     let drops: Vec<&str> = nstat
         .lines()
         .filter(|l| {

@@ -4,99 +4,21 @@
 //! Linux's side given an address by `ip`. Skipped, with a message, where
 //! /dev/net/tun or namespaces are not available.
 
+#[path = "support/netns.rs"]
+mod netns;
+
+use netns::Netns;
 use stack::phy::fault::{FaultConfig, FaultInjector};
 use stack::phy::tracer::Tracer;
-use stack::phy::tun::{TunConfig, TunKind, TunTap};
+use stack::phy::tun::TunKind;
 use stack::phy::vnet::{GsoType, VirtioNetHdr, F_NEEDS_CSUM, VNET_HDR_LEN};
 use stack::phy::{Device, Medium};
 use stack::time::MonotonicClock;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, UdpSocket};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A network namespace that lives as long as the value.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    /// A fresh namespace, or `None` (with the reason printed) where this
-    /// host cannot make one or has no TUN driver.
-    fn new() -> Option<Netns> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        if !std::path::Path::new("/dev/net/tun").exists() {
-            eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
-            return None;
-        }
-        let name = format!(
-            "tcplab-phy-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped: `ip netns add` failed (needs root and iproute2)");
-            return None;
-        }
-        let ns = Netns { name };
-        ns.ip(&["link", "set", "lo", "up"]);
-        Some(ns)
-    }
-
-    /// Runs `ip -n NS args…`, panicking if it fails.
-    fn ip(&self, args: &[&str]) {
-        let out = Command::new("ip")
-            .args(["-n", &self.name])
-            .args(args)
-            .output()
-            .expect("running ip");
-        assert!(
-            out.status.success(),
-            "ip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// Runs `f` on a thread that has entered the namespace.
-    fn run<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> std::thread::JoinHandle<T> {
-        let path = format!("/var/run/netns/{}", self.name);
-        std::thread::spawn(move || {
-            let file = std::fs::File::open(&path).expect("opening the namespace");
-            nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-            f()
-        })
-    }
-
-    /// Opens a device of `kind` inside the namespace, gives Linux's side
-    /// `addr` (a /24) and brings it up.
-    fn device(&self, kind: TunKind, addr: &str) -> TunTap {
-        let dev = self
-            .run(move || TunTap::open(&TunConfig::new("", kind)))
-            .join()
-            .unwrap()
-            .expect("opening the device");
-        self.ip(&["addr", "add", addr, "dev", dev.name()]);
-        self.ip(&["link", "set", dev.name(), "up"]);
-        dev
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
 
 /// The Internet checksum (RFC 1071) of `data` with `initial` already
 /// summed in, not yet complemented: the 16-bit one's-complement sum.
@@ -166,7 +88,7 @@ const US: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
 
 #[test]
 fn a_tun_device_carries_an_echo_request_to_linux_and_its_reply_back_and_the_tracer_records_both() {
-    let Some(ns) = Netns::new() else { return };
+    let Some(ns) = Netns::new("phy") else { return };
     let dev = ns.device(TunKind::Tun, "10.9.0.1/24");
     let caps = dev.capabilities();
     assert_eq!(caps.medium, Medium::Ip);
@@ -221,7 +143,7 @@ fn a_tun_device_carries_an_echo_request_to_linux_and_its_reply_back_and_the_trac
 
 #[test]
 fn a_fault_injector_over_a_tun_device_loses_what_it_is_told_to() {
-    let Some(ns) = Netns::new() else { return };
+    let Some(ns) = Netns::new("phy") else { return };
     let dev = ns.device(TunKind::Tun, "10.9.0.1/24");
     let mut all_lost = FaultConfig::default();
     all_lost.transmit.loss = 1.0;
@@ -243,7 +165,7 @@ fn a_fault_injector_over_a_tun_device_loses_what_it_is_told_to() {
 
 #[test]
 fn a_tap_device_delivers_linuxs_arp_request_and_carries_our_reply_back() {
-    let Some(ns) = Netns::new() else { return };
+    let Some(ns) = Netns::new("phy") else { return };
     let mut dev = ns.device(TunKind::Tap, "10.9.2.1/24");
     assert_eq!(dev.capabilities().medium, Medium::Ethernet);
     // A datagram from inside the namespace to a neighbour Linux does not
@@ -359,7 +281,7 @@ fn vnet_tcp(
 
 #[test]
 fn the_offload_device_takes_a_tcp_super_packet_and_hands_over_linuxs_gso_packets() {
-    let Some(ns) = Netns::new() else { return };
+    let Some(ns) = Netns::new("phy") else { return };
     let mut dev = ns.device(TunKind::TunOffload, "10.9.1.1/24");
     let caps = dev.capabilities();
     assert!(caps.offloads.vnet_header && caps.offloads.tso4 && caps.offloads.checksum);

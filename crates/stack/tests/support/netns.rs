@@ -1,7 +1,7 @@
 //! A network namespace for tests against Linux (`tcplab-<what>-<pid>-<n>`,
 //! deleted on drop, so on panic too), with a TUN or TAP device in it and
-//! threads and commands run inside it. Shared by the interop tests that
-//! came after `interop_linux.rs` (which keeps its own copy for now).
+//! threads and commands run inside it. Shared by every test of the stack
+//! against Linux.
 
 #![allow(dead_code)]
 
