@@ -352,14 +352,13 @@ fn linux_receives(listener: TcpListener) -> (u64, Option<u64>) {
     (bytes, mismatch)
 }
 
-/// (b) and (c): the stack opens (handshake stack → Linux), sends 10 MB
-/// Linux checks, and closes first: it passes FIN-WAIT-1, FIN-WAIT-2 (or
-/// CLOSING) and ends in TIME-WAIT.
-fn stack_to_linux(kind: TunKind, subnet: u8) {
-    let Some(setup) = setup(kind, subnet) else {
-        return;
-    };
-    let listen_at = SocketAddrV4::new(setup.linux, 5002);
+/// The port Linux listens on when the stack connects.
+const LINUX_PORT: u16 = 5002;
+
+/// Linux listening on [`LINUX_PORT`] in the namespace, receiving and checking
+/// what one connection sends ([`linux_receives`]); returns once it listens.
+fn linux_listens(setup: &Setup) -> std::thread::JoinHandle<(u64, Option<u64>)> {
+    let listen_at = SocketAddrV4::new(setup.linux, LINUX_PORT);
     let (ready_tx, ready_rx) = mpsc::channel();
     let linux_thread = setup.ns.run(move || {
         let listener = TcpListener::bind(listen_at).expect("bind");
@@ -367,6 +366,18 @@ fn stack_to_linux(kind: TunKind, subnet: u8) {
         linux_receives(listener)
     });
     ready_rx.recv().expect("Linux listens");
+    linux_thread
+}
+
+/// (b) and (c): the stack opens (handshake stack → Linux), sends 10 MB
+/// Linux checks, and closes first: it passes FIN-WAIT-1, FIN-WAIT-2 (or
+/// CLOSING) and ends in TIME-WAIT.
+fn stack_to_linux(kind: TunKind, subnet: u8) {
+    let Some(setup) = setup(kind, subnet) else {
+        return;
+    };
+    let listen_at = SocketAddrV4::new(setup.linux, LINUX_PORT);
+    let linux_thread = linux_listens(&setup);
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
     let stack = new_stack(setup.device, setup.kind, setup.ours, clock.clone());
     let ours = setup.ours;
@@ -552,14 +563,8 @@ fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
     let Some(setup) = setup(kind, subnet) else {
         return;
     };
-    let listen_at = SocketAddrV4::new(setup.linux, 5002);
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let linux_thread = setup.ns.run(move || {
-        let listener = TcpListener::bind(listen_at).expect("bind");
-        ready_tx.send(()).unwrap();
-        linux_receives(listener)
-    });
-    ready_rx.recv().expect("Linux listens");
+    let listen_at = SocketAddrV4::new(setup.linux, LINUX_PORT);
+    let linux_thread = linux_listens(&setup);
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
     let trace_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("interop-lossy-send-{kind:?}.pcapng").to_lowercase());

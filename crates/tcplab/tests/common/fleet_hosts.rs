@@ -125,26 +125,20 @@ impl FleetHosts {
             workdirs_before: workdirs(),
         };
         let d = f.dir.path().to_path_buf();
-        sh(&[
-            "ssh-keygen",
-            "-q",
-            "-t",
-            "ed25519",
-            "-N",
-            "",
-            "-f",
-            d.join("id").to_str().unwrap(),
-        ]);
-        sh(&[
-            "ssh-keygen",
-            "-q",
-            "-t",
-            "ed25519",
-            "-N",
-            "",
-            "-f",
-            d.join("host").to_str().unwrap(),
-        ]);
+        // The client's key and the hosts' key.
+        for key in ["id", "host"] {
+            let path = d.join(key);
+            sh(&[
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                path.to_str().unwrap(),
+            ]);
+        }
         std::fs::copy(d.join("id.pub"), d.join("authorized_keys")).unwrap();
         let host_pub = std::fs::read_to_string(d.join("host.pub")).unwrap();
         let _ = std::fs::create_dir_all("/run/sshd");
