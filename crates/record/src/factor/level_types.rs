@@ -162,6 +162,38 @@ impl Api {
     }
 }
 
+/// Which TCP/IP implementation plays one end of a trial (`--stack`,
+/// `--server-stack`): Linux's own, or tcplab's user-space stack (issue 18)
+/// in a namespace of its own behind a TUN device.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackImpl {
+    /// The kernel's sockets.
+    #[default]
+    Kernel,
+    /// tcplab's own stack (`crates/stack`) over a TUN device.
+    Tcplab,
+}
+
+impl StackImpl {
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StackImpl::Kernel => "kernel",
+            StackImpl::Tcplab => "tcplab",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(s: &str) -> Option<StackImpl> {
+        [StackImpl::Kernel, StackImpl::Tcplab]
+            .into_iter()
+            .find(|a| a.name() == s)
+    }
+}
+
 /// Which side of a trial a load or emulation applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
