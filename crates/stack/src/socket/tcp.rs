@@ -200,6 +200,13 @@ impl TcpSockets {
         Ok(None)
     }
 
+    /// The configuration connections opened or accepted from now on are
+    /// built from (those already open keep theirs): a bench sets each
+    /// trial's socket options here.
+    pub fn set_config(&mut self, config: TcpConfig) {
+        self.config = config;
+    }
+
     /// Opens a connection from `local` (one of the interface's addresses)
     /// and an ephemeral port to `remote`: the SYN leaves at the next
     /// [`TcpSockets::flush`].
