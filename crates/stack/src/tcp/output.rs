@@ -87,6 +87,9 @@ impl Connection {
             self.delack.on_ack_sent();
             self.timers.cancel(TimerKind::DelayedAck);
             self.ack_now = false;
+            if header.window_len == 0 {
+                self.counters.zero_windows_sent += 1;
+            }
         }
         self.counters.segments_out += 1;
         out.push(Segment { header, payload });
@@ -150,6 +153,7 @@ impl Connection {
         h.push = end_offset == self.send_buf.len();
         if seq < self.snd_max {
             self.counters.retransmits += 1;
+            self.counters.retransmitted_bytes += payload.len() as u64;
             self.rtt_timer.on_retransmit();
         } else {
             self.rtt_timer.on_send(end, now);
@@ -160,6 +164,8 @@ impl Connection {
         if end > self.snd_max {
             self.snd_max = end;
         }
+        let in_flight = (self.snd_max - self.snd_una) as u64;
+        self.counters.max_in_flight = self.counters.max_in_flight.max(in_flight);
         self.scoreboard.on_send(self.snd_max);
         self.emit(h, payload, out);
         self.arm_retransmit_if_idle(now);

@@ -169,6 +169,13 @@ pub struct Counters {
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
     pub sndbuf_limited_ns: u64,
+    /// Payload octets sent again (the bytes behind `retransmits`).
+    pub retransmitted_bytes: u64,
+    /// The most octets ever in flight (SND.MAX − SND.UNA after a send):
+    /// shows whether a window above 64 KB was used.
+    pub max_in_flight: u64,
+    /// Segments sent advertising a zero receive window.
+    pub zero_windows_sent: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.
