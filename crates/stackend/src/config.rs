@@ -19,8 +19,17 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     if p.ipv6 {
         return unsupported("it speaks IPv4 only (no --ipv6)");
     }
-    if matches!(p.test, TestKind::UdpStream | TestKind::LayerRate) {
-        return unsupported("udp-stream and layer-rate are not yet wired to it (tcp-stream, tcp-rr, tcp-crr and http are)");
+    if p.test == TestKind::LayerRate {
+        return unsupported("layer-rate sends through raw and packet sockets of the kernel");
+    }
+    if p.test == TestKind::UdpStream && !p.connect {
+        return unsupported("--connect off (its UDP sockets name the peer in every send anyway)");
+    }
+    if p.send_rate_bps.is_some() || p.recv_work_ns_per_kb.is_some() {
+        return unsupported("--send-rate and --recv-work (its end runs one event loop: a sleep there would stall its protocol work)");
+    }
+    if p.load.is_some() || p.host_speed.is_some() || p.pin.is_some() {
+        return unsupported("--load, --host-speed and --pin (they place kernel ends' threads)");
     }
     if p.api != Api::Write {
         return unsupported("--api other than write (it has no sendmsg, sendfile or zero-copy)");
@@ -79,8 +88,16 @@ mod tests {
         let mut p = TrialParams::defaults(TestKind::TcpStream);
         p.api = Api::Sendfile;
         assert!(tcp_config(&p).is_err());
-        let p = TrialParams::defaults(TestKind::UdpStream);
+        let mut p = TrialParams::defaults(TestKind::UdpStream);
+        assert!(tcp_config(&p).is_ok());
+        p.connect = false;
         assert!(tcp_config(&p).is_err());
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.send_rate_bps = Some(1_000_000);
+        assert!(tcp_config(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("--send-rate"));
         let mut p = TrialParams::defaults(TestKind::TcpRr);
         p.ipv6 = true;
         assert!(tcp_config(&p).is_err());

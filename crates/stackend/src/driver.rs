@@ -7,6 +7,7 @@ use crate::http::{HttpClient, HttpServe};
 use crate::metrics::StackStats;
 use crate::rr::{CrrClient, RrClient, RrServe};
 use crate::stream::{StreamRecv, StreamSend};
+use crate::udp::{UdpRecv, UdpSend};
 use crate::work::{Accepted, ConnWork, Ctx, Dialed, EndWork, Many, Step};
 use engine::cancel::{Canceller, StopFlag, StopTimer};
 use engine::cpu::CpuTime;
@@ -23,16 +24,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// The first local port of a user-space client's UDP flows.
+const UDP_CLIENT_PORT: u16 = 40000;
 /// How long the end waits for its connections to close after its work.
 const LINGER: Duration = Duration::from_secs(2);
 /// The longest the driver sleeps on the device while the work waits.
 const IDLE_WAIT: Duration = Duration::from_millis(2);
 
 /// Which end of the trial the stack plays.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum EndRole {
-    /// The client: dials the server at this address.
-    Client(SocketAddrV4),
+    /// The client: dials the server at this address, on these ports (one
+    /// per UDP flow; TCP connections all go to the first).
+    Client(Ipv4Addr, Vec<u16>),
     /// The server: accepts on this port.
     Server(u16),
 }
@@ -44,12 +48,22 @@ pub(crate) fn work_for(p: &TrialParams, role: EndRole) -> Box<dyn EndWork> {
     let n = amounts.len();
     let client_sends = sender_is_client(p);
     match role {
-        EndRole::Client(to) => {
+        EndRole::Client(ip, ports) => {
             let works: Vec<Box<dyn EndWork>> = amounts
                 .into_iter()
-                .map(|a| -> Box<dyn EndWork> {
+                .enumerate()
+                .map(|(i, a)| -> Box<dyn EndWork> {
                     let pattern = pattern.clone();
+                    let to = SocketAddrV4::new(ip, ports[0]);
+                    let flow_to = SocketAddrV4::new(ip, ports[i % ports.len().max(1)]);
+                    let local = UDP_CLIENT_PORT + i as u16;
                     match p.test {
+                        TestKind::UdpStream if client_sends => {
+                            Box::new(UdpSend::new(local, Some(flow_to), p, pattern, a))
+                        }
+                        TestKind::UdpStream => {
+                            Box::new(UdpRecv::new(local, Some(flow_to), p, pattern))
+                        }
                         TestKind::TcpCrr => Box::new(CrrClient::new(to, p, pattern, a)),
                         TestKind::Http => Box::new(HttpClient::new(to, pattern, a)),
                         _ => {
@@ -70,6 +84,21 @@ pub(crate) fn work_for(p: &TrialParams, role: EndRole) -> Box<dyn EndWork> {
         EndRole::Server(port) => {
             let p = p.clone();
             match p.test {
+                TestKind::UdpStream => {
+                    let flows: Vec<Box<dyn EndWork>> = amounts
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, a)| -> Box<dyn EndWork> {
+                            let port = port + i as u16;
+                            if client_sends {
+                                Box::new(UdpRecv::new(port, None, &p, pattern.clone()))
+                            } else {
+                                Box::new(UdpSend::new(port, None, &p, pattern.clone(), a))
+                            }
+                        })
+                        .collect();
+                    Box::new(Many::new(flows))
+                }
                 TestKind::TcpCrr => Box::new(Accepted::new(
                     port,
                     Box::new(move || Box::new(RrServe::new(&p, pattern.clone(), true))),
@@ -228,10 +257,40 @@ fn run(
     cancel: &Canceller,
     stats: &mut StackStats,
 ) -> Option<String> {
+    let mut udp_bound = Vec::new();
+    let failure = drive(
+        stack,
+        local,
+        work,
+        stop,
+        finish,
+        cancel,
+        stats,
+        &mut udp_bound,
+    );
+    for h in udp_bound {
+        stack.udp.close(h);
+    }
+    failure
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    stack: &mut Stack<TunTap>,
+    local: Ipv4Addr,
+    work: &mut dyn EndWork,
+    stop: &StopFlag,
+    finish: &StopFlag,
+    cancel: &Canceller,
+    stats: &mut StackStats,
+    udp_bound: &mut Vec<stack::iface::udp::UdpHandle>,
+) -> Option<String> {
     loop {
         let now = stack.now();
         let step = {
             let mut cx = Ctx {
+                udp: &mut stack.udp,
+                udp_bound,
                 tcp: &mut stack.tcp,
                 local,
                 now,
@@ -266,5 +325,7 @@ fn run(
             return Some(e.to_string());
         }
     }
-    None
+    // What the work queued last (UDP FINs) leaves before its sockets close.
+    let now = stack.now();
+    stack.poll(now).err().map(|e| e.to_string())
 }

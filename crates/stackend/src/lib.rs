@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod place;
 mod rr;
 mod stream;
+mod udp;
 mod work;
 
 pub use error::StackEndError;

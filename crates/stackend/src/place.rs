@@ -18,6 +18,7 @@ use engine::workloads::{start_client, start_server, DataWaits, RunningRole};
 use lab::names::Tag;
 use lab::netns::NetNs;
 use record::{StackImpl, TrialOutcome, TrialParams};
+use stack::iface::udp::UdpSockets;
 use stack::iface::InterfaceConfig;
 use stack::phy::tun::{TunConfig, TunKind, TunTap};
 use stack::phy::Medium;
@@ -26,13 +27,15 @@ use stack::tcp::isn::{IsnGenerator, IsnPolicy};
 use stack::tcp::tcb::TcpConfig;
 use stack::time::{Clock, MonotonicClock};
 use stack::wire::{Ipv4Address, Ipv4Cidr};
-use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The port a user-space server end listens on.
 pub const STACK_PORT: u16 = 5301;
+/// Datagrams each user-space UDP socket queues each way.
+const UDP_QUEUE: usize = 1024;
 /// The MTU of both TUN devices.
 pub const MTU: usize = 1500;
 /// How long a kernel server end waits for the first data, and for more.
@@ -198,6 +201,9 @@ impl StackPlace {
             clock,
         );
         stack.iface.set_default_gateway(Ipv4Address::from(linux));
+        // Room for a burst of datagrams between two polls, as a kernel
+        // socket's default receive buffer holds about this many.
+        stack.udp = UdpSockets::new(UDP_QUEUE);
         Ok(End {
             stack: Some(stack),
             linux,
@@ -252,7 +258,7 @@ impl StackPlace {
             token: None,
         };
         // The server end first, so the client finds it listening.
-        let (server, server_at) = match p.server_stack {
+        let (server, server_ip, ports) = match p.server_stack {
             StackImpl::Tcplab => {
                 let (side, ip) = self.start_stack(
                     1,
@@ -262,7 +268,16 @@ impl StackPlace {
                     !client_active,
                     &cancel,
                 )?;
-                (side, SocketAddrV4::new(ip, STACK_PORT))
+                let flows = if p.test == record::TestKind::UdpStream {
+                    p.parallel.max(1) as u16
+                } else {
+                    1
+                };
+                (
+                    side,
+                    ip,
+                    (0..flows).map(|i| STACK_PORT + i).collect::<Vec<_>>(),
+                )
             }
             StackImpl::Kernel => {
                 let ip = self.end(0)?.linux;
@@ -271,7 +286,7 @@ impl StackPlace {
                     .ns
                     .run_in(move || start_server(&q, IpAddr::V4(ip), &c, None, waits))
                     .map_err(|e| StackEndError::Setup(e.to_string()))??;
-                (Side::Kernel(role), SocketAddrV4::new(ip, ports[0]))
+                (Side::Kernel(role), ip, ports)
             }
         };
         let client = match p.stack {
@@ -279,7 +294,7 @@ impl StackPlace {
                 0,
                 p,
                 &config,
-                EndRole::Client(server_at),
+                EndRole::Client(server_ip, ports),
                 client_active,
                 &cancel,
             ),
@@ -287,15 +302,7 @@ impl StackPlace {
                 let (q, c) = (p.clone(), cancel.clone());
                 self.ns
                     .run_in(move || {
-                        start_client(
-                            &q,
-                            IpAddr::V4(*server_at.ip()),
-                            &[server_at.port()],
-                            &c,
-                            None,
-                            None,
-                            None,
-                        )
+                        start_client(&q, IpAddr::V4(server_ip), &ports, &c, None, None, None)
                     })
                     .map_err(|e| StackEndError::Setup(e.to_string()))
                     .and_then(|r| r.map_err(StackEndError::from))
@@ -331,11 +338,11 @@ impl StackPlace {
                 s.add_as_receiver(&mut o.metrics);
             }
         }
-        if let Some(s) = &client_stats {
-            s.add_to("client", &mut o.metrics);
-        }
-        if let Some(s) = &server_stats {
-            s.add_to("server", &mut o.metrics);
+        // TCP counters, for ends that had TCP connections.
+        for (end, stats) in [("client", &client_stats), ("server", &server_stats)] {
+            if let Some(s) = stats.as_ref().filter(|s| s.connections > 0) {
+                s.add_to(end, &mut o.metrics);
+            }
         }
         o.details["stack"] = serde_json::json!({
             "client": p.stack.name(),

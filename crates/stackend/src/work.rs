@@ -5,6 +5,7 @@
 use crate::metrics::StackStats;
 use engine::cancel::StopFlag;
 use engine::report::ConnResult;
+use stack::iface::udp::{UdpHandle, UdpSockets};
 use stack::socket::tcp::{TcpHandle, TcpSockets};
 use stack::tcp::state::State;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -14,6 +15,11 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 pub(crate) struct Ctx<'a> {
     /// The stack's TCP sockets.
     pub tcp: &'a mut TcpSockets,
+    /// The stack's UDP sockets.
+    pub udp: &'a mut UdpSockets,
+    /// UDP sockets the work bound: the driver closes them once what they
+    /// queued has left.
+    pub udp_bound: &'a mut Vec<UdpHandle>,
     /// The stack's own address.
     pub local: Ipv4Addr,
     /// The stack's clock now.

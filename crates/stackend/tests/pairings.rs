@@ -89,6 +89,41 @@ fn transactions_run_in_every_pairing() {
 }
 
 #[test]
+fn udp_flows_run_both_ways_in_every_pairing() {
+    let Some(mut place) = place() else { return };
+    let stop = Arc::new(AtomicBool::new(false));
+    for (c, s) in PAIRINGS {
+        for reverse in [false, true] {
+            let mut p = trial(TestKind::UdpStream, c, s);
+            p.bytes = Some(2000 * 1472);
+            p.duration_s = None;
+            p.reverse = reverse;
+            p.parallel = 2;
+            let o = place
+                .run(&p, &stop)
+                .unwrap_or_else(|e| panic!("udp {c:?}→{s:?} reverse={reverse}: {e}"));
+            let m = &o.metrics;
+            assert_eq!(
+                m["datagrams_sent"], 2000.0,
+                "{c:?}→{s:?} reverse={reverse}: {m:?}"
+            );
+            // Every datagram sent arrived or was counted lost; none twice.
+            assert_eq!(
+                m["datagrams_received"] + m["datagrams_lost"],
+                2000.0,
+                "{m:?}"
+            );
+            assert!(m["datagrams_received"] > 0.0, "{m:?}");
+            assert_eq!(m["duplicates"], 0.0);
+            eprintln!(
+                "udp {c:?}→{s:?} reverse={reverse}: {} of 2000 received",
+                m["datagrams_received"]
+            );
+        }
+    }
+}
+
+#[test]
 fn what_the_stack_lacks_is_refused_before_anything_runs() {
     let Some(mut place) = place() else { return };
     let stop = Arc::new(AtomicBool::new(false));
@@ -96,6 +131,9 @@ fn what_the_stack_lacks_is_refused_before_anything_runs() {
     p.cc = Some("bbr".into());
     let e = place.run(&p, &stop).unwrap_err().to_string();
     assert!(e.contains("bbr"), "{e}");
+    let mut p = trial(TestKind::UdpStream, StackImpl::Tcplab, StackImpl::Kernel);
+    p.connect = false;
+    assert!(place.run(&p, &stop).is_err());
     let p = trial(TestKind::TcpStream, StackImpl::Kernel, StackImpl::Kernel);
     assert!(place.run(&p, &stop).is_err());
 }

@@ -73,12 +73,83 @@ fn kernel_and_tcplab_ends_run_side_by_side_in_all_four_pairings() {
 }
 
 #[test]
+fn udp_stream_and_transactions_run_on_the_stack_from_the_command_line() {
+    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+        return;
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = json_of(&tcplab(
+        &db,
+        &[
+            "bench",
+            "udp-stream",
+            "--stack",
+            "tcplab",
+            "--bytes",
+            "1M",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    let m = &doc["points"][0]["metrics"];
+    let sent = m["datagrams_sent"]["mean"].as_f64().unwrap();
+    assert_eq!(sent, (1u64 << 20).div_ceil(1472) as f64, "{doc}");
+    assert!(
+        m["datagrams_received"]["mean"].as_f64().unwrap() > 0.0,
+        "{doc}"
+    );
+    let doc = json_of(&tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-rr",
+            "--server-stack",
+            "tcplab",
+            "--duration",
+            "0.3s",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    let m = &doc["points"][0]["metrics"];
+    assert!(m["transactions"]["mean"].as_f64().unwrap() > 10.0, "{doc}");
+    assert!(
+        m["stack_server_segments_in"]["mean"].as_f64().unwrap() > 10.0,
+        "{doc}"
+    );
+}
+
+#[test]
 fn what_the_stack_cannot_run_is_bad_input() {
     let (_dir, db) = temp_db();
     for (args, needle) in [
         (
-            &["bench", "udp-stream", "--stack", "tcplab"][..],
-            "udp-stream",
+            &[
+                "bench",
+                "udp-stream",
+                "--stack",
+                "tcplab",
+                "--connect",
+                "off",
+            ][..],
+            "--connect off",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--send-rate",
+                "10mbit",
+            ][..],
+            "--send-rate",
         ),
         (
             &[
