@@ -12,6 +12,9 @@ use stack::tcp::tcb::TcpConfig;
 /// rarely takes a loopback-like path past this.
 pub const DEFAULT_BUFFER: usize = 1024 * 1024;
 
+/// Half of Linux's fixed TIME-WAIT (`TCP_TIMEWAIT_LEN`, 60 s).
+pub const LINUX_MSL: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// `TcpConfig` for the stack's end of trial `p`, or why the stack cannot
 /// play it.
 pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
@@ -56,6 +59,9 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     c.send_buffer = p.sndbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
     c.recv_buffer = p.rcvbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
     c.sender.nagle = !p.nodelay;
+    // TIME-WAIT as long as Linux's (60 s), not RFC 9293's 4 minutes, so a
+    // crr client holds as many closed connections as a kernel one would.
+    c.timers.msl = LINUX_MSL;
     Ok(c)
 }
 
@@ -76,6 +82,7 @@ mod tests {
         assert_eq!(c.recv_buffer, 65536);
         assert_eq!(c.send_buffer, DEFAULT_BUFFER);
         assert!(!c.sender.nagle);
+        assert_eq!(c.timers.msl * 2, std::time::Duration::from_secs(60));
         p.nodelay = false;
         assert!(tcp_config(&p).unwrap().sender.nagle);
     }
