@@ -9,13 +9,17 @@
 //!   next hop);
 //! - [`upper::IpHandler`]: where UDP datagrams and TCP segments for us go,
 //!   so the transports plug in without `iface` knowing them;
-//! - [`udp::UdpSockets`]: bind, send to, receive from.
+//! - [`udp::UdpSockets`]: bind, send to, receive from;
+//! - [`offload`]: the virtio-net header of an offload device, stripped on
+//!   input (super-packets up whole, checksums the kernel vouched for not
+//!   verified) and written on output (partial checksums, TSO).
 
 pub mod arp_cache;
 pub mod counters;
 pub mod fragment;
 mod input;
 pub mod interface;
+pub mod offload;
 mod output;
 pub mod route;
 pub mod udp;

@@ -91,7 +91,7 @@ impl Connection {
                 self.counters.zero_windows_sent += 1;
             }
         }
-        self.counters.segments_out += 1;
+        self.count_segments_out(payload.len());
         out.push(Segment { header, payload });
     }
 
@@ -152,7 +152,7 @@ impl Connection {
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
         if seq < self.snd_max {
-            self.counters.retransmits += 1;
+            self.counters.retransmits += self.wire_segments(payload.len());
             self.counters.retransmitted_bytes += payload.len() as u64;
             self.rtt_timer.on_retransmit();
         } else {
@@ -272,7 +272,10 @@ impl Connection {
                 override_expired: false,
             };
             match self.config.sender.decide(&state) {
-                SendDecision::Send(n) => self.send_range(self.snd_nxt, n, now, out),
+                SendDecision::Send(n) => {
+                    let n = self.super_segment_len(n, &state);
+                    self.send_range(self.snd_nxt, n, now, out)
+                }
                 SendDecision::Wait => return,
             }
         }
