@@ -45,9 +45,11 @@ const WRAP_UP: Duration = Duration::from_secs(15);
 /// Slack beyond a trial's duration before it is cancelled.
 const SLACK: Duration = Duration::from_secs(30);
 
-/// One user-space end: its stack (while no trial holds it) and addresses.
+/// One user-space end: its stack (while no trial holds it), the kind of
+/// device it runs on, and addresses.
 struct End {
     stack: Option<Stack<TunTap>>,
+    kind: StackImpl,
     linux: Ipv4Addr,
     ours: Ipv4Addr,
     device: String,
@@ -135,25 +137,43 @@ impl StackPlace {
         )
     }
 
-    /// End `i` (0: the client's device, 1: the server's), made on first use.
-    fn end(&mut self, i: usize) -> Result<&mut End, StackEndError> {
+    /// End `i` (0: the client's device, 1: the server's) on a device of
+    /// `kind`, made on first use and remade when a trial asks for another
+    /// kind of device.
+    fn end(&mut self, i: usize, kind: StackImpl) -> Result<&mut End, StackEndError> {
+        if self.ends[i].as_ref().is_some_and(|e| e.kind != kind) {
+            // Closing the device's fd removes it, so its name is free again.
+            self.ends[i] = None;
+        }
         if self.ends[i].is_none() {
-            self.ends[i] = Some(self.make_end(i)?);
+            self.ends[i] = Some(self.make_end(i, kind)?);
         }
         Ok(self.ends[i].as_mut().expect("made above"))
     }
 
-    fn make_end(&self, i: usize) -> Result<End, StackEndError> {
+    /// The Linux address on end `i`'s subnet (made on a plain TUN if the
+    /// end does not exist yet: a kernel server listens there).
+    fn linux_addr(&mut self, i: usize) -> Result<Ipv4Addr, StackEndError> {
+        let kind = self.ends[i].as_ref().map_or(StackImpl::Tcplab, |e| e.kind);
+        Ok(self.end(i, kind)?.linux)
+    }
+
+    fn make_end(&self, i: usize, kind: StackImpl) -> Result<End, StackEndError> {
         let setup = |e: &dyn std::fmt::Display| StackEndError::Setup(e.to_string());
         let device = self.tag.name(if i == 0 { "c" } else { "s" });
         let (linux, ours) = (
             Ipv4Addr::new(10, 213, 1 + i as u8, 1),
             Ipv4Addr::new(10, 213, 1 + i as u8, 2),
         );
+        let (tun_kind, medium) = match kind {
+            StackImpl::TcplabOffload => (TunKind::TunOffload, Medium::Ip),
+            StackImpl::TcplabTap => (TunKind::Tap, Medium::Ethernet),
+            _ => (TunKind::Tun, Medium::Ip),
+        };
         let name = device.clone();
         let dev = self
             .ns
-            .run_in(move || TunTap::open(&TunConfig::new(&name, TunKind::Tun)))
+            .run_in(move || TunTap::open(&TunConfig::new(&name, tun_kind)))
             .map_err(|e| setup(&e))?
             .map_err(|e| setup(&format!("opening TUN device {device}: {e}")))?;
         let ns = self.ns.name();
@@ -195,7 +215,7 @@ impl StackPlace {
         let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
         let mut stack = Stack::new(
             dev,
-            InterfaceConfig::new(Medium::Ip, cidr),
+            InterfaceConfig::new(medium, cidr),
             TcpConfig::default(),
             isn,
             clock,
@@ -206,23 +226,26 @@ impl StackPlace {
         stack.udp = UdpSockets::new(UDP_QUEUE);
         Ok(End {
             stack: Some(stack),
+            kind,
             linux,
             ours,
             device,
         })
     }
 
-    /// Starts the stack's end `i` on `p` as `role`.
+    /// Starts the stack's end `i`, on a device of `kind`, on `p` as `role`.
+    #[allow(clippy::too_many_arguments)]
     fn start_stack(
         &mut self,
         i: usize,
+        kind: StackImpl,
         p: &TrialParams,
         config: &TcpConfig,
         role: EndRole,
         active: bool,
         cancel: &Canceller,
     ) -> Result<(Side, Ipv4Addr), StackEndError> {
-        let end = self.end(i)?;
+        let end = self.end(i, kind)?;
         let mut stack = end
             .stack
             .take()
@@ -244,7 +267,7 @@ impl StackPlace {
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, StackEndError> {
         let config = tcp_config(p)?;
-        if p.stack == StackImpl::Kernel && p.server_stack == StackImpl::Kernel {
+        if !p.stack.is_tcplab() && !p.server_stack.is_tcplab() {
             return Err(StackEndError::Unsupported(
                 "neither end is tcplab (the kernel places run this trial)".into(),
             ));
@@ -259,9 +282,10 @@ impl StackPlace {
         };
         // The server end first, so the client finds it listening.
         let (server, server_ip, ports) = match p.server_stack {
-            StackImpl::Tcplab => {
+            kind if kind.is_tcplab() => {
                 let (side, ip) = self.start_stack(
                     1,
+                    kind,
                     p,
                     &config,
                     EndRole::Server(STACK_PORT),
@@ -279,8 +303,8 @@ impl StackPlace {
                     (0..flows).map(|i| STACK_PORT + i).collect::<Vec<_>>(),
                 )
             }
-            StackImpl::Kernel => {
-                let ip = self.end(0)?.linux;
+            _ => {
+                let ip = self.linux_addr(0)?;
                 let (q, c) = (p.clone(), cancel.clone());
                 let (role, ports) = self
                     .ns
@@ -290,15 +314,16 @@ impl StackPlace {
             }
         };
         let client = match p.stack {
-            StackImpl::Tcplab => self.start_stack(
+            kind if kind.is_tcplab() => self.start_stack(
                 0,
+                kind,
                 p,
                 &config,
                 EndRole::Client(server_ip, ports),
                 client_active,
                 &cancel,
             ),
-            StackImpl::Kernel => {
+            _ => {
                 let (q, c) = (p.clone(), cancel.clone());
                 self.ns
                     .run_in(move || {
@@ -347,9 +372,11 @@ impl StackPlace {
         o.details["stack"] = serde_json::json!({
             "client": p.stack.name(),
             "server": p.server_stack.name(),
+            "client_device": device_note(p.stack),
+            "server_device": device_note(p.server_stack),
             "place": self.label(),
             "devices": self.ends.iter().flatten().map(|e| &e.device).collect::<Vec<_>>(),
-            "controlled": "The user-space end runs on the trial's own thread; its TUN write()s run Linux's receive path inside the call, so that kernel work is charged to the user-space end's CPU. No offloads on the TUN devices (MTU 1500): every segment is a packet. Metrics stack_* come from the stack's own counters (times in ns on its clock, not TCP_INFO jiffies).",
+            "controlled": "Each user-space end runs on the trial's own thread; its device write()s run Linux's receive path inside the call, so that kernel work is charged to the user-space end's CPU. Metrics stack_* come from the stack's own counters (times in ns on its clock, not TCP_INFO jiffies).",
         });
         Ok(o)
     }
@@ -372,6 +399,16 @@ impl StackPlace {
                 (report, Some(stats))
             }
         }
+    }
+}
+
+/// What an end's device does to what it measures, for the record.
+fn device_note(kind: StackImpl) -> &'static str {
+    match kind {
+        StackImpl::Kernel => "Linux's sockets",
+        StackImpl::Tcplab => "plain TUN, MTU 1500: every segment a packet, every checksum computed in software",
+        StackImpl::TcplabOffload => "TUN with virtio-net-header offloads (TSO4, CSUM): super-packets of up to 64 KB each way, checksums left to the kernel, so per-packet costs are hidden as GSO/GRO hide them",
+        StackImpl::TcplabTap => "TAP, MTU 1500: the stack's own Ethernet and ARP are part of what is measured",
     }
 }
 

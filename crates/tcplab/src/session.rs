@@ -8,7 +8,7 @@ use crate::usage::usage;
 use engine::interval::IntervalSpec;
 use engine::{Client, EngineError, Key, TrialObserver, DEFAULT_PORT};
 use lab::PlaceSpec;
-use record::{StackImpl, TrialOutcome, TrialParams};
+use record::{TrialOutcome, TrialParams};
 use std::collections::BTreeMap;
 use std::net::{Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
@@ -88,7 +88,7 @@ pub fn place_spec(p: &TrialParams) -> anyhow::Result<PlaceSpec> {
 
 /// Whether either end of the point is tcplab's own stack.
 pub fn uses_stack(p: &TrialParams) -> bool {
-    p.stack == StackImpl::Tcplab || p.server_stack == StackImpl::Tcplab
+    p.stack.is_tcplab() || p.server_stack.is_tcplab()
 }
 
 /// A point with a tcplab end must fit the stack's place and the stack:

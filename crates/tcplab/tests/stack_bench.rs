@@ -183,7 +183,7 @@ fn what_the_stack_cannot_run_is_bad_input() {
         ),
         (
             &["bench", "tcp-stream", "--stack", "linux"][..],
-            "kernel or tcplab",
+            "expected kernel, tcplab",
         ),
     ] {
         assert_usage_error(&tcplab(&db, args), needle);

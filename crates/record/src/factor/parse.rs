@@ -193,9 +193,10 @@ pub fn api(s: &str) -> Result<Api, LevelError> {
         .ok_or_else(|| LevelError::new(s, "expected write, sendmsg, sendfile or zerocopy"))
 }
 
-/// A TCP/IP implementation name: kernel or tcplab.
+/// A TCP/IP implementation name: kernel, tcplab, tcplab-offload or tcplab-tap.
 pub fn stack(s: &str) -> Result<StackImpl, LevelError> {
-    StackImpl::from_name(s).ok_or_else(|| LevelError::new(s, "expected kernel or tcplab"))
+    StackImpl::from_name(s)
+        .ok_or_else(|| LevelError::new(s, "expected kernel, tcplab, tcplab-offload or tcplab-tap"))
 }
 
 /// A protocol layer of `layer-rate`: eth, ip, udp or tcp.

@@ -365,8 +365,8 @@ factor_table! {
     #[serde(default)]
     stack: StackImpl {
         flag: "stack",
-        value_name: "kernel,tcplab",
-        help: "The client end's TCP/IP: kernel (Linux's sockets) or tcplab (tcplab's own user-space stack, in a namespace of its own behind a TUN device; the other end stays Linux unless --server-stack tcplab) — a list compares them [default: kernel]",
+        value_name: "kernel,tcplab,…",
+        help: "The client end's TCP/IP: kernel (Linux's sockets), or tcplab's own user-space stack in a namespace of its own behind a TUN device: tcplab (plain TUN, every segment a packet), tcplab-offload (TUN with virtio-net-header offloads: 64 KB super-packets, checksums left to the kernel) or tcplab-tap (TAP: its own Ethernet and ARP); the other end stays Linux unless --server-stack says otherwise — a list compares them [default: kernel]",
         label: "client stack",
         kind: Name,
         level: StackImpl,
@@ -378,8 +378,8 @@ factor_table! {
     #[serde(default)]
     server_stack: StackImpl {
         flag: "server-stack",
-        value_name: "kernel,tcplab",
-        help: "The server end's TCP/IP: kernel or tcplab (as --stack, for the server end) [default: kernel]",
+        value_name: "kernel,tcplab,…",
+        help: "The server end's TCP/IP: kernel, tcplab, tcplab-offload or tcplab-tap (as --stack, for the server end) [default: kernel]",
         label: "server stack",
         kind: Name,
         level: StackImpl,
