@@ -6,6 +6,7 @@ use crate::error::StackEndError;
 use record::{Api, TestKind, TrialParams};
 use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::tcb::TcpConfig;
+use stack::tcp::window::DelayedAckPolicy;
 
 /// The receive and send buffers when the trial sets none: the kernel's
 /// default `tcp_rmem`/`tcp_wmem` ceilings are larger, but autotuning
@@ -14,6 +15,9 @@ pub const DEFAULT_BUFFER: usize = 1024 * 1024;
 
 /// Half of Linux's fixed TIME-WAIT (`TCP_TIMEWAIT_LEN`, 60 s).
 pub const LINUX_MSL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Linux's shortest delayed-ACK timeout (`TCP_DELACK_MIN`).
+pub const LINUX_DELACK_MIN: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// `TcpConfig` for the stack's end of trial `p`, or why the stack cannot
 /// play it.
@@ -62,6 +66,10 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     // TIME-WAIT as long as Linux's (60 s), not RFC 9293's 4 minutes, so a
     // crr client holds as many closed connections as a kernel one would.
     c.timers.msl = LINUX_MSL;
+    // A delayed ACK waits at most Linux's TCP_DELACK_MIN, not BSD's 200 ms:
+    // with classic Nagle on the other side, an odd last full segment before
+    // a short tail waits for this timer (the Nagle/delayed-ACK stall).
+    c.delayed_ack = DelayedAckPolicy::EverySecond(LINUX_DELACK_MIN);
     Ok(c)
 }
 
@@ -83,6 +91,10 @@ mod tests {
         assert_eq!(c.send_buffer, DEFAULT_BUFFER);
         assert!(!c.sender.nagle);
         assert_eq!(c.timers.msl * 2, std::time::Duration::from_secs(60));
+        assert_eq!(
+            c.delayed_ack,
+            DelayedAckPolicy::EverySecond(std::time::Duration::from_millis(40))
+        );
         p.nodelay = false;
         assert!(tcp_config(&p).unwrap().sender.nagle);
     }
