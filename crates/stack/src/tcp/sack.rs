@@ -77,6 +77,11 @@ impl Scoreboard {
         }
     }
 
+    /// Heap bytes held: the SACKed-range list's capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.sacked.capacity() * std::mem::size_of::<(SeqNumber, SeqNumber)>()
+    }
+
     /// Another DupThresh.
     pub fn with_dup_thresh(mut self, dup_thresh: usize) -> Scoreboard {
         self.dup_thresh = dup_thresh.max(1);
