@@ -28,6 +28,7 @@ pub mod cc;
 pub mod input;
 pub mod input_sync;
 pub mod isn;
+pub mod loss;
 pub mod memory;
 pub mod output;
 pub mod reassembly;

@@ -82,6 +82,12 @@ impl Scoreboard {
         self.sacked.capacity() * std::mem::size_of::<(SeqNumber, SeqNumber)>()
     }
 
+    /// A retransmission was lost (found by the caller): everything
+    /// retransmitted so far may be sent again (HighRxt back to HighACK).
+    pub fn on_lost_retransmission(&mut self) {
+        self.high_rxt = self.high_ack;
+    }
+
     /// Another DupThresh.
     pub fn with_dup_thresh(mut self, dup_thresh: usize) -> Scoreboard {
         self.dup_thresh = dup_thresh.max(1);

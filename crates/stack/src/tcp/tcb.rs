@@ -76,6 +76,11 @@ pub struct TcpConfig {
     /// RFC 5961 §7: at most this many challenge ACKs per second (Linux's
     /// `tcp_challenge_ack_limit` is 1000); None sends every one.
     pub challenge_ack_limit: Option<u32>,
+    /// RFC 8985's tail loss probe (see [`super::loss`]).
+    pub tail_loss_probe: bool,
+    /// Detect a lost retransmission in recovery from SACKs of data sent
+    /// after it (see [`super::loss`]).
+    pub lost_retransmit_detection: bool,
 }
 
 impl Default for TcpConfig {
@@ -98,6 +103,8 @@ impl Default for TcpConfig {
             max_retransmits: 12,
             keepalive: false,
             challenge_ack_limit: Some(1000),
+            tail_loss_probe: true,
+            lost_retransmit_detection: true,
         }
     }
 }
@@ -165,6 +172,10 @@ pub struct Counters {
     pub window_probes: u64,
     /// Keepalive probes sent.
     pub keepalive_probes: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub loss_probes: u64,
+    /// Retransmissions found lost and sent again without a timeout.
+    pub lost_retransmits: u64,
     /// Nanoseconds with data queued but the peer's window closed to it.
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
@@ -253,6 +264,7 @@ pub struct Connection {
     pub(crate) cc: Box<dyn CongestionControl>,
     pub(crate) scoreboard: Scoreboard,
     pub(crate) recovery: Recovery,
+    pub(crate) loss: super::loss::LossState,
     pub(crate) delack: DelayedAck,
     pub(crate) timers: Timers,
     /// An ACK must go out with the next output pass.
@@ -310,6 +322,7 @@ impl Connection {
                 recover: iss,
                 ..Recovery::default()
             },
+            loss: super::loss::LossState::default(),
             delack: DelayedAck::new(config.delayed_ack),
             timers: Timers::new(config.timers),
             ack_now: false,
