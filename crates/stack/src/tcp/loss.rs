@@ -3,9 +3,10 @@
 //! - **Tail loss probe** (RFC 8985 §7, `tail_loss_probe`): when the last
 //!   segments of a flight are lost, or every ACK for them is, no
 //!   duplicate ACK comes and only the retransmission timer (1 s floor)
-//!   would recover. A probe timeout (PTO) of 2·SRTT (plus the peer's
-//!   worst-case delayed ACK when one segment is in flight), armed after
-//!   new data and each ACK while not in recovery, sends one new segment
+//!   would recover. A probe timeout (PTO) of 2·SRTT plus the peer's
+//!   worst-case delayed ACK when one segment is in flight, or plus 2 ms
+//!   (Linux's slack) when more are, armed after new data and each ACK
+//!   while not in recovery, sends one new segment
 //!   or retransmits the last one; its ACK carries SACK blocks that start
 //!   fast recovery in one round trip.
 //! - **Lost-retransmission detection** (`lost_retransmit_detection`): in
@@ -37,6 +38,11 @@ use crate::wire::tcp::TcpRepr;
 /// the PTO when a single segment is in flight (it may be held for it).
 pub const WORST_CASE_DELAYED_ACK: Duration = Duration::from_millis(200);
 
+/// Added to 2·SRTT when more than one segment is in flight, so a PTO
+/// of a few microseconds (SRTT over a TUN) does not fire on ordinary ACK
+/// jitter: Linux's `TCP_TIMEOUT_MIN`, 2 ms.
+pub const PROBE_SLACK: Duration = Duration::from_millis(2);
+
 /// The loss detectors' per-connection state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct LossState {
@@ -63,7 +69,7 @@ impl Connection {
     }
 
     /// Arms the probe timer 2·SRTT from `now` (+ WCDelAckT for a single
-    /// segment in flight) unless the retransmission timer fires first;
+    /// segment in flight, + [`PROBE_SLACK`] otherwise) unless the retransmission timer fires first;
     /// cancels it when no probe is allowed. Called after new data is sent
     /// and after each ACK of new data (RFC 8985 §7.2).
     pub(crate) fn schedule_loss_probe(&mut self, now: Instant) {
@@ -73,9 +79,11 @@ impl Connection {
             return;
         };
         let mut pto = srtt * 2;
-        if self.snd_max - self.snd_una <= self.data_mss() {
-            pto += WORST_CASE_DELAYED_ACK;
-        }
+        pto += if self.snd_max - self.snd_una <= self.data_mss() {
+            WORST_CASE_DELAYED_ACK
+        } else {
+            PROBE_SLACK
+        };
         let at = now.after(pto);
         match self.timers.deadline(TimerKind::Retransmit) {
             Some(rto_at) if rto_at <= at => self.timers.cancel(TimerKind::LossProbe),
