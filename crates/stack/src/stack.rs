@@ -35,6 +35,13 @@ impl IpHandler for Transports<'_> {
     fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
         self.tcp.process(ip, segment, self.now)
     }
+
+    fn icmp_error(&mut self, error: &crate::iface::icmp_error::IcmpError) -> Delivery {
+        match error.protocol {
+            crate::wire::IpProtocol::Tcp => self.tcp.icmp_error(error),
+            _ => Delivery::NoListener,
+        }
+    }
 }
 
 /// One device, its interface, the sockets above it and the clock.

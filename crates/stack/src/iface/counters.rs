@@ -126,6 +126,12 @@ pub struct InterfaceCounters {
     pub datagrams_reassembled: u64,
     /// IPv4 packets delivered to ICMP, UDP or TCP.
     pub ip_delivered: u64,
+    /// ICMP destination unreachables sent (port, protocol).
+    pub icmp_errors_sent: u64,
+    /// ICMP errors not sent because of the rate limit.
+    pub icmp_errors_rate_limited: u64,
+    /// ICMP destination unreachables received about our datagrams.
+    pub icmp_errors_received: u64,
     drops: [u64; DropReason::ALL.len()],
 }
 

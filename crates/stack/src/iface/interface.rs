@@ -42,6 +42,8 @@ pub struct InterfaceConfig {
     /// Frames read per `poll` at most, so one call cannot starve the
     /// layers above.
     pub poll_budget: usize,
+    /// Whether and how fast ICMP errors are sent.
+    pub icmp_errors: super::icmp_error::IcmpErrorConfig,
 }
 
 impl InterfaceConfig {
@@ -59,6 +61,7 @@ impl InterfaceConfig {
             hop_limit: 64,
             dont_frag: true,
             poll_budget: 64,
+            icmp_errors: super::icmp_error::IcmpErrorConfig::default(),
         }
     }
 }
@@ -107,6 +110,7 @@ pub struct Interface {
     pub(super) dont_frag: bool,
     pub(super) poll_budget: usize,
     pub(super) next_ident: u16,
+    pub(super) icmp_errors: super::icmp_error::TokenBucket,
     /// Packets (IP, no link header) waiting for their next hop's MAC,
     /// with the time they began to wait.
     pub(super) awaiting_arp: HashMap<Ipv4Addr, (Instant, Vec<u8>)>,
@@ -146,6 +150,7 @@ impl Interface {
             dont_frag: config.dont_frag,
             poll_budget: config.poll_budget.max(1),
             next_ident: 1,
+            icmp_errors: super::icmp_error::TokenBucket::new(config.icmp_errors),
             awaiting_arp: HashMap::new(),
             counters: InterfaceCounters::default(),
             rx_buffer: Vec::new(),

@@ -9,11 +9,14 @@
 //!   next hop);
 //! - [`upper::IpHandler`]: where UDP datagrams and TCP segments for us go,
 //!   so the transports plug in without `iface` knowing them;
-//! - [`udp::UdpSockets`]: bind, send to, receive from.
+//! - [`udp::UdpSockets`]: bind, send to, receive from;
+//! - [`icmp_error`]: destination unreachable out (port, protocol; rate
+//!   limited) and in (to the transport, as [`icmp_error::IcmpError`]).
 
 pub mod arp_cache;
 pub mod counters;
 pub mod fragment;
+pub mod icmp_error;
 mod input;
 pub mod interface;
 mod output;

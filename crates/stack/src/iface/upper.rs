@@ -3,6 +3,7 @@
 //! header, so the TCP state machine and the UDP sockets plug in without
 //! `iface` knowing them.
 
+use super::icmp_error::IcmpError;
 use crate::wire::{Ipv4Repr, UdpRepr};
 
 /// What a layer above answers when handed a packet.
@@ -25,6 +26,12 @@ pub trait IpHandler {
     /// A TCP segment for one of our addresses: the IP header and the TCP
     /// header and payload, unparsed (TCP checks its own checksum).
     fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery;
+
+    /// A destination unreachable about a datagram we sent (RFC 1122
+    /// §4.2.3.9 for TCP); by default nobody takes it.
+    fn icmp_error(&mut self, _error: &IcmpError) -> Delivery {
+        Delivery::NoListener
+    }
 }
 
 /// A handler with no transport above: every datagram and segment is

@@ -12,6 +12,7 @@
 
 use super::error::TcpSocketError;
 use super::timer_queue::TimerQueue;
+use crate::iface::icmp_error::{IcmpError, UnreachableCode};
 use crate::iface::{Delivery, IfaceError, Interface, IpHandler};
 use crate::phy::Device;
 use crate::tcp::input::reset_for;
@@ -45,6 +46,12 @@ pub struct TcpSocketsCounters {
     pub active_opens: u64,
     /// Segments sent.
     pub segments_out: u64,
+    /// ICMP destination unreachables taken by a connection (soft errors).
+    pub icmp_soft_errors: u64,
+    /// ICMP errors for no connection, or quoting nothing in flight.
+    pub icmp_ignored: u64,
+    /// Path MTU reductions (RFC 1191) applied to a connection.
+    pub pmtu_reductions: u64,
     /// Connections whose timers ran or whose output was collected by
     /// [`TcpSockets::on_timers`]: with the timer queue, the due and the
     /// dirty ones only, never every idle connection.
@@ -73,6 +80,8 @@ struct Socket {
     /// The deadline the timer queue holds for it: its connection's
     /// `poll_at` when last looked at.
     scheduled: Option<Instant>,
+    /// The last ICMP error it took (RFC 1122 §4.2.3.9's soft error).
+    soft_error: Option<UnreachableCode>,
 }
 
 #[derive(Debug)]
@@ -328,6 +337,7 @@ impl TcpSockets {
             released: false,
             dirty: false,
             scheduled: None,
+            soft_error: None,
         })));
         self.by_tuple.insert(tuple, index);
         self.counters.active_opens += 1;
@@ -497,6 +507,43 @@ impl TcpSockets {
             + outbox
     }
 
+    /// The last ICMP destination unreachable a connection took, if any
+    /// (a soft error: the connection goes on).
+    pub fn soft_error(&self, handle: TcpHandle) -> Result<Option<UnreachableCode>, TcpSocketError> {
+        Ok(self.socket_ref(handle)?.soft_error)
+    }
+
+    /// An ICMP destination unreachable about a segment we sent: the
+    /// connection it names takes it as a soft error if it quotes a
+    /// sequence number in flight, and lowers its MSS on fragmentation
+    /// needed.
+    pub fn icmp_error(&mut self, error: &IcmpError) -> Delivery {
+        let tuple = FourTuple {
+            local: SocketAddr::V4(error.local),
+            remote: SocketAddr::V4(error.remote),
+        };
+        let found = self.by_tuple.get(&tuple).copied();
+        let Some(Some(Entry::Socket(s))) = found.map(|i| &mut self.entries[i]) else {
+            self.counters.icmp_ignored += 1;
+            return Delivery::NoListener;
+        };
+        if !error
+            .tcp_seq
+            .is_some_and(|seq| s.conn.quotes_our_flight(seq))
+        {
+            self.counters.icmp_ignored += 1;
+            return Delivery::Accepted;
+        }
+        s.soft_error = Some(error.code);
+        self.counters.icmp_soft_errors += 1;
+        if let Some(mtu) = error.next_hop_mtu {
+            if s.conn.on_path_mtu(usize::from(mtu)) {
+                self.counters.pmtu_reductions += 1;
+            }
+        }
+        Delivery::Accepted
+    }
+
     /// The connection behind a handle (state, counters, cwnd, srtt).
     pub fn connection(&self, handle: TcpHandle) -> Result<&Connection, TcpSocketError> {
         Ok(&self.socket_ref(handle)?.conn)
@@ -648,6 +695,7 @@ impl TcpSockets {
                 released: false,
                 dirty: false,
                 scheduled: None,
+                soft_error: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
@@ -719,6 +767,10 @@ impl IpHandler for TcpInput<'_> {
 
     fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
         self.sockets.process(ip, segment, self.now)
+    }
+
+    fn icmp_error(&mut self, error: &IcmpError) -> Delivery {
+        self.sockets.icmp_error(error)
     }
 }
 

@@ -25,6 +25,7 @@
 //! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery.
 
 pub mod cc;
+pub mod icmp;
 pub mod input;
 pub mod input_sync;
 pub mod isn;
