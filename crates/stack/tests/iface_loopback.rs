@@ -325,6 +325,8 @@ fn drops_are_counted_by_reason() {
     // tests/icmp_errors.rs's.
     let mut quiet = config(Medium::Ethernet);
     quiet.icmp_errors.enabled = false;
+    // And DF respected: a datagram over the MTU is refused, not fragmented.
+    quiet.fragment_output = false;
     let mut iface = Interface::new(quiet);
     let ping = echo_request(1, 1, b"hi");
     let good = Ip::new(PEER, OURS, 1).packet(&ping);

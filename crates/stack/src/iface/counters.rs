@@ -126,6 +126,10 @@ pub struct InterfaceCounters {
     pub datagrams_reassembled: u64,
     /// IPv4 packets delivered to ICMP, UDP or TCP.
     pub ip_delivered: u64,
+    /// Datagrams sent in fragments because they exceeded the MTU.
+    pub datagrams_fragmented: u64,
+    /// Fragments sent.
+    pub fragments_out: u64,
     /// ICMP destination unreachables sent (port, protocol).
     pub icmp_errors_sent: u64,
     /// ICMP errors not sent because of the rate limit.

@@ -10,12 +10,15 @@
 //! - [`upper::IpHandler`]: where UDP datagrams and TCP segments for us go,
 //!   so the transports plug in without `iface` knowing them;
 //! - [`udp::UdpSockets`]: bind, send to, receive from;
+//! - `fragment_out`: datagrams over the MTU sent in fragments (UDP; DF
+//!   respected when the switch is off);
 //! - [`icmp_error`]: destination unreachable out (port, protocol; rate
 //!   limited) and in (to the transport, as [`icmp_error::IcmpError`]).
 
 pub mod arp_cache;
 pub mod counters;
 pub mod fragment;
+mod fragment_out;
 pub mod icmp_error;
 mod input;
 pub mod interface;

@@ -62,6 +62,14 @@ impl Interface {
         };
         let mtu = device.capabilities().mtu;
         let ip_len = IPV4_HEADER_LEN + payload_len;
+        if self.fragments(protocol, ip_len, mtu) {
+            let route = super::fragment_out::Route {
+                src,
+                dst,
+                next_hop: route.next_hop,
+            };
+            return self.send_fragmented(device, now, route, protocol, payload_len, mtu, emit);
+        }
         if ip_len > mtu {
             self.counters.count_drop(DropReason::TooBig);
             return Err(IfaceError::TooBig { len: ip_len, mtu });
@@ -113,7 +121,7 @@ impl Interface {
     /// Fills in the Ethernet header of `frame` (an IPv4 packet after room
     /// for it) and sends it, or holds the packet while ARP asks for the
     /// next hop.
-    fn resolve_and_send(
+    pub(super) fn resolve_and_send(
         &mut self,
         device: &mut dyn Device,
         now: Instant,
