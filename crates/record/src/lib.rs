@@ -24,8 +24,8 @@ pub use host_profile::{HostProfile, Measured, HOST_PROFILE_VERSION};
 pub use import::{ForeignRun, ImportOutcome};
 pub use owner::RunOwner;
 pub use params::{
-    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
-    TrialParams,
+    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl,
+    TestKind, TrialParams,
 };
 pub use run::{
     EventBlob, PointRecord, PrecisionOutcome, RunMeta, RunStatus, TrialOutcome, TrialRecord,

@@ -3,6 +3,6 @@
 //! table (see [`crate::factor`]); this module keeps their old paths.
 
 pub use crate::factor::{
-    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
-    TrialParams, AUTO_RCVLOWAT_MAX, AUTO_RCVLOWAT_MIN, DEFAULT_READ_SIZE,
+    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl,
+    TestKind, TrialParams, AUTO_RCVLOWAT_MAX, AUTO_RCVLOWAT_MIN, DEFAULT_READ_SIZE,
 };

@@ -321,7 +321,8 @@ fn exports_trials_as_csv() {
             "param_connect"
         ]
     );
-    assert_eq!(&header[35..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
+    assert_eq!(&header[37..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

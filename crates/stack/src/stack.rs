@@ -14,9 +14,9 @@ use crate::iface::{Delivery, IfaceError, Interface, InterfaceConfig, IpHandler};
 use crate::phy::Device;
 use crate::socket::tcp::TcpSockets;
 use crate::tcp::isn::IsnGenerator;
-use crate::tcp::tcb::TcpConfig;
+use crate::tcp::tcb::{TcpConfig, MAX_SUPER_SEGMENT};
 use crate::time::{Clock, Instant};
-use crate::wire::{Ipv4Repr, UdpRepr};
+use crate::wire::{ChecksumMethod, Ipv4Repr, UdpRepr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,8 +32,9 @@ impl IpHandler for Transports<'_> {
         self.udp.udp(ip, udp)
     }
 
-    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
-        self.tcp.process(ip, segment, self.now)
+    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8], checksum: ChecksumMethod) -> Delivery {
+        self.tcp
+            .process_with_checksum(ip, segment, self.now, checksum)
     }
 
     fn icmp_error(&mut self, error: &crate::iface::icmp_error::IcmpError) -> Delivery {
@@ -70,6 +71,13 @@ impl<D: Device> Stack<D> {
     /// A stack on `device` with an interface as `iface` says, TCP
     /// connections built from `tcp` with ISNs from `isn`, reading time
     /// from `clock`.
+    ///
+    /// The device is the offload switch: on one opened with the
+    /// virtio-net header and offloads (`TunKind::TunOffload`), TCP and UDP
+    /// checksums are left to the kernel (the method becomes `Offload`,
+    /// whatever `iface` asked) and TCP sends super-segments of up to
+    /// `tcp.max_super_segment` bytes for it to cut; received super-packets
+    /// go up whole. On any other device nothing of this happens.
     pub fn new(
         device: D,
         iface: InterfaceConfig,
@@ -77,12 +85,22 @@ impl<D: Device> Stack<D> {
         isn: IsnGenerator,
         clock: Arc<dyn Clock>,
     ) -> Stack<D> {
-        let checksum = iface.checksum;
+        let offloads = device.capabilities().offloads;
+        let mut iface = iface;
+        if offloads.checksum {
+            // The kernel finishes TCP and UDP checksums (virtio-net's
+            // NEEDS_CSUM); the IPv4 header and ICMP are still summed here.
+            iface.checksum = ChecksumMethod::Offload;
+        }
+        let mut sockets = TcpSockets::new(tcp, isn, iface.checksum);
+        if offloads.tso4 {
+            sockets.set_super_segment_limit(MAX_SUPER_SEGMENT);
+        }
         Stack {
             device,
             iface: Interface::new(iface),
             udp: UdpSockets::default(),
-            tcp: TcpSockets::new(tcp, isn, checksum),
+            tcp: sockets,
             clock,
         }
     }

@@ -48,6 +48,21 @@ pub fn bench(db: Option<PathBuf>, a: BenchArgs) -> anyhow::Result<ExitCode> {
             "--key needs --to (bench's own server is on loopback and needs no key)",
         ));
     }
+    if plan.points.iter().any(crate::session::uses_stack) {
+        if a.to.is_some() {
+            return Err(usage(
+                "--stack/--server-stack tcplab run in the stack's place on this host: not with --to",
+            ));
+        }
+        if a.probe.is_some() || a.interval.is_some() {
+            return Err(usage(
+                "--probe and --interval do not yet watch trials with a tcplab end (their metrics come from the stack's own counters)",
+            ));
+        }
+        for p in plan.points.iter().filter(|p| crate::session::uses_stack(p)) {
+            crate::session::check_stack_point(p)?;
+        }
+    }
     let key = a.key.as_deref().map(crate::key_cmd::read_key).transpose()?;
     // A server given with --to is greeted before the store is opened: one
     // that cannot be reached stores nothing.

@@ -25,6 +25,9 @@ pub enum Session {
         placer: Arc<HostPlacer>,
         /// `--probe` groups, if any.
         probes: Option<ProbeSet>,
+        /// The user-space stack's place, for points with a tcplab end
+        /// (boxed: it holds two stacks).
+        stack_place: Option<Box<stackend::StackPlace>>,
     },
     /// A `tcplab server` elsewhere.
     Remote {
@@ -49,8 +52,15 @@ pub enum Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Session::Local { places, placer, .. } = self {
+        if let Session::Local {
+            places,
+            placer,
+            stack_place,
+            ..
+        } = self
+        {
             // Servers and namespaces first, then the CPU quotas their threads used.
+            *stack_place = None;
             places.clear();
             placer.clear();
         }
@@ -74,6 +84,23 @@ pub fn place_key(p: &TrialParams) -> String {
 /// place for a link, the router, as it always has.
 pub fn place_spec(p: &TrialParams) -> anyhow::Result<PlaceSpec> {
     PlaceSpec::parse(p.topology.built(), p.link.as_deref()).map_err(usage)
+}
+
+/// Whether either end of the point is tcplab's own stack.
+pub fn uses_stack(p: &TrialParams) -> bool {
+    p.stack.is_tcplab() || p.server_stack.is_tcplab()
+}
+
+/// A point with a tcplab end must fit the stack's place and the stack:
+/// bad input (one line, nothing stored) otherwise.
+pub fn check_stack_point(p: &TrialParams) -> anyhow::Result<()> {
+    if p.topology.built().is_some() || p.link.is_some() {
+        return Err(usage(
+            "--stack/--server-stack tcplab run in the stack's own place (a namespace and TUN devices): drop --topology and --link",
+        ));
+    }
+    stackend::config::tcp_config(p).map_err(usage)?;
+    Ok(())
 }
 
 /// Splits HOST[:PORT], accepting `[v6]:port` and bare IPv6 addresses.
@@ -117,7 +144,17 @@ impl Session {
     ) -> anyhow::Result<Session> {
         let placer = HostPlacer::new();
         let mut places = BTreeMap::new();
-        for p in points {
+        let mut stack_place = None;
+        for p in points.iter().filter(|p| uses_stack(p)) {
+            check_stack_point(p)?;
+            if stack_place.is_none() {
+                status("building the tcplab stack's place");
+                let built = stackend::StackPlace::build()
+                    .map_err(|e| anyhow::anyhow!("building the tcplab stack's place: {e}"))?;
+                stack_place = Some(Box::new(built));
+            }
+        }
+        for p in points.iter().filter(|p| !uses_stack(p)) {
             let key = place_key(p);
             if places.contains_key(&key) {
                 continue;
@@ -148,6 +185,7 @@ impl Session {
             places,
             placer,
             probes: None,
+            stack_place,
         })
     }
 
@@ -244,10 +282,15 @@ impl Session {
     /// A description of where trials run, for the record.
     pub fn place(&self) -> String {
         match self {
-            Session::Local { places, .. } => {
+            Session::Local {
+                places,
+                stack_place,
+                ..
+            } => {
                 let labels: Vec<String> = places
                     .values()
                     .map(|p| p.place().info().label.clone())
+                    .chain(stack_place.as_ref().map(|s| s.label()))
                     .collect();
                 format!("local: {}", labels.join(", "))
             }
@@ -262,6 +305,14 @@ impl Session {
         interrupt: &Arc<AtomicBool>,
     ) -> Result<TrialOutcome, EngineError> {
         match self {
+            Session::Local {
+                stack_place: Some(sp),
+                ..
+            } if uses_stack(p) => sp.run(p, interrupt).map_err(|e| match e {
+                stackend::StackEndError::Interrupted => EngineError::Interrupted,
+                stackend::StackEndError::Engine(e) => e,
+                other => EngineError::Protocol(other.to_string()),
+            }),
             Session::Local { places, probes, .. } => {
                 let live = places.get_mut(&place_key(p)).ok_or_else(|| {
                     EngineError::Protocol("no place was built for this point".into())

@@ -63,7 +63,9 @@ impl Responses {
         Responses { by_path, not_found }
     }
 
-    fn get(&self, path: &str) -> &[u8] {
+    /// The whole response (headers and body) to a GET of `path`; a 404
+    /// for paths that are not part of the page.
+    pub fn get(&self, path: &str) -> &[u8] {
         self.by_path
             .iter()
             .find(|(p, _)| p == path)

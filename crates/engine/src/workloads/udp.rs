@@ -22,15 +22,17 @@ use std::time::{Duration, Instant};
 
 /// Bytes of the datagram header; the smallest datagram tcplab sends.
 pub const HEADER: usize = 8;
-const FIN: u32 = u32::MAX;
+/// The sequence number of an end-of-flow datagram.
+pub const FIN: u32 = u32::MAX;
 /// FIN datagrams a sender ends with (several, since any may be dropped).
-const FINS: u64 = 3;
-const HELLO: u32 = u32::MAX - 1;
+pub const FINS: u64 = 3;
+/// The sequence number of a receiving client's hello.
+pub const HELLO: u32 = u32::MAX - 1;
 /// Largest sequence number of a data datagram.
-const MAX_SEQ: u32 = u32::MAX - 2;
+pub const MAX_SEQ: u32 = u32::MAX - 2;
 
-/// Monotonic clock in µs, truncated to 32 bits.
-fn now_us32() -> u32 {
+/// Monotonic clock in µs, truncated to 32 bits (the send timestamp).
+pub fn now_us32() -> u32 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -71,7 +73,8 @@ fn send_raw_to(fd: i32, dest: Option<&SockAddr>, header: &[u8; HEADER], payload:
     }
 }
 
-fn header(seq: u32, us: u32) -> [u8; HEADER] {
+/// A datagram's header: its sequence number and send time (µs).
+pub fn header(seq: u32, us: u32) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
     h[..4].copy_from_slice(&seq.to_le_bytes());
     h[4..].copy_from_slice(&us.to_le_bytes());
@@ -150,9 +153,10 @@ pub fn send_to(
     r
 }
 
-/// Sequence bookkeeping of a receiver.
+/// Sequence bookkeeping of a receiver: loss, duplicates, reordering and
+/// RFC 1889 jitter, shared by every implementation of a receiving end.
 #[derive(Debug, Default)]
-struct SeqTracker {
+pub struct SeqTracker {
     seen: Vec<u64>,
     max_seen: Option<u32>,
     counters: UdpCounters,
@@ -160,7 +164,9 @@ struct SeqTracker {
 }
 
 impl SeqTracker {
-    fn record(&mut self, seq: u32, send_us: u32, recv_us: u32) {
+    /// Counts data datagram `seq`, sent at `send_us` and received at
+    /// `recv_us` (both from [`now_us32`]).
+    pub fn record(&mut self, seq: u32, send_us: u32, recv_us: u32) {
         let c = &mut self.counters;
         c.received += 1;
         let (word, bit) = ((seq / 64) as usize, seq % 64);
@@ -184,6 +190,11 @@ impl SeqTracker {
             c.jitter_s += (d - c.jitter_s) / 16.0;
         }
         self.last_transit = Some(transit);
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> UdpCounters {
+        self.counters.clone()
     }
 }
 

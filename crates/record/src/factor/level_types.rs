@@ -162,6 +162,58 @@ impl Api {
     }
 }
 
+/// Which TCP/IP implementation plays one end of a trial (`--stack`,
+/// `--server-stack`): Linux's own, or tcplab's user-space stack (issue 18)
+/// in a namespace of its own behind a TUN device (plain, or with
+/// virtio-net-header offloads) or a TAP device.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackImpl {
+    /// The kernel's sockets.
+    #[default]
+    Kernel,
+    /// tcplab's own stack (`crates/stack`) over a plain TUN device: every
+    /// segment a packet, every checksum computed.
+    Tcplab,
+    /// tcplab's stack over a TUN device with virtio-net-header offloads:
+    /// super-packets of up to 64 KB each way, checksums left to the kernel.
+    TcplabOffload,
+    /// tcplab's stack over a TAP device: Ethernet and ARP are its own too.
+    TcplabTap,
+}
+
+impl StackImpl {
+    /// Every implementation, in CLI order.
+    pub const ALL: [StackImpl; 4] = [
+        StackImpl::Kernel,
+        StackImpl::Tcplab,
+        StackImpl::TcplabOffload,
+        StackImpl::TcplabTap,
+    ];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StackImpl::Kernel => "kernel",
+            StackImpl::Tcplab => "tcplab",
+            StackImpl::TcplabOffload => "tcplab-offload",
+            StackImpl::TcplabTap => "tcplab-tap",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(s: &str) -> Option<StackImpl> {
+        StackImpl::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// Whether this end is tcplab's own stack (on any device).
+    pub fn is_tcplab(self) -> bool {
+        self != StackImpl::Kernel
+    }
+}
+
 /// Which side of a trial a load or emulation applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]

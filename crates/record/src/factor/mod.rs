@@ -17,7 +17,8 @@ pub mod value;
 
 pub use defaults::{AUTO_RCVLOWAT_MAX, AUTO_RCVLOWAT_MIN, DEFAULT_READ_SIZE};
 pub use level_types::{
-    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind,
+    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl,
+    TestKind,
 };
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};

@@ -3,7 +3,9 @@
 //! comma-separated lists of each. A parser sees one level; the flag it
 //! came from is added by [`FactorError`].
 
-use super::level_types::{Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, ProtocolLayer};
+use super::level_types::{
+    Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, ProtocolLayer, StackImpl,
+};
 use std::time::Duration;
 use thiserror::Error;
 
@@ -189,6 +191,12 @@ pub fn count(s: &str, lo: u32, hi: u32) -> Result<u32, LevelError> {
 pub fn api(s: &str) -> Result<Api, LevelError> {
     Api::from_name(s)
         .ok_or_else(|| LevelError::new(s, "expected write, sendmsg, sendfile or zerocopy"))
+}
+
+/// A TCP/IP implementation name: kernel, tcplab, tcplab-offload or tcplab-tap.
+pub fn stack(s: &str) -> Result<StackImpl, LevelError> {
+    StackImpl::from_name(s)
+        .ok_or_else(|| LevelError::new(s, "expected kernel, tcplab, tcplab-offload or tcplab-tap"))
 }
 
 /// A protocol layer of `layer-rate`: eth, ip, udp or tcp.

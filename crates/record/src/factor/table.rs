@@ -2,7 +2,9 @@
 //! an entry says and what is generated from it.
 
 use super::defaults::{checksum_offload_default, connect_default, DEFAULT_READ_SIZE};
-use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
+use super::level_types::{
+    Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl, TestKind,
+};
 use super::offloads::OffloadsOff;
 use super::parse;
 
@@ -356,5 +358,32 @@ factor_table! {
         level: bool,
         parse: |s, _| parse::boolean(s),
         default: |_| true,
+    }
+    /// The client end's TCP/IP implementation (`--stack`): the kernel, or
+    /// tcplab's user-space stack in a namespace behind a TUN device.
+    /// `kernel` in runs stored before it existed.
+    #[serde(default)]
+    stack: StackImpl {
+        flag: "stack",
+        value_name: "kernel,tcplab,…",
+        help: "The client end's TCP/IP: kernel (Linux's sockets), or tcplab's own user-space stack in a namespace of its own behind a TUN device: tcplab (plain TUN, every segment a packet), tcplab-offload (TUN with virtio-net-header offloads: 64 KB super-packets, checksums left to the kernel) or tcplab-tap (TAP: its own Ethernet and ARP); the other end stays Linux unless --server-stack says otherwise — a list compares them [default: kernel]",
+        label: "client stack",
+        kind: Name,
+        level: StackImpl,
+        parse: |s, _| parse::stack(s),
+        default: |_| StackImpl::Kernel,
+    }
+    /// The server end's TCP/IP implementation (`--server-stack`), so all
+    /// four pairings can run. `kernel` in runs stored before it existed.
+    #[serde(default)]
+    server_stack: StackImpl {
+        flag: "server-stack",
+        value_name: "kernel,tcplab,…",
+        help: "The server end's TCP/IP: kernel, tcplab, tcplab-offload or tcplab-tap (as --stack, for the server end) [default: kernel]",
+        label: "server stack",
+        kind: Name,
+        level: StackImpl,
+        parse: |s, _| parse::stack(s),
+        default: |_| StackImpl::Kernel,
     }
 }

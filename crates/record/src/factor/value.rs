@@ -2,7 +2,9 @@
 //! and the texts the CSV export, the terminal table and progress lines show
 //! (numbers through [`crate::numbers`]).
 
-use super::level_types::{Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, TestKind};
+use super::level_types::{
+    Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl, TestKind,
+};
 use serde_json::Value;
 
 /// The kind of value a factor takes, which decides its unit and how it is shown.
@@ -205,6 +207,12 @@ impl ToLevel for TestKind {
 }
 
 impl ToLevel for Api {
+    fn to_level(&self) -> Level {
+        Level::Name(self.name().to_string())
+    }
+}
+
+impl ToLevel for StackImpl {
     fn to_level(&self) -> Level {
         Level::Name(self.name().to_string())
     }

@@ -126,6 +126,20 @@ pub struct InterfaceCounters {
     pub datagrams_reassembled: u64,
     /// IPv4 packets delivered to ICMP, UDP or TCP.
     pub ip_delivered: u64,
+    /// Super-packets received uncut from an offload device (its header
+    /// names a segmentation type: the kernel's GRO or its TSO skipped).
+    pub super_packets_in: u64,
+    /// Received packets whose transport checksum was not verified because
+    /// the device header vouched for it (`NEEDS_CSUM` or `DATA_VALID`).
+    pub checksums_trusted_in: u64,
+    /// Super-packets handed to an offload device for it to cut (TSO).
+    pub super_packets_out: u64,
+    /// The wire segments those super-packets stand for (payload over the
+    /// segment size, rounded up).
+    pub super_packet_segments_out: u64,
+    /// Packets sent with a partial transport checksum for the device to
+    /// finish (`NEEDS_CSUM`), super-packets included.
+    pub checksums_offloaded_out: u64,
     /// Datagrams sent in fragments because they exceeded the MTU.
     pub datagrams_fragmented: u64,
     /// Fragments sent.

@@ -9,6 +9,10 @@
 //! `fragment_output` switch is off: DF is then respected and the datagram
 //! refused.
 //!
+//! Not on a device with virtio-net headers (an offload TUN): there a
+//! datagram over the MTU is refused as before (its transport checksum may
+//! be left for the device to finish, which fragments cannot have).
+//!
 //! On Ethernet each fragment goes through ARP like any packet; while the
 //! next hop is unresolved only the last one waits (one packet is held per
 //! next hop), so the datagram is lost and its sender retries, as with any
@@ -102,9 +106,15 @@ impl Interface {
             buffer[link + IPV4_HEADER_LEN..].copy_from_slice(chunk);
             let sent = match self.medium {
                 Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
-                Medium::Ethernet => {
-                    self.resolve_and_send(device, now, route.src, route.dst, next_hop, &mut buffer)
-                }
+                Medium::Ethernet => self.resolve_and_send(
+                    device,
+                    now,
+                    route.src,
+                    route.dst,
+                    next_hop,
+                    &mut buffer,
+                    0,
+                ),
             };
             match sent {
                 Ok(o) => {

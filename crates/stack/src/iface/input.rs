@@ -12,22 +12,25 @@ use crate::phy::{Device, Medium};
 use crate::time::Instant;
 use crate::wire::ethernet::ETHERNET_HEADER_LEN;
 use crate::wire::{
-    ArpOperation, ArpPacket, ArpRepr, EtherType, EthernetFrame, EthernetRepr, Icmpv4Packet,
-    Icmpv4Repr, IpProtocol, Ipv4Packet, Ipv4Repr, UdpPacket, UdpRepr, WireError,
+    ArpOperation, ArpPacket, ArpRepr, ChecksumMethod, EtherType, EthernetFrame, EthernetRepr,
+    Icmpv4Packet, Icmpv4Repr, IpProtocol, Ipv4Packet, Ipv4Repr, UdpPacket, UdpRepr, WireError,
 };
 use std::net::Ipv4Addr;
 
 impl Interface {
-    /// Handles one received frame (an IP packet on an IP medium).
+    /// Handles one received frame (an IP packet on an IP medium), its
+    /// TCP or UDP checksum to be checked by `transport` (the interface's
+    /// method, or none when the device vouched for it).
     pub(super) fn process_frame(
         &mut self,
         device: &mut dyn Device,
         now: Instant,
         frame: &[u8],
+        transport: ChecksumMethod,
         upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
         if self.medium == Medium::Ip {
-            return self.process_ipv4(device, now, frame, upper);
+            return self.process_ipv4(device, now, frame, transport, upper);
         }
         let eth = match EthernetFrame::new_checked(frame).and_then(|f| EthernetRepr::parse(&f)) {
             Ok(eth) => eth,
@@ -39,7 +42,7 @@ impl Interface {
         let payload = &frame[ETHERNET_HEADER_LEN..];
         match eth.ethertype {
             EtherType::Arp => self.process_arp(device, now, payload),
-            EtherType::Ipv4 => self.process_ipv4(device, now, payload, upper),
+            EtherType::Ipv4 => self.process_ipv4(device, now, payload, transport, upper),
             _ => self.drop(DropReason::UnknownEthertype),
         }
     }
@@ -95,6 +98,7 @@ impl Interface {
         device: &mut dyn Device,
         now: Instant,
         bytes: &[u8],
+        transport: ChecksumMethod,
         upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
         let packet = match Ipv4Packet::new_checked(bytes) {
@@ -120,13 +124,15 @@ impl Interface {
         }
         let payload = packet.payload();
         if !ip.is_fragment() {
-            return self.deliver(device, now, &ip, payload, upper);
+            return self.deliver(device, now, &ip, payload, transport, upper);
         }
         match self.reassembler.add(&ip, payload, now) {
             Ok(None) => Ok(()),
             Ok(Some((whole, data))) => {
                 self.counters.datagrams_reassembled += 1;
-                self.deliver(device, now, &whole, &data, upper)
+                // No device vouches for a datagram put together here.
+                let software = super::offload::receive_checksum(None, self.checksum);
+                self.deliver(device, now, &whole, &data, software, upper)
             }
             Err(FragmentError::Limit) => self.drop(DropReason::FragmentLimit),
             Err(FragmentError::Invalid) => self.drop(DropReason::FragmentInvalid),
@@ -140,13 +146,14 @@ impl Interface {
         now: Instant,
         ip: &Ipv4Repr,
         payload: &[u8],
+        transport: ChecksumMethod,
         upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
         let delivery = match ip.next_header {
             IpProtocol::Icmp => return self.process_icmp(device, now, ip, payload, upper),
             IpProtocol::Udp => {
                 let parsed = UdpPacket::new_checked(payload).and_then(|p| {
-                    UdpRepr::parse(&p, ip.src_addr, ip.dst_addr, self.checksum)
+                    UdpRepr::parse(&p, ip.src_addr, ip.dst_addr, transport)
                         .map(|r| (r.src_port, r.dst_port, r.payload))
                 });
                 match parsed {
@@ -162,7 +169,7 @@ impl Interface {
                     Err(_) => return self.drop(DropReason::Malformed),
                 }
             }
-            IpProtocol::Tcp => upper.tcp(ip, payload),
+            IpProtocol::Tcp => upper.tcp(ip, payload, transport),
             IpProtocol::Unknown(_) => {
                 self.send_unreachable(device, now, ip, payload, UnreachableCode::Protocol)?;
                 return self.drop(DropReason::UnknownProtocol);

@@ -8,8 +8,10 @@
 use super::arp_cache::{ArpCache, ArpConfig};
 use super::counters::InterfaceCounters;
 use super::fragment::{FragmentConfig, Reassembler};
+use super::offload;
 use super::route::{self, NextHop, Route, RouteTable, RouteTableKind};
 use super::upper::IpHandler;
+use crate::phy::vnet::{VirtioNetHdr, VNET_HDR_LEN};
 use crate::phy::{Device, Medium, PhyError};
 use crate::time::Instant;
 use crate::wire::{ChecksumMethod, EthernetAddress, Ipv4Address, Ipv4Cidr};
@@ -266,7 +268,9 @@ impl Interface {
             super::counters::DropReason::FragmentTimeout,
             timed_out as u64,
         );
-        let max_frame = device.capabilities().max_frame;
+        let caps = device.capabilities();
+        let max_frame = caps.max_frame;
+        let vnet = caps.offloads.vnet_header;
         let mut buffer = std::mem::take(&mut self.rx_buffer);
         buffer.resize(max_frame, 0);
         let mut read = 0;
@@ -279,7 +283,15 @@ impl Interface {
                     read += 1;
                     self.counters.frames_in += 1;
                     self.counters.bytes_in += len as u64;
-                    if let Err(e) = self.process_frame(device, now, &buffer[..len], upper) {
+                    let (frame, transport) = if vnet {
+                        match self.strip_vnet_header(&buffer[..len]) {
+                            Some(stripped) => stripped,
+                            None => continue,
+                        }
+                    } else {
+                        (&buffer[..len], self.checksum)
+                    };
+                    if let Err(e) = self.process_frame(device, now, frame, transport, upper) {
                         break Err(e);
                     }
                 }
@@ -289,5 +301,25 @@ impl Interface {
         };
         self.rx_buffer = buffer;
         result
+    }
+
+    /// Reads and strips the virtio-net header before a received frame:
+    /// the frame and how to check its transport checksum, counting
+    /// super-packets and trusted checksums; `None` (a malformed drop) when
+    /// the frame is shorter than the header.
+    fn strip_vnet_header<'f>(&mut self, frame: &'f [u8]) -> Option<(&'f [u8], ChecksumMethod)> {
+        let Some(header) = VirtioNetHdr::parse(frame) else {
+            self.counters
+                .count_drop(super::counters::DropReason::Malformed);
+            return None;
+        };
+        if header.is_super_packet() {
+            self.counters.super_packets_in += 1;
+        }
+        if header.checksum_trusted() {
+            self.counters.checksums_trusted_in += 1;
+        }
+        let method = offload::receive_checksum(Some(&header), self.checksum);
+        Some((&frame[VNET_HDR_LEN..], method))
     }
 }

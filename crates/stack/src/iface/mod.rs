@@ -10,6 +10,9 @@
 //! - [`upper::IpHandler`]: where UDP datagrams and TCP segments for us go,
 //!   so the transports plug in without `iface` knowing them;
 //! - [`udp::UdpSockets`]: bind, send to, receive from;
+//! - [`offload`]: the virtio-net header of an offload device, stripped on
+//!   input (super-packets up whole, checksums the kernel vouched for not
+//!   verified) and written on output (partial checksums, TSO);
 //! - `fragment_out`: datagrams over the MTU sent in fragments (UDP; DF
 //!   respected when the switch is off);
 //! - [`icmp_error`]: destination unreachable out (port, protocol; rate
@@ -22,6 +25,7 @@ mod fragment_out;
 pub mod icmp_error;
 mod input;
 pub mod interface;
+pub mod offload;
 mod output;
 pub mod route;
 pub mod udp;

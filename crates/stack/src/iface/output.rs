@@ -7,7 +7,10 @@
 use super::arp_cache::Lookup;
 use super::counters::DropReason;
 use super::interface::{IfaceError, Interface, SendOutcome};
+use super::offload;
 use super::route::NextHop;
+use crate::phy::tun::MAX_SUPER_PACKET;
+use crate::phy::vnet::{VirtioNetHdr, F_NEEDS_CSUM, VNET_HDR_LEN};
 use crate::phy::{Device, Medium, PhyError};
 use crate::time::Instant;
 use crate::wire::ethernet::ETHERNET_HEADER_LEN;
@@ -48,6 +51,26 @@ impl Interface {
         payload_len: usize,
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
+        self.send_ip_cut(device, now, src, dst, protocol, payload_len, None, emit)
+    }
+
+    /// [`Interface::send_ip_from`] for a TCP segment that may be a
+    /// super-segment: when it exceeds the MTU and the device cuts TCP/IPv4
+    /// super-packets (TSO), it leaves whole, with a virtio-net header
+    /// telling the kernel to cut it into `segment_size`-byte payloads
+    /// (the connection's MSS less options); otherwise as `send_ip_from`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_ip_cut(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        src: Option<Ipv4Address>,
+        dst: Ipv4Address,
+        protocol: IpProtocol,
+        payload_len: usize,
+        segment_size: Option<usize>,
+        emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
+    ) -> Result<SendOutcome, IfaceError> {
         let Some(route) = self.routes.lookup(dst.into()) else {
             self.counters.count_drop(DropReason::NoRoute);
             return Err(IfaceError::NoRoute(dst));
@@ -60,9 +83,10 @@ impl Interface {
             Some(src) => src,
             None => self.source_for(next_hop.into())?,
         };
-        let mtu = device.capabilities().mtu;
+        let caps = device.capabilities();
+        let mtu = caps.mtu;
         let ip_len = IPV4_HEADER_LEN + payload_len;
-        if self.fragments(protocol, ip_len, mtu) {
+        if self.fragments(protocol, ip_len, mtu) && !caps.offloads.vnet_header {
             let route = super::fragment_out::Route {
                 src,
                 dst,
@@ -70,7 +94,11 @@ impl Interface {
             };
             return self.send_fragmented(device, now, route, protocol, payload_len, mtu, emit);
         }
-        if ip_len > mtu {
+        let cut = segment_size.filter(|&size| {
+            protocol == IpProtocol::Tcp && caps.offloads.tso4 && ip_len > mtu && size > 0
+        });
+        let limit = if cut.is_some() { MAX_SUPER_PACKET } else { mtu };
+        if ip_len > limit {
             self.counters.count_drop(DropReason::TooBig);
             return Err(IfaceError::TooBig { len: ip_len, mtu });
         }
@@ -87,22 +115,47 @@ impl Interface {
             frag_offset: 0,
             options_len: 0,
         };
-        self.next_ident = self.next_ident.wrapping_add(1);
         let link = match self.medium {
             Medium::Ip => 0,
             Medium::Ethernet => ETHERNET_HEADER_LEN,
         };
+        let vnet = if caps.offloads.vnet_header {
+            VNET_HDR_LEN
+        } else {
+            0
+        };
         let mut buffer = std::mem::take(&mut self.tx_buffer);
         buffer.clear();
-        buffer.resize(link + ip_len, 0);
+        buffer.resize(vnet + link + ip_len, 0);
+        let ip_start = vnet + link;
         repr.emit(
-            &mut Ipv4Packet::new_unchecked(&mut buffer[link..]),
+            &mut Ipv4Packet::new_unchecked(&mut buffer[ip_start..]),
             self.checksum,
         );
-        emit(&repr, &mut buffer[link + IPV4_HEADER_LEN..]);
+        emit(&repr, &mut buffer[ip_start + IPV4_HEADER_LEN..]);
+        // The kernel numbers the segments it cuts from `ident` up.
+        let mut idents = 1;
+        if vnet > 0 {
+            let header =
+                offload::transmit_header(&mut buffer[ip_start..], link, cut, self.checksum);
+            header.emit(&mut buffer[..VNET_HDR_LEN]);
+            if header.flags & F_NEEDS_CSUM != 0 {
+                self.counters.checksums_offloaded_out += 1;
+            }
+            if let Some(size) = cut {
+                let tcp_header = usize::from(header.hdr_len) - link - IPV4_HEADER_LEN;
+                let segments = offload::wire_segments(payload_len - tcp_header, size);
+                self.counters.super_packets_out += 1;
+                self.counters.super_packet_segments_out += segments as u64;
+                idents = segments as u16;
+            }
+        }
+        self.next_ident = self.next_ident.wrapping_add(idents);
         let result = match self.medium {
             Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
-            Medium::Ethernet => self.resolve_and_send(device, now, src, dst, next_hop, &mut buffer),
+            Medium::Ethernet => {
+                self.resolve_and_send(device, now, src, dst, next_hop, &mut buffer, vnet)
+            }
         };
         self.tx_buffer = buffer;
         result
@@ -119,8 +172,10 @@ impl Interface {
     }
 
     /// Fills in the Ethernet header of `frame` (an IPv4 packet after room
-    /// for it) and sends it, or holds the packet while ARP asks for the
-    /// next hop.
+    /// for it, after `vnet` bytes of virtio-net header) and sends it, or
+    /// holds the packet (with its virtio-net header) while ARP asks for
+    /// the next hop.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn resolve_and_send(
         &mut self,
         device: &mut dyn Device,
@@ -129,6 +184,7 @@ impl Interface {
         dst: Ipv4Address,
         next_hop: Ipv4Addr,
         frame: &mut [u8],
+        vnet: usize,
     ) -> Result<SendOutcome, IfaceError> {
         let broadcast =
             dst.is_broadcast() || self.addresses.iter().any(|c| c.broadcast() == Some(dst));
@@ -138,7 +194,8 @@ impl Interface {
             match self.arp.lookup(next_hop, now) {
                 Lookup::Found(hw) => EthernetAddress(hw),
                 lookup => {
-                    let packet = frame[ETHERNET_HEADER_LEN..].to_vec();
+                    let mut packet = frame[..vnet].to_vec();
+                    packet.extend_from_slice(&frame[vnet + ETHERNET_HEADER_LEN..]);
                     let since = match self.awaiting_arp.get(&next_hop) {
                         Some((since, _)) => *since,
                         None => now,
@@ -165,7 +222,7 @@ impl Interface {
                 }
             }
         };
-        self.write_ethernet_header(frame, dst_mac, EtherType::Ipv4);
+        self.write_ethernet_header(&mut frame[vnet..], dst_mac, EtherType::Ipv4);
         self.transmit(device, frame)?;
         Ok(SendOutcome::Sent)
     }
@@ -180,9 +237,12 @@ impl Interface {
         let Some((_, packet)) = self.awaiting_arp.remove(&next_hop) else {
             return Ok(());
         };
+        // The held packet keeps the virtio-net header it was built with.
+        let vnet = vnet_len(device);
         let mut frame = vec![0u8; ETHERNET_HEADER_LEN + packet.len()];
-        frame[ETHERNET_HEADER_LEN..].copy_from_slice(&packet);
-        self.write_ethernet_header(&mut frame, mac, EtherType::Ipv4);
+        frame[..vnet].copy_from_slice(&packet[..vnet]);
+        frame[vnet + ETHERNET_HEADER_LEN..].copy_from_slice(&packet[vnet..]);
+        self.write_ethernet_header(&mut frame[vnet..], mac, EtherType::Ipv4);
         self.transmit(device, &frame)?;
         self.counters.arp_pending_released += 1;
         Ok(())
@@ -195,14 +255,19 @@ impl Interface {
         dst_mac: EthernetAddress,
         arp: &ArpRepr,
     ) -> Result<(), IfaceError> {
-        let mut frame = [0u8; ETHERNET_HEADER_LEN + crate::wire::arp::ARP_ETHERNET_IPV4_LEN];
-        self.write_ethernet_header(&mut frame, dst_mac, EtherType::Arp);
+        const LEN: usize = ETHERNET_HEADER_LEN + crate::wire::arp::ARP_ETHERNET_IPV4_LEN;
+        let mut buffer = [0u8; VNET_HDR_LEN + LEN];
+        let vnet = vnet_len(device);
+        VirtioNetHdr::PLAIN.emit(&mut buffer);
+        let frame = &mut buffer[VNET_HDR_LEN - vnet..];
+        self.write_ethernet_header(&mut frame[vnet..], dst_mac, EtherType::Arp);
         arp.emit(&mut ArpPacket::new_unchecked(
-            &mut frame[ETHERNET_HEADER_LEN..],
+            &mut frame[vnet + ETHERNET_HEADER_LEN..],
         ));
-        self.transmit(device, &frame)
+        self.transmit(device, frame)
     }
 
+    /// Writes the Ethernet header at the start of `frame`.
     fn write_ethernet_header(&self, frame: &mut [u8], dst: EthernetAddress, ethertype: EtherType) {
         EthernetRepr {
             src_addr: self.mac,
@@ -231,5 +296,15 @@ impl Interface {
             }
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+/// The virtio-net header's length before each frame on `device` (0 when
+/// it has none).
+fn vnet_len(device: &dyn Device) -> usize {
+    if device.capabilities().offloads.vnet_header {
+        VNET_HDR_LEN
+    } else {
+        0
     }
 }

@@ -8,7 +8,7 @@ use super::upper::{Delivery, IpHandler};
 use crate::phy::Device;
 use crate::time::Instant;
 use crate::wire::udp::UDP_HEADER_LEN;
-use crate::wire::{IpProtocol, Ipv4Repr, UdpPacket, UdpRepr};
+use crate::wire::{ChecksumMethod, IpProtocol, Ipv4Repr, UdpPacket, UdpRepr};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 
@@ -206,7 +206,7 @@ impl IpHandler for UdpSockets {
         Delivery::Accepted
     }
 
-    fn tcp(&mut self, _ip: &Ipv4Repr, _segment: &[u8]) -> Delivery {
+    fn tcp(&mut self, _ip: &Ipv4Repr, _segment: &[u8], _checksum: ChecksumMethod) -> Delivery {
         Delivery::NoListener
     }
 }

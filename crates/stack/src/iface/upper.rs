@@ -4,7 +4,7 @@
 //! `iface` knowing them.
 
 use super::icmp_error::IcmpError;
-use crate::wire::{Ipv4Repr, UdpRepr};
+use crate::wire::{ChecksumMethod, Ipv4Repr, UdpRepr};
 
 /// What a layer above answers when handed a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +24,12 @@ pub trait IpHandler {
     fn udp(&mut self, ip: &Ipv4Repr, udp: &UdpRepr<'_>) -> Delivery;
 
     /// A TCP segment for one of our addresses: the IP header and the TCP
-    /// header and payload, unparsed (TCP checks its own checksum).
-    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery;
+    /// header and payload, unparsed (TCP checks its own checksum, by
+    /// `checksum`: the interface's method, or
+    /// [`ChecksumMethod::Offload`] when the device vouched for this
+    /// segment's). With an offload device the segment may be a
+    /// super-packet: several MSS-sized segments in one.
+    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8], checksum: ChecksumMethod) -> Delivery;
 
     /// A destination unreachable about a datagram we sent (RFC 1122
     /// §4.2.3.9 for TCP); by default nobody takes it.
@@ -45,7 +49,7 @@ impl IpHandler for NoTransport {
         Delivery::NoListener
     }
 
-    fn tcp(&mut self, _ip: &Ipv4Repr, _segment: &[u8]) -> Delivery {
+    fn tcp(&mut self, _ip: &Ipv4Repr, _segment: &[u8], _checksum: ChecksumMethod) -> Delivery {
         Delivery::NoListener
     }
 }

@@ -111,6 +111,52 @@ impl VirtioNetHdr {
     }
 }
 
+impl VirtioNetHdr {
+    /// The header of a packet whose transport checksum the kernel is to
+    /// finish: the field at `csum_start + csum_offset` holds the
+    /// pseudo-header sum (`NEEDS_CSUM`).
+    pub fn partial_checksum(csum_start: u16, csum_offset: u16) -> VirtioNetHdr {
+        VirtioNetHdr {
+            flags: F_NEEDS_CSUM,
+            csum_start,
+            csum_offset,
+            ..VirtioNetHdr::PLAIN
+        }
+    }
+
+    /// The header of a TCP/IPv4 super-packet the kernel cuts into
+    /// `gso_size`-byte payloads, each with a copy of the first `hdr_len`
+    /// bytes (IP and TCP headers) and its checksum finished (TSO needs
+    /// `NEEDS_CSUM`: the TCP header starts at `csum_start`).
+    pub fn tcp4_super(csum_start: u16, hdr_len: u16, gso_size: u16) -> VirtioNetHdr {
+        VirtioNetHdr {
+            gso_type: GsoType::TcpV4,
+            hdr_len,
+            gso_size,
+            ..VirtioNetHdr::partial_checksum(csum_start, TCP_CSUM_OFFSET)
+        }
+    }
+
+    /// Whether the sender vouches for the transport checksum, so the
+    /// receiver need not verify it: `NEEDS_CSUM` (the checksum is partial,
+    /// the data came from the host's own stack) or `DATA_VALID` (someone
+    /// verified it).
+    pub fn checksum_trusted(&self) -> bool {
+        self.flags & (F_NEEDS_CSUM | F_DATA_VALID) != 0
+    }
+
+    /// Whether this is a super-packet the receiver sees uncut (GRO or the
+    /// peer's TSO): a segmentation type other than none.
+    pub fn is_super_packet(&self) -> bool {
+        self.gso_type != GsoType::None
+    }
+}
+
+/// Where the TCP checksum sits from the TCP header's start.
+pub const TCP_CSUM_OFFSET: u16 = 16;
+/// Where the UDP checksum sits from the UDP header's start.
+pub const UDP_CSUM_OFFSET: u16 = 6;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +178,23 @@ mod tests {
         assert_eq!(b, [1, 1, 40, 0, 0xa8, 0x05, 20, 0, 16, 0]);
         assert_eq!(VirtioNetHdr::parse(&b), Some(h));
         assert_eq!(VirtioNetHdr::parse(&b[..9]), None);
+    }
+
+    #[test]
+    fn builders_set_what_the_kernel_reads() {
+        let h = VirtioNetHdr::tcp4_super(20, 52, 1448);
+        assert_eq!(h.flags, F_NEEDS_CSUM);
+        assert_eq!(h.gso_type, GsoType::TcpV4);
+        assert_eq!((h.csum_start, h.csum_offset), (20, 16));
+        assert_eq!((h.hdr_len, h.gso_size), (52, 1448));
+        assert!(h.is_super_packet() && h.checksum_trusted());
+        let p = VirtioNetHdr::partial_checksum(20, UDP_CSUM_OFFSET);
+        assert!(!p.is_super_packet() && p.checksum_trusted());
+        assert!(!VirtioNetHdr::PLAIN.checksum_trusted());
+        let valid = VirtioNetHdr {
+            flags: F_DATA_VALID,
+            ..VirtioNetHdr::PLAIN
+        };
+        assert!(valid.checksum_trusted());
     }
 }

@@ -108,6 +108,8 @@ pub struct TcpSockets {
     next_ephemeral: u16,
     outbox: Vec<(FourTuple, Segment)>,
     counters: TcpSocketsCounters,
+    /// The largest super-segment payload the device cuts (0: no TSO).
+    super_segment_limit: usize,
 }
 
 /// The bytes a std `HashMap` allocated for its capacity: hashbrown's
@@ -154,7 +156,16 @@ impl TcpSockets {
             next_ephemeral: EPHEMERAL_FIRST,
             outbox: Vec::new(),
             counters: TcpSocketsCounters::default(),
+            super_segment_limit: 0,
         }
+    }
+
+    /// The device cuts TCP super-packets (TSO) with payloads up to
+    /// `limit` bytes: connections made from now on may send segments that
+    /// large (bounded by their config's `max_super_segment`); 0 (the
+    /// default) keeps every segment within one MSS.
+    pub fn set_super_segment_limit(&mut self, limit: usize) {
+        self.super_segment_limit = limit;
     }
 
     /// The counters so far.
@@ -308,6 +319,13 @@ impl TcpSockets {
         Ok(Some(TcpHandle(index)))
     }
 
+    /// The configuration connections opened or accepted from now on are
+    /// built from (those already open keep theirs): a bench sets each
+    /// trial's socket options here.
+    pub fn set_config(&mut self, config: TcpConfig) {
+        self.config = config;
+    }
+
     /// Opens a connection from `local` (one of the interface's addresses)
     /// and an ephemeral port to `remote`: the SYN leaves at the next
     /// [`TcpSockets::flush`].
@@ -330,7 +348,8 @@ impl TcpSockets {
         now: Instant,
     ) -> Result<TcpHandle, TcpSocketError> {
         let tuple = self.free_tuple(local, remote)?;
-        let conn = Connection::open_active(config, tuple, &self.isn, now);
+        let mut conn = Connection::open_active(config, tuple, &self.isn, now);
+        conn.allow_super_segments(self.super_segment_limit);
         let index = self.insert(Entry::Socket(Box::new(Socket {
             conn,
             listener: None,
@@ -640,13 +659,15 @@ impl TcpSockets {
             let local = v4(tuple.local);
             let remote = v4(tuple.remote);
             let repr = segment.repr();
-            let sent_one = iface.send_ip_from(
+            let segment_size = self.wire_segment_size(tuple, segment.payload.len());
+            let sent_one = iface.send_ip_cut(
                 device,
                 now,
                 Some(Ipv4Address::from(*local.ip())),
                 Ipv4Address::from(*remote.ip()),
                 IpProtocol::Tcp,
                 repr.buffer_len(),
+                segment_size,
                 |ip, out| {
                     repr.emit(
                         &mut TcpPacket::new_unchecked(out),
@@ -674,6 +695,21 @@ impl TcpSockets {
         result.map(|()| sent)
     }
 
+    /// For a super-segment of the connection on `tuple` (a payload over
+    /// its MSS), the payload per wire segment the device is to cut it
+    /// into; `None` for any other segment.
+    fn wire_segment_size(&self, tuple: &FourTuple, payload_len: usize) -> Option<usize> {
+        if self.super_segment_limit == 0 {
+            return None;
+        }
+        let index = *self.by_tuple.get(tuple)?;
+        let Some(Entry::Socket(s)) = self.entries.get(index)?.as_ref() else {
+            return None;
+        };
+        let size = s.conn.wire_segment_size();
+        (payload_len > size).then_some(size)
+    }
+
     /// A segment for no connection: a listener may take a SYN.
     fn unmatched(&mut self, tuple: FourTuple, seg: &TcpRepr<'_>, now: Instant) -> Delivery {
         let listener = self.listeners.get(&seg.dst_port).copied();
@@ -687,6 +723,7 @@ impl TcpSockets {
                 return Delivery::Accepted;
             }
             let mut conn = Connection::listen(l.config.clone(), tuple, &self.isn, now);
+            conn.allow_super_segments(self.super_segment_limit);
             let out = conn.on_segment(seg, now);
             self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
             let index = self.insert(Entry::Socket(Box::new(Socket {
@@ -716,11 +753,24 @@ impl TcpSockets {
         }
     }
 
-    /// Handles one TCP segment (the interface's [`IpHandler::tcp`]) at
-    /// `now`.
+    /// Handles one TCP segment at `now`, its checksum verified by the
+    /// sockets' method.
     pub fn process(&mut self, ip: &Ipv4Repr, bytes: &[u8], now: Instant) -> Delivery {
+        self.process_with_checksum(ip, bytes, now, self.checksum)
+    }
+
+    /// Handles one TCP segment (the interface's [`IpHandler::tcp`]) at
+    /// `now`, its checksum verified by `checksum` (none when the device
+    /// vouched for it).
+    pub fn process_with_checksum(
+        &mut self,
+        ip: &Ipv4Repr,
+        bytes: &[u8],
+        now: Instant,
+        checksum: ChecksumMethod,
+    ) -> Delivery {
         let parsed = TcpPacket::new_checked(bytes)
-            .and_then(|p| TcpRepr::parse(&p, ip.src_addr, ip.dst_addr, self.checksum));
+            .and_then(|p| TcpRepr::parse(&p, ip.src_addr, ip.dst_addr, checksum));
         let seg = match parsed {
             Ok(seg) => seg,
             Err(_) => {
@@ -765,8 +815,9 @@ impl IpHandler for TcpInput<'_> {
         Delivery::NoListener
     }
 
-    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8]) -> Delivery {
-        self.sockets.process(ip, segment, self.now)
+    fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8], checksum: ChecksumMethod) -> Delivery {
+        self.sockets
+            .process_with_checksum(ip, segment, self.now, checksum)
     }
 
     fn icmp_error(&mut self, error: &IcmpError) -> Delivery {

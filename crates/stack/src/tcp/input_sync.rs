@@ -284,7 +284,13 @@ impl Connection {
 
     /// The delayed-ACK decision for `len` bytes just taken.
     fn on_data_received(&mut self, len: usize, out_of_order: bool, now: Instant) {
-        let full = len >= self.data_mss().min(self.config.mss as usize);
+        let segment = self.data_mss().min(self.config.mss as usize);
+        let full = len >= segment;
+        if len >= 2 * segment {
+            // A super-packet (the kernel's GRO or TSO left it whole) stands
+            // for several full-sized segments: ACK as for the second.
+            self.delack.on_data(true, out_of_order);
+        }
         match self.delack.on_data(full, out_of_order) {
             AckDecision::Now => self.ack_now = true,
             AckDecision::Delay(d) => {

@@ -22,7 +22,8 @@
 //!   [`input_sync`]: in the synchronized states, with RFC 5961 and header
 //!   prediction;
 //! - [`output`]: what to send now, and the timers;
-//! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery.
+//! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery;
+//! - [`super_segment`]: super-segments for a device that cuts them (TSO).
 
 pub mod cc;
 pub mod icmp;
@@ -37,6 +38,7 @@ pub mod recovery;
 pub mod rtt;
 pub mod sack;
 pub mod state;
+pub mod super_segment;
 pub mod tcb;
 pub mod timers;
 pub mod window;

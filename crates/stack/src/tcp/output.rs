@@ -88,8 +88,11 @@ impl Connection {
             self.delack.on_ack_sent();
             self.timers.cancel(TimerKind::DelayedAck);
             self.ack_now = false;
+            if header.window_len == 0 {
+                self.counters.zero_windows_sent += 1;
+            }
         }
-        self.counters.segments_out += 1;
+        self.count_segments_out(payload.len());
         out.push(Segment { header, payload });
     }
 
@@ -151,7 +154,8 @@ impl Connection {
         h.push = end_offset == self.send_buf.len();
         let retransmission = seq < self.snd_max;
         if retransmission {
-            self.counters.retransmits += 1;
+            self.counters.retransmits += self.wire_segments(payload.len());
+            self.counters.retransmitted_bytes += payload.len() as u64;
             self.rtt_timer.on_retransmit();
             self.note_retransmission(seq);
         } else {
@@ -163,6 +167,8 @@ impl Connection {
         if end > self.snd_max {
             self.snd_max = end;
         }
+        let in_flight = (self.snd_max - self.snd_una) as u64;
+        self.counters.max_in_flight = self.counters.max_in_flight.max(in_flight);
         self.scoreboard.on_send(self.snd_max);
         self.emit(h, payload, out);
         self.arm_retransmit_if_idle(now);
@@ -272,7 +278,10 @@ impl Connection {
                 override_expired: false,
             };
             match self.config.sender.decide(&state) {
-                SendDecision::Send(n) => self.send_range(self.snd_nxt, n, now, out),
+                SendDecision::Send(n) => {
+                    let n = self.super_segment_len(n, &state);
+                    self.send_range(self.snd_nxt, n, now, out)
+                }
                 SendDecision::Wait => return,
             }
         }

@@ -25,6 +25,9 @@ use crate::wire::tcp::{TcpControl, TcpRepr};
 pub const MAX_WINDOW_SHIFT: u8 = 14;
 /// The MSS assumed when the peer sends none (RFC 9293 §3.7.1).
 pub const DEFAULT_MSS: usize = 536;
+/// The largest super-segment payload: what fits an IPv4 packet (65535
+/// bytes) after a 20-byte IP header and a TCP header of 60.
+pub const MAX_SUPER_SEGMENT: usize = 65535 - 20 - 60;
 
 /// How losses found by duplicate ACKs are recovered: the `--recovery` switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +79,12 @@ pub struct TcpConfig {
     /// RFC 5961 §7: at most this many challenge ACKs per second (Linux's
     /// `tcp_challenge_ack_limit` is 1000); None sends every one.
     pub challenge_ack_limit: Option<u32>,
+    /// The largest segment payload handed to a device that cuts it into
+    /// MSS-sized segments (TSO), bytes. It takes effect only where the
+    /// device can cut ([`Connection::allow_super_segments`], which the
+    /// socket layer calls on an offload device); elsewhere every segment
+    /// is at most one MSS.
+    pub max_super_segment: usize,
     /// RFC 8985's tail loss probe (see [`super::loss`]).
     pub tail_loss_probe: bool,
     /// Detect a lost retransmission in recovery from SACKs of data sent
@@ -103,6 +112,7 @@ impl Default for TcpConfig {
             max_retransmits: 12,
             keepalive: false,
             challenge_ack_limit: Some(1000),
+            max_super_segment: MAX_SUPER_SEGMENT,
             tail_loss_probe: true,
             lost_retransmit_detection: true,
         }
@@ -150,8 +160,11 @@ impl Segment {
 pub struct Counters {
     /// Segments received.
     pub segments_in: u64,
-    /// Segments sent.
+    /// Segments sent, as on the wire: a super-segment counts as the
+    /// segments the device cuts it into.
     pub segments_out: u64,
+    /// Super-segments sent (each more than one MSS, for the device to cut).
+    pub super_segments_out: u64,
     /// Segments sent again (timeout, fast retransmit, recovery).
     pub retransmits: u64,
     /// Retransmission-timer expiries.
@@ -180,6 +193,13 @@ pub struct Counters {
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
     pub sndbuf_limited_ns: u64,
+    /// Payload octets sent again (the bytes behind `retransmits`).
+    pub retransmitted_bytes: u64,
+    /// The most octets ever in flight (SND.MAX − SND.UNA after a send):
+    /// shows whether a window above 64 KB was used.
+    pub max_in_flight: u64,
+    /// Segments sent advertising a zero receive window.
+    pub zero_windows_sent: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.
@@ -274,6 +294,8 @@ pub struct Connection {
     pub(crate) challenge_window: (Instant, u32),
     pub(crate) rwnd_clock: LimitClock,
     pub(crate) sndbuf_clock: LimitClock,
+    /// The largest segment payload output may build (0: one MSS).
+    pub(crate) super_segment_limit: usize,
 }
 
 impl Connection {
@@ -330,6 +352,7 @@ impl Connection {
             challenge_window: (Instant::ZERO, 0),
             rwnd_clock: LimitClock::default(),
             sndbuf_clock: LimitClock::default(),
+            super_segment_limit: 0,
             config,
         }
     }

@@ -1,0 +1,112 @@
+//! The stack's TCP configuration for a trial: the trial's socket options
+//! mapped onto `TcpConfig`'s switches, and refusals for options the stack
+//! does not have (a trial must not pretend it ran with them).
+
+use crate::error::StackEndError;
+use record::{Api, TestKind, TrialParams};
+use stack::tcp::cc::CongestionControlKind;
+use stack::tcp::tcb::TcpConfig;
+
+/// The receive and send buffers when the trial sets none: the kernel's
+/// default `tcp_rmem`/`tcp_wmem` ceilings are larger, but autotuning
+/// rarely takes a loopback-like path past this.
+pub const DEFAULT_BUFFER: usize = 1024 * 1024;
+
+/// Half of Linux's fixed TIME-WAIT (`TCP_TIMEWAIT_LEN`, 60 s).
+pub const LINUX_MSL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `TcpConfig` for the stack's end of trial `p`, or why the stack cannot
+/// play it.
+pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
+    let unsupported = |what: &str| Err(StackEndError::Unsupported(what.to_string()));
+    if p.ipv6 {
+        return unsupported("it speaks IPv4 only (no --ipv6)");
+    }
+    if p.test == TestKind::LayerRate {
+        return unsupported("layer-rate sends through raw and packet sockets of the kernel");
+    }
+    if p.test == TestKind::UdpStream && !p.connect {
+        return unsupported("--connect off (its UDP sockets name the peer in every send anyway)");
+    }
+    if p.send_rate_bps.is_some() || p.recv_work_ns_per_kb.is_some() {
+        return unsupported("--send-rate and --recv-work (its end runs one event loop: a sleep there would stall its protocol work)");
+    }
+    if p.load.is_some() || p.host_speed.is_some() || p.pin.is_some() {
+        return unsupported("--load, --host-speed and --pin (they place kernel ends' threads)");
+    }
+    if p.api != Api::Write {
+        return unsupported("--api other than write (it has no sendmsg, sendfile or zero-copy)");
+    }
+    if p.cork {
+        return unsupported("--cork");
+    }
+    let mut c = TcpConfig::default();
+    if let Some(cc) = &p.cc {
+        c.congestion = match cc.as_str() {
+            "reno" => CongestionControlKind::Reno,
+            "cubic" => CongestionControlKind::Cubic,
+            "none" => CongestionControlKind::None,
+            other => {
+                return Err(StackEndError::Unsupported(format!(
+                    "--cc {other} (it has reno, cubic and none)"
+                )))
+            }
+        };
+    }
+    if let Some(mss) = p.mss {
+        c.mss = u16::try_from(mss).unwrap_or(u16::MAX).min(1460);
+    }
+    c.send_buffer = p.sndbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
+    c.recv_buffer = p.rcvbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
+    c.sender.nagle = !p.nodelay;
+    // TIME-WAIT as long as Linux's (60 s), not RFC 9293's 4 minutes, so a
+    // crr client holds as many closed connections as a kernel one would.
+    c.timers.msl = LINUX_MSL;
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_options_map_onto_the_config() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.cc = Some("cubic".into());
+        p.mss = Some(536);
+        p.rcvbuf = Some(65536);
+        p.nodelay = true;
+        let c = tcp_config(&p).unwrap();
+        assert_eq!(c.congestion, CongestionControlKind::Cubic);
+        assert_eq!(c.mss, 536);
+        assert_eq!(c.recv_buffer, 65536);
+        assert_eq!(c.send_buffer, DEFAULT_BUFFER);
+        assert!(!c.sender.nagle);
+        assert_eq!(c.timers.msl * 2, std::time::Duration::from_secs(60));
+        p.nodelay = false;
+        assert!(tcp_config(&p).unwrap().sender.nagle);
+    }
+
+    #[test]
+    fn what_the_stack_lacks_is_refused() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.cc = Some("bbr".into());
+        assert!(tcp_config(&p).unwrap_err().to_string().contains("bbr"));
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.api = Api::Sendfile;
+        assert!(tcp_config(&p).is_err());
+        let mut p = TrialParams::defaults(TestKind::UdpStream);
+        assert!(tcp_config(&p).is_ok());
+        p.connect = false;
+        assert!(tcp_config(&p).is_err());
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.send_rate_bps = Some(1_000_000);
+        assert!(tcp_config(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("--send-rate"));
+        let mut p = TrialParams::defaults(TestKind::TcpRr);
+        p.ipv6 = true;
+        assert!(tcp_config(&p).is_err());
+    }
+}

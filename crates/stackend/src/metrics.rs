@@ -1,0 +1,167 @@
+//! The stack's own counters as trial metrics, where TCP_INFO does not
+//! exist: segments, retransmissions, cwnd, srtt, and the time limited by
+//! the peer's window and by the send buffer, in nanoseconds (the stack
+//! times them on its own clock, not in 4 ms jiffies).
+
+use stack::socket::tcp::{TcpHandle, TcpSockets};
+use std::collections::BTreeMap;
+
+/// One end's connections summed (cwnd and srtt: the last connection's,
+/// as TCP_INFO reports the last state).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StackStats {
+    /// Connections captured.
+    pub connections: u64,
+    /// Segments received.
+    pub segments_in: u64,
+    /// Segments sent.
+    pub segments_out: u64,
+    /// Segments sent again.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// Segments the header-prediction fast path took.
+    pub header_prediction_hits: u64,
+    /// Zero-window probes sent.
+    pub window_probes: u64,
+    /// Nanoseconds with data queued and the peer's window closed to it.
+    pub rwnd_limited_ns: u64,
+    /// Nanoseconds with the send buffer full.
+    pub sndbuf_limited_ns: u64,
+    /// The congestion window in bytes at the end.
+    pub cwnd: Option<u64>,
+    /// The smoothed RTT at the end, in nanoseconds.
+    pub srtt_ns: Option<u64>,
+    /// The MSS this end sent with.
+    pub send_mss: Option<u64>,
+}
+
+impl StackStats {
+    /// Adds connection `h`'s counters (call before closing it).
+    pub fn capture(&mut self, tcp: &TcpSockets, h: TcpHandle) {
+        let Ok(c) = tcp.connection(h) else { return };
+        let k = c.counters();
+        self.connections += 1;
+        self.segments_in += k.segments_in;
+        self.segments_out += k.segments_out;
+        self.retransmits += k.retransmits;
+        self.timeouts += k.timeouts;
+        self.fast_retransmits += k.fast_retransmits;
+        self.header_prediction_hits += k.header_prediction_hits;
+        self.window_probes += k.window_probes;
+        self.rwnd_limited_ns += k.rwnd_limited_ns;
+        self.sndbuf_limited_ns += k.sndbuf_limited_ns;
+        self.cwnd = Some(c.cwnd() as u64);
+        self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
+        self.send_mss = Some(c.send_mss() as u64);
+    }
+
+    /// Adds these counters to a trial's metrics as `stack_<end>_<name>`,
+    /// `end` being `client` or `server`.
+    pub fn add_to(&self, end: &str, m: &mut BTreeMap<String, f64>) {
+        let mut put = |name: &str, v: f64| {
+            m.insert(format!("stack_{end}_{name}"), v);
+        };
+        put("connections", self.connections as f64);
+        put("segments_in", self.segments_in as f64);
+        put("segments_out", self.segments_out as f64);
+        put("retransmits", self.retransmits as f64);
+        put("timeouts", self.timeouts as f64);
+        put("fast_retransmits", self.fast_retransmits as f64);
+        put("header_prediction_hits", self.header_prediction_hits as f64);
+        put("window_probes", self.window_probes as f64);
+        put("rwnd_limited_s", self.rwnd_limited_ns as f64 / 1e9);
+        put("sndbuf_limited_s", self.sndbuf_limited_ns as f64 / 1e9);
+        if let Some(c) = self.cwnd {
+            put("cwnd_bytes", c as f64);
+        }
+        if let Some(s) = self.srtt_ns {
+            put("srtt_s", s as f64 / 1e9);
+        }
+        if let Some(s) = self.send_mss {
+            put("snd_mss", s as f64);
+        }
+    }
+}
+
+impl StackStats {
+    /// Fills the trial's generic TCP metrics (those a kernel end's TCP_INFO
+    /// gives) from the stack's counters, for the end that sends: the same
+    /// names, so tables and reports compare the two implementations.
+    /// `rwnd_limited_s` and `sndbuf_limited_s` are per connection, as
+    /// TCP_INFO's are.
+    pub fn add_as_sender(&self, m: &mut BTreeMap<String, f64>) {
+        let n = self.connections.max(1) as f64;
+        let mut put = |name: &str, v: f64| {
+            m.insert(name.to_string(), v);
+        };
+        put("segs_out", self.segments_out as f64);
+        put("segs_in", self.segments_in as f64);
+        put("retransmits", self.retransmits as f64);
+        put("rwnd_limited_s", self.rwnd_limited_ns as f64 / 1e9 / n);
+        put("sndbuf_limited_s", self.sndbuf_limited_ns as f64 / 1e9 / n);
+        if let (Some(c), Some(mss)) = (self.cwnd, self.send_mss.filter(|m| *m > 0)) {
+            put("cwnd_segments", c as f64 / mss as f64);
+        }
+        if let Some(mss) = self.send_mss {
+            put("snd_mss", mss as f64);
+        }
+        if let Some(s) = self.srtt_ns {
+            put("rtt_s", s as f64 / 1e9);
+        }
+    }
+
+    /// Fills the receiver's generic metric (segments it sent: its ACKs).
+    pub fn add_as_receiver(&self, m: &mut BTreeMap<String, f64>) {
+        m.insert("receiver_segs_out".into(), self.segments_out as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stack_sender_fills_the_kernel_senders_metric_names() {
+        let s = StackStats {
+            connections: 2,
+            segments_out: 100,
+            retransmits: 3,
+            rwnd_limited_ns: 4_000_000,
+            cwnd: Some(14600),
+            send_mss: Some(1460),
+            srtt_ns: Some(30_000),
+            ..StackStats::default()
+        };
+        let mut m = BTreeMap::new();
+        s.add_as_sender(&mut m);
+        assert_eq!(m["retransmits"], 3.0);
+        assert_eq!(m["segs_out"], 100.0);
+        assert_eq!(m["rwnd_limited_s"], 0.002);
+        assert_eq!(m["cwnd_segments"], 10.0);
+        assert_eq!(m["rtt_s"], 30e-6);
+        let mut r = BTreeMap::new();
+        s.add_as_receiver(&mut r);
+        assert_eq!(r["receiver_segs_out"], 100.0);
+        assert!(!r.contains_key("retransmits"));
+    }
+
+    #[test]
+    fn metrics_are_named_by_end_and_in_seconds() {
+        let s = StackStats {
+            connections: 1,
+            segments_out: 10,
+            rwnd_limited_ns: 2_000_000,
+            srtt_ns: Some(50_000),
+            ..StackStats::default()
+        };
+        let mut m = BTreeMap::new();
+        s.add_to("client", &mut m);
+        assert_eq!(m["stack_client_segments_out"], 10.0);
+        assert_eq!(m["stack_client_rwnd_limited_s"], 0.002);
+        assert_eq!(m["stack_client_srtt_s"], 50e-6);
+        assert!(!m.contains_key("stack_client_cwnd_bytes"));
+    }
+}

@@ -1,0 +1,467 @@
+//! Where the user-space stack's trials run: a namespace of the run's own
+//! (`tcplab-<tag>-u`) with a TUN device per user-space end
+//! (`tcplab-<tag>-c` for the client end, `-s` for the server end), each on
+//! a /24 of its own. Linux's end of a trial lives in the namespace and
+//! talks to the stack through the TUN device; with both ends on the stack
+//! the namespace routes between the two devices. Everything is removed
+//! when the place drops (on error and panic too), and `lab clean` removes
+//! what a killed run left.
+
+use crate::config::tcp_config;
+use crate::driver::{work_for, EndRole, StackRun};
+use crate::error::StackEndError;
+use crate::metrics::StackStats;
+use engine::cancel::Canceller;
+use engine::metrics::{combine, sender_is_client};
+use engine::report::SideReport;
+use engine::workloads::{start_client, start_server, DataWaits, RunningRole};
+use lab::names::Tag;
+use lab::netns::NetNs;
+use record::{StackImpl, TrialOutcome, TrialParams};
+use stack::iface::udp::UdpSockets;
+use stack::iface::InterfaceConfig;
+use stack::phy::tun::{TunConfig, TunKind, TunTap};
+use stack::phy::Medium;
+use stack::stack::Stack;
+use stack::tcp::isn::{IsnGenerator, IsnPolicy};
+use stack::tcp::tcb::TcpConfig;
+use stack::time::{Clock, MonotonicClock};
+use stack::wire::{Ipv4Address, Ipv4Cidr};
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The port a user-space server end listens on.
+pub const STACK_PORT: u16 = 5301;
+/// Datagrams each user-space UDP socket queues each way.
+const UDP_QUEUE: usize = 1024;
+/// The MTU of both TUN devices.
+pub const MTU: usize = 1500;
+/// How long a kernel server end waits for the first data, and for more.
+const DATA_WAIT: Duration = Duration::from_secs(10);
+/// How long a passive end may take to wrap up once the active end is done.
+const WRAP_UP: Duration = Duration::from_secs(15);
+/// Slack beyond a trial's duration before it is cancelled.
+const SLACK: Duration = Duration::from_secs(30);
+
+/// One user-space end: its stack (while no trial holds it), the kind of
+/// device it runs on, and addresses.
+struct End {
+    stack: Option<Stack<TunTap>>,
+    kind: StackImpl,
+    linux: Ipv4Addr,
+    ours: Ipv4Addr,
+    device: String,
+}
+
+/// One side of a running trial.
+enum Side {
+    Kernel(RunningRole),
+    Stack(StackRun),
+}
+
+impl Side {
+    fn is_active(&self) -> bool {
+        match self {
+            Side::Kernel(r) => r.is_active(),
+            Side::Stack(r) => r.is_active(),
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        match self {
+            Side::Kernel(r) => r.is_finished(),
+            Side::Stack(r) => r.is_finished(),
+        }
+    }
+
+    fn finish(&self) {
+        match self {
+            Side::Kernel(r) => r.finish(),
+            Side::Stack(r) => r.finish(),
+        }
+    }
+}
+
+/// The namespace and TUN devices of the stack's trials.
+pub struct StackPlace {
+    // Declared first: the devices close before the namespace goes.
+    ends: [Option<End>; 2],
+    ns: NetNs,
+    tag: Tag,
+}
+
+impl StackPlace {
+    /// Makes the namespace (with forwarding on); the devices come when a
+    /// trial first needs them.
+    pub fn build() -> Result<StackPlace, StackEndError> {
+        let setup = |e: &dyn std::fmt::Display| StackEndError::Setup(e.to_string());
+        if !std::path::Path::new("/dev/net/tun").exists() {
+            return Err(StackEndError::Setup(
+                "/dev/net/tun is missing: this kernel has no TUN driver".into(),
+            ));
+        }
+        let tag = Tag::fresh();
+        tag.claim().map_err(|e| setup(&e))?;
+        let ns = match NetNs::create(&tag.name("u")) {
+            Ok(ns) => ns,
+            Err(e) => {
+                tag.release();
+                return Err(setup(&e));
+            }
+        };
+        let place = StackPlace {
+            ends: [None, None],
+            ns,
+            tag,
+        };
+        place
+            .ns
+            .run_in(|| std::fs::write("/proc/sys/net/ipv4/ip_forward", "1"))
+            .map_err(|e| setup(&e))?
+            .map_err(|e| setup(&format!("turning forwarding on: {e}")))?;
+        Ok(place)
+    }
+
+    /// The namespace's name.
+    pub fn namespace(&self) -> &str {
+        self.ns.name()
+    }
+
+    /// A label for the record.
+    pub fn label(&self) -> String {
+        format!(
+            "tcplab stack behind TUN (namespace {}, MTU {MTU})",
+            self.ns.name()
+        )
+    }
+
+    /// End `i` (0: the client's device, 1: the server's) on a device of
+    /// `kind`, made on first use and remade when a trial asks for another
+    /// kind of device.
+    fn end(&mut self, i: usize, kind: StackImpl) -> Result<&mut End, StackEndError> {
+        if self.ends[i].as_ref().is_some_and(|e| e.kind != kind) {
+            // Closing the device's fd removes it, so its name is free again.
+            self.ends[i] = None;
+        }
+        if self.ends[i].is_none() {
+            self.ends[i] = Some(self.make_end(i, kind)?);
+        }
+        Ok(self.ends[i].as_mut().expect("made above"))
+    }
+
+    /// The Linux address on end `i`'s subnet (made on a plain TUN if the
+    /// end does not exist yet: a kernel server listens there).
+    fn linux_addr(&mut self, i: usize) -> Result<Ipv4Addr, StackEndError> {
+        let kind = self.ends[i].as_ref().map_or(StackImpl::Tcplab, |e| e.kind);
+        Ok(self.end(i, kind)?.linux)
+    }
+
+    fn make_end(&self, i: usize, kind: StackImpl) -> Result<End, StackEndError> {
+        let setup = |e: &dyn std::fmt::Display| StackEndError::Setup(e.to_string());
+        let device = self.tag.name(if i == 0 { "c" } else { "s" });
+        let (linux, ours) = (
+            Ipv4Addr::new(10, 213, 1 + i as u8, 1),
+            Ipv4Addr::new(10, 213, 1 + i as u8, 2),
+        );
+        let (tun_kind, medium) = match kind {
+            StackImpl::TcplabOffload => (TunKind::TunOffload, Medium::Ip),
+            StackImpl::TcplabTap => (TunKind::Tap, Medium::Ethernet),
+            _ => (TunKind::Tun, Medium::Ip),
+        };
+        let name = device.clone();
+        let dev = self
+            .ns
+            .run_in(move || TunTap::open(&TunConfig::new(&name, tun_kind)))
+            .map_err(|e| setup(&e))?
+            .map_err(|e| setup(&format!("opening TUN device {device}: {e}")))?;
+        let ns = self.ns.name();
+        for args in [
+            vec![
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{linux}/24"),
+                "dev",
+                &device,
+            ],
+            vec![
+                "-n",
+                ns,
+                "link",
+                "set",
+                &device,
+                "mtu",
+                &MTU.to_string(),
+                "up",
+            ],
+        ] {
+            let out = std::process::Command::new("ip")
+                .args(&args)
+                .output()
+                .map_err(|e| setup(&format!("running ip: {e}")))?;
+            if !out.status.success() {
+                return Err(StackEndError::Setup(format!(
+                    "ip {}: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+        }
+        let cidr = Ipv4Cidr::new(Ipv4Address::from(ours), 24).map_err(|e| setup(&e))?;
+        let isn = IsnGenerator::from_os_rng(IsnPolicy::Rfc6528).map_err(|e| setup(&e))?;
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
+        let mut stack = Stack::new(
+            dev,
+            InterfaceConfig::new(medium, cidr),
+            TcpConfig::default(),
+            isn,
+            clock,
+        );
+        stack.iface.set_default_gateway(Ipv4Address::from(linux));
+        // Room for a burst of datagrams between two polls, as a kernel
+        // socket's default receive buffer holds about this many.
+        stack.udp = UdpSockets::new(UDP_QUEUE);
+        Ok(End {
+            stack: Some(stack),
+            kind,
+            linux,
+            ours,
+            device,
+        })
+    }
+
+    /// Starts the stack's end `i`, on a device of `kind`, on `p` as `role`.
+    #[allow(clippy::too_many_arguments)]
+    fn start_stack(
+        &mut self,
+        i: usize,
+        kind: StackImpl,
+        p: &TrialParams,
+        config: &TcpConfig,
+        role: EndRole,
+        active: bool,
+        cancel: &Canceller,
+    ) -> Result<(Side, Ipv4Addr), StackEndError> {
+        let end = self.end(i, kind)?;
+        let mut stack = end
+            .stack
+            .take()
+            .ok_or_else(|| StackEndError::Stack("the stack is still held by a trial".into()))?;
+        stack.tcp.set_config(config.clone());
+        let ours = end.ours;
+        let run = StackRun::start(stack, ours, work_for(p, role), p, active, cancel)
+            .map_err(|e| StackEndError::Stack(format!("starting its thread: {e}")))?;
+        Ok((Side::Stack(run), ours))
+    }
+
+    /// Runs trial `p` with the ends its `--stack` and `--server-stack`
+    /// say; at least one must be tcplab. A trial the stack breaks ends
+    /// with the stack's reason (an error from `combine`), and the stack is
+    /// rebuilt for the next one.
+    pub fn run(
+        &mut self,
+        p: &TrialParams,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<TrialOutcome, StackEndError> {
+        let config = tcp_config(p)?;
+        if !p.stack.is_tcplab() && !p.server_stack.is_tcplab() {
+            return Err(StackEndError::Unsupported(
+                "neither end is tcplab (the kernel places run this trial)".into(),
+            ));
+        }
+        let cancel = Canceller::new();
+        let client_active = sender_is_client(p);
+        let waits = DataWaits {
+            first: DATA_WAIT,
+            stall: DATA_WAIT,
+            from: None,
+            token: None,
+        };
+        // The server end first, so the client finds it listening.
+        let (server, server_ip, ports) = match p.server_stack {
+            kind if kind.is_tcplab() => {
+                let (side, ip) = self.start_stack(
+                    1,
+                    kind,
+                    p,
+                    &config,
+                    EndRole::Server(STACK_PORT),
+                    !client_active,
+                    &cancel,
+                )?;
+                let flows = if p.test == record::TestKind::UdpStream {
+                    p.parallel.max(1) as u16
+                } else {
+                    1
+                };
+                (
+                    side,
+                    ip,
+                    (0..flows).map(|i| STACK_PORT + i).collect::<Vec<_>>(),
+                )
+            }
+            _ => {
+                let ip = self.linux_addr(0)?;
+                let (q, c) = (p.clone(), cancel.clone());
+                let (role, ports) = self
+                    .ns
+                    .run_in(move || start_server(&q, IpAddr::V4(ip), &c, None, waits))
+                    .map_err(|e| StackEndError::Setup(e.to_string()))??;
+                (Side::Kernel(role), ip, ports)
+            }
+        };
+        let client = match p.stack {
+            kind if kind.is_tcplab() => self.start_stack(
+                0,
+                kind,
+                p,
+                &config,
+                EndRole::Client(server_ip, ports),
+                client_active,
+                &cancel,
+            ),
+            _ => {
+                let (q, c) = (p.clone(), cancel.clone());
+                self.ns
+                    .run_in(move || {
+                        start_client(&q, IpAddr::V4(server_ip), &ports, &c, None, None, None)
+                    })
+                    .map_err(|e| StackEndError::Setup(e.to_string()))
+                    .and_then(|r| r.map_err(StackEndError::from))
+                    .map(|role| (Side::Kernel(role), Ipv4Addr::UNSPECIFIED))
+            }
+        };
+        let client = match client {
+            Ok((side, _)) => side,
+            Err(e) => {
+                cancel.cancel();
+                server.finish();
+                self.settle(1, server);
+                return Err(e);
+            }
+        };
+        let interrupted = wait_for(&client, &server, p, interrupt, &cancel);
+        let (client_report, client_stats) = self.settle(0, client);
+        let (server_report, server_stats) = self.settle(1, server);
+        if interrupted {
+            return Err(StackEndError::Interrupted);
+        }
+        let mut o = combine(p, &client_report, &server_report)?;
+        let (sender, receiver) = if client_active {
+            (&client_stats, &server_stats)
+        } else {
+            (&server_stats, &client_stats)
+        };
+        if p.test == record::TestKind::TcpStream {
+            if let Some(s) = sender {
+                s.add_as_sender(&mut o.metrics);
+            }
+            if let Some(s) = receiver {
+                s.add_as_receiver(&mut o.metrics);
+            }
+        }
+        // TCP counters, for ends that had TCP connections.
+        for (end, stats) in [("client", &client_stats), ("server", &server_stats)] {
+            if let Some(s) = stats.as_ref().filter(|s| s.connections > 0) {
+                s.add_to(end, &mut o.metrics);
+            }
+        }
+        o.details["stack"] = serde_json::json!({
+            "client": p.stack.name(),
+            "server": p.server_stack.name(),
+            "client_device": device_note(p.stack),
+            "server_device": device_note(p.server_stack),
+            "place": self.label(),
+            "devices": self.ends.iter().flatten().map(|e| &e.device).collect::<Vec<_>>(),
+            "controlled": "Each user-space end runs on the trial's own thread; its device write()s run Linux's receive path inside the call, so that kernel work is charged to the user-space end's CPU. Metrics stack_* come from the stack's own counters (times in ns on its clock, not TCP_INFO jiffies).",
+        });
+        Ok(o)
+    }
+
+    /// Joins a side; a stack end's stack goes back to its slot (or the
+    /// slot is emptied, so the next trial builds a fresh one).
+    fn settle(&mut self, i: usize, side: Side) -> (SideReport, Option<StackStats>) {
+        match side {
+            Side::Kernel(role) => (role.join(), None),
+            Side::Stack(run) => {
+                let (report, stack, stats) = run.join();
+                match stack {
+                    Some(s) => {
+                        if let Some(end) = self.ends[i].as_mut() {
+                            end.stack = Some(s);
+                        }
+                    }
+                    None => self.ends[i] = None,
+                }
+                (report, Some(stats))
+            }
+        }
+    }
+}
+
+/// What an end's device does to what it measures, for the record.
+fn device_note(kind: StackImpl) -> &'static str {
+    match kind {
+        StackImpl::Kernel => "Linux's sockets",
+        StackImpl::Tcplab => "plain TUN, MTU 1500: every segment a packet, every checksum computed in software",
+        StackImpl::TcplabOffload => "TUN with virtio-net-header offloads (TSO4, CSUM): super-packets of up to 64 KB each way, checksums left to the kernel, so per-packet costs are hidden as GSO/GRO hide them",
+        StackImpl::TcplabTap => "TAP, MTU 1500: the stack's own Ethernet and ARP are part of what is measured",
+    }
+}
+
+/// Waits until the active side is done, then asks the passive one to wrap
+/// up and waits for it; cancels on Ctrl-C or far past the duration.
+/// Returns whether Ctrl-C ended it.
+fn wait_for(
+    client: &Side,
+    server: &Side,
+    p: &TrialParams,
+    interrupt: &AtomicBool,
+    cancel: &Canceller,
+) -> bool {
+    let (active, passive) = if client.is_active() || !server.is_active() {
+        (client, server)
+    } else {
+        (server, client)
+    };
+    let deadline = p
+        .duration_s
+        .map(|d| Instant::now() + Duration::from_secs_f64(d) + SLACK);
+    let tick = Duration::from_millis(5);
+    let mut interrupted = false;
+    while !active.is_finished() {
+        if interrupt.load(Ordering::Relaxed) {
+            interrupted = true;
+            cancel.cancel();
+        }
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            cancel.cancel();
+        }
+        std::thread::sleep(tick);
+    }
+    passive.finish();
+    let until = Instant::now() + WRAP_UP;
+    while !passive.is_finished() {
+        if interrupt.load(Ordering::Relaxed) {
+            interrupted = true;
+            cancel.cancel();
+        }
+        if Instant::now() > until {
+            cancel.cancel();
+        }
+        std::thread::sleep(tick);
+    }
+    interrupted
+}
+
+impl Drop for StackPlace {
+    fn drop(&mut self) {
+        // Devices first (closing a TUN fd removes the device), then the
+        // namespace (NetNs's own drop), then the owner file.
+        self.ends = [None, None];
+        self.tag.release();
+    }
+}
