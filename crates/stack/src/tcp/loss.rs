@@ -4,11 +4,11 @@
 //!   segments of a flight are lost, or every ACK for them is, no
 //!   duplicate ACK comes and only the retransmission timer (1 s floor)
 //!   would recover. A probe timeout (PTO) of 2·SRTT plus the peer's
-//!   worst-case delayed ACK when one segment is in flight, or plus 2 ms
-//!   (Linux's slack) when more are, armed after new data and each ACK
-//!   while not in recovery, sends one new segment
-//!   or retransmits the last one; its ACK carries SACK blocks that start
-//!   fast recovery in one round trip.
+//!   worst-case delayed ACK when under two full segments are in flight
+//!   (the peer may be holding its ACK for them), and 2 ms of slack
+//!   (Linux's), armed after new data and each ACK while not in recovery,
+//!   sends one new segment or retransmits the last one; its ACK carries
+//!   SACK blocks that start fast recovery in one round trip.
 //! - **Lost-retransmission detection** (`lost_retransmit_detection`): in
 //!   recovery, a retransmission that is itself lost is invisible to
 //!   NewReno and to RFC 6675 (both wait for the timer). Once an ACK's
@@ -38,9 +38,9 @@ use crate::wire::tcp::TcpRepr;
 /// the PTO when a single segment is in flight (it may be held for it).
 pub const WORST_CASE_DELAYED_ACK: Duration = Duration::from_millis(200);
 
-/// Added to 2·SRTT when more than one segment is in flight, so a PTO
-/// of a few microseconds (SRTT over a TUN) does not fire on ordinary ACK
-/// jitter: Linux's `TCP_TIMEOUT_MIN`, 2 ms.
+/// Added to every PTO, so one of a few microseconds (SRTT over a TUN)
+/// does not fire on ordinary ACK jitter, nor at the very instant the
+/// peer's delayed-ACK timer would answer: Linux's `TCP_TIMEOUT_MIN`, 2 ms.
 pub const PROBE_SLACK: Duration = Duration::from_millis(2);
 
 /// The loss detectors' per-connection state.
@@ -68,8 +68,8 @@ impl Connection {
             && self.loss.probe_end.is_none()
     }
 
-    /// Arms the probe timer 2·SRTT from `now` (+ WCDelAckT for a single
-    /// segment in flight, + [`PROBE_SLACK`] otherwise) unless the retransmission timer fires first;
+    /// Arms the probe timer 2·SRTT + [`PROBE_SLACK`] from `now` (+
+    /// WCDelAckT when less than two full segments are in flight) unless the retransmission timer fires first;
     /// cancels it when no probe is allowed. Called after new data is sent
     /// and after each ACK of new data (RFC 8985 §7.2).
     pub(crate) fn schedule_loss_probe(&mut self, now: Instant) {
@@ -78,12 +78,13 @@ impl Connection {
             self.timers.cancel(TimerKind::LossProbe);
             return;
         };
-        let mut pto = srtt * 2;
-        pto += if self.snd_max - self.snd_una <= self.data_mss() {
-            WORST_CASE_DELAYED_ACK
-        } else {
-            PROBE_SLACK
-        };
+        let mut pto = srtt * 2 + PROBE_SLACK;
+        // Under two full segments outstanding the peer may hold its ACK
+        // for its delayed-ACK timer (RFC 1122 §4.2.3.2): RFC 8985's
+        // one-segment case, widened to every flight the timer can hold.
+        if self.snd_max - self.snd_una < 2 * self.data_mss() {
+            pto += WORST_CASE_DELAYED_ACK;
+        }
         let at = now.after(pto);
         match self.timers.deadline(TimerKind::Retransmit) {
             Some(rto_at) if rto_at <= at => self.timers.cancel(TimerKind::LossProbe),
