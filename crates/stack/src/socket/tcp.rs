@@ -112,25 +112,6 @@ pub struct TcpSockets {
     super_segment_limit: usize,
 }
 
-/// The bytes a std `HashMap` allocated for its capacity: hashbrown's
-/// buckets (a power of two, 7/8 of them usable beyond 8) of entries, then
-/// one control byte per bucket and a 16-byte group, the entries rounded
-/// up to the group's alignment.
-fn hash_map_bytes<K, V>(map: &HashMap<K, V>) -> usize {
-    const GROUP: usize = 16;
-    let capacity = map.capacity();
-    if capacity == 0 {
-        return 0;
-    }
-    let buckets = if capacity < 8 {
-        capacity + 1
-    } else {
-        capacity * 8 / 7
-    };
-    let entries = (buckets * std::mem::size_of::<(K, V)>()).next_multiple_of(GROUP);
-    entries + buckets + GROUP
-}
-
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
     match addr {
         SocketAddr::V4(a) => a,
@@ -493,76 +474,6 @@ impl TcpSockets {
         }
     }
 
-    /// Heap bytes the socket set owns: every socket's box with its
-    /// connection's buffers, listeners and their pending queues, the slot
-    /// table, the 4-tuple and port maps, the timer queue, the dirty and
-    /// free lists and the outbox, each by capacity. Divided by the number
-    /// of connections it is the memory per connection.
-    pub fn memory_bytes(&self) -> usize {
-        let sockets: usize = self
-            .entries
-            .iter()
-            .flatten()
-            .map(|e| match e {
-                Entry::Socket(s) => std::mem::size_of::<Socket>() + s.conn.heap_bytes(),
-                Entry::Listener(l) => {
-                    std::mem::size_of::<Listener>()
-                        + l.pending.capacity() * std::mem::size_of::<usize>()
-                }
-            })
-            .sum();
-        let outbox: usize = self.outbox.capacity() * std::mem::size_of::<(FourTuple, Segment)>()
-            + self
-                .outbox
-                .iter()
-                .map(|(_, s)| s.payload.capacity())
-                .sum::<usize>();
-        sockets
-            + self.entries.capacity() * std::mem::size_of::<Option<Entry>>()
-            + (self.free.capacity() + self.dirty.capacity()) * std::mem::size_of::<usize>()
-            + self.timers.heap_bytes()
-            + hash_map_bytes(&self.by_tuple)
-            + hash_map_bytes(&self.listeners)
-            + outbox
-    }
-
-    /// The last ICMP destination unreachable a connection took, if any
-    /// (a soft error: the connection goes on).
-    pub fn soft_error(&self, handle: TcpHandle) -> Result<Option<UnreachableCode>, TcpSocketError> {
-        Ok(self.socket_ref(handle)?.soft_error)
-    }
-
-    /// An ICMP destination unreachable about a segment we sent: the
-    /// connection it names takes it as a soft error if it quotes a
-    /// sequence number in flight, and lowers its MSS on fragmentation
-    /// needed.
-    pub fn icmp_error(&mut self, error: &IcmpError) -> Delivery {
-        let tuple = FourTuple {
-            local: SocketAddr::V4(error.local),
-            remote: SocketAddr::V4(error.remote),
-        };
-        let found = self.by_tuple.get(&tuple).copied();
-        let Some(Some(Entry::Socket(s))) = found.map(|i| &mut self.entries[i]) else {
-            self.counters.icmp_ignored += 1;
-            return Delivery::NoListener;
-        };
-        if !error
-            .tcp_seq
-            .is_some_and(|seq| s.conn.quotes_our_flight(seq))
-        {
-            self.counters.icmp_ignored += 1;
-            return Delivery::Accepted;
-        }
-        s.soft_error = Some(error.code);
-        self.counters.icmp_soft_errors += 1;
-        if let Some(mtu) = error.next_hop_mtu {
-            if s.conn.on_path_mtu(usize::from(mtu)) {
-                self.counters.pmtu_reductions += 1;
-            }
-        }
-        Delivery::Accepted
-    }
-
     /// The connection behind a handle (state, counters, cwnd, srtt).
     pub fn connection(&self, handle: TcpHandle) -> Result<&Connection, TcpSocketError> {
         Ok(&self.socket_ref(handle)?.conn)
@@ -824,6 +735,11 @@ impl IpHandler for TcpInput<'_> {
         self.sockets.icmp_error(error)
     }
 }
+
+#[path = "tcp_icmp.rs"]
+mod icmp;
+#[path = "tcp_memory.rs"]
+mod memory;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]
