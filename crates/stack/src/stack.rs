@@ -36,6 +36,13 @@ impl IpHandler for Transports<'_> {
         self.tcp
             .process_with_checksum(ip, segment, self.now, checksum)
     }
+
+    fn icmp_error(&mut self, error: &crate::iface::icmp_error::IcmpError) -> Delivery {
+        match error.protocol {
+            crate::wire::IpProtocol::Tcp => self.tcp.icmp_error(error),
+            _ => Delivery::NoListener,
+        }
+    }
 }
 
 /// One device, its interface, the sockets above it and the clock.

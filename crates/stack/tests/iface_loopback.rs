@@ -320,7 +320,14 @@ fn a_fragment_past_the_datagrams_end_drops_the_datagram() {
 
 #[test]
 fn drops_are_counted_by_reason() {
-    let (mut iface, mut dev, clock) = setup(Medium::Ethernet);
+    let (_, mut dev, clock) = setup(Medium::Ethernet);
+    // Drops only: the ICMP errors two of them would draw are
+    // tests/icmp_errors.rs's.
+    let mut quiet = config(Medium::Ethernet);
+    quiet.icmp_errors.enabled = false;
+    // And DF respected: a datagram over the MTU is refused, not fragmented.
+    quiet.fragment_output = false;
+    let mut iface = Interface::new(quiet);
     let ping = echo_request(1, 1, b"hi");
     let good = Ip::new(PEER, OURS, 1).packet(&ping);
     let mut bad_sum = good.clone();

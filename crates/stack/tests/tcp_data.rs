@@ -348,6 +348,9 @@ fn a_lost_last_segment_is_recovered_by_the_retransmission_timer() {
     ] {
         let mut c = cfg();
         c.rtt = rtt;
+        // The timer alone (the tail loss probe would recover first:
+        // tests/tcp_loss_detection.rs).
+        c.tail_loss_probe = false;
         let mut p = Pair::established(c, cfg(), 5 * MS);
         // 10 full segments; the last is lost, so no duplicate ACK follows.
         let mss = p.a.send_mss() - 12;
@@ -595,7 +598,10 @@ fn the_off_and_drain_ack_policies_acknowledge_each_segment_or_on_reading() {
     let mut b_cfg = cfg();
     b_cfg.delayed_ack = DelayedAckPolicy::Drain;
     b_cfg.recv_buffer = 65535;
-    let mut p = Pair::established(cfg(), b_cfg, 5 * MS);
+    // No tail loss probe either: it too would draw an ACK.
+    let mut a_cfg = cfg();
+    a_cfg.tail_loss_probe = false;
+    let mut p = Pair::established(a_cfg, b_cfg, 5 * MS);
     p.app_b.auto_read = false;
     let before = p.sent(Dir::BtoA).len();
     p.app_a.to_write = b"request".to_vec();

@@ -140,6 +140,16 @@ pub struct InterfaceCounters {
     /// Packets sent with a partial transport checksum for the device to
     /// finish (`NEEDS_CSUM`), super-packets included.
     pub checksums_offloaded_out: u64,
+    /// Datagrams sent in fragments because they exceeded the MTU.
+    pub datagrams_fragmented: u64,
+    /// Fragments sent.
+    pub fragments_out: u64,
+    /// ICMP destination unreachables sent (port, protocol).
+    pub icmp_errors_sent: u64,
+    /// ICMP errors not sent because of the rate limit.
+    pub icmp_errors_rate_limited: u64,
+    /// ICMP destination unreachables received about our datagrams.
+    pub icmp_errors_received: u64,
     drops: [u64; DropReason::ALL.len()],
 }
 

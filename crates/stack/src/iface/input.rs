@@ -5,6 +5,7 @@
 
 use super::counters::DropReason;
 use super::fragment::FragmentError;
+use super::icmp_error::{UnreachableCode, DESTINATION_UNREACHABLE};
 use super::interface::{IfaceError, Interface};
 use super::upper::{Delivery, IpHandler};
 use crate::phy::{Device, Medium};
@@ -149,7 +150,7 @@ impl Interface {
         upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
         let delivery = match ip.next_header {
-            IpProtocol::Icmp => return self.process_icmp(device, now, ip, payload),
+            IpProtocol::Icmp => return self.process_icmp(device, now, ip, payload, upper),
             IpProtocol::Udp => {
                 let parsed = UdpPacket::new_checked(payload).and_then(|p| {
                     UdpRepr::parse(&p, ip.src_addr, ip.dst_addr, transport)
@@ -169,14 +170,22 @@ impl Interface {
                 }
             }
             IpProtocol::Tcp => upper.tcp(ip, payload, transport),
-            IpProtocol::Unknown(_) => return self.drop(DropReason::UnknownProtocol),
+            IpProtocol::Unknown(_) => {
+                self.send_unreachable(device, now, ip, payload, UnreachableCode::Protocol)?;
+                return self.drop(DropReason::UnknownProtocol);
+            }
         };
         match delivery {
             Delivery::Accepted => {
                 self.counters.ip_delivered += 1;
                 Ok(())
             }
-            Delivery::NoListener => self.drop(DropReason::NoListener),
+            Delivery::NoListener => {
+                if ip.next_header == IpProtocol::Udp {
+                    self.send_unreachable(device, now, ip, payload, UnreachableCode::Port)?;
+                }
+                self.drop(DropReason::NoListener)
+            }
         }
     }
 
@@ -188,7 +197,22 @@ impl Interface {
         now: Instant,
         ip: &Ipv4Repr,
         payload: &[u8],
+        upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
+        if payload.first() == Some(&DESTINATION_UNREACHABLE) {
+            let verified =
+                Icmpv4Packet::new_checked(payload).is_ok_and(|p| p.verify_checksum(self.checksum));
+            if !verified {
+                return self.drop(DropReason::BadChecksum);
+            }
+            return match self.receive_unreachable(payload, upper) {
+                Delivery::Accepted => {
+                    self.counters.ip_delivered += 1;
+                    Ok(())
+                }
+                Delivery::NoListener => self.drop(DropReason::UnhandledIcmp),
+            };
+        }
         let message = match Icmpv4Packet::new_checked(payload)
             .and_then(|p| Icmpv4Repr::parse(&p, self.checksum))
         {

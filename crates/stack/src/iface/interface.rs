@@ -44,6 +44,11 @@ pub struct InterfaceConfig {
     /// Frames read per `poll` at most, so one call cannot starve the
     /// layers above.
     pub poll_budget: usize,
+    /// Fragment datagrams (not TCP) larger than the MTU instead of
+    /// refusing them (on by default, as Linux does for UDP).
+    pub fragment_output: bool,
+    /// Whether and how fast ICMP errors are sent.
+    pub icmp_errors: super::icmp_error::IcmpErrorConfig,
 }
 
 impl InterfaceConfig {
@@ -61,6 +66,8 @@ impl InterfaceConfig {
             hop_limit: 64,
             dont_frag: true,
             poll_budget: 64,
+            fragment_output: true,
+            icmp_errors: super::icmp_error::IcmpErrorConfig::default(),
         }
     }
 }
@@ -109,6 +116,8 @@ pub struct Interface {
     pub(super) dont_frag: bool,
     pub(super) poll_budget: usize,
     pub(super) next_ident: u16,
+    pub(super) fragment_output: bool,
+    pub(super) icmp_errors: super::icmp_error::TokenBucket,
     /// Packets (IP, no link header) waiting for their next hop's MAC,
     /// with the time they began to wait.
     pub(super) awaiting_arp: HashMap<Ipv4Addr, (Instant, Vec<u8>)>,
@@ -148,6 +157,8 @@ impl Interface {
             dont_frag: config.dont_frag,
             poll_budget: config.poll_budget.max(1),
             next_ident: 1,
+            fragment_output: config.fragment_output,
+            icmp_errors: super::icmp_error::TokenBucket::new(config.icmp_errors),
             awaiting_arp: HashMap::new(),
             counters: InterfaceCounters::default(),
             rx_buffer: Vec::new(),

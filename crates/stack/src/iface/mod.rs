@@ -12,11 +12,17 @@
 //! - [`udp::UdpSockets`]: bind, send to, receive from;
 //! - [`offload`]: the virtio-net header of an offload device, stripped on
 //!   input (super-packets up whole, checksums the kernel vouched for not
-//!   verified) and written on output (partial checksums, TSO).
+//!   verified) and written on output (partial checksums, TSO);
+//! - `fragment_out`: datagrams over the MTU sent in fragments (UDP; DF
+//!   respected when the switch is off);
+//! - [`icmp_error`]: destination unreachable out (port, protocol; rate
+//!   limited) and in (to the transport, as [`icmp_error::IcmpError`]).
 
 pub mod arp_cache;
 pub mod counters;
 pub mod fragment;
+mod fragment_out;
+pub mod icmp_error;
 mod input;
 pub mod interface;
 pub mod offload;

@@ -86,6 +86,14 @@ impl Interface {
         let caps = device.capabilities();
         let mtu = caps.mtu;
         let ip_len = IPV4_HEADER_LEN + payload_len;
+        if self.fragments(protocol, ip_len, mtu) && !caps.offloads.vnet_header {
+            let route = super::fragment_out::Route {
+                src,
+                dst,
+                next_hop: route.next_hop,
+            };
+            return self.send_fragmented(device, now, route, protocol, payload_len, mtu, emit);
+        }
         let cut = segment_size.filter(|&size| {
             protocol == IpProtocol::Tcp && caps.offloads.tso4 && ip_len > mtu && size > 0
         });
@@ -168,7 +176,7 @@ impl Interface {
     /// holds the packet (with its virtio-net header) while ARP asks for
     /// the next hop.
     #[allow(clippy::too_many_arguments)]
-    fn resolve_and_send(
+    pub(super) fn resolve_and_send(
         &mut self,
         device: &mut dyn Device,
         now: Instant,

@@ -3,6 +3,7 @@
 //! header, so the TCP state machine and the UDP sockets plug in without
 //! `iface` knowing them.
 
+use super::icmp_error::IcmpError;
 use crate::wire::{ChecksumMethod, Ipv4Repr, UdpRepr};
 
 /// What a layer above answers when handed a packet.
@@ -29,6 +30,12 @@ pub trait IpHandler {
     /// segment's). With an offload device the segment may be a
     /// super-packet: several MSS-sized segments in one.
     fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8], checksum: ChecksumMethod) -> Delivery;
+
+    /// A destination unreachable about a datagram we sent (RFC 1122
+    /// §4.2.3.9 for TCP); by default nobody takes it.
+    fn icmp_error(&mut self, _error: &IcmpError) -> Delivery {
+        Delivery::NoListener
+    }
 }
 
 /// A handler with no transport above: every datagram and segment is

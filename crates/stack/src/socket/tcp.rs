@@ -11,6 +11,8 @@
 //! [`TcpSockets::flush`].
 
 use super::error::TcpSocketError;
+use super::timer_queue::TimerQueue;
+use crate::iface::icmp_error::{IcmpError, UnreachableCode};
 use crate::iface::{Delivery, IfaceError, Interface, IpHandler};
 use crate::phy::Device;
 use crate::tcp::input::reset_for;
@@ -44,6 +46,16 @@ pub struct TcpSocketsCounters {
     pub active_opens: u64,
     /// Segments sent.
     pub segments_out: u64,
+    /// ICMP destination unreachables taken by a connection (soft errors).
+    pub icmp_soft_errors: u64,
+    /// ICMP errors for no connection, or quoting nothing in flight.
+    pub icmp_ignored: u64,
+    /// Path MTU reductions (RFC 1191) applied to a connection.
+    pub pmtu_reductions: u64,
+    /// Connections whose timers ran or whose output was collected by
+    /// [`TcpSockets::on_timers`]: with the timer queue, the due and the
+    /// dirty ones only, never every idle connection.
+    pub timer_visits: u64,
 }
 
 #[derive(Debug)]
@@ -62,8 +74,14 @@ struct Socket {
     listener: Option<usize>,
     /// The application let go of it: it is removed once CLOSED.
     released: bool,
-    /// An application call may have made something to send.
+    /// An application call may have made something to send (the socket
+    /// is then in the set's dirty list).
     dirty: bool,
+    /// The deadline the timer queue holds for it: its connection's
+    /// `poll_at` when last looked at.
+    scheduled: Option<Instant>,
+    /// The last ICMP error it took (RFC 1122 §4.2.3.9's soft error).
+    soft_error: Option<UnreachableCode>,
 }
 
 #[derive(Debug)]
@@ -76,6 +94,12 @@ enum Entry {
 #[derive(Debug)]
 pub struct TcpSockets {
     entries: Vec<Option<Entry>>,
+    /// Indices of empty `entries` slots, for reuse.
+    free: Vec<usize>,
+    /// Sockets an application call marked dirty, for the next `on_timers`.
+    dirty: Vec<usize>,
+    /// Each connection's earliest deadline, earliest first.
+    timers: TimerQueue,
     by_tuple: HashMap<FourTuple, usize>,
     listeners: HashMap<u16, usize>,
     isn: IsnGenerator,
@@ -102,6 +126,9 @@ impl TcpSockets {
     pub fn new(config: TcpConfig, isn: IsnGenerator, checksum: ChecksumMethod) -> TcpSockets {
         TcpSockets {
             entries: Vec::new(),
+            free: Vec::new(),
+            dirty: Vec::new(),
+            timers: TimerQueue::default(),
             by_tuple: HashMap::new(),
             listeners: HashMap::new(),
             isn,
@@ -128,7 +155,7 @@ impl TcpSockets {
     }
 
     fn insert(&mut self, entry: Entry) -> usize {
-        match self.entries.iter().position(Option::is_none) {
+        match self.free.pop() {
             Some(i) => {
                 self.entries[i] = Some(entry);
                 i
@@ -138,6 +165,67 @@ impl TcpSockets {
                 self.entries.len() - 1
             }
         }
+    }
+
+    /// Empties slot `index` for reuse.
+    fn remove_entry(&mut self, index: usize) {
+        if self.entries[index].take().is_some() {
+            self.free.push(index);
+        }
+    }
+
+    /// Queues socket `index` for output at the next `on_timers`.
+    fn mark_dirty(&mut self, index: usize) {
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            if !s.dirty {
+                s.dirty = true;
+                self.dirty.push(index);
+            }
+        }
+    }
+
+    /// Whether the queue entry (`at`, `index`) is the socket's current
+    /// deadline (otherwise it is stale).
+    fn is_current(&self, at: Instant, index: usize) -> bool {
+        matches!(self.entries.get(index), Some(Some(Entry::Socket(s))) if s.scheduled == Some(at))
+    }
+
+    /// Drops stale entries from the top, so [`TcpSockets::poll_at`] can
+    /// read the earliest live deadline without changing anything.
+    fn drop_stale_top(&mut self) {
+        while let Some((at, index)) = self.timers.peek() {
+            if self.is_current(at, index) {
+                return;
+            }
+            self.timers.pop();
+        }
+    }
+
+    /// After anything that may have changed socket `index`'s timers or
+    /// state: its deadline re-queued if it moved, removed if done. O(log n).
+    fn touched(&mut self, index: usize) {
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            let at = s.conn.poll_at();
+            if at != s.scheduled {
+                s.scheduled = at;
+                if let Some(at) = at {
+                    self.timers.push(at, index);
+                }
+            }
+        }
+        self.reap(index);
+        if self.timers.wants_rebuild() {
+            let live = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    Some(Entry::Socket(s)) => s.scheduled.map(|at| (at, i)),
+                    _ => None,
+                });
+            self.timers.rebuild(live);
+        }
+        self.drop_stale_top();
     }
 
     fn socket(&mut self, handle: TcpHandle) -> Result<&mut Socket, TcpSocketError> {
@@ -191,24 +279,25 @@ impl TcpSockets {
     /// handshake, if any.
     pub fn accept(&mut self, listener: TcpHandle) -> Result<Option<TcpHandle>, TcpSocketError> {
         let pending = match self.entries.get(listener.0).and_then(Option::as_ref) {
-            Some(Entry::Listener(l)) => l.pending.clone(),
+            Some(Entry::Listener(l)) => &l.pending,
             Some(Entry::Socket(_)) => return Err(TcpSocketError::WrongKind),
             None => return Err(TcpSocketError::NoSocket),
         };
-        for index in pending {
-            let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
-                continue;
-            };
-            let state = s.conn.state();
-            if state.is_synchronized() && state != State::SynReceived {
-                s.listener = None;
-                if let Some(Some(Entry::Listener(l))) = self.entries.get_mut(listener.0) {
-                    l.pending.retain(|&i| i != index);
-                }
-                return Ok(Some(TcpHandle(index)));
-            }
+        let ready = pending.iter().position(|&index| {
+            matches!(self.entries.get(index), Some(Some(Entry::Socket(s)))
+                if s.conn.state().is_synchronized() && s.conn.state() != State::SynReceived)
+        });
+        let Some(position) = ready else {
+            return Ok(None);
+        };
+        let Some(Entry::Listener(l)) = self.entries[listener.0].as_mut() else {
+            unreachable!("checked above");
+        };
+        let index = l.pending.remove(position).expect("position is in range");
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            s.listener = None;
         }
-        Ok(None)
+        Ok(Some(TcpHandle(index)))
     }
 
     /// The configuration connections opened or accepted from now on are
@@ -246,10 +335,13 @@ impl TcpSockets {
             conn,
             listener: None,
             released: false,
-            dirty: true,
+            dirty: false,
+            scheduled: None,
+            soft_error: None,
         })));
         self.by_tuple.insert(tuple, index);
         self.counters.active_opens += 1;
+        self.mark_dirty(index);
         Ok(TcpHandle(index))
     }
 
@@ -289,7 +381,9 @@ impl TcpSockets {
             return Err(TcpSocketError::NotSending);
         }
         let n = s.conn.send(data);
-        s.dirty |= n > 0;
+        if n > 0 {
+            self.mark_dirty(handle.0);
+        }
         Ok(n)
     }
 
@@ -308,7 +402,9 @@ impl TcpSockets {
                 return Err(e.into());
             }
         }
-        s.dirty |= n > 0;
+        if n > 0 {
+            self.mark_dirty(handle.0);
+        }
         Ok(n)
     }
 
@@ -328,7 +424,8 @@ impl TcpSockets {
     pub fn shutdown(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
         let s = self.socket(handle)?;
         s.conn.close();
-        s.dirty = true;
+        self.mark_dirty(handle.0);
+        self.touched(handle.0);
         Ok(())
     }
 
@@ -342,7 +439,7 @@ impl TcpSockets {
                 let port = l.port;
                 let pending: Vec<usize> = l.pending.drain(..).collect();
                 self.listeners.remove(&port);
-                self.entries[handle.0] = None;
+                self.remove_entry(handle.0);
                 for index in pending {
                     self.abort_index(index);
                 }
@@ -351,7 +448,8 @@ impl TcpSockets {
             Some(Entry::Socket(s)) if !s.released => {
                 s.conn.close();
                 s.released = true;
-                s.dirty = true;
+                self.mark_dirty(handle.0);
+                self.touched(handle.0);
                 Ok(())
             }
             _ => Err(TcpSocketError::NoSocket),
@@ -372,6 +470,7 @@ impl TcpSockets {
                 self.outbox.push((tuple, rst));
             }
             s.released = true;
+            self.touched(index);
         }
     }
 
@@ -389,31 +488,48 @@ impl TcpSockets {
     }
 
     /// When [`TcpSockets::on_timers`] must next run: the earliest timer
-    /// of any connection.
+    /// of any connection, read from the top of the timer queue in O(1).
     pub fn poll_at(&self) -> Option<Instant> {
-        self.connections().filter_map(Connection::poll_at).min()
+        self.timers.peek().map(|(at, _)| at)
     }
 
     /// Runs the timers due at `now`, collects what application calls made
-    /// to send, and removes connections that are done.
+    /// to send, and removes connections that are done. Costs O((due +
+    /// dirty) · log n): idle connections are not looked at.
     pub fn on_timers(&mut self, now: Instant) {
-        for index in 0..self.entries.len() {
-            let Some(Entry::Socket(s)) = &mut self.entries[index] else {
+        let mut visit = Vec::new();
+        while let Some((at, index)) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if self.is_current(at, index) {
+                visit.push(index);
+            }
+        }
+        visit.append(&mut self.dirty);
+        for index in visit {
+            let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
                 continue;
             };
-            let tuple = s.conn.tuple();
             let due = s.conn.poll_at().is_some_and(|at| at <= now);
+            if !due && !s.dirty {
+                continue;
+            }
+            let tuple = s.conn.tuple();
             let out = if due {
                 s.conn.on_timer(now)
-            } else if s.dirty {
-                s.conn.poll_output(now)
             } else {
-                Vec::new()
+                s.conn.poll_output(now)
             };
             s.dirty = false;
+            // Its queue entry was consumed (or is stale): re-queue below.
+            s.scheduled = None;
+            self.counters.timer_visits += 1;
             self.outbox.extend(out.into_iter().map(|seg| (tuple, seg)));
-            self.reap(index);
+            self.touched(index);
         }
+        self.drop_stale_top();
     }
 
     /// Removes a connection that reached CLOSED and nobody will read:
@@ -434,7 +550,7 @@ impl TcpSockets {
         if self.by_tuple.get(&tuple) == Some(&index) {
             self.by_tuple.remove(&tuple);
         }
-        self.entries[index] = None;
+        self.remove_entry(index);
     }
 
     /// Sends every queued segment through `iface`. A segment refused for a
@@ -526,12 +642,15 @@ impl TcpSockets {
                 listener: Some(li),
                 released: false,
                 dirty: false,
+                scheduled: None,
+                soft_error: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
             }
             self.by_tuple.insert(tuple, index);
             self.counters.passive_opens += 1;
+            self.touched(index);
             return Delivery::Accepted;
         }
         self.counters.no_socket += 1;
@@ -587,7 +706,7 @@ impl TcpSockets {
         }
         let out = s.conn.on_segment(&seg, now);
         self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
-        self.reap(index);
+        self.touched(index);
         Delivery::Accepted
     }
 }
@@ -611,7 +730,16 @@ impl IpHandler for TcpInput<'_> {
         self.sockets
             .process_with_checksum(ip, segment, self.now, checksum)
     }
+
+    fn icmp_error(&mut self, error: &IcmpError) -> Delivery {
+        self.sockets.icmp_error(error)
+    }
 }
+
+#[path = "tcp_icmp.rs"]
+mod icmp;
+#[path = "tcp_memory.rs"]
+mod memory;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]

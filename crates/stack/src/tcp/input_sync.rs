@@ -219,6 +219,7 @@ impl Connection {
         {
             self.on_dup_ack(newly_sacked, now, out);
         }
+        self.detect_lost_retransmission(seg, ack, now, out);
         // §3.10.7.4's window update rule.
         if ack >= self.snd_una
             && (self.snd_wl1 < seg.seq_number

@@ -26,9 +26,12 @@
 //! - [`super_segment`]: super-segments for a device that cuts them (TSO).
 
 pub mod cc;
+pub mod icmp;
 pub mod input;
 pub mod input_sync;
 pub mod isn;
+pub mod loss;
+pub mod memory;
 pub mod output;
 pub mod reassembly;
 pub mod recovery;

@@ -35,6 +35,7 @@ impl Connection {
                 TimerKind::Persist => self.on_persist_expiry(now, &mut out),
                 TimerKind::TimeWait => self.enter_closed(None),
                 TimerKind::Keepalive => self.on_keepalive_expiry(now, &mut out),
+                TimerKind::LossProbe => self.on_loss_probe(now, &mut out),
             }
         }
         self.output(now, &mut out);
@@ -151,10 +152,12 @@ impl Connection {
         let end = seq + payload.len();
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
-        if seq < self.snd_max {
+        let retransmission = seq < self.snd_max;
+        if retransmission {
             self.counters.retransmits += self.wire_segments(payload.len());
             self.counters.retransmitted_bytes += payload.len() as u64;
             self.rtt_timer.on_retransmit();
+            self.note_retransmission(seq);
         } else {
             self.rtt_timer.on_send(end, now);
         }
@@ -169,6 +172,9 @@ impl Connection {
         self.scoreboard.on_send(self.snd_max);
         self.emit(h, payload, out);
         self.arm_retransmit_if_idle(now);
+        if !retransmission {
+            self.schedule_loss_probe(now);
+        }
     }
 
     /// Where our FIN sits (or will): after the last queued octet.
@@ -389,6 +395,7 @@ impl Connection {
         }
         self.rtt.on_retransmit_timeout();
         self.rtt_timer.on_retransmit();
+        self.loss_detection_on_timeout();
         match self.state {
             State::SynSent | State::SynReceived => self.snd_nxt = self.iss,
             State::Closed | State::Listen | State::TimeWait => {}

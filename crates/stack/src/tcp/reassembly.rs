@@ -63,6 +63,12 @@ impl Reassembly {
         }
     }
 
+    /// Heap bytes held: the piece list's capacity and each piece's buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.pieces.capacity() * std::mem::size_of::<Piece>()
+            + self.pieces.iter().map(|p| p.data.capacity()).sum::<usize>()
+    }
+
     /// The next sequence number expected in order.
     pub fn rcv_nxt(&self) -> SeqNumber {
         self.rcv_nxt

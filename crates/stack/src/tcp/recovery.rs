@@ -56,6 +56,7 @@ impl Connection {
             Some(_) => self.on_partial_ack(acked, now, out),
             None => self.cc.on_ack(data_acked, sample, now),
         }
+        self.loss_probe_on_ack(ack, now);
     }
 
     /// An ACK inside recovery that does not reach the recovery point.
@@ -74,7 +75,7 @@ impl Connection {
     }
 
     /// Retransmits one segment at SND.UNA.
-    fn retransmit_first(&mut self, now: Instant, out: &mut Vec<Segment>) {
+    pub(crate) fn retransmit_first(&mut self, now: Instant, out: &mut Vec<Segment>) {
         let len = self.data_mss().min(self.send_buf.len());
         if len > 0 {
             if self.sack_recovery() {
@@ -138,6 +139,7 @@ impl Connection {
         self.cc.on_fast_retransmit(flight, now);
         self.recovery.point = Some(self.snd_max);
         self.recovery.recover = self.snd_max;
+        self.timers.cancel(TimerKind::LossProbe);
         if !self.sack_recovery() {
             // RFC 6582 §3.2 step 3's "+ 3·SMSS" is the segments that left
             // the network; a compressed ACK may stand for more.

@@ -77,6 +77,17 @@ impl Scoreboard {
         }
     }
 
+    /// Heap bytes held: the SACKed-range list's capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.sacked.capacity() * std::mem::size_of::<(SeqNumber, SeqNumber)>()
+    }
+
+    /// A retransmission was lost (found by the caller): everything
+    /// retransmitted so far may be sent again (HighRxt back to HighACK).
+    pub fn on_lost_retransmission(&mut self) {
+        self.high_rxt = self.high_ack;
+    }
+
     /// Another DupThresh.
     pub fn with_dup_thresh(mut self, dup_thresh: usize) -> Scoreboard {
         self.dup_thresh = dup_thresh.max(1);

@@ -85,6 +85,11 @@ pub struct TcpConfig {
     /// socket layer calls on an offload device); elsewhere every segment
     /// is at most one MSS.
     pub max_super_segment: usize,
+    /// RFC 8985's tail loss probe (see [`super::loss`]).
+    pub tail_loss_probe: bool,
+    /// Detect a lost retransmission in recovery from SACKs of data sent
+    /// after it (see [`super::loss`]).
+    pub lost_retransmit_detection: bool,
 }
 
 impl Default for TcpConfig {
@@ -108,6 +113,8 @@ impl Default for TcpConfig {
             keepalive: false,
             challenge_ack_limit: Some(1000),
             max_super_segment: MAX_SUPER_SEGMENT,
+            tail_loss_probe: true,
+            lost_retransmit_detection: true,
         }
     }
 }
@@ -178,6 +185,10 @@ pub struct Counters {
     pub window_probes: u64,
     /// Keepalive probes sent.
     pub keepalive_probes: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub loss_probes: u64,
+    /// Retransmissions found lost and sent again without a timeout.
+    pub lost_retransmits: u64,
     /// Nanoseconds with data queued but the peer's window closed to it.
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
@@ -273,6 +284,7 @@ pub struct Connection {
     pub(crate) cc: Box<dyn CongestionControl>,
     pub(crate) scoreboard: Scoreboard,
     pub(crate) recovery: Recovery,
+    pub(crate) loss: super::loss::LossState,
     pub(crate) delack: DelayedAck,
     pub(crate) timers: Timers,
     /// An ACK must go out with the next output pass.
@@ -332,6 +344,7 @@ impl Connection {
                 recover: iss,
                 ..Recovery::default()
             },
+            loss: super::loss::LossState::default(),
             delack: DelayedAck::new(config.delayed_ack),
             timers: Timers::new(config.timers),
             ack_now: false,

@@ -23,14 +23,17 @@ pub enum TimerKind {
     Keepalive,
     /// TIME-WAIT's 2·MSL.
     TimeWait,
+    /// The tail loss probe (RFC 8985 §7).
+    LossProbe,
 }
 
-const KINDS: [TimerKind; 5] = [
+const KINDS: [TimerKind; 6] = [
     TimerKind::Retransmit,
     TimerKind::DelayedAck,
     TimerKind::Persist,
     TimerKind::Keepalive,
     TimerKind::TimeWait,
+    TimerKind::LossProbe,
 ];
 
 /// The timers' settings.
@@ -80,7 +83,7 @@ pub enum KeepaliveAction {
 #[derive(Debug, Clone)]
 pub struct Timers {
     config: TimerConfig,
-    deadlines: [Option<Instant>; 5],
+    deadlines: [Option<Instant>; 6],
     /// Zero-window probes sent since the window last opened.
     persist_shift: u32,
     /// Keepalive probes sent since the peer was last heard.
@@ -96,7 +99,7 @@ impl Timers {
     pub fn new(config: TimerConfig) -> Timers {
         Timers {
             config,
-            deadlines: [None; 5],
+            deadlines: [None; 6],
             persist_shift: 0,
             keepalive_probes: 0,
         }
@@ -205,7 +208,7 @@ impl Timers {
     /// TIME-WAIT entered (or a FIN retransmitted in it): 2·MSL from `now`,
     /// and every other timer stops.
     pub fn enter_time_wait(&mut self, now: Instant) {
-        self.deadlines = [None; 5];
+        self.deadlines = [None; 6];
         self.arm_after(TimerKind::TimeWait, now, self.config.msl * 2);
     }
 }

@@ -1,0 +1,31 @@
+//! What one connection costs in memory: its struct and every heap
+//! allocation it owns, by capacity (what the allocator handed out, not
+//! what is in use), so a socket set can report bytes per connection.
+//!
+//! The buffers grow on demand: the send and receive queues start empty
+//! (`VecDeque::new()`, no allocation) and grow to what the application
+//! and the peer actually queue, up to `send_buffer`/`recv_buffer`; the
+//! reassembly queue and the SACK scoreboard hold only what is out of
+//! order. An idle established connection therefore owns its struct, its
+//! RTT estimator and its congestion controller, nothing more.
+
+use super::tcb::Connection;
+
+impl Connection {
+    /// Heap bytes owned beyond the struct itself: buffers by capacity, the
+    /// reassembly queue, the scoreboard, the boxed estimator and controller.
+    pub fn heap_bytes(&self) -> usize {
+        self.send_buf.capacity()
+            + self.recv_buf.capacity()
+            + self.reassembly.heap_bytes()
+            + self.scoreboard.heap_bytes()
+            + std::mem::size_of_val(&*self.rtt)
+            + std::mem::size_of_val(&*self.cc)
+    }
+
+    /// The connection's memory: `size_of::<Connection>()` plus
+    /// [`Connection::heap_bytes`].
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Connection>() + self.heap_bytes()
+    }
+}
