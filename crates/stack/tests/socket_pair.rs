@@ -173,3 +173,53 @@ fn a_lost_syn_is_sent_again_when_the_reported_timer_fires() {
     assert_eq!(p.b.tcp.connection(c).unwrap().state(), State::Established);
     assert_eq!(p.b.tcp.connection(c).unwrap().counters().timeouts, 1);
 }
+
+/// Opens, uses and closes connections from B to A, B closing first (so B
+/// holds TIME-WAIT), half a second passing every 1,000; returns how many
+/// opened before B ran out of ephemeral ports (None: never).
+fn open_and_close_until_refused(p: &mut Pair, attempts: usize) -> Option<usize> {
+    let listener = p.a.tcp.listen(80, 64).unwrap();
+    for i in 0..attempts {
+        let now = p.clock.now();
+        let c = match p.b.tcp.connect(B, SocketAddrV4::new(A, 80), now) {
+            Ok(c) => c,
+            Err(TcpSocketError::NoEphemeralPort) => return Some(i),
+            Err(e) => panic!("connection {i}: {e}"),
+        };
+        p.settle();
+        let s = p.a.tcp.accept(listener).unwrap().expect("accepted");
+        assert_eq!(p.b.tcp.connection(c).unwrap().state(), State::Established);
+        p.b.tcp.close(c).unwrap();
+        p.settle();
+        p.a.tcp.close(s).unwrap();
+        p.settle();
+        if i % 1000 == 999 {
+            p.clock.advance(Duration::from_millis(500));
+        }
+    }
+    None
+}
+
+#[test]
+fn time_wait_reuse_lets_a_client_outlast_its_ephemeral_ports_and_without_it_they_run_out() {
+    let ports = usize::from(u16::MAX - stack::socket::tcp::EPHEMERAL_FIRST) + 1;
+    let mut p = Pair::new();
+    assert_eq!(
+        open_and_close_until_refused(&mut p, ports + 10),
+        Some(ports),
+        "without reuse every port is held in TIME-WAIT"
+    );
+    assert_eq!(p.b.tcp.counters().time_wait_reused, 0);
+
+    let mut p = Pair::new();
+    p.b.tcp.set_config(TcpConfig {
+        time_wait_reuse: true,
+        ..TcpConfig::default()
+    });
+    assert_eq!(open_and_close_until_refused(&mut p, ports + 500), None);
+    let reused = p.b.tcp.counters().time_wait_reused;
+    assert_eq!(
+        reused, 500,
+        "each connection past the ports took over an old TIME-WAIT"
+    );
+}

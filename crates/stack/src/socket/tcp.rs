@@ -24,6 +24,10 @@ use crate::wire::{ChecksumMethod, IpProtocol, Ipv4Address, Ipv4Repr, TcpPacket, 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
+/// How long a TIME-WAIT connection must have waited before an active open
+/// may take its tuple over (Linux's one second).
+const TIME_WAIT_REUSE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The first ephemeral port (IANA's dynamic range, RFC 6335 §6).
 pub const EPHEMERAL_FIRST: u16 = 49152;
 
@@ -56,6 +60,9 @@ pub struct TcpSocketsCounters {
     /// [`TcpSockets::on_timers`]: with the timer queue, the due and the
     /// dirty ones only, never every idle connection.
     pub timer_visits: u64,
+    /// TIME-WAIT connections whose 4-tuple an active open took over
+    /// (`TcpConfig::time_wait_reuse`).
+    pub time_wait_reused: u64,
 }
 
 #[derive(Debug)]
@@ -328,7 +335,7 @@ impl TcpSockets {
         config: TcpConfig,
         now: Instant,
     ) -> Result<TcpHandle, TcpSocketError> {
-        let tuple = self.free_tuple(local, remote)?;
+        let tuple = self.free_tuple(local, remote, config.time_wait_reuse, now)?;
         let mut conn = Connection::open_active(config, tuple, &self.isn, now);
         conn.allow_super_segments(self.super_segment_limit);
         let index = self.insert(Entry::Socket(Box::new(Socket {
@@ -351,6 +358,8 @@ impl TcpSockets {
         &mut self,
         local: Ipv4Addr,
         remote: SocketAddrV4,
+        reuse: bool,
+        now: Instant,
     ) -> Result<FourTuple, TcpSocketError> {
         let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
         for _ in 0..span {
@@ -364,11 +373,36 @@ impl TcpSockets {
                 local: SocketAddr::new(IpAddr::V4(local), port),
                 remote: SocketAddr::V4(remote),
             };
-            if !self.listeners.contains_key(&port) && !self.by_tuple.contains_key(&tuple) {
-                return Ok(tuple);
+            if self.listeners.contains_key(&port) {
+                continue;
+            }
+            match self.by_tuple.get(&tuple) {
+                None => return Ok(tuple),
+                // Ports are handed out in turn, so the next one's TIME-WAIT
+                // is the oldest: take it over as Linux's tcp_tw_reuse does.
+                Some(&index) if reuse && self.time_wait_reusable(index, now) => {
+                    self.by_tuple.remove(&tuple);
+                    self.remove_entry(index);
+                    self.counters.time_wait_reused += 1;
+                    return Ok(tuple);
+                }
+                Some(_) => {}
             }
         }
         Err(TcpSocketError::NoEphemeralPort)
+    }
+
+    /// Whether the connection at `index` is ours (released), in TIME-WAIT
+    /// for at least a second, with timestamps on.
+    fn time_wait_reusable(&self, index: usize, now: Instant) -> bool {
+        let Some(Some(Entry::Socket(s))) = self.entries.get(index) else {
+            return false;
+        };
+        s.released
+            && s.conn.sack_and_timestamps().1
+            && s.conn
+                .time_wait_since()
+                .is_some_and(|t| now.since(t) >= TIME_WAIT_REUSE_AFTER)
     }
 
     /// Queues as much of `data` as the send buffer takes; returns how much.

@@ -15,7 +15,7 @@ use super::reassembly::Reassembly;
 use super::rtt::{Rfc6298Config, RttEstimator, RttEstimatorKind, RttTimer};
 use super::sack::Scoreboard;
 use super::state::State;
-use super::timers::{TimerConfig, Timers};
+use super::timers::{TimerConfig, TimerKind, Timers};
 use super::window::{DelayedAck, DelayedAckPolicy, ReceiverSws, SenderPolicy};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
@@ -90,6 +90,13 @@ pub struct TcpConfig {
     /// Detect a lost retransmission in recovery from SACKs of data sent
     /// after it (see [`super::loss`]).
     pub lost_retransmit_detection: bool,
+    /// An active open may take over the 4-tuple of a connection of ours
+    /// in TIME-WAIT that used timestamps and entered it at least a second
+    /// ago (Linux's `tcp_tw_reuse`; RFC 6191's argument: timestamps keep
+    /// the old incarnation's segments apart). Off by default, as RFC 9293
+    /// has it; a crr client needs it, or 16,384 ephemeral ports last
+    /// 2·MSL / 16,384 of a second per connection.
+    pub time_wait_reuse: bool,
 }
 
 impl Default for TcpConfig {
@@ -115,6 +122,7 @@ impl Default for TcpConfig {
             max_super_segment: MAX_SUPER_SEGMENT,
             tail_loss_probe: true,
             lost_retransmit_detection: true,
+            time_wait_reuse: false,
         }
     }
 }
@@ -470,6 +478,16 @@ impl Connection {
     /// When `on_timer` must next be called, if ever.
     pub fn poll_at(&self) -> Option<Instant> {
         self.timers.next().map(|(_, at)| at)
+    }
+
+    /// When TIME-WAIT began, if the connection is in it.
+    pub fn time_wait_since(&self) -> Option<Instant> {
+        if self.state != State::TimeWait {
+            return None;
+        }
+        let end = self.timers.deadline(TimerKind::TimeWait)?;
+        let span = (self.timers.config().msl * 2).as_nanos() as u64;
+        Some(Instant(end.nanos().saturating_sub(span)))
     }
 
     /// The state.
