@@ -132,7 +132,7 @@ impl StackPlace {
     /// A label for the record.
     pub fn label(&self) -> String {
         format!(
-            "tcplab stack behind TUN (namespace {}, MTU {MTU})",
+            "tcplab's stack behind TUN/TAP devices (namespace {}, MTU {MTU})",
             self.ns.name()
         )
     }
