@@ -274,6 +274,13 @@ impl StackPlace {
         }
         let cancel = Canceller::new();
         let client_active = sender_is_client(p);
+        // The ends' devices exist before their drop counters are read.
+        for (i, kind) in [(0, p.stack), (1, p.server_stack)] {
+            if kind.is_tcplab() {
+                self.end(i, kind)?;
+            }
+        }
+        let drops_before = self.device_drops();
         let waits = DataWaits {
             first: DATA_WAIT,
             stall: DATA_WAIT,
@@ -350,6 +357,17 @@ impl StackPlace {
             return Err(StackEndError::Interrupted);
         }
         let mut o = combine(p, &client_report, &server_report)?;
+        // Packets Linux dropped on their way to a user-space end: its
+        // device's transmit queue was full because the end did not read
+        // fast enough (loss the stack's own counters cannot see).
+        for (i, end) in ["client", "server"].into_iter().enumerate() {
+            if let (Some(b), Some(a)) = (drops_before[i], self.device_drops()[i]) {
+                o.metrics.insert(
+                    format!("stack_{end}_device_drops"),
+                    a.saturating_sub(b) as f64,
+                );
+            }
+        }
         let (sender, receiver) = if client_active {
             (&client_stats, &server_stats)
         } else {
@@ -381,6 +399,13 @@ impl StackPlace {
         Ok(o)
     }
 
+    /// Each end's device's transmit drops so far (None: no such end).
+    fn device_drops(&self) -> [Option<u64>; 2] {
+        let ns = self.ns.name().to_string();
+        let read = |e: &Option<End>| e.as_ref().and_then(|e| tx_dropped(&ns, &e.device));
+        [read(&self.ends[0]), read(&self.ends[1])]
+    }
+
     /// Joins a side; a stack end's stack goes back to its slot (or the
     /// slot is emptied, so the next trial builds a fresh one).
     fn settle(&mut self, i: usize, side: Side) -> (SideReport, Option<StackStats>) {
@@ -400,6 +425,17 @@ impl StackPlace {
             }
         }
     }
+}
+
+/// The transmit drops of `device` in namespace `ns` (Linux → the stack),
+/// from `ip -s -j link`.
+fn tx_dropped(ns: &str, device: &str) -> Option<u64> {
+    let out = std::process::Command::new("ip")
+        .args(["-n", ns, "-s", "-j", "link", "show", "dev", device])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v[0]["stats64"]["tx"]["dropped"].as_u64()
 }
 
 /// What an end's device does to what it measures, for the record.

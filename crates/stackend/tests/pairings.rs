@@ -114,10 +114,17 @@ fn udp_flows_run_both_ways_in_every_pairing() {
                 "{m:?}"
             );
             assert!(m["datagrams_received"] > 0.0, "{m:?}");
+            // Where Linux sends to a user-space end, its device's drops
+            // are counted.
+            if s.is_tcplab() && !reverse {
+                assert!(m.contains_key("stack_server_device_drops"), "{m:?}");
+            }
             assert_eq!(m["duplicates"], 0.0);
             eprintln!(
-                "udp {c:?}→{s:?} reverse={reverse}: {} of 2000 received",
-                m["datagrams_received"]
+                "udp {c:?}→{s:?} reverse={reverse}: {} of 2000 received; dropped by the devices: client {:?}, server {:?}",
+                m["datagrams_received"],
+                m.get("stack_client_device_drops"),
+                m.get("stack_server_device_drops")
             );
         }
     }
