@@ -55,6 +55,10 @@ enum Command {
         /// tcplab on a TUN with virtio-net-header offloads.
         #[arg(long)]
         offload: bool,
+        /// tcplab: ACK each second segment as it arrives instead of once
+        /// per batch read (the stack's switch, for before/after figures).
+        #[arg(long)]
+        ack_each: bool,
     },
     /// 1-byte request/response, Linux the client; p50/p90/p99 in µs.
     Rr {
@@ -118,6 +122,7 @@ fn check_offload(implementation: Impl, offload: bool) -> Result<()> {
 
 fn user_setup(ns: &Netns, buffer: usize) -> Setup {
     Setup {
+        ack_per_batch: true,
         ns: ns.name.clone(),
         linux: Ipv4Addr::new(10, 83, 0, 1),
         ours: Ipv4Addr::new(10, 83, 0, 2),
@@ -135,12 +140,19 @@ fn gbit(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 * 8.0 / seconds / 1e9
 }
 
-fn stream(implementation: Impl, dir: Dir, bytes: u64, buffer: usize) -> Result<serde_json::Value> {
+fn stream(
+    implementation: Impl,
+    dir: Dir,
+    bytes: u64,
+    buffer: usize,
+    ack_each: bool,
+) -> Result<serde_json::Value> {
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
     }
     let ns = Netns::new("stream")?;
-    let setup = user_setup(&ns, buffer);
+    let mut setup = user_setup(&ns, buffer);
+    setup.ack_per_batch = !ack_each;
     let (timed, linux_bytes, linux_seconds) = match dir {
         Dir::ToLinux => {
             let (tx, rx) = mpsc::channel();
@@ -190,10 +202,12 @@ fn stream(implementation: Impl, dir: Dir, bytes: u64, buffer: usize) -> Result<s
         "bytes": bytes,
         "buffer": buffer,
         "mss": setup::MSS,
+        "ack_per_batch": setup.ack_per_batch,
         "seconds": timed.seconds,
         "gbit_s": gbit(bytes, timed.seconds),
         "pps_to_linux": pps(timed.packets.rx),
         "pps_from_linux": pps(timed.packets.tx),
+        "tun_drops": timed.packets.tx_dropped,
         "cpu_seconds": timed.cpu_seconds,
         "cpu_share": timed.cpu_seconds / timed.seconds,
         "linux_seconds": linux_seconds,
@@ -330,9 +344,10 @@ fn main() -> Result<()> {
             bytes,
             buffer,
             offload,
+            ack_each,
         } => {
             check_offload(implementation, offload)?;
-            stream(implementation, dir, bytes, buffer)?
+            stream(implementation, dir, bytes, buffer, ack_each)?
         }
         Command::Rr {
             implementation,

@@ -58,6 +58,9 @@ pub struct LinkPackets {
     pub rx: u64,
     /// Packets Linux sent on it.
     pub tx: u64,
+    /// Packets Linux meant to send on it but dropped (a TUN's queue full:
+    /// the reader too slow).
+    pub tx_dropped: u64,
 }
 
 impl LinkPackets {
@@ -66,6 +69,7 @@ impl LinkPackets {
         LinkPackets {
             rx: self.rx - before.rx,
             tx: self.tx - before.tx,
+            tx_dropped: self.tx_dropped - before.tx_dropped,
         }
     }
 }
@@ -80,6 +84,7 @@ pub fn link_packets(ns: &str, dev: &str) -> Result<LinkPackets> {
     Ok(LinkPackets {
         rx: count("rx"),
         tx: count("tx"),
+        tx_dropped: stats["tx"]["dropped"].as_u64().unwrap_or(0),
     })
 }
 

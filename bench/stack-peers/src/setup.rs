@@ -24,6 +24,8 @@ pub struct Setup {
     pub ours: Ipv4Addr,
     /// Send and receive buffer bytes, both ends.
     pub buffer: usize,
+    /// tcplab only: answer a batch of in-order segments with one ACK.
+    pub ack_per_batch: bool,
 }
 
 impl Setup {

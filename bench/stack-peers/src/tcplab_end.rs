@@ -36,7 +36,9 @@ fn open(setup: &Setup) -> Result<Stack<TunTap>> {
     };
     let isn = IsnGenerator::from_os_rng(IsnPolicy::Rfc6528).context("an ISN secret")?;
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
-    Ok(Stack::new(device, iface, tcp, isn, clock))
+    let mut stack = Stack::new(device, iface, tcp, isn, clock);
+    stack.tcp.set_ack_per_batch(setup.ack_per_batch);
+    Ok(stack)
 }
 
 fn step(stack: &mut Stack<TunTap>) -> Result<()> {

@@ -84,6 +84,7 @@ pub struct TcpSockets {
     next_ephemeral: u16,
     outbox: Vec<(FourTuple, Segment)>,
     counters: TcpSocketsCounters,
+    ack_per_batch: bool,
 }
 
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
@@ -108,7 +109,17 @@ impl TcpSockets {
             next_ephemeral: EPHEMERAL_FIRST,
             outbox: Vec::new(),
             counters: TcpSocketsCounters::default(),
+            ack_per_batch: true,
         }
+    }
+
+    /// Whether in-order segments read in one batch are answered by one
+    /// ACK after the batch ([`Connection::on_segment_in_batch`], on by
+    /// default) or each as it arrives (`on_segment`). A switch for
+    /// issue 19: one write to the device per batch instead of one per two
+    /// segments is most of the receiver's cost on a TUN.
+    pub fn set_ack_per_batch(&mut self, on: bool) {
+        self.ack_per_batch = on;
     }
 
     /// The counters so far.
@@ -535,7 +546,14 @@ impl TcpSockets {
             self.by_tuple.remove(&tuple);
             return self.unmatched(tuple, &seg, now);
         }
-        let out = s.conn.on_segment(&seg, now);
+        let out = if self.ack_per_batch {
+            // The deferred reply leaves in `on_timers`, after the batch.
+            let (out, deferred) = s.conn.on_segment_in_batch(&seg, now);
+            s.dirty |= deferred;
+            out
+        } else {
+            s.conn.on_segment(&seg, now)
+        };
         self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
         self.reap(index);
         Delivery::Accepted
