@@ -144,7 +144,17 @@ impl Connection {
     ) {
         let offset = seq - self.snd_una;
         let end_offset = (offset + len).min(self.send_buf.len());
-        let payload: Vec<u8> = self.send_buf.range(offset..end_offset).copied().collect();
+        // The ring's one or two slices, copied whole (not a byte at a time).
+        let (front, back) = self.send_buf.as_slices();
+        let mut payload = Vec::with_capacity(end_offset - offset);
+        if offset < front.len() {
+            payload.extend_from_slice(&front[offset..end_offset.min(front.len())]);
+        }
+        if end_offset > front.len() {
+            payload.extend_from_slice(
+                &back[offset.saturating_sub(front.len())..end_offset - front.len()],
+            );
+        }
         let end = seq + payload.len();
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
