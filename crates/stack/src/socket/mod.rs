@@ -7,10 +7,12 @@
 //!   segments to no socket, checksums with the IPv4 pseudo-header by the
 //!   interface's method, and the earliest timer so a loop sleeps exactly
 //!   until then;
+//! - [`demux::TupleMap`]: the 4-tuple map with a one-entry cache;
 //! - [`error::TcpSocketError`]: why a socket call failed.
 //!
 //! UDP sockets live beside the interface ([`crate::iface::udp`]).
 
+pub mod demux;
 pub mod error;
 pub mod tcp;
 

@@ -10,6 +10,7 @@
 //! to send is queued and leaves through [`Interface::send_ip_from`] at
 //! [`TcpSockets::flush`].
 
+use super::demux::TupleMap;
 use super::error::TcpSocketError;
 use crate::iface::{Delivery, IfaceError, Interface, IpHandler};
 use crate::phy::Device;
@@ -76,7 +77,7 @@ enum Entry {
 #[derive(Debug)]
 pub struct TcpSockets {
     entries: Vec<Option<Entry>>,
-    by_tuple: HashMap<FourTuple, usize>,
+    by_tuple: TupleMap,
     listeners: HashMap<u16, usize>,
     isn: IsnGenerator,
     checksum: ChecksumMethod,
@@ -101,7 +102,7 @@ impl TcpSockets {
     pub fn new(config: TcpConfig, isn: IsnGenerator, checksum: ChecksumMethod) -> TcpSockets {
         TcpSockets {
             entries: Vec::new(),
-            by_tuple: HashMap::new(),
+            by_tuple: TupleMap::default(),
             listeners: HashMap::new(),
             isn,
             checksum,
@@ -264,7 +265,7 @@ impl TcpSockets {
                 local: SocketAddr::new(IpAddr::V4(local), port),
                 remote: SocketAddr::V4(remote),
             };
-            if !self.listeners.contains_key(&port) && !self.by_tuple.contains_key(&tuple) {
+            if !self.listeners.contains_key(&port) && !self.by_tuple.contains(&tuple) {
                 return Ok(tuple);
             }
         }
@@ -423,7 +424,7 @@ impl TcpSockets {
                 l.pending.retain(|&i| i != index);
             }
         }
-        if self.by_tuple.get(&tuple) == Some(&index) {
+        if self.by_tuple.get(&tuple) == Some(index) {
             self.by_tuple.remove(&tuple);
         }
         self.entries[index] = None;
@@ -535,7 +536,7 @@ impl TcpSockets {
             local: SocketAddr::new(IpAddr::V4(ip.dst_addr.into()), seg.dst_port),
             remote: SocketAddr::new(IpAddr::V4(ip.src_addr.into()), seg.src_port),
         };
-        let Some(&index) = self.by_tuple.get(&tuple) else {
+        let Some(index) = self.by_tuple.get(&tuple) else {
             return self.unmatched(tuple, &seg, now);
         };
         let Some(Entry::Socket(s)) = &mut self.entries[index] else {
