@@ -86,6 +86,7 @@ pub struct TcpSockets {
     outbox: Vec<(FourTuple, Segment)>,
     counters: TcpSocketsCounters,
     ack_per_batch: bool,
+    scratch: Vec<Segment>,
 }
 
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
@@ -111,6 +112,7 @@ impl TcpSockets {
             outbox: Vec::new(),
             counters: TcpSocketsCounters::default(),
             ack_per_batch: true,
+            scratch: Vec::new(),
         }
     }
 
@@ -396,15 +398,17 @@ impl TcpSockets {
             };
             let tuple = s.conn.tuple();
             let due = s.conn.poll_at().is_some_and(|at| at <= now);
-            let out = if due {
-                s.conn.on_timer(now)
+            // One scratch buffer for every call: a window's worth of
+            // segments would otherwise grow a fresh Vec each time.
+            let mut out = std::mem::take(&mut self.scratch);
+            if due {
+                s.conn.on_timer_into(now, &mut out);
             } else if s.dirty {
-                s.conn.poll_output(now)
-            } else {
-                Vec::new()
-            };
+                s.conn.poll_output_into(now, &mut out);
+            }
             s.dirty = false;
-            self.outbox.extend(out.into_iter().map(|seg| (tuple, seg)));
+            self.outbox.extend(out.drain(..).map(|seg| (tuple, seg)));
+            self.scratch = out;
             self.reap(index);
         }
     }

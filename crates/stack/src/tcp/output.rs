@@ -25,20 +25,32 @@ impl Connection {
         out
     }
 
+    /// [`Connection::poll_output`] appending to `out`, so a caller sending
+    /// a window's worth of segments reuses one buffer instead of growing a
+    /// new one each time.
+    pub fn poll_output_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        self.output(now, out);
+    }
+
     /// Runs the timers that are due at `now` and returns what they send.
     pub fn on_timer(&mut self, now: Instant) -> Vec<Segment> {
         let mut out = Vec::new();
+        self.on_timer_into(now, &mut out);
+        out
+    }
+
+    /// [`Connection::on_timer`] appending to `out`.
+    pub fn on_timer_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
         while let Some(kind) = self.timers.poll_expired(now) {
             match kind {
                 TimerKind::Retransmit => self.on_retransmit_timeout(now),
                 TimerKind::DelayedAck => self.ack_now = true,
-                TimerKind::Persist => self.on_persist_expiry(now, &mut out),
+                TimerKind::Persist => self.on_persist_expiry(now, out),
                 TimerKind::TimeWait => self.enter_closed(None),
-                TimerKind::Keepalive => self.on_keepalive_expiry(now, &mut out),
+                TimerKind::Keepalive => self.on_keepalive_expiry(now, out),
             }
         }
-        self.output(now, &mut out);
-        out
+        self.output(now, out);
     }
 
     /// The effective MSS for data: the peer's MSS less the options every
