@@ -2,15 +2,14 @@
 //! transfers: how many 1500-byte IPv4/TCP packets one thread can write
 //! (each one the kernel takes through IP input to TCP, which drops it for
 //! its checksum: the whole receive path with no socket and no reply), and
-//! what a read costs when Linux floods the TUN with 1500-byte UDP packets.
+//! how fast one thread reads 1500-byte packets Linux queued on the TUN
+//! (UDP, the queue lengthened to hold them), read back to back.
 
 use crate::setup::{Setup, Stopwatch, TUN_NAME};
 use anyhow::{Context, Result};
 use stack::phy::tun::{TunConfig, TunKind, TunTap};
 use stack::phy::{Device, PhyError};
 use std::net::{SocketAddrV4, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The IP packet size written and read.
@@ -103,37 +102,46 @@ pub fn write_limit(dev: &mut TunTap, setup: &Setup, seconds: f64) -> Result<Writ
     })
 }
 
-/// Reads for `seconds` while a thread in the namespace floods the TUN
-/// with 1472-byte UDP datagrams to us.
-pub fn read_cost(dev: &mut TunTap, setup: &Setup, seconds: f64) -> Result<ReadCost> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
+/// How many packets Linux queues on the TUN before they are read.
+const QUEUED: u64 = 50_000;
+
+/// Queues `QUEUED` 1500-byte UDP packets from Linux on the TUN (its queue
+/// lengthened to hold them all), then reads them back to back from this
+/// thread: the read rate with a packet always waiting, which a flood
+/// from a Linux thread on a 2-CPU host cannot sustain while it runs.
+pub fn read_cost(dev: &mut TunTap, setup: &Setup) -> Result<ReadCost> {
+    crate::netns::run(
+        "ip",
+        &[
+            "-n",
+            &setup.ns,
+            "link",
+            "set",
+            TUN_NAME,
+            "txqueuelen",
+            "100000",
+        ],
+    )?;
     let (linux, ours) = (setup.linux, setup.ours);
-    let flood = crate::netns::spawn_in(&setup.ns, move || {
+    crate::netns::spawn_in(&setup.ns, move || {
         let s = UdpSocket::bind(SocketAddrV4::new(linux, 0))?;
         let payload = vec![0u8; PACKET - 28];
         let to = SocketAddrV4::new(ours, 9);
-        while !flag.load(Ordering::Relaxed) {
-            for _ in 0..64 {
-                let _ = s.send_to(&payload, to);
-            }
+        for _ in 0..QUEUED {
+            s.send_to(&payload, to)?;
         }
         Ok(())
-    });
+    })
+    .join()
+    .expect("the Linux sender")?;
     let mut buf = vec![0u8; PACKET];
-    let until = Instant::now() + Duration::from_secs_f64(seconds);
     let watch = Stopwatch::start(setup);
     let mut packets = 0u64;
-    while Instant::now() < until {
-        match dev.receive(&mut buf)? {
-            Some(_) => packets += 1,
-            None => {
-                dev.wait(Some(Duration::from_millis(10)))?;
-            }
-        }
+    while dev.receive(&mut buf)?.is_some() {
+        packets += 1;
     }
-    let timed = watch.stop();
-    stop.store(true, Ordering::Relaxed);
-    flood.join().expect("the flood thread")?;
-    Ok(ReadCost { packets, timed })
+    Ok(ReadCost {
+        packets,
+        timed: watch.stop(),
+    })
 }
