@@ -11,10 +11,12 @@
 //!   invalidation, so `poll_at` is O(1) and a poll costs O((due + dirty)
 //!   · log n) with any number of idle connections (10,000 in
 //!   `tests/scale.rs`);
+//! - [`demux::TupleMap`]: the 4-tuple map with a one-entry cache;
 //! - [`error::TcpSocketError`]: why a socket call failed.
 //!
 //! UDP sockets live beside the interface ([`crate::iface::udp`]).
 
+pub mod demux;
 pub mod error;
 pub mod tcp;
 mod timer_queue;

@@ -10,6 +10,7 @@
 //! to send is queued and leaves through [`Interface::send_ip_from`] at
 //! [`TcpSockets::flush`].
 
+use super::demux::TupleMap;
 use super::error::TcpSocketError;
 use super::timer_queue::TimerQueue;
 use crate::iface::icmp_error::{IcmpError, UnreachableCode};
@@ -107,7 +108,7 @@ pub struct TcpSockets {
     dirty: Vec<usize>,
     /// Each connection's earliest deadline, earliest first.
     timers: TimerQueue,
-    by_tuple: HashMap<FourTuple, usize>,
+    by_tuple: TupleMap,
     listeners: HashMap<u16, usize>,
     isn: IsnGenerator,
     checksum: ChecksumMethod,
@@ -117,6 +118,8 @@ pub struct TcpSockets {
     counters: TcpSocketsCounters,
     /// The largest super-segment payload the device cuts (0: no TSO).
     super_segment_limit: usize,
+    ack_per_batch: bool,
+    scratch: Vec<Segment>,
 }
 
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
@@ -136,7 +139,7 @@ impl TcpSockets {
             free: Vec::new(),
             dirty: Vec::new(),
             timers: TimerQueue::default(),
-            by_tuple: HashMap::new(),
+            by_tuple: TupleMap::default(),
             listeners: HashMap::new(),
             isn,
             checksum,
@@ -145,6 +148,8 @@ impl TcpSockets {
             outbox: Vec::new(),
             counters: TcpSocketsCounters::default(),
             super_segment_limit: 0,
+            ack_per_batch: true,
+            scratch: Vec::new(),
         }
     }
 
@@ -154,6 +159,15 @@ impl TcpSockets {
     /// default) keeps every segment within one MSS.
     pub fn set_super_segment_limit(&mut self, limit: usize) {
         self.super_segment_limit = limit;
+    }
+
+    /// Whether in-order segments read in one batch are answered by one
+    /// ACK after the batch ([`Connection::on_segment_in_batch`], on by
+    /// default) or each as it arrives (`on_segment`). A switch for
+    /// issue 19: one write to the device per batch instead of one per two
+    /// segments is most of the receiver's cost on a TUN.
+    pub fn set_ack_per_batch(&mut self, on: bool) {
+        self.ack_per_batch = on;
     }
 
     /// The counters so far.
@@ -352,59 +366,6 @@ impl TcpSockets {
         Ok(TcpHandle(index))
     }
 
-    /// A 4-tuple to `remote` with an ephemeral local port no listener
-    /// holds and no connection to `remote` uses.
-    fn free_tuple(
-        &mut self,
-        local: Ipv4Addr,
-        remote: SocketAddrV4,
-        reuse: bool,
-        now: Instant,
-    ) -> Result<FourTuple, TcpSocketError> {
-        let span = u32::from(u16::MAX - EPHEMERAL_FIRST) + 1;
-        for _ in 0..span {
-            let port = self.next_ephemeral;
-            self.next_ephemeral = if port == u16::MAX {
-                EPHEMERAL_FIRST
-            } else {
-                port + 1
-            };
-            let tuple = FourTuple {
-                local: SocketAddr::new(IpAddr::V4(local), port),
-                remote: SocketAddr::V4(remote),
-            };
-            if self.listeners.contains_key(&port) {
-                continue;
-            }
-            match self.by_tuple.get(&tuple) {
-                None => return Ok(tuple),
-                // Ports are handed out in turn, so the next one's TIME-WAIT
-                // is the oldest: take it over as Linux's tcp_tw_reuse does.
-                Some(&index) if reuse && self.time_wait_reusable(index, now) => {
-                    self.by_tuple.remove(&tuple);
-                    self.remove_entry(index);
-                    self.counters.time_wait_reused += 1;
-                    return Ok(tuple);
-                }
-                Some(_) => {}
-            }
-        }
-        Err(TcpSocketError::NoEphemeralPort)
-    }
-
-    /// Whether the connection at `index` is ours (released), in TIME-WAIT
-    /// for at least a second, with timestamps on.
-    fn time_wait_reusable(&self, index: usize, now: Instant) -> bool {
-        let Some(Some(Entry::Socket(s))) = self.entries.get(index) else {
-            return false;
-        };
-        s.released
-            && s.conn.sack_and_timestamps().1
-            && s.conn
-                .time_wait_since()
-                .is_some_and(|t| now.since(t) >= TIME_WAIT_REUSE_AFTER)
-    }
-
     /// Queues as much of `data` as the send buffer takes; returns how much.
     pub fn send(&mut self, handle: TcpHandle, data: &[u8]) -> Result<usize, TcpSocketError> {
         let s = self.socket(handle)?;
@@ -551,16 +512,20 @@ impl TcpSockets {
                 continue;
             }
             let tuple = s.conn.tuple();
-            let out = if due {
-                s.conn.on_timer(now)
+            // One scratch buffer for every call: a window's worth of
+            // segments would otherwise grow a fresh Vec each time.
+            let mut out = std::mem::take(&mut self.scratch);
+            if due {
+                s.conn.on_timer_into(now, &mut out);
             } else {
-                s.conn.poll_output(now)
-            };
+                s.conn.poll_output_into(now, &mut out);
+            }
             s.dirty = false;
             // Its queue entry was consumed (or is stale): re-queue below.
             s.scheduled = None;
             self.counters.timer_visits += 1;
-            self.outbox.extend(out.into_iter().map(|seg| (tuple, seg)));
+            self.outbox.extend(out.drain(..).map(|seg| (tuple, seg)));
+            self.scratch = out;
             self.touched(index);
         }
         self.drop_stale_top();
@@ -581,7 +546,7 @@ impl TcpSockets {
                 l.pending.retain(|&i| i != index);
             }
         }
-        if self.by_tuple.get(&tuple) == Some(&index) {
+        if self.by_tuple.get(&tuple) == Some(index) {
             self.by_tuple.remove(&tuple);
         }
         self.remove_entry(index);
@@ -647,7 +612,7 @@ impl TcpSockets {
         if self.super_segment_limit == 0 {
             return None;
         }
-        let index = *self.by_tuple.get(tuple)?;
+        let index = self.by_tuple.get(tuple)?;
         let Some(Entry::Socket(s)) = self.entries.get(index)?.as_ref() else {
             return None;
         };
@@ -727,7 +692,7 @@ impl TcpSockets {
             local: SocketAddr::new(IpAddr::V4(ip.dst_addr.into()), seg.dst_port),
             remote: SocketAddr::new(IpAddr::V4(ip.src_addr.into()), seg.src_port),
         };
-        let Some(&index) = self.by_tuple.get(&tuple) else {
+        let Some(index) = self.by_tuple.get(&tuple) else {
             return self.unmatched(tuple, &seg, now);
         };
         let Some(Entry::Socket(s)) = &mut self.entries[index] else {
@@ -738,8 +703,16 @@ impl TcpSockets {
             self.by_tuple.remove(&tuple);
             return self.unmatched(tuple, &seg, now);
         }
-        let out = s.conn.on_segment(&seg, now);
+        let (out, deferred) = if self.ack_per_batch {
+            // The deferred reply leaves in `on_timers`, after the batch.
+            s.conn.on_segment_in_batch(&seg, now)
+        } else {
+            (s.conn.on_segment(&seg, now), false)
+        };
         self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
+        if deferred {
+            self.mark_dirty(index);
+        }
         self.touched(index);
         Delivery::Accepted
     }
@@ -774,6 +747,8 @@ impl IpHandler for TcpInput<'_> {
 mod icmp;
 #[path = "tcp_memory.rs"]
 mod memory;
+#[path = "tcp_ports.rs"]
+mod ports;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]

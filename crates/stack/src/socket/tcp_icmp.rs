@@ -24,7 +24,7 @@ impl TcpSockets {
             local: SocketAddr::V4(error.local),
             remote: SocketAddr::V4(error.remote),
         };
-        let found = self.by_tuple.get(&tuple).copied();
+        let found = self.by_tuple.get(&tuple);
         let Some(Some(Entry::Socket(s))) = found.map(|i| &mut self.entries[i]) else {
             self.counters.icmp_ignored += 1;
             return Delivery::NoListener;

@@ -35,7 +35,7 @@ impl TcpSockets {
             + self.entries.capacity() * std::mem::size_of::<Option<Entry>>()
             + (self.free.capacity() + self.dirty.capacity()) * std::mem::size_of::<usize>()
             + self.timers.heap_bytes()
-            + hash_map_bytes(&self.by_tuple)
+            + hash_map_bytes(self.by_tuple.map())
             + hash_map_bytes(&self.listeners)
             + outbox
     }

@@ -36,29 +36,60 @@ impl Connection {
     /// A segment for this connection arrived at `now`; returns the
     /// segments to send in reply (ACKs, RSTs, data the ACK let out).
     pub fn on_segment(&mut self, seg: &TcpRepr<'_>, now: Instant) -> Vec<Segment> {
-        self.counters.segments_in += 1;
         let mut out = Vec::new();
+        if self.input(seg, now, &mut out) {
+            self.output(now, &mut out);
+        }
+        out
+    }
+
+    /// [`Connection::on_segment`] for a segment read in a batch: in
+    /// ESTABLISHED, when the segment answered nothing at once and left no
+    /// gap in the sequence space, its reply (the ACK, data the ACK let
+    /// out) waits for the next [`Connection::poll_output`], so a batch of
+    /// in-order segments is answered by one ACK after the batch (as
+    /// Linux's GRO does), not one every second segment. Out-of-order data
+    /// and everything outside ESTABLISHED is answered at once, so the
+    /// peer still sees each duplicate ACK. Returns what to send now and
+    /// whether output is left for `poll_output`.
+    pub fn on_segment_in_batch(&mut self, seg: &TcpRepr<'_>, now: Instant) -> (Vec<Segment>, bool) {
+        let mut out = Vec::new();
+        if !self.input(seg, now, &mut out) {
+            return (out, false);
+        }
+        let defer = out.is_empty()
+            && self.state == State::Established
+            && seg.control == TcpControl::None
+            && self.reassembly.is_empty();
+        if !defer {
+            self.output(now, &mut out);
+        }
+        (out, defer)
+    }
+
+    /// The input half of `on_segment`: returns whether output follows.
+    fn input(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) -> bool {
+        self.counters.segments_in += 1;
         match self.state {
             State::Closed => {
                 if let Some(rst) = reset_for(seg) {
                     self.counters.segments_out += 1;
                     out.push(rst);
                 }
-                return out;
+                return false;
             }
-            State::Listen => self.input_listen(seg, now, &mut out),
-            State::SynSent => self.input_syn_sent(seg, now, &mut out),
+            State::Listen => self.input_listen(seg, now, out),
+            State::SynSent => self.input_syn_sent(seg, now, out),
             _ => {
                 if !(self.config.header_prediction && self.fast_path(seg, now)) {
-                    self.input_synchronized(seg, now, &mut out);
+                    self.input_synchronized(seg, now, out);
                 }
             }
         }
         if self.config.keepalive && self.state.is_synchronized() && self.state != State::TimeWait {
             self.timers.on_peer_heard(now);
         }
-        self.output(now, &mut out);
-        out
+        true
     }
 
     fn reply_reset(&mut self, seg: &TcpRepr<'_>, out: &mut Vec<Segment>) {

@@ -261,13 +261,9 @@ impl Connection {
         if !payload.is_empty() {
             let had_gap = !self.reassembly.is_empty();
             let in_order = seq == self.rcv_nxt;
-            let outcome = self.reassembly.insert(seq, payload);
-            let mut ready = Vec::new();
-            self.reassembly.drain_ready(&mut ready);
-            self.recv_buf.extend(ready);
-            self.rcv_nxt = self.reassembly.rcv_nxt();
+            let stored = self.take_data(seq, payload);
             let out_of_order = !in_order || had_gap || !self.reassembly.is_empty();
-            self.on_data_received(payload.len(), out_of_order || outcome.stored == 0, now);
+            self.on_data_received(payload.len(), out_of_order || stored == 0, now);
         } else if !seg.payload.is_empty() {
             // All old: a duplicate, acknowledged at once.
             self.ack_now = true;
@@ -280,6 +276,26 @@ impl Connection {
             self.peer_fin_at = None;
             self.input_fin(now);
         }
+    }
+
+    /// Takes `payload` at `seq` (inside the window) into the receive
+    /// buffer: straight there when it is in order with nothing queued
+    /// (one copy, no allocation), else through the reassembly queue.
+    /// Returns the bytes newly stored.
+    fn take_data(&mut self, seq: SeqNumber, payload: &[u8]) -> usize {
+        if self.reassembly.accept_in_order(seq, payload.len()) {
+            self.recv_buf.extend(payload);
+            self.rcv_nxt = self.reassembly.rcv_nxt();
+            return payload.len();
+        }
+        let outcome = self.reassembly.insert(seq, payload);
+        if !self.reassembly.has_gap() && !self.reassembly.is_empty() {
+            let mut ready = Vec::new();
+            self.reassembly.drain_ready(&mut ready);
+            self.recv_buf.extend(ready);
+            self.rcv_nxt = self.reassembly.rcv_nxt();
+        }
+        outcome.stored
     }
 
     /// The delayed-ACK decision for `len` bytes just taken.
@@ -357,11 +373,7 @@ impl Connection {
                 return false;
             }
             self.note_timestamp(seg);
-            self.reassembly.insert(seg.seq_number, seg.payload);
-            let mut ready = Vec::new();
-            self.reassembly.drain_ready(&mut ready);
-            self.recv_buf.extend(ready);
-            self.rcv_nxt = self.reassembly.rcv_nxt();
+            self.take_data(seg.seq_number, seg.payload);
             self.on_data_received(seg.payload.len(), false, now);
         }
         self.counters.header_prediction_hits += 1;

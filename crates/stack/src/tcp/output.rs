@@ -25,21 +25,33 @@ impl Connection {
         out
     }
 
+    /// [`Connection::poll_output`] appending to `out`, so a caller sending
+    /// a window's worth of segments reuses one buffer instead of growing a
+    /// new one each time.
+    pub fn poll_output_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        self.output(now, out);
+    }
+
     /// Runs the timers that are due at `now` and returns what they send.
     pub fn on_timer(&mut self, now: Instant) -> Vec<Segment> {
         let mut out = Vec::new();
+        self.on_timer_into(now, &mut out);
+        out
+    }
+
+    /// [`Connection::on_timer`] appending to `out`.
+    pub fn on_timer_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
         while let Some(kind) = self.timers.poll_expired(now) {
             match kind {
                 TimerKind::Retransmit => self.on_retransmit_timeout(now),
                 TimerKind::DelayedAck => self.ack_now = true,
-                TimerKind::Persist => self.on_persist_expiry(now, &mut out),
+                TimerKind::Persist => self.on_persist_expiry(now, out),
                 TimerKind::TimeWait => self.enter_closed(None),
-                TimerKind::Keepalive => self.on_keepalive_expiry(now, &mut out),
-                TimerKind::LossProbe => self.on_loss_probe(now, &mut out),
+                TimerKind::Keepalive => self.on_keepalive_expiry(now, out),
+                TimerKind::LossProbe => self.on_loss_probe(now, out),
             }
         }
-        self.output(now, &mut out);
-        out
+        self.output(now, out);
     }
 
     /// The effective MSS for data: the peer's MSS less the options every
@@ -148,7 +160,17 @@ impl Connection {
     ) {
         let offset = seq - self.snd_una;
         let end_offset = (offset + len).min(self.send_buf.len());
-        let payload: Vec<u8> = self.send_buf.range(offset..end_offset).copied().collect();
+        // The ring's one or two slices, copied whole (not a byte at a time).
+        let (front, back) = self.send_buf.as_slices();
+        let mut payload = Vec::with_capacity(end_offset - offset);
+        if offset < front.len() {
+            payload.extend_from_slice(&front[offset..end_offset.min(front.len())]);
+        }
+        if end_offset > front.len() {
+            payload.extend_from_slice(
+                &back[offset.saturating_sub(front.len())..end_offset - front.len()],
+            );
+        }
         let end = seq + payload.len();
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();

@@ -95,6 +95,20 @@ impl Reassembly {
         self.pieces.first().is_some_and(|p| p.start != self.rcv_nxt)
     }
 
+    /// The common case without a copy into the queue: when nothing is
+    /// held and `len` bytes arrive at `rcv_nxt` within the bound, they are
+    /// in order as they stand, so `rcv_nxt` advances past them and the
+    /// caller moves them straight to its receive buffer (no piece, no
+    /// allocation). Returns false, changing nothing, otherwise: `insert`.
+    pub fn accept_in_order(&mut self, seq: SeqNumber, len: usize) -> bool {
+        if !self.pieces.is_empty() || seq != self.rcv_nxt || len > self.capacity {
+            return false;
+        }
+        self.arrivals += 1;
+        self.rcv_nxt = self.rcv_nxt + len;
+        true
+    }
+
     /// Stores the bytes of a segment starting at `seq` that are new and
     /// within the bound.
     pub fn insert(&mut self, seq: SeqNumber, data: &[u8]) -> InsertOutcome {

@@ -15,6 +15,23 @@ fn stream(from: usize, len: usize) -> Vec<u8> {
 }
 
 #[test]
+fn in_order_data_with_nothing_held_is_accepted_without_a_piece_and_nothing_else_is() {
+    let base = SeqNumber(1000);
+    let mut q = Reassembly::new(base, 4096);
+    assert!(q.accept_in_order(base, 1460));
+    assert_eq!(q.rcv_nxt(), base + 1460);
+    assert_eq!((q.piece_count(), q.held_bytes()), (0, 0));
+    // Not at rcv_nxt, or beyond the bound: refused, nothing changed.
+    assert!(!q.accept_in_order(base, 100));
+    assert!(!q.accept_in_order(base + 1460, 4097));
+    assert_eq!(q.rcv_nxt(), base + 1460);
+    // With a piece held past a hole, even in-order data takes the queue.
+    q.insert(base + 2000, &stream(2000, 10));
+    assert!(!q.accept_in_order(base + 1460, 540));
+    assert_eq!(q.rcv_nxt(), base + 1460);
+}
+
+#[test]
 fn in_order_data_is_released_and_a_hole_holds_the_rest() {
     let base = SeqNumber(1000);
     let mut q = Reassembly::new(base, 10_000);

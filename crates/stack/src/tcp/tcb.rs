@@ -406,9 +406,12 @@ impl Connection {
     /// Reads received in-order data into `out`; returns how much.
     pub fn recv(&mut self, out: &mut [u8]) -> usize {
         let n = out.len().min(self.recv_buf.len());
-        for (dst, src) in out.iter_mut().zip(self.recv_buf.drain(..n)) {
-            *dst = src;
-        }
+        // Two slice copies (the ring's halves), not a byte at a time.
+        let (front, back) = self.recv_buf.as_slices();
+        let first = n.min(front.len());
+        out[..first].copy_from_slice(&front[..first]);
+        out[first..n].copy_from_slice(&back[..n - first]);
+        self.recv_buf.drain(..n);
         if n > 0 {
             if self.recv_buf.is_empty()
                 && self.delack.on_application_drained() == super::window::AckDecision::Now

