@@ -26,6 +26,8 @@ pub struct Setup {
     pub buffer: usize,
     /// tcplab only: answer a batch of in-order segments with one ACK.
     pub ack_per_batch: bool,
+    /// tcplab only: the TUN with virtio-net-header offloads (TSO4, CSUM).
+    pub offload: bool,
 }
 
 impl Setup {

@@ -1,4 +1,5 @@
-//! tcplab's end: its `Stack` on a plain TUN (no offloads) in the
+//! tcplab's end: its `Stack` on a TUN (plain, or with virtio-net-header
+//! offloads: `--offload`) in the
 //! namespace, driven by `run_until` on this thread.
 
 use crate::setup::{Setup, Stopwatch, Timed, LIMIT, MSS, PORT, TUN_NAME};
@@ -23,8 +24,12 @@ const TICK: Duration = Duration::from_millis(5);
 /// The stack on a new TUN in the calling thread's namespace, Linux's side
 /// configured.
 fn open(setup: &Setup) -> Result<Stack<TunTap>> {
-    let device =
-        TunTap::open(&TunConfig::new(TUN_NAME, TunKind::Tun)).context("opening the TUN")?;
+    let kind = if setup.offload {
+        TunKind::TunOffload
+    } else {
+        TunKind::Tun
+    };
+    let device = TunTap::open(&TunConfig::new(TUN_NAME, kind)).context("opening the TUN")?;
     setup.configure_tun()?;
     let cidr = Ipv4Cidr::new(Ipv4Address::from(setup.ours), 24).context("our address")?;
     let iface = InterfaceConfig::new(Medium::Ip, cidr);
