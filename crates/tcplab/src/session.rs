@@ -172,11 +172,11 @@ impl Session {
                     .map_err(|e| anyhow::anyhow!("calibrating the {} place: {e}", spec.label))?
                     .clone();
                 status(&format!(
-                    "{}: {} — line rate {:.2} Mbit/s, RTT {:.3} ms",
+                    "{}: {} — line rate {}, RTT {}",
                     spec.label,
                     live.place().info().mechanism,
-                    c.line_rate_bps / 1e6,
-                    c.rtt_s * 1e3
+                    report::format::number(c.line_rate_bps, report::format::Unit::Si("bit/s")),
+                    report::format::number(c.rtt_s, report::format::Unit::Si("s"))
                 ));
             }
             places.insert(key, live);
