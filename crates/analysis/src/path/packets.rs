@@ -70,19 +70,60 @@ fn identity(e: &ProbeEvent) -> (u16, u16, u32, u32, u32, u8) {
 }
 
 /// The records without the `net_dev_queue` records of packets forwarded by
-/// a router: the same skb queued again with the same headers as at its
-/// previous `net_dev_queue`. Each packet then passes `net_dev_queue` once,
-/// at the first device that queued it (the sender's egress). An skb reused
-/// for a new packet carries other headers and counts again.
+/// a router, so that each packet passes `net_dev_queue` once, at the first
+/// device that queued it (the sender's egress). A forwarded copy is
+/// either
+/// - the same skb queued again with the same headers as at its previous
+///   `net_dev_queue` (an skb reused for a new packet carries other headers
+///   and counts again), or
+/// - a data skb carrying only bytes its flow already sent, with no
+///   `tcp_retransmit_skb` record for them since: the router's GRO merged
+///   the sender's segments into a new skb, which it queues at its egress
+///   under a new id. A retransmission is announced by its
+///   `tcp_retransmit_skb` record and counts (each record once).
 pub fn without_forwarded_copies<'a>(ev: &[&'a ProbeEvent]) -> Vec<&'a ProbeEvent> {
     let mut last: HashMap<u64, (u16, u16, u32, u32, u32, u8)> = HashMap::new();
+    // Per flow direction: the end of the data it sent so far, and the
+    // sequence numbers announced as retransmitted and not yet queued.
+    let mut sent_end: HashMap<(u16, u16), u32> = HashMap::new();
+    let mut resent: HashMap<(u16, u16), Vec<u32>> = HashMap::new();
     ev.iter()
         .copied()
         .filter(|e| {
-            if e.probe_id() != ProbeId::DevQueue {
-                return true;
+            let flow = (e.sport, e.dport);
+            match e.probe_id() {
+                ProbeId::Retransmit => {
+                    resent.entry(flow).or_default().push(e.seq);
+                    true
+                }
+                ProbeId::DevQueue => {
+                    if last.insert(e.id, identity(e)) == Some(identity(e)) {
+                        return false;
+                    }
+                    if e.len == 0 {
+                        return true;
+                    }
+                    let end = e.seq.wrapping_add(e.len);
+                    let Some(&high) = sent_end.get(&flow) else {
+                        sent_end.insert(flow, end);
+                        return true;
+                    };
+                    if (end.wrapping_sub(high) as i32) > 0 {
+                        // New bytes: the sender's own packet.
+                        sent_end.insert(flow, end);
+                        return true;
+                    }
+                    // Old bytes only: a retransmission if one was announced
+                    // for them, else a router's copy.
+                    let announced = resent.get_mut(&flow).and_then(|r| {
+                        r.iter()
+                            .position(|&s| s.wrapping_sub(e.seq) < e.len)
+                            .map(|i| r.swap_remove(i))
+                    });
+                    announced.is_some()
+                }
+                _ => true,
             }
-            last.insert(e.id, identity(e)) != Some(identity(e))
         })
         .collect()
 }
@@ -244,6 +285,30 @@ mod tests {
         let a = analyse_with_mss(&v, Some(1448));
         let data = a.packets.iter().find(|p| p.flow == "1000 → 2000").unwrap();
         assert_eq!(data.data, 3);
+    }
+
+    #[test]
+    fn a_routers_gro_aggregate_of_sent_bytes_counts_nowhere_and_a_retransmission_once() {
+        // The sender queues three 1448-byte segments; the router's GRO
+        // merges them into one skb (a new id) and queues it at its egress.
+        let mut v: Vec<ProbeEvent> = (0..3u32)
+            .map(|i| rec(ProbeId::DevQueue, i as u64, 10 + i as u64, 1448, i * 1448))
+            .collect();
+        v.push(rec(ProbeId::DevQueue, 50, 99, 3 * 1448, 0));
+        let a = analyse_with_mss(&v, Some(1448));
+        let data = a.packets.iter().find(|p| p.flow == "1000 → 2000").unwrap();
+        assert_eq!((data.data, data.data_bytes), (3, 3 * 1448));
+        // A retransmission of the second segment, announced by
+        // tcp_retransmit_skb, is a packet of its own; the router's copy of
+        // it is not.
+        let mut r = rec(ProbeId::Retransmit, 100, 11, 1448, 1448);
+        r.len = 1448;
+        v.push(r);
+        v.push(rec(ProbeId::DevQueue, 101, 11, 1448, 1448));
+        v.push(rec(ProbeId::DevQueue, 150, 98, 1448, 1448));
+        let a = analyse_with_mss(&v, Some(1448));
+        let data = a.packets.iter().find(|p| p.flow == "1000 → 2000").unwrap();
+        assert_eq!((data.data, data.data_bytes), (4, 4 * 1448));
     }
 
     #[test]
