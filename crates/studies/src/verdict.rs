@@ -8,7 +8,7 @@
 //!   sender's blocked (idle) share from the sched probe;
 //! - **the link**: a TCP point's mean throughput as a share of its emulated
 //!   link's calibrated line rate ([`crate::validity::best_link_share`], the
-//!   figure the study sections print; points above the line rate beyond CI
+//!   figure the study sections print; points whose mean is above the line rate
 //!   are invalid and left out);
 //! - **data copy**, **checksum**, **per-packet processing** (TCP, IP, device,
 //!   skb memory, locks, softirq) and **the scheduler**: the side's CPU share
@@ -117,7 +117,7 @@ struct Evidence {
 /// The link candidate's figure, which a study's section prints too: the
 /// best point mean of a TCP stream over its emulated link's calibrated line
 /// rate, over the run's experiments but the pathological ones; points above
-/// the line rate beyond CI are invalid and left out.
+/// the line rate (whatever the CI) are invalid and left out.
 pub fn link_share_of_run(d: &StudyData) -> Option<LinkShare> {
     best_link_share(
         d,

@@ -200,7 +200,7 @@ fn load_section(d: &StudyData) -> Section {
                 })
             };
             // A delay shorter than the link allows (throughput above its
-            // line rate beyond CI) is not a measurement of the host.
+            // line rate) is not a measurement of the host.
             let above = |load: u32| {
                 point(load).and_then(|p| match throughput_validity(d, p) {
                     Err(e @ Invalid::AboveLineRate { .. }) => Some(e),
