@@ -199,17 +199,8 @@ fn shaped_link(t: &TrialRecord, p: &TrialParams) -> Option<String> {
 }
 
 /// The fewest CPU samples of a role in one trial that a CPU share is
-/// taken from.
-pub const MIN_CPU_SAMPLES: u64 = 1000;
-
-/// A role's samples in a trial's profile.
-fn role_samples(p: &record::CpuProfile, role: ThreadRole) -> u64 {
-    p.stacks
-        .iter()
-        .filter(|s| !s.unsampled && p.role_of(s.tid) == role)
-        .map(|s| s.samples)
-        .sum()
-}
+/// taken from (the run report holds to the same floor).
+pub use analysis::trial_cost::{role_samples, MIN_CPU_SAMPLES};
 
 /// The run's candidates, ranked by score; those that cannot be ranked
 /// (too few ticks, imposed, not measured) follow in that order.

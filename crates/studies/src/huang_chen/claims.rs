@@ -10,8 +10,8 @@ use analysis::findings::{differ, CurvePoint};
 use report::{measure, Unit};
 
 /// The fewest CPU samples a trial must have for a share to be stated from
-/// it.
-pub(super) const MIN_SHARE_SAMPLES: u64 = 1000;
+/// it (the floor the verdicts and the run report use too).
+pub(super) const MIN_SHARE_SAMPLES: u64 = analysis::trial_cost::MIN_CPU_SAMPLES;
 
 /// A share of one role's CPU time with the samples it rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
