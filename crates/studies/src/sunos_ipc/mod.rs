@@ -10,7 +10,7 @@
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod acks;
-mod change;
+pub(crate) mod change;
 mod load;
 mod probed;
 mod report;
