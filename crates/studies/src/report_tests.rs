@@ -471,7 +471,7 @@ fn sunos_ipc_findings_follow_the_data() {
     );
     assert!(
         a.iter().any(|f| f
-            == "On veth, the largest step is from 4 KB to 16 KB buffers (2.71×), where the paper found it."),
+            == "On veth, the largest step is from 4 KB to 16 KB buffers (2.71×, beyond the 95% CIs), where the paper found it."),
         "{a:#?}"
     );
     assert!(
@@ -496,7 +496,7 @@ fn sunos_ipc_findings_follow_the_data() {
     );
     assert!(
         b.iter().any(|f| f
-            .contains("from 16 KB to 1 MB buffers (2.57×); the paper's was from 4 KB to 16 KB")),
+            .contains("from 16 KB to 1 MB buffers (2.57×, beyond the 95% CIs); the paper's was from 4 KB to 16 KB")),
         "{b:#?}"
     );
     assert!(!b.iter().any(|f| f.starts_with("Local TCP")), "{b:#?}");

@@ -11,9 +11,11 @@ use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod acks;
 pub(crate) mod change;
+mod leaders;
 mod load;
 mod probed;
 mod report;
+mod steps;
 pub use report::report;
 
 #[cfg(test)]
