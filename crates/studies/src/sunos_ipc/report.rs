@@ -10,7 +10,7 @@ use super::leaders::{
     slowest_hop_sentence,
 };
 use super::steps::largest_step_sentence;
-use super::probed::{all_probed, kb, no_probes, queue_figure, richest};
+use super::probed::{all_probed, no_probes, queue_figure, richest};
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
