@@ -7,6 +7,7 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod api_claim;
 mod comparison;
 mod idle;
 mod load_claim;
