@@ -4,8 +4,8 @@
 use crate::cpu_claims::{enough_samples, layer_finding, SideShares};
 use crate::factor_text::point_label;
 use crate::metrics::{capitalize, closest};
-use analysis::layers::CpuLayer;
 use analysis::cpu::{attribute, RoleAttribution};
+use analysis::layers::CpuLayer;
 use analysis::trial_cost::{role_samples, trial_cpu};
 use analysis::PointSummary;
 use record::{CpuProfile, StoredRun, ThreadRole, TrialRecord};

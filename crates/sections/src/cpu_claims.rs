@@ -31,7 +31,10 @@ pub fn enough_samples(samples: u64) -> bool {
 /// when it is beyond the CIs of the runner-up, or the layers within CI of
 /// it with the smallest difference the trials could have shown.
 pub fn layer_finding(who: &str, trials: &[SideShares]) -> String {
-    let used: Vec<&SideShares> = trials.iter().filter(|t| enough_samples(t.samples)).collect();
+    let used: Vec<&SideShares> = trials
+        .iter()
+        .filter(|t| enough_samples(t.samples))
+        .collect();
     if used.is_empty() {
         let most = trials.iter().map(|t| t.samples).max().unwrap_or(0);
         return format!(
@@ -43,10 +46,20 @@ pub fn layer_finding(who: &str, trials: &[SideShares]) -> String {
         .iter()
         .enumerate()
         .filter_map(|(i, l)| {
-            let v: Vec<f64> = used.iter().map(|t| t.shares.get(i).copied().unwrap_or(0.0)).collect();
+            let v: Vec<f64> = used
+                .iter()
+                .map(|t| t.shares.get(i).copied().unwrap_or(0.0))
+                .collect();
             let s = Summary::new(&v)?;
             let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
-            Some((l.name(), CurvePoint { x: 0.0, mean: s.mean, ci }))
+            Some((
+                l.name(),
+                CurvePoint {
+                    x: 0.0,
+                    mean: s.mean,
+                    ci,
+                },
+            ))
         })
         .collect();
     let share = |name: &str| {
@@ -78,8 +91,14 @@ pub fn layer_finding(who: &str, trials: &[SideShares]) -> String {
             share(first),
             share(second)
         ),
-        Some(Largest::Clear { first, second: None }) => {
-            format!("{who}: all CPU time in {first} ({} over {n} trials).", share(first))
+        Some(Largest::Clear {
+            first,
+            second: None,
+        }) => {
+            format!(
+                "{who}: all CPU time in {first} ({} over {n} trials).",
+                share(first)
+            )
         }
         Some(Largest::Within { tied, resolution }) => {
             let list: Vec<String> = tied.iter().map(|l| format!("{l} ({})", share(l))).collect();
@@ -113,11 +132,17 @@ mod tests {
         let (a, b) = (CpuLayer::ALL[0].name(), CpuLayer::ALL[1].name());
         let high = [trial(1500, 0.70), trial(1500, 0.72), trial(1500, 0.68)];
         let s = layer_finding("Sender", &high);
-        assert!(s.starts_with(&format!("Sender: most CPU time in {a} (70.0 ± ")), "{s}");
+        assert!(
+            s.starts_with(&format!("Sender: most CPU time in {a} (70.0 ± ")),
+            "{s}"
+        );
         assert!(s.contains(&format!("the next, {b} (30.0 ± ")), "{s}");
         let low = [trial(1500, 0.30), trial(1500, 0.28), trial(1500, 0.32)];
         let s = layer_finding("Sender", &low);
-        assert!(s.starts_with(&format!("Sender: most CPU time in {b} (70.0 ± ")), "{s}");
+        assert!(
+            s.starts_with(&format!("Sender: most CPU time in {b} (70.0 ± ")),
+            "{s}"
+        );
         let even = [trial(1500, 0.70), trial(1500, 0.30), trial(1500, 0.50)];
         let s = layer_finding("Sender", &even);
         assert!(s.contains("no single layer took the most CPU time"), "{s}");
@@ -134,7 +159,10 @@ mod tests {
         );
         // Only the trials with enough samples count: one, so no claim.
         let s = layer_finding("Receiver", &[trial(120, 0.1), trial(1000, 0.9)]);
-        assert!(s.contains("in its one trial with 1000 samples or more"), "{s}");
+        assert!(
+            s.contains("in its one trial with 1000 samples or more"),
+            "{s}"
+        );
         assert!(s.contains("(90.0 %)"), "{s}");
     }
 }

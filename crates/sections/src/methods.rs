@@ -221,7 +221,10 @@ pub fn link_settings(link: &serde_json::Value, mechanism: Option<&str>) -> Strin
         noise.push(format!("loss {}", number(f("loss"), Unit::Percent)));
     }
     if f("reorder") > 0.0 {
-        noise.push(format!("reordering {}", number(f("reorder"), Unit::Percent)));
+        noise.push(format!(
+            "reordering {}",
+            number(f("reorder"), Unit::Percent)
+        ));
     }
     parts.push(if noise.is_empty() {
         "no jitter, loss or reordering".into()

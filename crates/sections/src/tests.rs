@@ -589,7 +589,10 @@ fn the_cpu_section_names_the_layer_that_took_the_most() {
     let tcp_most = [(0.1, 0.3), (0.1, 0.31), (0.1, 0.29)];
     let run = sampled_run(&mut store, &tcp_most, 2000);
     let said = cpu_findings(&store, &run);
-    assert!(said[0].contains("most CPU time in tcp (75.0 ± "), "{said:?}");
+    assert!(
+        said[0].contains("most CPU time in tcp (75.0 ± "),
+        "{said:?}"
+    );
     // Shares that swing from trial to trial: no layer is named.
     let swinging = [(0.3, 0.1), (0.1, 0.3), (0.22, 0.18)];
     let run = sampled_run(&mut store, &swinging, 2000);
@@ -620,13 +623,19 @@ fn cpu_shares_need_a_thousand_samples() {
         ),
         "{said:?}"
     );
-    assert!(!cpu.blocks.iter().any(|b| matches!(b, Block::StackedBars(_))));
+    assert!(!cpu
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::StackedBars(_))));
     // 1000: the shares are stated, with their bars.
     let run = sampled_run(&mut store, &copy_most, 1000);
     let r = report_of(&store, &run);
     let cpu = section(&r, "CPU: where the time went").unwrap();
     assert!(findings(cpu)[0].contains("most CPU time in copy"));
-    assert!(cpu.blocks.iter().any(|b| matches!(b, Block::StackedBars(_))));
+    assert!(cpu
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::StackedBars(_))));
 }
 
 fn compared(store: &Store, runs: &[&StoredRun]) -> (Vec<RunPoints>, Comparison) {

@@ -336,7 +336,10 @@ mod tests {
         // A --link built on a profile (`ether10,delay=10ms`) has its rate.
         let places: Vec<&str> = match arg(e, "--link") {
             Some(l) => vec![l.split(',').next().unwrap_or(l)],
-            None => arg(e, "--topology").unwrap_or("loopback").split(',').collect(),
+            None => arg(e, "--topology")
+                .unwrap_or("loopback")
+                .split(',')
+                .collect(),
         };
         for place in places {
             let Some((_, rate)) = PROFILE_RATES.iter().find(|(n, _)| *n == place) else {
@@ -365,15 +368,26 @@ mod tests {
             .unwrap()
             .contains("a place with no line rate"));
         // 160 KB lasts 131 ms at 10 Mbit/s, 13 ms at 100.
-        assert_eq!(caught("tcp-stream --bytes 163840 --topology ether10 --repeat 5"), None);
-        assert!(caught("tcp-stream --bytes 163840 --topology ether10,lan100 --repeat 5").is_some());
-        assert!(caught("tcp-stream --bytes 64K,1M --topology lan100 --repeat 5").is_some());
-        assert_eq!(caught("tcp-stream --bytes 1280K --topology lan100 --repeat 5"), None);
-        // A link on a profile has the profile's rate; a timed trial is timed.
         assert_eq!(
-            caught("tcp-stream --bytes 512000 --topology ether10 --link ether10,delay=10ms --repeat 5"),
+            caught("tcp-stream --bytes 163840 --topology ether10 --repeat 5"),
             None
         );
-        assert_eq!(caught("tcp-stream --bytes 4M --duration 1s --topology veth --repeat 5"), None);
+        assert!(caught("tcp-stream --bytes 163840 --topology ether10,lan100 --repeat 5").is_some());
+        assert!(caught("tcp-stream --bytes 64K,1M --topology lan100 --repeat 5").is_some());
+        assert_eq!(
+            caught("tcp-stream --bytes 1280K --topology lan100 --repeat 5"),
+            None
+        );
+        // A link on a profile has the profile's rate; a timed trial is timed.
+        assert_eq!(
+            caught(
+                "tcp-stream --bytes 512000 --topology ether10 --link ether10,delay=10ms --repeat 5"
+            ),
+            None
+        );
+        assert_eq!(
+            caught("tcp-stream --bytes 4M --duration 1s --topology veth --repeat 5"),
+            None
+        );
     }
 }

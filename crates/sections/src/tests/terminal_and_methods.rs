@@ -278,7 +278,12 @@ fn the_methods_give_each_places_link_settings() {
         p.contains("lossy via netem: no rate limit, no added delay, loss 0.100 %, MTU 1500"),
         "{p}"
     );
-    assert!(!p.contains("lossy via netem: no rate limit, no added delay, loss 0.100 %, MTU 1500, queue"), "{p}");
+    assert!(
+        !p.contains(
+            "lossy via netem: no rate limit, no added delay, loss 0.100 %, MTU 1500, queue"
+        ),
+        "{p}"
+    );
 }
 
 #[test]

@@ -34,9 +34,7 @@ pub(super) fn api_sentence(
             mbit(write)
         );
     }
-    let closest = others
-        .iter()
-        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
+    let closest = others.iter().max_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
     match closest {
         Some((name, p)) => {
             let ci = |c: f64| if c.is_finite() { c } else { 0.0 };
@@ -58,12 +56,20 @@ mod tests {
     use super::*;
 
     fn p(mean: f64, ci: f64) -> CurvePoint {
-        CurvePoint { x: 8192.0, mean, ci }
+        CurvePoint {
+            x: 8192.0,
+            mean,
+            ci,
+        }
     }
 
     #[test]
     fn an_interface_beats_write_only_beyond_the_cis() {
-        let s = api_sentence(8192.0, &p(1000.0, 20.0), &[("sendmsg", p(1010.0, 20.0)), ("sendfile", p(1500.0, 30.0))]);
+        let s = api_sentence(
+            8192.0,
+            &p(1000.0, 20.0),
+            &[("sendmsg", p(1010.0, 20.0)), ("sendfile", p(1500.0, 30.0))],
+        );
         assert_eq!(
             s,
             "At 8 KB writes sendfile beats write() beyond the 95% CIs: 1.50× (1.50 ± 0.03 Gbit/s \

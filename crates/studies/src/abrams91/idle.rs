@@ -109,8 +109,19 @@ fn largest_cause(causes: &[CauseShare]) -> String {
         .iter()
         .filter(|c| c.ticks >= f64::from(MIN_TICKS))
         .map(|c| {
-            let ci = if c.share.ci95.is_finite() { c.share.ci95 } else { 0.0 };
-            (c.cause, CurvePoint { x: 0.0, mean: c.share.mean, ci })
+            let ci = if c.share.ci95.is_finite() {
+                c.share.ci95
+            } else {
+                0.0
+            };
+            (
+                c.cause,
+                CurvePoint {
+                    x: 0.0,
+                    mean: c.share.mean,
+                    ci,
+                },
+            )
         })
         .collect();
     let one_trial = causes.iter().any(|c| c.share.n < 2);
@@ -127,9 +138,9 @@ fn largest_cause(causes: &[CauseShare]) -> String {
             )
         }
         Some(Largest::Clear { first, second }) => match second {
-            Some(next) => format!(
-                " The largest share is {first}, beyond the 95% CIs of the next, {next}."
-            ),
+            Some(next) => {
+                format!(" The largest share is {first}, beyond the 95% CIs of the next, {next}.")
+            }
             None => format!(" The only share with enough ticks is {first}."),
         },
         Some(Largest::Within { tied, resolution }) => format!(
@@ -381,7 +392,12 @@ mod tests {
             c.share.ci95 = f64::NAN;
         }
         let s = idle_sentence("Unpaced", &one, None, None, None);
-        assert!(s.contains("The largest share, the receive window (rwnd_limited), comes from one trial"), "{s}");
+        assert!(
+            s.contains(
+                "The largest share, the receive window (rwnd_limited), comes from one trial"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

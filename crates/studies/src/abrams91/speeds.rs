@@ -676,7 +676,8 @@ mod tests {
             0.05,
         )));
         assert!(
-            t.iter().any(|f| f.contains(": sending is the slower side, 3.00× the receiver's")),
+            t.iter()
+                .any(|f| f.contains(": sending is the slower side, 3.00× the receiver's")),
             "{t:?}"
         );
     }

@@ -388,10 +388,20 @@ pub(super) fn most_cpu_sentence(
         .iter()
         .enumerate()
         .filter_map(|(i, b)| {
-            let v: Vec<f64> = shares.iter().map(|t| t.get(i).copied().unwrap_or(0.0)).collect();
+            let v: Vec<f64> = shares
+                .iter()
+                .map(|t| t.get(i).copied().unwrap_or(0.0))
+                .collect();
             let s = Summary::new(&v)?;
             let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
-            Some((*b, CurvePoint { x: 0.0, mean: s.mean, ci }))
+            Some((
+                *b,
+                CurvePoint {
+                    x: 0.0,
+                    mean: s.mean,
+                    ci,
+                },
+            ))
         })
         .collect();
     let share = |name: &str| {
@@ -429,8 +439,14 @@ pub(super) fn most_cpu_sentence(
             share(first),
             share(second)
         ),
-        Some(Largest::Clear { first, second: None }) => {
-            format!("{at}, {first} takes the CPU: {} over {n} trials ({total}).", share(first))
+        Some(Largest::Clear {
+            first,
+            second: None,
+        }) => {
+            format!(
+                "{at}, {first} takes the CPU: {} over {n} trials ({total}).",
+                share(first)
+            )
         }
         Some(Largest::Within { tied, resolution }) => format!(
             "{at}, no one block takes the most CPU: {} are within the 95% CIs of each other over \

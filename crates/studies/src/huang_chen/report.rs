@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 
 use super::acks::ack_section;
 use super::claims::{
-    self,
-    checksum_sentences, share_words, too_few, ChecksumArm, SampledShare, MIN_SHARE_SAMPLES,
+    self, checksum_sentences, share_words, too_few, ChecksumArm, SampledShare, MIN_SHARE_SAMPLES,
 };
 use super::fit_claims;
 use super::offloads::{self, offload_states};

@@ -5,7 +5,8 @@
 //! checksumming).
 
 use super::claims::{
-    ack_sentence, most_cpu_sentence, nodelay_sentence, checksum_sentences, share_words, AckArm, ChecksumArm, SampledShare, TrialShares,
+    ack_sentence, checksum_sentences, most_cpu_sentence, nodelay_sentence, share_words, AckArm,
+    ChecksumArm, SampledShare, TrialShares,
 };
 use super::fit_claims::{failed, packet_byte_sentence, shape_finding, MssContrast};
 use analysis::cpu::fit_packet_byte;
@@ -371,9 +372,19 @@ fn nodelay_costs_more_only_beyond_the_cis() {
     );
     // Less CPU with NODELAY beyond the CIs is a ratio below one.
     let less = nodelay_sentence(&p(1.0, 0.1), &p(2.0, 0.2)).unwrap();
-    assert!(less.contains("costs the sender 0.500× the CPU per KB"), "{less}");
+    assert!(
+        less.contains("costs the sender 0.500× the CPU per KB"),
+        "{less}"
+    );
     assert_eq!(
-        nodelay_sentence(&p(1.0, 0.1), &CurvePoint { x: 1024.0, mean: 2.0, ci: 0.1 }),
+        nodelay_sentence(
+            &p(1.0, 0.1),
+            &CurvePoint {
+                x: 1024.0,
+                mean: 2.0,
+                ci: 0.1
+            }
+        ),
         None
     );
 }
@@ -381,19 +392,36 @@ fn nodelay_costs_more_only_beyond_the_cis() {
 #[test]
 fn the_block_that_takes_the_most_cpu_is_named_only_beyond_the_cis() {
     let blocks = ["tcp_output", "driver_out", "ip_output"];
-    let clear = [vec![0.5, 0.3, 0.1], vec![0.52, 0.29, 0.1], vec![0.48, 0.31, 0.1]];
+    let clear = [
+        vec![0.5, 0.3, 0.1],
+        vec![0.52, 0.29, 0.1],
+        vec![0.48, 0.31, 0.1],
+    ];
     let s = most_cpu_sentence("sender", 1024, &blocks, &clear, 0.5);
     assert!(
         s.starts_with("On the sender at MSS 1024, tcp_output takes the most CPU: 50.0 ± 5.0 % over 3 trials, beyond the 95% CIs of the next, driver_out (30.0 ± 2.5 %)"),
         "{s}"
     );
-    assert!(s.ends_with("(500 ms per 20 MB in all, 86.8× less than the paper's 386/33 sender's 43.4 s)."), "{s}");
+    assert!(
+        s.ends_with(
+            "(500 ms per 20 MB in all, 86.8× less than the paper's 386/33 sender's 43.4 s)."
+        ),
+        "{s}"
+    );
     // The data flip: driver_out leads.
-    let flipped = [vec![0.3, 0.5, 0.1], vec![0.29, 0.52, 0.1], vec![0.31, 0.48, 0.1]];
+    let flipped = [
+        vec![0.3, 0.5, 0.1],
+        vec![0.29, 0.52, 0.1],
+        vec![0.31, 0.48, 0.1],
+    ];
     let s = most_cpu_sentence("sender", 1024, &blocks, &flipped, 0.5);
     assert!(s.contains(", driver_out takes the most CPU: "), "{s}");
     // Trials that disagree: neither is named, with what could be seen.
-    let wide = [vec![0.6, 0.2, 0.1], vec![0.2, 0.6, 0.1], vec![0.45, 0.35, 0.1]];
+    let wide = [
+        vec![0.6, 0.2, 0.1],
+        vec![0.2, 0.6, 0.1],
+        vec![0.45, 0.35, 0.1],
+    ];
     let s = most_cpu_sentence("sender", 1024, &blocks, &wide, 0.5);
     assert!(
         s.contains("no one block takes the most CPU: tcp_output (")

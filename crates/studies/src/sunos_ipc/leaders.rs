@@ -33,7 +33,14 @@ fn over_trials(per_trial: &PerTrial) -> (Vec<(String, CurvePoint)>, usize) {
             let s = Summary::new(&v)?;
             fewest = fewest.min(v.len());
             let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
-            Some((name, CurvePoint { x: 0.0, mean: s.mean, ci }))
+            Some((
+                name,
+                CurvePoint {
+                    x: 0.0,
+                    mean: s.mean,
+                    ci,
+                },
+            ))
         })
         .collect();
     (points, if fewest == usize::MAX { 0 } else { fewest })
@@ -121,7 +128,12 @@ pub(super) fn queue_means(trials: &[PathAnalysis]) -> PerTrial {
             a.queues
                 .iter()
                 .filter(|q| q.queue.contains("bytes"))
-                .map(|q| (q.queue.split(" (").next().unwrap_or(&q.queue).to_string(), q.mean))
+                .map(|q| {
+                    (
+                        q.queue.split(" (").next().unwrap_or(&q.queue).to_string(),
+                        q.mean,
+                    )
+                })
                 .collect()
         })
         .collect()
@@ -166,7 +178,12 @@ fn hop_medians_where(trials: &[PathAnalysis], keep: &dyn Fn(&str) -> bool) -> Pe
             a.hops
                 .iter()
                 .filter(|h| h.n > 0 && keep(&h.hop))
-                .map(|h| (h.hop.split(':').next().unwrap_or(&h.hop).to_string(), h.p50_us))
+                .map(|h| {
+                    (
+                        h.hop.split(':').next().unwrap_or(&h.hop).to_string(),
+                        h.p50_us,
+                    )
+                })
                 .collect()
         })
         .collect()

@@ -4,13 +4,13 @@
 //! background load (Experiment 4). Every finding is computed from the run.
 
 use super::acks::ack_section;
-use super::load::load_section;
 use super::leaders::{
     hop_medians, hop_shares, largest_share_sentence, queue_means, queue_wait_sentence,
     slowest_hop_sentence,
 };
-use super::steps::largest_step_sentence;
+use super::load::load_section;
 use super::probed::{all_probed, no_probes, queue_figure, richest};
+use super::steps::largest_step_sentence;
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};

@@ -15,8 +15,17 @@ pub(super) fn largest_step_sentence(place: &str, v: &[&BufPoint]) -> Option<Stri
     }
     let rose = v
         .windows(2)
-        .filter(|w| w[1].throughput.mean > w[0].throughput.mean && differ(&w[0].throughput, &w[1].throughput))
-        .map(|w| (w[0].size, w[1].size, w[1].throughput.mean / w[0].throughput.mean))
+        .filter(|w| {
+            w[1].throughput.mean > w[0].throughput.mean
+                && differ(&w[0].throughput, &w[1].throughput)
+        })
+        .map(|w| {
+            (
+                w[0].size,
+                w[1].size,
+                w[1].throughput.mean / w[0].throughput.mean,
+            )
+        })
         .max_by(|x, y| x.2.total_cmp(&y.2));
     Some(match rose {
         Some((a, b, gain)) => format!(

@@ -434,15 +434,13 @@ fn the_largest_buffer_step_is_one_beyond_the_cis() {
         Some("On veth, the largest step is from 4 KB to 16 KB buffers (2.71×, beyond the 95% CIs), where the paper found it.")
     );
     // A larger ratio within the CIs does not count; 16 KB → 1 MB does.
-    let s = step(&buffers([(300.0, 250.0), (760.0, 300.0), (1950.0, 40.0)]))
-        .unwrap();
+    let s = step(&buffers([(300.0, 250.0), (760.0, 300.0), (1950.0, 40.0)])).unwrap();
     assert!(
         s.contains("from 16 KB to 1 MB buffers (2.57×, beyond the 95% CIs); the paper's was from 4 KB to 16 KB"),
         "{s}"
     );
     // No step beyond the CIs: none is named, with the rise that could be missed.
-    let s = step(&buffers([(700.0, 100.0), (760.0, 100.0), (800.0, 100.0)]))
-        .unwrap();
+    let s = step(&buffers([(700.0, 100.0), (760.0, 100.0), (800.0, 100.0)])).unwrap();
     assert!(
         s.starts_with("On veth, no step to a larger buffer raised throughput beyond the 95% CIs (a rise smaller than 208 Mbit/s"),
         "{s}"
@@ -473,8 +471,12 @@ fn the_fullest_queue_and_slowest_hop_are_named_only_beyond_the_cis() {
         "{s}"
     );
     // The data flip: the send queue.
-    let s = queue_wait_sentence(&two((sq, [61440.0, 64512.0, 58368.0]), (rq, [20480.0; 3]))).unwrap();
-    assert!(s.starts_with("Data waits most in the send socket queue: "), "{s}");
+    let s =
+        queue_wait_sentence(&two((sq, [61440.0, 64512.0, 58368.0]), (rq, [20480.0; 3]))).unwrap();
+    assert!(
+        s.starts_with("Data waits most in the send socket queue: "),
+        "{s}"
+    );
     // Trials that disagree: neither is named.
     let s = queue_wait_sentence(&two(
         (sq, [61440.0, 10240.0, 40960.0]),
@@ -482,16 +484,19 @@ fn the_fullest_queue_and_slowest_hop_are_named_only_beyond_the_cis() {
     ))
     .unwrap();
     assert!(
-        s.starts_with("No one socket queue stands out: the ") && s.contains("could not have been seen"),
+        s.starts_with("No one socket queue stands out: the ")
+            && s.contains("could not have been seen"),
         "{s}"
     );
     // Hops: the slowest at the median, then within CI, then one trial.
-    let s = slowest_hop_sentence(&two(("ip", [5.0, 5.1, 4.9]), ("tcp", [20.0, 21.0, 19.0]))).unwrap();
+    let s =
+        slowest_hop_sentence(&two(("ip", [5.0, 5.1, 4.9]), ("tcp", [20.0, 21.0, 19.0]))).unwrap();
     assert!(
         s.starts_with("The slowest hop at the median is the tcp: 20.0 ± 2.5 µs over 3 trials, beyond the 95% CIs of the next, the ip ("),
         "{s}"
     );
-    let s = slowest_hop_sentence(&two(("ip", [5.0, 25.0, 15.0]), ("tcp", [20.0, 10.0, 15.0]))).unwrap();
+    let s =
+        slowest_hop_sentence(&two(("ip", [5.0, 25.0, 15.0]), ("tcp", [20.0, 10.0, 15.0]))).unwrap();
     assert!(s.starts_with("No one hop stands out"), "{s}");
     // Shares of a packet's time: the same rule.
     let s = super::leaders::largest_share_sentence(&two(
