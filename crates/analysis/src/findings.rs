@@ -176,6 +176,59 @@ pub fn shape_finding(
     }
 }
 
+/// Which of several named means is the largest, judged by their CIs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Largest<'a> {
+    /// `first` is larger than every other beyond the CIs ([`differ`]);
+    /// `second` is the runner-up (`None` when there is no other).
+    Clear {
+        /// The largest.
+        first: &'a str,
+        /// The next largest.
+        second: Option<&'a str>,
+    },
+    /// The largest mean is within the CIs of others: `tied` are the names
+    /// within CI of it, the largest mean first, and `resolution` the
+    /// smallest difference from the runner-up the trials could have shown
+    /// (both CI half-widths plus the 1% floor of [`differ`]).
+    Within {
+        /// Names within CI of the largest, largest mean first.
+        tied: Vec<&'a str>,
+        /// The smallest difference that would have been seen.
+        resolution: f64,
+    },
+}
+
+/// Which of `items` (name, mean with CI; the x is ignored) is the largest:
+/// a clear first only beyond the CIs of the runner-up. `None` when there
+/// are no items.
+pub fn largest<'a>(items: &[(&'a str, CurvePoint)]) -> Option<Largest<'a>> {
+    let mut sorted: Vec<&(&str, CurvePoint)> = items.iter().collect();
+    sorted.sort_by(|a, b| b.1.mean.total_cmp(&a.1.mean));
+    let (first, top) = *sorted.first().copied()?;
+    let Some(&&(second, next)) = sorted.get(1) else {
+        return Some(Largest::Clear {
+            first,
+            second: None,
+        });
+    };
+    if differ(&top, &next) {
+        return Some(Largest::Clear {
+            first,
+            second: Some(second),
+        });
+    }
+    let tied = sorted
+        .iter()
+        .filter(|(_, p)| !differ(&top, p))
+        .map(|(n, _)| *n)
+        .collect();
+    Some(Largest::Within {
+        tied,
+        resolution: top.ci + next.ci + 0.01 * top.mean.abs().max(next.mean.abs()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +321,49 @@ mod tests {
             format!("{y:.3} u")
         });
         assert!(!t.contains("A change smaller"), "{t}");
+    }
+
+    fn named(v: &[(&'static str, f64, f64)]) -> Vec<(&'static str, CurvePoint)> {
+        v.iter()
+            .map(|&(n, mean, ci)| (n, CurvePoint { x: 0.0, mean, ci }))
+            .collect()
+    }
+
+    #[test]
+    fn the_largest_is_named_only_beyond_the_runner_ups_ci() {
+        let clear = named(&[("tcp", 0.30, 0.02), ("copy", 0.50, 0.03), ("ip", 0.1, 0.01)]);
+        assert_eq!(
+            largest(&clear),
+            Some(Largest::Clear {
+                first: "copy",
+                second: Some("tcp")
+            })
+        );
+        // The same means with wide CIs: within them, with what could be seen.
+        let wide = named(&[("tcp", 0.30, 0.12), ("copy", 0.50, 0.13), ("ip", 0.1, 0.01)]);
+        match largest(&wide) {
+            Some(Largest::Within { tied, resolution }) => {
+                assert_eq!(tied, ["copy", "tcp"]);
+                assert!((resolution - (0.13 + 0.12 + 0.005)).abs() < 1e-12);
+            }
+            other => panic!("{other:?}"),
+        }
+        // The data flip, the first flips.
+        let flipped = named(&[("tcp", 0.50, 0.02), ("copy", 0.30, 0.03)]);
+        assert_eq!(
+            largest(&flipped),
+            Some(Largest::Clear {
+                first: "tcp",
+                second: Some("copy")
+            })
+        );
+        assert_eq!(
+            largest(&named(&[("only", 1.0, 0.5)])),
+            Some(Largest::Clear {
+                first: "only",
+                second: None
+            })
+        );
+        assert_eq!(largest(&[]), None);
     }
 }

@@ -9,6 +9,23 @@ use crate::layers::Block;
 use record::{CpuProfile, PointRecord, ThreadRole, TrialRecord};
 use serde::Serialize;
 
+/// The fewest CPU samples of a side (role) in one trial that a CPU share
+/// is stated from: at 1,000 samples a share of 10% has a binomial standard
+/// error of about 1 point; from a hundred it could be anything from 4% to
+/// 16%. The studies' verdicts and the run report's CPU section both hold
+/// to it.
+pub const MIN_CPU_SAMPLES: u64 = 1000;
+
+/// The samples of `role`'s threads in a trial's profile (stacks the
+/// in-kernel table had room for).
+pub fn role_samples(p: &CpuProfile, role: ThreadRole) -> u64 {
+    p.stacks
+        .iter()
+        .filter(|s| !s.unsampled && p.role_of(s.tid) == role)
+        .map(|s| s.samples)
+        .sum()
+}
+
 /// One side of a sampled trial with the engine's figures beside it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideCosts {

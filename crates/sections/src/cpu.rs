@@ -1,17 +1,21 @@
 //! The CPU section of a run report: where the sampled trials' CPU time
 //! went, per layer and side (`--probe cpu`).
 
+use crate::cpu_claims::{enough_samples, layer_finding, SideShares};
 use crate::factor_text::point_label;
 use crate::metrics::{capitalize, closest};
+use analysis::cpu::{attribute, RoleAttribution};
 use analysis::layers::CpuLayer;
-use analysis::trial_cost::trial_cpu;
+use analysis::trial_cost::{role_samples, trial_cpu};
 use analysis::PointSummary;
 use record::{CpuProfile, StoredRun, ThreadRole, TrialRecord};
 use report::{Section, StackedBars, Table};
 
 /// The CPU section of a sampled run: per point, the trial closest to the
-/// point's mean, each side's CPU time per layer (stacked bars), the layer
-/// that took the most, and each side's cost against the engine's figures.
+/// point's mean, each side's CPU time per layer (stacked bars, only from a
+/// trial with [`analysis::trial_cost::MIN_CPU_SAMPLES`] of the side), the
+/// layer that took the most over the point's trials (beyond the 95% CIs,
+/// [`layer_finding`]), and each side's cost against the engine's figures.
 pub fn cpu_section(
     run: &StoredRun,
     points: &[PointSummary],
@@ -66,23 +70,27 @@ pub fn cpu_section(
             } else {
                 format!("{label} · {}", role.name())
             };
-            let shares: Vec<f64> = CpuLayer::ALL
+            let who = format!(
+                "{}{}",
+                capitalize(role.name()),
+                if label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {label}")
+                }
+            );
+            // Every sampled trial of the point gives its shares; the claim
+            // rests on those with enough samples.
+            let sides: Vec<SideShares> = trials
                 .iter()
-                .map(|l| r.layer_s(*l) / r.cpu_s * 100.0)
+                .filter_map(|x| profiled.iter().find(|(y, _)| y.id == x.id))
+                .filter_map(|(_, pr)| side_shares(pr, role))
                 .collect();
-            if let Some((i, top)) = shares.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
-                findings.push(format!(
-                    "{}{}: most CPU time in {} ({top:.0}%).",
-                    capitalize(role.name()),
-                    if label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at {label}")
-                    },
-                    CpuLayer::ALL[i].name()
-                ));
+            findings.push(layer_finding(&who, &sides));
+            // The bar is the closest trial's, when it has samples enough.
+            if enough_samples(role_samples(prof, role)) {
+                bars.push((name, layer_percents(r)));
             }
-            bars.push((name, shares));
         }
         for side in &tc.sides {
             costs.row([
@@ -129,4 +137,23 @@ pub fn cpu_section(
         s.push(costs);
     }
     s
+}
+
+/// A side's CPU time per layer, % of its whole, in [`CpuLayer::ALL`] order.
+fn layer_percents(r: &RoleAttribution) -> Vec<f64> {
+    CpuLayer::ALL
+        .iter()
+        .map(|l| r.layer_s(*l) / r.cpu_s * 100.0)
+        .collect()
+}
+
+/// One trial's shares of `role`'s CPU time per layer with its samples;
+/// `None` when the side took no CPU time.
+fn side_shares(prof: &CpuProfile, role: ThreadRole) -> Option<SideShares> {
+    let a = attribute(prof);
+    let r = a.role(role).filter(|r| r.cpu_s > 0.0)?;
+    Some(SideShares {
+        samples: role_samples(prof, role),
+        shares: layer_percents(r).iter().map(|p| p / 100.0).collect(),
+    })
 }

@@ -30,6 +30,7 @@
 pub mod compare;
 pub mod compare_html;
 pub mod cpu;
+pub mod cpu_claims;
 pub mod cpu_text;
 pub mod factor_text;
 pub mod figures;

@@ -176,19 +176,13 @@ fn places(trials: &[&TrialRecord]) -> String {
             return "loopback (the host's own)".to_string();
         }
         let mut text = place["label"].as_str().unwrap_or("?").to_string();
-        if let Some(m) = place["mechanism"].as_str() {
+        let mechanism = place["mechanism"].as_str();
+        if let Some(m) = mechanism {
             text += &format!(" via {m}");
         }
         let link = &place["link"];
-        if let Some(q) = link["queue_frames"].as_u64() {
-            if link["rate_bps"].is_number() {
-                text += &format!(", queue {q} frames");
-            }
-        }
-        if let Some(f) = link["framing_bytes"].as_u64() {
-            if link["rate_bps"].is_number() {
-                text += &format!(", {f} B framing per frame");
-            }
+        if !link.is_null() {
+            text += &format!(": {}", link_settings(link, mechanism));
         }
         if let Some(r) = lab["calibration"]["line_rate_bps"].as_f64() {
             text += &format!(
@@ -199,6 +193,69 @@ fn places(trials: &[&TrialRecord]) -> String {
         text
     }));
     join_or(seen, "not recorded")
+}
+
+/// A link's settings as the trial recorded them (`lab::link::LinkSpec`):
+/// rate, one-way delay, jitter, loss, reordering, MTU, queue and framing,
+/// and for a token-bucket qdisc (tbf, htb) the burst it was given.
+pub fn link_settings(link: &serde_json::Value, mechanism: Option<&str>) -> String {
+    use report::format::number;
+    use report::Unit;
+    let f = |k: &str| link[k].as_f64().unwrap_or(0.0);
+    let mut parts = Vec::new();
+    let rate = link["rate_bps"].as_f64();
+    parts.push(match rate {
+        Some(r) => format!("rate {}", number(r, Unit::Si("bit/s"))),
+        None => "no rate limit".into(),
+    });
+    parts.push(if f("delay_s") > 0.0 {
+        format!("one-way delay {}", number(f("delay_s"), Unit::Si("s")))
+    } else {
+        "no added delay".into()
+    });
+    let mut noise = Vec::new();
+    if f("jitter_s") > 0.0 {
+        noise.push(format!("jitter ±{}", number(f("jitter_s"), Unit::Si("s"))));
+    }
+    if f("loss") > 0.0 {
+        noise.push(format!("loss {}", number(f("loss"), Unit::Percent)));
+    }
+    if f("reorder") > 0.0 {
+        noise.push(format!(
+            "reordering {}",
+            number(f("reorder"), Unit::Percent)
+        ));
+    }
+    parts.push(if noise.is_empty() {
+        "no jitter, loss or reordering".into()
+    } else {
+        noise.join(", ")
+    });
+    if let Some(m) = link["mtu"].as_u64() {
+        parts.push(format!("MTU {m}"));
+    }
+    if rate.is_some() {
+        if let Some(q) = link["queue_frames"].as_u64() {
+            parts.push(format!("queue {q} frames"));
+        }
+        if let Some(fr) = link["framing_bytes"].as_u64() {
+            parts.push(format!("{fr} B framing per frame"));
+        }
+    }
+    if let (Some(r), Some(m), Some("tbf" | "htb")) = (rate, link["mtu"].as_u64(), mechanism) {
+        parts.push(format!(
+            "token-bucket burst {} B (two frames or 1 ms at the rate, the larger)",
+            token_bucket_burst(r, m)
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The burst the lab gives a rate qdisc, bytes: two frames of `mtu`, or
+/// 1 ms at `rate_bps`, whichever is larger (`lab`'s `shaper::burst_bytes`,
+/// which the run does not store).
+fn token_bucket_burst(rate_bps: f64, mtu: u64) -> u64 {
+    (2 * (mtu + 14)).max((rate_bps / 8.0 / 1000.0) as u64)
 }
 
 /// Each end's offload states across the trials, with how many trials ran with each.

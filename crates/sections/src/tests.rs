@@ -197,13 +197,13 @@ fn blob(events: &[ProbeEvent], version: u32) -> EventBlob {
 
 /// A profile whose sender spent `copy_s` in the copy routine and `tcp_s`
 /// in TCP input.
-fn profile(copy_s: f64, tcp_s: f64) -> CpuProfile {
+fn profile(copy_s: f64, tcp_s: f64, samples: u64) -> CpuProfile {
     let stack = |kernel: Vec<u32>, s: f64| ProfiledStack {
         tid: 10,
         unsampled: false,
         kernel,
         user: vec![],
-        samples: 1,
+        samples: samples / 2,
         ns: (s * 1e9) as u64,
     };
     CpuProfile {
@@ -526,39 +526,56 @@ fn probes_text_and_json_list_each_probed_trial() {
         .is_empty());
 }
 
-/// A run whose two points each have a sampled trial.
-fn sampled_run(store: &mut Store, copy_s: f64, tcp_s: f64) -> StoredRun {
+/// A run whose two points each have these sampled trials (copy s, tcp s),
+/// each of `samples` samples.
+fn sampled_run(store: &mut Store, trials: &[(f64, f64)], samples: u64) -> StoredRun {
     let sampled = |w| PointSpec {
         write_size: w,
-        trials: vec![(
-            metrics(&[
-                ("throughput_bps", 1e8),
-                ("cpu_sender_s", copy_s + tcp_s),
-                ("data_segs_out", 1000.0),
-                ("bytes", 1024.0 * 1000.0),
-            ]),
-            Extras {
-                events: None,
-                profile: Some(profile(copy_s, tcp_s)),
-                path_summary: None,
-                details: None,
-            },
-        )],
+        trials: trials
+            .iter()
+            .map(|&(copy_s, tcp_s)| {
+                (
+                    metrics(&[
+                        ("throughput_bps", 1e8),
+                        ("cpu_sender_s", copy_s + tcp_s),
+                        ("data_segs_out", 1000.0),
+                        ("bytes", 1024.0 * 1000.0),
+                    ]),
+                    Extras {
+                        events: None,
+                        profile: Some(profile(copy_s, tcp_s, samples)),
+                        path_summary: None,
+                        details: None,
+                    },
+                )
+            })
+            .collect(),
     };
     store_run(store, HOST, vec![sampled(1024), sampled(8192)])
+}
+
+/// The CPU section's findings, as strings.
+fn cpu_findings(store: &Store, run: &StoredRun) -> Vec<String> {
+    let r = report_of(store, run);
+    findings(section(&r, "CPU: where the time went").expect("a CPU section"))
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
 fn the_cpu_section_names_the_layer_that_took_the_most() {
     let (_dir, mut store) = store();
-    let run = sampled_run(&mut store, 0.3, 0.1);
+    let copy_most = [(0.3, 0.1), (0.31, 0.1), (0.29, 0.1)];
+    let run = sampled_run(&mut store, &copy_most, 2000);
     let r = report_of(&store, &run);
     let cpu = section(&r, "CPU: where the time went").expect("a CPU section");
     let said = findings(cpu);
     assert_eq!(said.len(), 2, "one per point's sender: {said:?}");
     assert!(
         said[0].starts_with("Sender at write_size=")
-            && said[0].ends_with("most CPU time in copy (75%)."),
+            && said[0].contains(": most CPU time in copy (75.0 ± ")
+            && said[0].contains("over 3 trials), beyond the 95% CIs of the next, tcp (25.0 ± "),
         "{said:?}"
     );
     let costs = tables(cpu)[0];
@@ -568,15 +585,57 @@ fn the_cpu_section_names_the_layer_that_took_the_most() {
     assert_eq!(costs.rows[0][4], "1.00", "sampled/engine");
     assert_eq!(costs.rows[0][5], "400.00", "µs per segment");
 
-    let run = sampled_run(&mut store, 0.1, 0.3);
-    let r = report_of(&store, &run);
-    let said = findings(section(&r, "CPU: where the time went").unwrap())
-        .into_iter()
-        .map(str::to_string)
-        .collect::<Vec<_>>();
-    assert!(said[0].ends_with("most CPU time in tcp (75%)."), "{said:?}");
+    // The data flip, the layer flips.
+    let tcp_most = [(0.1, 0.3), (0.1, 0.31), (0.1, 0.29)];
+    let run = sampled_run(&mut store, &tcp_most, 2000);
+    let said = cpu_findings(&store, &run);
+    assert!(
+        said[0].contains("most CPU time in tcp (75.0 ± "),
+        "{said:?}"
+    );
+    // Shares that swing from trial to trial: no layer is named.
+    let swinging = [(0.3, 0.1), (0.1, 0.3), (0.22, 0.18)];
+    let run = sampled_run(&mut store, &swinging, 2000);
+    let said = cpu_findings(&store, &run);
+    assert!(
+        said[0].contains(": no single layer took the most CPU time: copy (")
+            && said[0].contains("are within the 95% CIs of each other over 3 trials")
+            && said[0].contains("could not have been seen"),
+        "{said:?}"
+    );
     let unsampled = probed_run(&mut store, vec![]);
     assert!(section(&report_of(&store, &unsampled), "CPU: where the time went").is_none());
+}
+
+#[test]
+fn cpu_shares_need_a_thousand_samples() {
+    let (_dir, mut store) = store();
+    let copy_most = [(0.3, 0.1), (0.31, 0.1), (0.29, 0.1)];
+    // 998 samples a trial: n/a, and no bars.
+    let run = sampled_run(&mut store, &copy_most, 998);
+    let r = report_of(&store, &run);
+    let cpu = section(&r, "CPU: where the time went").unwrap();
+    let said: Vec<String> = findings(cpu).into_iter().map(str::to_string).collect();
+    assert!(
+        said[0].ends_with(
+            ": CPU shares n/a (998 samples in its best-sampled trial, fewer than the 1000 a \
+             share needs)."
+        ),
+        "{said:?}"
+    );
+    assert!(!cpu
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::StackedBars(_))));
+    // 1000: the shares are stated, with their bars.
+    let run = sampled_run(&mut store, &copy_most, 1000);
+    let r = report_of(&store, &run);
+    let cpu = section(&r, "CPU: where the time went").unwrap();
+    assert!(findings(cpu)[0].contains("most CPU time in copy"));
+    assert!(cpu
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::StackedBars(_))));
 }
 
 fn compared(store: &Store, runs: &[&StoredRun]) -> (Vec<RunPoints>, Comparison) {

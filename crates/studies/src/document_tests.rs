@@ -181,6 +181,22 @@ fn a_study_document_assembles_host_study_verdict_and_experiments() {
     assert_eq!(first.title, "This host");
     assert!(first.blocks.iter().any(|b| matches!(b, Block::Table(t)
         if t.caption.as_deref().is_some_and(|c| c.starts_with(&format!("Host profile {profile_id} "))))));
+    // Every study report has its Methods: what was controlled, and each
+    // place with its link settings.
+    let methods = r
+        .sections
+        .iter()
+        .find(|s| s.title == "Methods")
+        .expect("a Methods section");
+    for key in ["trials per point", "places and links", "offloads", "probes"] {
+        assert!(
+            methods
+                .blocks
+                .iter()
+                .any(|b| matches!(b, Block::KeyValues(kv) if kv.iter().any(|(k, _)| k == key))),
+            "Methods without {key}"
+        );
+    }
     let last = r.sections.last().unwrap();
     assert_eq!(last.title, "Experiments of this run");
     assert_eq!(

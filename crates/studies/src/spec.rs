@@ -291,8 +291,103 @@ mod tests {
                         .unwrap_or_else(|_| panic!("{at}: duration {d}"));
                         assert!(secs >= 0.1, "{at}: {d} is under 100 ms");
                     }
+                    if let Some(why) = too_short_by_bytes(&e) {
+                        panic!("{at}: {why}");
+                    }
                 }
             }
         }
+    }
+
+    /// The line rates of `lab::link::profiles` (studies does not depend on
+    /// lab), bit/s: the fastest a place of that name can move data.
+    const PROFILE_RATES: [(&str, f64); 5] = [
+        ("ether10", 10e6),
+        ("lan100", 100e6),
+        ("lan1g", 1e9),
+        ("man", 10e6),
+        ("wan", 6e6),
+    ];
+
+    /// Bytes in a `--bytes` level ("512000", "1280K", "4M"; K = 1000, the
+    /// smaller reading, so the check errs on the short side).
+    fn bytes_of(level: &str) -> f64 {
+        let (n, mult) = match level.strip_suffix(['K', 'k']) {
+            Some(n) => (n, 1e3),
+            None => match level.strip_suffix(['M', 'm']) {
+                Some(n) => (n, 1e6),
+                None => (level, 1.0),
+            },
+        };
+        n.parse::<f64>().unwrap_or_else(|_| panic!("bytes {level}")) * mult
+    }
+
+    /// Why a byte-bound experiment's trials (`--bytes`, no `--duration`)
+    /// may last under 100 ms: a place with no rate profile (loopback, veth:
+    /// nothing bounds how fast the bytes go, so such trials must be timed),
+    /// or a transfer smaller than its place's line rate × 0.1 s (at most
+    /// the line rate, so at least 100 ms). `None` when every trial lasts
+    /// 100 ms or more.
+    fn too_short_by_bytes(e: &Experiment) -> Option<String> {
+        if arg(e, "--duration").is_some() {
+            return None;
+        }
+        let bytes = arg(e, "--bytes")?;
+        // A --link built on a profile (`ether10,delay=10ms`) has its rate.
+        let places: Vec<&str> = match arg(e, "--link") {
+            Some(l) => vec![l.split(',').next().unwrap_or(l)],
+            None => arg(e, "--topology")
+                .unwrap_or("loopback")
+                .split(',')
+                .collect(),
+        };
+        for place in places {
+            let Some((_, rate)) = PROFILE_RATES.iter().find(|(n, _)| *n == place) else {
+                return Some(format!(
+                    "--bytes {bytes} on {place}, a place with no line rate: time the trials \
+                     (--duration) so each lasts 100 ms"
+                ));
+            };
+            for level in bytes.split(',') {
+                if bytes_of(level) * 8.0 < rate * 0.1 {
+                    return Some(format!(
+                        "--bytes {level} on {place} lasts under 100 ms at its {rate} bit/s"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_byte_bound_trial_is_caught_where_it_can_last_under_100ms() {
+        let e = |cmd: &str| Experiment::bench("x", "x", cmd);
+        let caught = |cmd: &str| too_short_by_bytes(&e(cmd));
+        // On veth nothing bounds the rate: 4 MB takes a few ms.
+        assert!(caught("tcp-stream --bytes 4M --topology veth --repeat 5")
+            .unwrap()
+            .contains("a place with no line rate"));
+        // 160 KB lasts 131 ms at 10 Mbit/s, 13 ms at 100.
+        assert_eq!(
+            caught("tcp-stream --bytes 163840 --topology ether10 --repeat 5"),
+            None
+        );
+        assert!(caught("tcp-stream --bytes 163840 --topology ether10,lan100 --repeat 5").is_some());
+        assert!(caught("tcp-stream --bytes 64K,1M --topology lan100 --repeat 5").is_some());
+        assert_eq!(
+            caught("tcp-stream --bytes 1280K --topology lan100 --repeat 5"),
+            None
+        );
+        // A link on a profile has the profile's rate; a timed trial is timed.
+        assert_eq!(
+            caught(
+                "tcp-stream --bytes 512000 --topology ether10 --link ether10,delay=10ms --repeat 5"
+            ),
+            None
+        );
+        assert_eq!(
+            caught("tcp-stream --bytes 4M --duration 1s --topology veth --repeat 5"),
+            None
+        );
     }
 }

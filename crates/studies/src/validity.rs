@@ -72,26 +72,14 @@ pub struct LinkShare {
     pub params: TrialParams,
     /// Trials the mean is over.
     pub trials: u32,
-    /// Points of the same search whose mean exceeded their line rate,
-    /// though within CI: a share above 100% says nothing of how close the
-    /// link came to its rate, so they are not counted (only when this is
-    /// the best of several, see [`best_link_share`]).
-    pub not_counted: usize,
 }
 
 impl LinkShare {
     /// The figure as evidence: "TCP reached 96.6 ± 0.2 % of the 10.0 Mbit/s
     /// line rate (mean of 3 trials, tcp-stream 8 KB writes on ether10)".
     pub fn evidence(&self) -> String {
-        let not_counted = match self.not_counted {
-            0 => String::new(),
-            1 => "; 1 point whose mean exceeded its line rate within CI is not counted".into(),
-            n => format!(
-                "; {n} points whose means exceeded their line rate within CI are not counted"
-            ),
-        };
         format!(
-            "TCP reached {} of the {:.1} Mbit/s line rate (mean of {} trials, {} {} writes on {}{not_counted})",
+            "TCP reached {} of the {:.1} Mbit/s line rate (mean of {} trials, {} {} writes on {})",
             measure(self.share, Some(self.share_ci), Unit::Percent),
             self.line_rate_bps / 1e6,
             self.trials,
@@ -121,32 +109,24 @@ pub fn link_share(d: &StudyData, point: &PointSummary) -> Option<LinkShare> {
         line_rate_bps: line,
         params: point.params.clone(),
         trials: thr.n,
-        not_counted: 0,
     })
 }
 
 /// The link share the data support best over the points of the given
-/// experiments: of the valid TCP points whose mean is at most their line
-/// rate, the one with the highest lower end of its CI (share − CI), so
-/// that a short, noisy transfer whose mean is high but whose interval is
-/// wide does not outrank a long one measured precisely. Points whose mean
-/// exceeds the line rate within CI are counted in `not_counted`.
+/// experiments: of the valid TCP points (a mean above the line rate is
+/// invalid, see [`throughput_validity`]), the one with the highest lower
+/// end of its CI (share − CI), so that a short, noisy transfer whose mean
+/// is high but whose interval is wide does not outrank a long one measured
+/// precisely.
 pub fn best_link_share<'a>(
     d: &StudyData,
     experiments: impl IntoIterator<Item = &'a str>,
 ) -> Option<LinkShare> {
-    let (over, within): (Vec<LinkShare>, Vec<LinkShare>) = experiments
+    experiments
         .into_iter()
         .flat_map(|id| d.points_of(id))
         .filter_map(|p| link_share(d, p))
-        .partition(|l| l.share > 1.0);
-    within
-        .into_iter()
         .max_by(|a, b| (a.share - a.share_ci).total_cmp(&(b.share - b.share_ci)))
-        .map(|best| LinkShare {
-            not_counted: over.len(),
-            ..best
-        })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //!   sender's blocked (idle) share from the sched probe;
 //! - **the link**: a TCP point's mean throughput as a share of its emulated
 //!   link's calibrated line rate ([`crate::validity::best_link_share`], the
-//!   figure the study sections print; points above the line rate beyond CI
+//!   figure the study sections print; points whose mean is above the line rate
 //!   are invalid and left out);
 //! - **data copy**, **checksum**, **per-packet processing** (TCP, IP, device,
 //!   skb memory, locks, softirq) and **the scheduler**: the side's CPU share
@@ -117,7 +117,7 @@ struct Evidence {
 /// The link candidate's figure, which a study's section prints too: the
 /// best point mean of a TCP stream over its emulated link's calibrated line
 /// rate, over the run's experiments but the pathological ones; points above
-/// the line rate beyond CI are invalid and left out.
+/// the line rate (whatever the CI) are invalid and left out.
 pub fn link_share_of_run(d: &StudyData) -> Option<LinkShare> {
     best_link_share(
         d,
@@ -199,17 +199,8 @@ fn shaped_link(t: &TrialRecord, p: &TrialParams) -> Option<String> {
 }
 
 /// The fewest CPU samples of a role in one trial that a CPU share is
-/// taken from.
-pub const MIN_CPU_SAMPLES: u64 = 1000;
-
-/// A role's samples in a trial's profile.
-fn role_samples(p: &record::CpuProfile, role: ThreadRole) -> u64 {
-    p.stacks
-        .iter()
-        .filter(|s| !s.unsampled && p.role_of(s.tid) == role)
-        .map(|s| s.samples)
-        .sum()
-}
+/// taken from (the run report holds to the same floor).
+pub use analysis::trial_cost::{role_samples, MIN_CPU_SAMPLES};
 
 /// The run's candidates, ranked by score; those that cannot be ranked
 /// (too few ticks, imposed, not measured) follow in that order.

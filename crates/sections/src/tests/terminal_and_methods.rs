@@ -242,6 +242,51 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
 }
 
 #[test]
+fn the_methods_give_each_places_link_settings() {
+    let (_dir, mut store) = store();
+    let mut run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[9e6, 9.1e6]), point(65536, &[5e6, 5.1e6])],
+    );
+    let link = |rate: Option<u64>, delay: f64, loss: f64, queue: u32| {
+        serde_json::json!({"rate_bps": rate, "delay_s": delay, "jitter_s": 0.0, "loss": loss,
+            "reorder": 0.0, "mtu": 1500, "queue_frames": queue, "framing_bytes": 24,
+            "via": "auto"})
+    };
+    for (i, t) in run.trials.iter_mut().enumerate() {
+        t.outcome.details["lab"] = if i < 2 {
+            serde_json::json!({"place": {"label": "ether10", "mechanism": "tbf",
+                "link": link(Some(10_000_000), 0.01, 0.0, 32)},
+                "calibration": {"line_rate_bps": 9.99e6}})
+        } else {
+            serde_json::json!({"place": {"label": "lossy", "mechanism": "netem",
+                "link": link(None, 0.0, 0.001, 100)}})
+        };
+    }
+    let s = crate::methods::methods_section(&run, &summaries(&run));
+    let p = method(&s, "places and links");
+    assert!(
+        p.contains(
+            "ether10 via tbf: rate 10.0 Mbit/s, one-way delay 10.0 ms, no jitter, loss or \
+             reordering, MTU 1500, queue 32 frames, 24 B framing per frame, token-bucket burst \
+             3028 B (two frames or 1 ms at the rate, the larger), calibrated line rate 9.99 Mbit/s"
+        ),
+        "{p}"
+    );
+    assert!(
+        p.contains("lossy via netem: no rate limit, no added delay, loss 0.100 %, MTU 1500"),
+        "{p}"
+    );
+    assert!(
+        !p.contains(
+            "lossy via netem: no rate limit, no added delay, loss 0.100 %, MTU 1500, queue"
+        ),
+        "{p}"
+    );
+}
+
+#[test]
 fn the_terminal_table_and_the_report_write_a_metric_alike_and_mark_small_wild_samples() {
     let (_dir, mut store) = store();
     // Two trials of 1 and 55 Gbit/s: a CI far wider than the mean. Five

@@ -10,7 +10,7 @@
 
 use crate::data::StudyData;
 use crate::verdict::{MIN_TICKS, TICK_S};
-use analysis::findings::size_words;
+use analysis::findings::{largest, size_words, CurvePoint, Largest};
 use analysis::path::analyse;
 use analysis::{summarize, Summary};
 use record::TrialRecord;
@@ -100,6 +100,58 @@ fn share_words(c: &CauseShare) -> String {
     }
 }
 
+/// Which cause (of those with enough ticks) has the largest share: named
+/// only beyond the 95% CI of the next, else the causes within CI with the
+/// smallest difference that could have been seen; from one trial, no
+/// claim. A sentence that starts with a space, to follow the split.
+fn largest_cause(causes: &[CauseShare]) -> String {
+    let counted: Vec<(&str, CurvePoint)> = causes
+        .iter()
+        .filter(|c| c.ticks >= f64::from(MIN_TICKS))
+        .map(|c| {
+            let ci = if c.share.ci95.is_finite() {
+                c.share.ci95
+            } else {
+                0.0
+            };
+            (
+                c.cause,
+                CurvePoint {
+                    x: 0.0,
+                    mean: c.share.mean,
+                    ci,
+                },
+            )
+        })
+        .collect();
+    let one_trial = causes.iter().any(|c| c.share.n < 2);
+    match largest(&counted) {
+        None => " No cause has enough ticks for a share.".into(),
+        Some(l) if one_trial => {
+            let top = match l {
+                Largest::Clear { first, .. } => first,
+                Largest::Within { tied, .. } => tied[0],
+            };
+            format!(
+                " The largest share, {top}, comes from one trial: with no CI it is no claim \
+                 against the other causes."
+            )
+        }
+        Some(Largest::Clear { first, second }) => match second {
+            Some(next) => {
+                format!(" The largest share is {first}, beyond the 95% CIs of the next, {next}.")
+            }
+            None => format!(" The only share with enough ticks is {first}."),
+        },
+        Some(Largest::Within { tied, resolution }) => format!(
+            " No one cause has the largest share: {} are within the 95% CIs of each other (a \
+             difference smaller than {} could not have been seen).",
+            tied.join(" and "),
+            measure(resolution, None, Unit::Percent)
+        ),
+    }
+}
+
 /// The finding of one timeline experiment: where the transfer's time went,
 /// by cause (each with its ticks), the cause with the largest share among
 /// those with enough ticks, the sending thread's blocked share (sched
@@ -118,17 +170,10 @@ pub(crate) fn idle_sentence(
         .collect::<Vec<_>>()
         .join(", ");
     let n = causes.first().map_or(0, |c| c.share.n);
-    let top = causes
-        .iter()
-        .filter(|c| c.ticks >= f64::from(MIN_TICKS))
-        .max_by(|a, b| a.share.mean.total_cmp(&b.share.mean));
     let mut out = format!(
         "{what}: TCP_INFO splits the transfer time ({n} trials, 4 ms ticks summed over them) into {split}."
     );
-    match top {
-        Some(t) => out.push_str(&format!(" The largest share is {}.", t.cause)),
-        None => out.push_str(" No cause has enough ticks for a share."),
-    }
+    out.push_str(&largest_cause(causes));
     if let Some(b) = blocked {
         out.push_str(&format!(
             " The sending thread was blocked (idle) {} of its time (sched probe; the paper's 80386 \
@@ -319,6 +364,40 @@ mod tests {
         v[2] = share(CAUSES[2], 0.86, 1075.0);
         let s = idle_sentence("Paced", &v, None, None, None);
         assert!(s.contains("The largest share is the link"), "{s}");
+        assert!(
+            s.contains("beyond the 95% CIs of the next, the receive window (rwnd_limited)."),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn causes_within_their_cis_have_no_largest() {
+        // 48% and 46%, each ± 1.2%: within the CIs, neither is named.
+        let mut v = window_bound();
+        v[0] = share(CAUSES[0], 0.48, 600.0);
+        v[2] = share(CAUSES[2], 0.46, 575.0);
+        let s = idle_sentence("Unpaced", &v, None, None, None);
+        assert!(
+            s.contains(
+                "No one cause has the largest share: the receive window (rwnd_limited) and the \
+                 link or congestion window (data in flight, neither limit) are within the 95% CIs"
+            ) && s.contains("a difference smaller than 2.88 % could not have been seen"),
+            "{s}"
+        );
+        assert!(!s.contains("The largest share is"), "{s}");
+        // From one trial: no claim.
+        let mut one = window_bound();
+        for c in &mut one {
+            c.share.n = 1;
+            c.share.ci95 = f64::NAN;
+        }
+        let s = idle_sentence("Unpaced", &one, None, None, None);
+        assert!(
+            s.contains(
+                "The largest share, the receive window (rwnd_limited), comes from one trial"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The Abrams & Chen report: each figure from this run's data, the paper's
 //! finding beside it, and a finding sentence computed from the data.
 
+use super::api_claim::api_sentence;
 use super::comparison::tcp_udp_sentence;
 use super::load_claim::{load_claim, LoadRow};
 use super::speeds::{mismatch_section, segment_cost_section};
@@ -200,7 +201,7 @@ fn load_section(d: &StudyData) -> Section {
                 })
             };
             // A delay shorter than the link allows (throughput above its
-            // line rate beyond CI) is not a measurement of the host.
+            // line rate) is not a measurement of the host.
             let above = |load: u32| {
                 point(load).and_then(|p| match throughput_validity(d, p) {
                     Err(e @ Invalid::AboveLineRate { .. }) => Some(e),
@@ -319,26 +320,12 @@ fn api_section(d: &StudyData) -> Section {
         return s;
     };
     for b in base {
-        let best = curves
+        let others: Vec<(&str, CurvePoint)> = curves
             .iter()
-            .filter_map(|(a, c)| at(c, b.x).map(|p| (*a, p)))
-            .max_by(|x, y| x.1.mean.total_cmp(&y.1.mean));
-        if let Some((a, p)) = best {
-            let differs = analysis::findings::differ(&p, b);
-            s.finding(if a == Api::Write || !differs {
-                format!(
-                    "At {} writes no interface beats write() beyond CI.",
-                    size_words(b.x)
-                )
-            } else {
-                format!(
-                    "At {} writes {} is fastest, {:.2}× write().",
-                    size_words(b.x),
-                    api_name(a),
-                    p.mean / b.mean
-                )
-            });
-        }
+            .filter(|(a, _)| *a != Api::Write)
+            .filter_map(|(a, c)| at(c, b.x).map(|p| (api_name(*a), p)))
+            .collect();
+        s.finding(api_sentence(b.x, b, &others));
     }
     s
 }

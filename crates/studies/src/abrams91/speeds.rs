@@ -16,6 +16,7 @@ use record::{TestKind, TrialParams};
 use report::{measure, Figure, Point, Section, Series, Table, Unit};
 
 use super::comparison::sender_rates_sentence;
+use crate::sunos_ipc::change::{compare, Change, Estimate};
 
 const CITE: &str = "Abrams & Chen 1991";
 
@@ -51,7 +52,7 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
         "measured",
     ])
     .key();
-    let mut rows = Vec::new();
+    let mut rows: Vec<SegmentRow> = Vec::new();
     let (mut unsteered, mut shared) = (0, 0);
     // The unprobed twins when the run has them: the CPU sampler's own cost
     // would be charged to the sides otherwise.
@@ -101,6 +102,7 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
             seg_bytes,
             bound,
             measured,
+            params.offload.is_some(),
         ));
         t.row([
             size_words(params.write_size as f64),
@@ -141,21 +143,96 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
         ));
     }
     rows.sort_by_key(|r| r.0);
-    if let Some(r) = rows.first() {
-        let slower = if r.1 >= r.2 { "sending" } else { "receiving" };
-        s.finding(format!(
-            "At {} writes a data segment ({:.0} B) costs {:.2} µs of the sender's CPU and {:.2} µs \
-             of the receiver's, each counting the protocol work done in softirq on its own CPU; \
-             {slower} is the slower side, which bounds throughput at {} against {} measured.",
-            size_words(r.0 as f64),
-            r.3,
-            r.1,
-            r.2,
-            mbit(r.4),
-            mbit(r.5)
+    let mut sizes: Vec<u64> = rows.iter().map(|r| r.0).collect();
+    sizes.dedup();
+    for ws in sizes {
+        let at: Vec<_> = rows.iter().filter(|r| r.0 == ws).collect();
+        let est = |f: &dyn Fn(&SegmentRow) -> f64| {
+            Estimate::from_values(&at.iter().map(|r| f(r)).collect::<Vec<_>>())
+        };
+        let (Some(snd), Some(rcv), Some(seg), Some(measured)) =
+            (est(&|r| r.1), est(&|r| r.2), est(&|r| r.3), est(&|r| r.5))
+        else {
+            continue;
+        };
+        let offloads_off = at.iter().all(|r| r.6);
+        s.finding(segment_cost_finding(
+            ws,
+            seg.mean,
+            &snd,
+            &rcv,
+            measured.mean,
+            offloads_off,
         ));
     }
     s
+}
+
+/// One trial of Table 6: write size, sender µs and receiver µs per
+/// segment, segment bytes, the bound, the measured throughput and whether
+/// offloads were off.
+type SegmentRow = (u64, f64, f64, f64, f64, f64, bool);
+
+/// Table 6's claim at one write size: each side's CPU µs per data segment
+/// (mean ± 95% CI over its trials), which side is slower only beyond the
+/// CIs (else that neither is, with the smallest difference the trials
+/// could have shown; a single trial claims neither), and the throughput
+/// bound the slower mean sets against the mean measured (bit/s).
+pub(super) fn segment_cost_finding(
+    write_size: u64,
+    seg_bytes: f64,
+    snd: &Estimate,
+    rcv: &Estimate,
+    measured_bps: f64,
+    offloads_off: bool,
+) -> String {
+    let us = |e: &Estimate| {
+        measure(
+            e.mean * 1e-6,
+            e.ci.is_finite().then_some(e.ci * 1e-6),
+            Unit::Si("s"),
+        )
+    };
+    let bound = seg_bytes * 8.0 / (snd.mean.max(rcv.mean) * 1e-6);
+    let bounds = format!(
+        "the slower mean bounds throughput at {} against {} measured",
+        mbit(bound),
+        mbit(measured_bps)
+    );
+    let claim = match compare(snd, rcv) {
+        Change::Raised { ratio } => format!(
+            "receiving is the slower side, {}× the sender's cost beyond the 95% CIs; {bounds}",
+            measure(ratio, None, Unit::Plain)
+        ),
+        Change::Lowered { ratio } => format!(
+            "sending is the slower side, {}× the receiver's cost beyond the 95% CIs; {bounds}",
+            measure(1.0 / ratio, None, Unit::Plain)
+        ),
+        Change::Unchanged { detectable } => format!(
+            "neither side is slower beyond the 95% CIs (a difference smaller than {} per segment \
+             could not have been seen); {bounds}",
+            measure(detectable * 1e-6, None, Unit::Si("s"))
+        ),
+        Change::TooFewTrials => format!(
+            "with fewer than two trials a side there is no CI, so neither side is called slower; \
+             {bounds}"
+        ),
+    };
+    format!(
+        "At {} writes{} a data segment ({} B) costs {} of the sender's CPU and {} of the \
+         receiver's (over {} trials), each counting the protocol work done in softirq on its own \
+         CPU: {claim}.",
+        size_words(write_size as f64),
+        if offloads_off {
+            ", offloads off,"
+        } else {
+            " (offloads as the devices had them)"
+        },
+        measure(seg_bytes, None, Unit::Plain),
+        us(snd),
+        us(rcv),
+        snd.n.min(rcv.n)
+    )
 }
 
 /// Where a measured throughput lies against the bound min(λ, μ).
@@ -491,8 +568,14 @@ mod tests {
     }
 
     /// A run with only the segment-cost experiment's unprobed twin: one
-    /// point per (write size, sender CPU s, receiver CPU s), steered or not.
+    /// point per (write size, sender CPU s, receiver CPU s), steered or
+    /// not, offloads off; three trials a point, the k-th at the CPU times
+    /// × (1 ± `spread` · (k − 1)) (the sender up, the receiver down).
     fn segment_run(points: &[(u64, f64, f64)], steered: bool) -> StudyData {
+        segment_run_spread(points, steered, 0.0)
+    }
+
+    fn segment_run_spread(points: &[(u64, f64, f64)], steered: bool, spread: f64) -> StudyData {
         use crate::data::{ExperimentRecord, StudySettings};
         use crate::fixtures::{ok_trial, study_meta};
         use record::{PointRecord, StoredRun, TrialOutcome};
@@ -503,6 +586,7 @@ mod tests {
             let mut params = TrialParams::defaults(TestKind::TcpStream);
             params.write_size = ws;
             params.topology = "veth".into();
+            params.offload = Some(record::factor::OffloadsOff::ALL);
             let pid = i as i64 + 1;
             records.push(PointRecord {
                 id: pid,
@@ -511,13 +595,14 @@ mod tests {
                 precision: None,
             });
             for k in 0..3 {
+                let d = spread * (k as f64 - 1.0);
                 let metrics = BTreeMap::from([
                     ("throughput_bps".to_string(), 1e9),
                     ("bytes".to_string(), 1e8),
                     ("data_segs_out".to_string(), 1e5),
                     ("receiver_data_segs_in".to_string(), 1e5),
-                    ("cpu_sender_whole_s".to_string(), snd),
-                    ("cpu_receiver_whole_s".to_string(), rcv),
+                    ("cpu_sender_whole_s".to_string(), snd * (1.0 + d)),
+                    ("cpu_receiver_whole_s".to_string(), rcv * (1.0 - d)),
                     ("core_sender_index".to_string(), 0.0),
                     ("core_receiver_index".to_string(), 1.0),
                 ]);
@@ -571,24 +656,55 @@ mod tests {
 
     #[test]
     fn the_slower_side_of_table_6_follows_each_sides_whole_cpu() {
-        // 0.1 s of sender CPU and 0.3 s of receiver CPU over 100,000 segments.
-        let t = texts(&segment_cost_section(&segment_run(
+        // 0.1 s of sender CPU and 0.3 s of receiver CPU over 100,000
+        // segments, ±5% from trial to trial.
+        let t = texts(&segment_cost_section(&segment_run_spread(
             &[(1460, 0.1, 0.3)],
             true,
+            0.05,
         )));
         assert!(
-            t.iter().any(|f| f
-                .contains("costs 1.00 µs of the sender's CPU and 3.00 µs of the receiver's")
-                && f.contains("receiving is the slower side")),
+            t.iter().any(|f| f.starts_with(
+                "At 1460 B writes, offloads off, a data segment (1000 B) costs 1.00 ± 0.12 µs of \
+                 the sender's CPU and 3.00 ± 0.37 µs of the receiver's (over 3 trials)"
+            ) && f.contains(": receiving is the slower side, 3.00× the sender's cost beyond the 95% CIs; the slower mean bounds throughput at")),
             "{t:?}"
         );
-        let t = texts(&segment_cost_section(&segment_run(
+        let t = texts(&segment_cost_section(&segment_run_spread(
             &[(1460, 0.3, 0.1)],
             true,
+            0.05,
         )));
         assert!(
-            t.iter().any(|f| f.contains("sending is the slower side")),
+            t.iter()
+                .any(|f| f.contains(": sending is the slower side, 3.00× the receiver's")),
             "{t:?}"
+        );
+    }
+
+    #[test]
+    fn sides_within_their_cis_are_neither_slower() {
+        // 0.2 s against 0.22 s, ±30% from trial to trial: within the CIs.
+        let t = texts(&segment_cost_section(&segment_run_spread(
+            &[(1460, 0.2, 0.22)],
+            true,
+            0.3,
+        )));
+        assert!(
+            t.iter().any(|f| f.contains(
+                ": neither side is slower beyond the 95% CIs (a difference smaller than "
+            ) && f.contains("µs per segment could not have been seen)")),
+            "{t:?}"
+        );
+        assert!(!t.iter().any(|f| f.contains("is the slower side")), "{t:?}");
+        // One trial a side: no CI, no slower side.
+        let one = Estimate::from_values(&[1.0]).unwrap();
+        let three = Estimate::from_values(&[3.0]).unwrap();
+        let s = segment_cost_finding(1460, 1000.0, &one, &three, 1e9, false);
+        assert!(
+            s.contains("(offloads as the devices had them)")
+                && s.contains("there is no CI, so neither side is called slower"),
+            "{s}"
         );
     }
 

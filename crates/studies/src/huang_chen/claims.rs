@@ -6,12 +6,13 @@
 //! checksum alone (turning transmit checksum offload off also turns off
 //! segmentation offload, TSO).
 
-use analysis::findings::{differ, CurvePoint};
+use analysis::findings::{differ, largest, CurvePoint, Largest};
+use analysis::stats::Summary;
 use report::{measure, Unit};
 
 /// The fewest CPU samples a trial must have for a share to be stated from
-/// it.
-pub(super) const MIN_SHARE_SAMPLES: u64 = 1000;
+/// it (the floor the verdicts and the run report use too).
+pub(super) const MIN_SHARE_SAMPLES: u64 = analysis::trial_cost::MIN_CPU_SAMPLES;
 
 /// A share of one role's CPU time with the samples it rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -332,4 +333,130 @@ pub(super) fn checksum_sentences(
         ));
     }
     out
+}
+
+/// Fig. 10's NODELAY claim at one write size, from the sender's CPU per KB
+/// with NODELAY (`on`) and with Nagle's algorithm (`off`): NODELAY costs a
+/// ratio of Nagle's only beyond the 95% CIs ([`differ`]), else the two
+/// cost the same within them, with the smallest difference the trials
+/// could have shown. `None` when the points are not at one write size or
+/// Nagle's cost is not positive.
+pub(super) fn nodelay_sentence(on: &CurvePoint, off: &CurvePoint) -> Option<String> {
+    if on.x != off.x || off.mean <= 0.0 {
+        return None;
+    }
+    let us = |p: &CurvePoint| measure(p.mean, Some(p.ci), Unit::Fixed("µs"));
+    Some(if differ(on, off) {
+        format!(
+            "At {:.0}-byte writes, NODELAY costs the sender {}× the CPU per KB of Nagle's \
+             algorithm, beyond the 95% CIs ({} against {}).",
+            on.x,
+            measure(on.mean / off.mean, None, Unit::Plain),
+            us(on),
+            us(off)
+        )
+    } else {
+        let detectable = on.ci + off.ci + 0.01 * on.mean.abs().max(off.mean.abs());
+        format!(
+            "At {:.0}-byte writes, NODELAY and Nagle's algorithm cost the sender the same CPU per \
+             KB within the 95% CIs ({} and {}); a difference smaller than {} per KB could not \
+             have been seen.",
+            on.x,
+            us(on),
+            us(off),
+            measure(detectable, None, Unit::Fixed("µs"))
+        )
+    })
+}
+
+/// Table 1's "which block takes the most CPU" at one MSS on one side
+/// (`side`, "sender"): `blocks` names the candidate blocks and `shares`
+/// holds, per trial, each block's share of the side's CPU time (in
+/// `blocks` order); `seconds` is the side's mean CPU seconds per 20 MB.
+/// A block takes the most only beyond the 95% CI of the runner-up; else
+/// the blocks within CI are named with the smallest difference the trials
+/// could have shown; one trial names its largest block with no claim.
+pub(super) fn most_cpu_sentence(
+    side: &str,
+    mss: u64,
+    blocks: &[&str],
+    shares: &[Vec<f64>],
+    seconds: f64,
+) -> String {
+    let n = shares.len();
+    let points: Vec<(&str, CurvePoint)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| {
+            let v: Vec<f64> = shares
+                .iter()
+                .map(|t| t.get(i).copied().unwrap_or(0.0))
+                .collect();
+            let s = Summary::new(&v)?;
+            let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
+            Some((
+                *b,
+                CurvePoint {
+                    x: 0.0,
+                    mean: s.mean,
+                    ci,
+                },
+            ))
+        })
+        .collect();
+    let share = |name: &str| {
+        points
+            .iter()
+            .find(|(b, _)| *b == name)
+            .map_or("—".into(), |(_, p)| {
+                measure(p.mean, (n > 1).then_some(p.ci), Unit::Percent)
+            })
+    };
+    let total = format!(
+        "{} per 20 MB in all, {}× less than the paper's 386/33 sender's 43.4 s",
+        measure(seconds, None, Unit::Si("s")),
+        measure(43.39 / seconds, None, Unit::Plain)
+    );
+    let at = format!("On the {side} at MSS {mss}");
+    if n == 1 {
+        let top = points
+            .iter()
+            .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+            .map_or("—", |(b, _)| *b);
+        return format!(
+            "{at}, {top} has the largest share of CPU time ({}) in the one sampled trial; with no \
+             CI that is no claim against the other blocks ({total}).",
+            share(top)
+        );
+    }
+    match largest(&points) {
+        Some(Largest::Clear {
+            first,
+            second: Some(second),
+        }) => format!(
+            "{at}, {first} takes the most CPU: {} over {n} trials, beyond the 95% CIs of the \
+             next, {second} ({}) ({total}).",
+            share(first),
+            share(second)
+        ),
+        Some(Largest::Clear {
+            first,
+            second: None,
+        }) => {
+            format!(
+                "{at}, {first} takes the CPU: {} over {n} trials ({total}).",
+                share(first)
+            )
+        }
+        Some(Largest::Within { tied, resolution }) => format!(
+            "{at}, no one block takes the most CPU: {} are within the 95% CIs of each other over \
+             {n} trials (a difference smaller than {} could not have been seen; {total}).",
+            tied.iter()
+                .map(|b| format!("{b} ({})", share(b)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            measure(resolution, None, Unit::Percent)
+        ),
+        None => format!("{at}, no block was sampled ({total})."),
+    }
 }

@@ -49,11 +49,10 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "stream-size",
-            "Fig. 10: sender CPU against stream (write) size, with and without NODELAY (PUSH), offloads off",
+            "Fig. 10: sender CPU against stream (write) size, with and without NODELAY (PUSH), offloads off (timed trials: on veth a few MB would pass in milliseconds)",
             format!(
-                "tcp-stream --write-size {sizes} --nodelay on,off --mss 1024 --offload off --bytes {bytes} --topology {place} --repeat {r}",
+                "tcp-stream --write-size {sizes} --nodelay on,off --mss 1024 --offload off --duration {dur} --topology {place} --repeat {r}",
                 sizes = levels(o, "64,256,1024", "64,128,256,512,1024"),
-                bytes = if o.quick { "1M" } else { "4M" },
             ),
         ),
         Experiment::bench(

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use super::acks::ack_section;
 use super::claims::{
-    checksum_sentences, share_words, too_few, ChecksumArm, SampledShare, MIN_SHARE_SAMPLES,
+    self, checksum_sentences, share_words, too_few, ChecksumArm, SampledShare, MIN_SHARE_SAMPLES,
 };
 use super::fit_claims;
 use super::offloads::{self, offload_states};
@@ -118,6 +118,17 @@ fn blocks_per_mss(v: &[Sampled], role: ThreadRole) -> BTreeMap<u64, Vec<(Block, 
                     .collect(),
             )
         })
+        .collect()
+}
+
+/// Per trial of `role` at `mss`, each of `blocks`' share of the role's
+/// CPU time in that trial.
+fn block_shares(v: &[Sampled], role: ThreadRole, mss: u64, blocks: &[Block]) -> Vec<Vec<f64>> {
+    v.iter()
+        .filter(|s| s.mss as u64 == mss)
+        .filter_map(|s| s.attribution.role(role))
+        .filter(|r| r.cpu_s > 0.0)
+        .map(|r| blocks.iter().map(|b| r.block_s(*b) / r.cpu_s).collect())
         .collect()
 }
 
@@ -241,21 +252,19 @@ fn blocks_section(d: &StudyData) -> Section {
                  {MIN_SHARE_SAMPLES} per trial are needed.",
                 too_few(fewest.get(mss).copied().unwrap_or(0))
             ));
-        } else if let Some((b, t)) = blocks
-            .iter()
-            .filter(|x| x.0 != Block::Other && x.0 != Block::Application)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-        {
-            if tot > 0.0 {
-                s.finding(format!(
-                    "On the {name} at MSS {mss}, {} takes the most CPU: {:.1}% of {:.3} s per \
-                     20 MB ({:.0}× less CPU in all than the paper's 386/33 sender's 43.4 s).",
-                    b.name(),
-                    t / tot * 100.0,
-                    tot,
-                    43.39 / tot
-                ));
-            }
+        } else if tot > 0.0 {
+            let candidates: Vec<Block> = Block::ALL
+                .into_iter()
+                .filter(|b| *b != Block::Other && *b != Block::Application)
+                .collect();
+            let names: Vec<&str> = candidates.iter().map(|b| b.name()).collect();
+            s.finding(claims::most_cpu_sentence(
+                name,
+                *mss,
+                &names,
+                &block_shares(&v, role, *mss, &candidates),
+                tot,
+            ));
         }
         if role == ThreadRole::Sender {
             let mut cmp = Table::new(["block", "paper, MSS 1024 (s)", "this host (s)", "ratio"])
@@ -492,23 +501,12 @@ fn stream_section(d: &StudyData) -> Section {
         ));
     }
     if let [(_, on), (_, off)] = curves.as_slice() {
-        if let (Some(a), Some(b)) = (on.first(), off.first()) {
-            if a.x == b.x && b.mean > 0.0 && !analysis::findings::differ(a, b) {
-                s.finding(format!(
-                    "At {:.0}-byte writes, NODELAY and Nagle's algorithm cost the sender the same \
-                     CPU per KB within the 95% CIs ({} and {}).",
-                    a.x,
-                    measure(a.mean, Some(a.ci), Unit::Fixed("µs")),
-                    measure(b.mean, Some(b.ci), Unit::Fixed("µs"))
-                ));
-            } else if a.x == b.x && b.mean > 0.0 {
-                s.finding(format!(
-                    "At {:.0}-byte writes, NODELAY costs the sender {:.2}× the CPU per KB of \
-                     Nagle's algorithm.",
-                    a.x,
-                    a.mean / b.mean
-                ));
-            }
+        if let Some(f) = on
+            .first()
+            .zip(off.first())
+            .and_then(|(a, b)| claims::nodelay_sentence(a, b))
+        {
+            s.finding(f);
         }
     }
     s

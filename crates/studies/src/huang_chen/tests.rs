@@ -5,7 +5,8 @@
 //! checksumming).
 
 use super::claims::{
-    ack_sentence, checksum_sentences, share_words, AckArm, ChecksumArm, SampledShare, TrialShares,
+    ack_sentence, checksum_sentences, most_cpu_sentence, nodelay_sentence, share_words, AckArm,
+    ChecksumArm, SampledShare, TrialShares,
 };
 use super::fit_claims::{failed, packet_byte_sentence, shape_finding, MssContrast};
 use analysis::cpu::fit_packet_byte;
@@ -349,4 +350,86 @@ fn throughput_within_ci_with_and_without_checksum_offload_is_no_change() {
         "{s:#?}"
     );
     assert!(s.iter().all(|x| !x.contains("apart")), "{s:#?}");
+}
+
+#[test]
+fn nodelay_costs_more_only_beyond_the_cis() {
+    let p = |mean: f64, ci: f64| CurvePoint { x: 64.0, mean, ci };
+    let more = nodelay_sentence(&p(8.0, 0.5), &p(2.0, 0.2)).unwrap();
+    assert!(
+        more.starts_with(
+            "At 64-byte writes, NODELAY costs the sender 4.00× the CPU per KB of Nagle's \
+             algorithm, beyond the 95% CIs (8.00 ± 0.50 µs against 2.00 ± 0.20 µs)"
+        ),
+        "{more}"
+    );
+    // The same means with wide CIs: the same cost, with what could be seen.
+    let same = nodelay_sentence(&p(8.0, 4.0), &p(2.0, 2.5)).unwrap();
+    assert!(
+        same.contains("cost the sender the same CPU per KB within the 95% CIs")
+            && same.contains("a difference smaller than 6.58 µs per KB could not have been seen"),
+        "{same}"
+    );
+    // Less CPU with NODELAY beyond the CIs is a ratio below one.
+    let less = nodelay_sentence(&p(1.0, 0.1), &p(2.0, 0.2)).unwrap();
+    assert!(
+        less.contains("costs the sender 0.500× the CPU per KB"),
+        "{less}"
+    );
+    assert_eq!(
+        nodelay_sentence(
+            &p(1.0, 0.1),
+            &CurvePoint {
+                x: 1024.0,
+                mean: 2.0,
+                ci: 0.1
+            }
+        ),
+        None
+    );
+}
+
+#[test]
+fn the_block_that_takes_the_most_cpu_is_named_only_beyond_the_cis() {
+    let blocks = ["tcp_output", "driver_out", "ip_output"];
+    let clear = [
+        vec![0.5, 0.3, 0.1],
+        vec![0.52, 0.29, 0.1],
+        vec![0.48, 0.31, 0.1],
+    ];
+    let s = most_cpu_sentence("sender", 1024, &blocks, &clear, 0.5);
+    assert!(
+        s.starts_with("On the sender at MSS 1024, tcp_output takes the most CPU: 50.0 ± 5.0 % over 3 trials, beyond the 95% CIs of the next, driver_out (30.0 ± 2.5 %)"),
+        "{s}"
+    );
+    assert!(
+        s.ends_with(
+            "(500 ms per 20 MB in all, 86.8× less than the paper's 386/33 sender's 43.4 s)."
+        ),
+        "{s}"
+    );
+    // The data flip: driver_out leads.
+    let flipped = [
+        vec![0.3, 0.5, 0.1],
+        vec![0.29, 0.52, 0.1],
+        vec![0.31, 0.48, 0.1],
+    ];
+    let s = most_cpu_sentence("sender", 1024, &blocks, &flipped, 0.5);
+    assert!(s.contains(", driver_out takes the most CPU: "), "{s}");
+    // Trials that disagree: neither is named, with what could be seen.
+    let wide = [
+        vec![0.6, 0.2, 0.1],
+        vec![0.2, 0.6, 0.1],
+        vec![0.45, 0.35, 0.1],
+    ];
+    let s = most_cpu_sentence("sender", 1024, &blocks, &wide, 0.5);
+    assert!(
+        s.contains("no one block takes the most CPU: tcp_output (")
+            && s.contains("driver_out (")
+            && s.contains("could not have been seen"),
+        "{s}"
+    );
+    // One trial: the largest, with no claim.
+    let s = most_cpu_sentence("receiver", 512, &blocks, &clear[..1], 0.5);
+    assert!(s.contains("tcp_output has the largest share of CPU time (50.0 %) in the one sampled trial; with no CI that is no claim"), "{s}");
 }

@@ -10,10 +10,12 @@
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod acks;
-mod change;
+pub(crate) mod change;
+mod leaders;
 mod load;
 mod probed;
 mod report;
+mod steps;
 pub use report::report;
 
 #[cfg(test)]

@@ -36,11 +36,6 @@ pub(super) fn all_probed(
         .collect()
 }
 
-/// Bytes as KB with one decimal.
-pub(super) fn kb(bytes: f64) -> String {
-    format!("{:.1} KB", bytes / 1024.0)
-}
-
 /// Warns that the `what` experiment has no probed trial.
 pub(super) fn no_probes(s: &mut Section, what: &str) {
     s.warning(format!(

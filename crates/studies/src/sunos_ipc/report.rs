@@ -4,8 +4,13 @@
 //! background load (Experiment 4). Every finding is computed from the run.
 
 use super::acks::ack_section;
+use super::leaders::{
+    hop_medians, hop_shares, largest_share_sentence, queue_means, queue_wait_sentence,
+    slowest_hop_sentence,
+};
 use super::load::load_section;
-use super::probed::{all_probed, kb, no_probes, queue_figure, richest};
+use super::probed::{all_probed, no_probes, queue_figure, richest};
+use super::steps::largest_step_sentence;
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
@@ -156,23 +161,8 @@ fn sockbuf_section(d: &StudyData) -> Section {
             &size_words,
             &|r| number(r * 1e6, Unit::Si("bit/s")),
         ));
-        if let Some((a, b, gain)) = v
-            .windows(2)
-            .map(|w| (w[0], w[1], w[1].throughput.mean / w[0].throughput.mean))
-            .max_by(|x, y| x.2.total_cmp(&y.2))
-        {
-            if gain > 1.05 {
-                s.finding(format!(
-                    "On {pl}, the largest step is from {} to {} buffers ({gain:.2}×){}.",
-                    size_words(a.size),
-                    size_words(b.size),
-                    if a.size == 4096.0 && b.size <= 16384.0 {
-                        ", where the paper found it"
-                    } else {
-                        "; the paper's was from 4 KB to 16 KB"
-                    }
-                ));
-            }
+        if let Some(f) = largest_step_sentence(pl, v) {
+            s.finding(f);
         }
         let first = v.first().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
         let last = v.last().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
@@ -415,35 +405,17 @@ fn queues_section(d: &StudyData) -> Section {
         ]);
     }
     s.push(t);
-    let bytes_queues: Vec<_> = a
-        .queues
-        .iter()
-        .filter(|q| q.queue.contains("bytes"))
-        .collect();
-    if let Some(q) = bytes_queues.iter().max_by(|x, y| x.mean.total_cmp(&y.mean)) {
-        s.finding(format!(
-            "Data waits most in the {}: {} on average, up to {}.",
-            q.queue.split(" (").next().unwrap_or(&q.queue),
-            kb(q.mean),
-            kb(q.max)
-        ));
+    // Which queue and which hop lead: over every probed trial, not the
+    // richest alone.
+    let probed = all_probed(d, "queues", |_| true);
+    if let Some(f) = queue_wait_sentence(&queue_means(&probed)) {
+        s.finding(f);
     }
     if let Some(f) = packet_queues_finding(&a.queues) {
         s.finding(f);
     }
-    if let Some(h) = a
-        .hops
-        .iter()
-        .filter(|h| h.n > 0)
-        .max_by(|x, y| x.p50_us.total_cmp(&y.p50_us))
-    {
-        s.finding(format!(
-            "The slowest hop at the median is the {}: p50 {:.1} µs, p99 {:.1} µs over {} packets.",
-            h.hop.split(':').next().unwrap_or(&h.hop),
-            h.p50_us,
-            h.p99_us,
-            h.n
-        ));
+    if let Some(f) = slowest_hop_sentence(&hop_medians(&probed)) {
+        s.finding(f);
     }
     s
 }
@@ -561,16 +533,15 @@ fn stop_and_wait_section(d: &StudyData) -> Section {
         .filter(|(h, _)| paper_components(h) != "—")
         .collect();
     let total: f64 = path.iter().map(|r| r.1).sum();
-    if let Some(big) = path.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        if total > 0.0 {
-            s.finding(format!(
-                "One 1 KB packet crosses the measured hops in {total:.1} µs at the median, {:.0}× \
-                 less than SunOS on a SPARCstation 1 ({paper_total:.0} µs); the largest share is \
-                 the {} ({:.0}%).",
-                paper_total / total,
-                big.0.split(':').next().unwrap_or(&big.0),
-                big.1 / total * 100.0
-            ));
+    if total > 0.0 {
+        s.finding(format!(
+            "One 1 KB packet crosses the measured hops in {total:.1} µs at the median, {:.0}× \
+             less than SunOS on a SPARCstation 1 ({paper_total:.0} µs).",
+            paper_total / total,
+        ));
+        let shares = hop_shares(&runs, |h| paper_components(h) != "—");
+        if let Some(f) = largest_share_sentence(&shares) {
+            s.finding(f);
         }
     }
     let lat = d.curve(

@@ -405,3 +405,119 @@ fn the_longer_packet_queue_is_named_and_set_against_the_paper() {
     // One queue alone (no device events): no comparison.
     assert!(packet_queues_finding(&[packet_queue(ip, 4.5, 30.0)]).is_none());
 }
+
+/// Points on veth at 4 KB, 16 KB and 1 MB with these (Mbit/s, CI).
+fn buffers(v: [(f64, f64); 3]) -> Vec<super::report::BufPoint> {
+    [4096.0, 16384.0, 1048576.0]
+        .iter()
+        .zip(v)
+        .map(|(&size, (mean, ci))| super::report::BufPoint {
+            place: "veth".into(),
+            size,
+            throughput: analysis::findings::CurvePoint { x: size, mean, ci },
+            rtt_s: None,
+            acks_per_segment: None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_largest_buffer_step_is_one_beyond_the_cis() {
+    use super::steps::largest_step_sentence;
+    let step = |v: &[super::report::BufPoint]| {
+        largest_step_sentence("veth", &v.iter().collect::<Vec<_>>())
+    };
+    // 4 → 16 KB gains 2.71× beyond the CIs: where the paper found it.
+    let s = step(&buffers([(700.0, 20.0), (1900.0, 30.0), (1950.0, 40.0)]));
+    assert_eq!(
+        s.as_deref(),
+        Some("On veth, the largest step is from 4 KB to 16 KB buffers (2.71×, beyond the 95% CIs), where the paper found it.")
+    );
+    // A larger ratio within the CIs does not count; 16 KB → 1 MB does.
+    let s = step(&buffers([(300.0, 250.0), (760.0, 300.0), (1950.0, 40.0)])).unwrap();
+    assert!(
+        s.contains("from 16 KB to 1 MB buffers (2.57×, beyond the 95% CIs); the paper's was from 4 KB to 16 KB"),
+        "{s}"
+    );
+    // No step beyond the CIs: none is named, with the rise that could be missed.
+    let s = step(&buffers([(700.0, 100.0), (760.0, 100.0), (800.0, 100.0)])).unwrap();
+    assert!(
+        s.starts_with("On veth, no step to a larger buffer raised throughput beyond the 95% CIs (a rise smaller than 208 Mbit/s"),
+        "{s}"
+    );
+    assert_eq!(step(&buffers([(1.0, 0.0); 3])[..1]), None);
+}
+
+/// Three trials' values for two names.
+fn two(a: (&str, [f64; 3]), b: (&str, [f64; 3])) -> super::leaders::PerTrial {
+    (0..3)
+        .map(|k| vec![(a.0.to_string(), a.1[k]), (b.0.to_string(), b.1[k])])
+        .collect()
+}
+
+#[test]
+fn the_fullest_queue_and_slowest_hop_are_named_only_beyond_the_cis() {
+    use super::leaders::{queue_wait_sentence, slowest_hop_sentence};
+    let rq = "receive socket queue";
+    let sq = "send socket queue";
+    // 60 KB against 20 KB, steady: the receive queue, beyond the CIs.
+    let s = queue_wait_sentence(&two(
+        (sq, [20480.0, 20480.0 * 1.05, 20480.0 * 0.95]),
+        (rq, [61440.0, 61440.0 * 1.05, 61440.0 * 0.95]),
+    ))
+    .unwrap();
+    assert!(
+        s.starts_with("Data waits most in the receive socket queue: 60.0 ± 7.5 KB over 3 trials, beyond the 95% CIs of the next, the send socket queue (20.0 ± 2.5 KB)."),
+        "{s}"
+    );
+    // The data flip: the send queue.
+    let s =
+        queue_wait_sentence(&two((sq, [61440.0, 64512.0, 58368.0]), (rq, [20480.0; 3]))).unwrap();
+    assert!(
+        s.starts_with("Data waits most in the send socket queue: "),
+        "{s}"
+    );
+    // Trials that disagree: neither is named.
+    let s = queue_wait_sentence(&two(
+        (sq, [61440.0, 10240.0, 40960.0]),
+        (rq, [20480.0, 61440.0, 30720.0]),
+    ))
+    .unwrap();
+    assert!(
+        s.starts_with("No one socket queue stands out: the ")
+            && s.contains("could not have been seen"),
+        "{s}"
+    );
+    // Hops: the slowest at the median, then within CI, then one trial.
+    let s =
+        slowest_hop_sentence(&two(("ip", [5.0, 5.1, 4.9]), ("tcp", [20.0, 21.0, 19.0]))).unwrap();
+    assert!(
+        s.starts_with("The slowest hop at the median is the tcp: 20.0 ± 2.5 µs over 3 trials, beyond the 95% CIs of the next, the ip ("),
+        "{s}"
+    );
+    let s =
+        slowest_hop_sentence(&two(("ip", [5.0, 25.0, 15.0]), ("tcp", [20.0, 10.0, 15.0]))).unwrap();
+    assert!(s.starts_with("No one hop stands out"), "{s}");
+    // Shares of a packet's time: the same rule.
+    let s = super::leaders::largest_share_sentence(&two(
+        ("ip", [0.2, 0.21, 0.19]),
+        ("tcp", [0.8, 0.79, 0.81]),
+    ))
+    .unwrap();
+    assert!(
+        s.starts_with("The largest share of a packet's time at the median is the tcp: 80.0 ± 2.5 % over 3 trials"),
+        "{s}"
+    );
+    let s = super::leaders::largest_share_sentence(&two(
+        ("ip", [0.2, 0.8, 0.5]),
+        ("tcp", [0.8, 0.2, 0.5]),
+    ))
+    .unwrap();
+    assert!(s.starts_with("No one hop stands out"), "{s}");
+    let one = vec![vec![("ip".to_string(), 5.0), ("tcp".to_string(), 20.0)]];
+    let s = slowest_hop_sentence(&one).unwrap();
+    assert!(
+        s.starts_with("In the one probed trial the largest is the tcp (20.0 µs); with no CI that is no claim against the other hops."),
+        "{s}"
+    );
+}
