@@ -124,11 +124,10 @@ impl Invalid {
                 ci_bps,
                 line_rate_bps,
             } => format!(
-                "invalid: {:.1} ± {:.1} Mbit/s exceeds the place's calibrated line rate of {:.1} Mbit/s \
-                 by more than its CI",
-                mean_bps / 1e6,
-                if ci_bps.is_finite() { *ci_bps } else { 0.0 } / 1e6,
-                line_rate_bps / 1e6
+                "invalid: {} exceeds the place's calibrated line rate of {} by more than its CI",
+                // The one number rule of bench and show (`report::format`).
+                report::measure(*mean_bps, Some(*ci_bps), report::Unit::Si("bit/s")),
+                rate_words(*line_rate_bps)
             ),
             Invalid::TooFewDatagrams { received } => format!(
                 "n/a: the receive rate would rest on {received:.0} datagrams received per trial, \
