@@ -13,7 +13,7 @@ use crate::figures::{at, sender_speed};
 use analysis::findings::{differ, size_words, CurvePoint};
 use analysis::models::{limiter, mismatch_bound, Limiter};
 use record::{TestKind, TrialParams};
-use report::{measure, Figure, Point, Section, Series, Table, Unit};
+use report::{measure, number, Figure, Point, Section, Series, Table, Unit};
 
 use super::comparison::sender_rates_sentence;
 
@@ -144,13 +144,13 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
     if let Some(r) = rows.first() {
         let slower = if r.1 >= r.2 { "sending" } else { "receiving" };
         s.finding(format!(
-            "At {} writes a data segment ({:.0} B) costs {:.2} µs of the sender's CPU and {:.2} µs \
-             of the receiver's, each counting the protocol work done in softirq on its own CPU; \
+            "At {} writes a data segment ({:.0} B) costs {} of the sender's CPU and {} of the \
+             receiver's, each counting the protocol work done in softirq on its own CPU; \
              {slower} is the slower side, which bounds throughput at {} against {} measured.",
             size_words(r.0 as f64),
             r.3,
-            r.1,
-            r.2,
+            number(r.1 * 1e-6, Unit::Si("s")),
+            number(r.2 * 1e-6, Unit::Si("s")),
             mbit(r.4),
             mbit(r.5)
         ));
@@ -363,8 +363,8 @@ pub(super) fn mismatch_section(d: &StudyData) -> Section {
     bufs.dedup();
     let mut f = Figure::new(
         "Measured TCP throughput against the bound min(λ, μ)",
-        "min(λ, μ) (Mbit/s)",
-        "TCP throughput (Mbit/s)",
+        "min(λ, μ)",
+        "TCP throughput",
     );
     let mut bound_line = Vec::new();
     let mut checks = Vec::new();
@@ -378,8 +378,8 @@ pub(super) fn mismatch_section(d: &StudyData) -> Section {
                 continue;
             };
             let bound_ci = if l.mean <= mu.mean { l.ci } else { mu.ci };
-            pts.push(Point::with_ci(bound * 1e-6, t.mean * 1e-6, t.ci * 1e-6));
-            bound_line.push(bound * 1e-6);
+            pts.push(Point::with_ci(bound, t.mean, t.ci));
+            bound_line.push(bound);
             checks.push(BoundCheck {
                 rho: l.mean / mu.mean,
                 buffer: *b,
@@ -408,6 +408,9 @@ pub(super) fn mismatch_section(d: &StudyData) -> Section {
             ],
         ));
     }
+    // Both axes in bit/s, each with the prefix its values need.
+    crate::figures::x_in(&mut f, "min(λ, μ)", Unit::Si("bit/s"), 1.0);
+    crate::figures::y_in(&mut f, "TCP throughput", Unit::Si("bit/s"), 1.0);
     s.push(f);
     if !checks.is_empty() {
         s.finding(bound_claim(&checks));
