@@ -299,8 +299,8 @@ fn store_trial(
 #[cfg(test)]
 mod tests {
     use super::{eta_text, label};
-    use std::time::Duration;
     use record::factor::{HostSide, HostSpeed, TestKind};
+    use std::time::Duration;
 
     #[test]
     fn progress_names_each_factor_and_its_level_as_typed() {
@@ -317,7 +317,10 @@ mod tests {
         );
         // `--host-speed none`, `--load none`: as typed, not a dash.
         p.host_speed = None;
-        assert_eq!(label(&p, &["host_speed", "load"]), "host speed none, load none");
+        assert_eq!(
+            label(&p, &["host_speed", "load"]),
+            "host speed none, load none"
+        );
     }
 
     #[test]
