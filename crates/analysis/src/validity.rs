@@ -129,12 +129,11 @@ impl Invalid {
                 ci_bps,
                 line_rate_bps,
             } => format!(
-                "invalid: {:.1} ± {:.1} Mbit/s: its mean exceeds the place's calibrated line rate of \
-                 {:.1} Mbit/s, which goodput cannot reach (the line rate counts its headers and \
-                 framing too)",
-                mean_bps / 1e6,
-                if ci_bps.is_finite() { *ci_bps } else { 0.0 } / 1e6,
-                line_rate_bps / 1e6
+                "invalid: {}: its mean exceeds the place's calibrated line rate of {}, which \
+                 goodput cannot reach (the line rate counts its headers and framing too)",
+                // The one number rule of bench and show (`report::format`).
+                report::measure(*mean_bps, Some(*ci_bps), report::Unit::Si("bit/s")),
+                rate_words(*line_rate_bps)
             ),
             Invalid::TooFewDatagrams { received } => format!(
                 "n/a: the receive rate would rest on {received:.0} datagrams received per trial, \

@@ -188,6 +188,20 @@ pub fn small_sample_note(points: &[PointSummary], metrics: &[Metric]) -> Option<
         .then_some(SMALL_SAMPLE_NOTE)
 }
 
+/// A point's `n` cell in a results table: its successful trials, the
+/// failed ones beside them, or "not run" for a point no trial of which ran
+/// (the run was killed or interrupted first), whether or not any metric
+/// column is left to say so.
+pub fn trials_cell(p: &PointSummary) -> String {
+    if p.unmeasured() == Some("not run") {
+        "not run".to_string()
+    } else if p.trials_failed > 0 {
+        format!("{} ({} failed)", p.trials_ok, p.trials_failed)
+    } else {
+        p.trials_ok.to_string()
+    }
+}
+
 /// A summary's 95% CI half-width, when it has one (two trials or more).
 pub fn ci_of(s: &analysis::Summary) -> Option<f64> {
     (s.n >= 2 && s.ci95.is_finite()).then_some(s.ci95)

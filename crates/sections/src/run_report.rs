@@ -5,7 +5,9 @@ use crate::cpu::cpu_section;
 use crate::factor_text::{factor_number, factor_text, point_label};
 use crate::figures::figures_section;
 use crate::host::host_section;
-use crate::metrics::{closest, metric_column, small_sample_note, table_metrics, test_of};
+use crate::metrics::{
+    closest, metric_column, small_sample_note, table_metrics, test_of, trials_cell,
+};
 use crate::path::path_section;
 use crate::path_source::{load_path_source, PathSource};
 use crate::SectionsError;
@@ -161,11 +163,7 @@ pub fn results_section(
         } else {
             varying.iter().map(|f| factor_text(&p.params, f)).collect()
         };
-        row.push(if p.trials_failed > 0 {
-            format!("{} ({} failed)", p.trials_ok, p.trials_failed)
-        } else {
-            p.trials_ok.to_string()
-        });
+        row.push(trials_cell(p));
         row.extend(cols.iter().map(|c| c.1[i].clone()));
         t.row(row);
     }

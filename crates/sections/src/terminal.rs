@@ -3,7 +3,7 @@
 //! records and hypervisor steal, and name the measures the validity rules
 //! left out. The run report shows the same warnings.
 
-use crate::metrics::{metric_column, small_sample_note, table_metrics};
+use crate::metrics::{metric_column, small_sample_note, table_metrics, trials_cell};
 use analysis::validity::LeftOut;
 use analysis::PointSummary;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
@@ -44,16 +44,7 @@ pub fn table(
             .iter()
             .map(|k| Cell::new(param_text(&p.params, k)))
             .collect();
-        // A point no trial of which ran (the run was killed or interrupted
-        // first) says so, whether or not any metric column is left.
-        let n = if p.unmeasured() == Some("not run") {
-            "not run".to_string()
-        } else if p.trials_failed > 0 {
-            format!("{} ({} failed)", p.trials_ok, p.trials_failed)
-        } else {
-            p.trials_ok.to_string()
-        };
-        row.push(Cell::new(n));
+        row.push(Cell::new(trials_cell(p)));
         for c in &cols {
             row.push(Cell::new(&c.1[i]).set_alignment(CellAlignment::Right));
         }

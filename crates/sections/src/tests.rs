@@ -320,6 +320,24 @@ fn a_run_report_tables_every_point_and_reads_the_curve() {
     assert!(!said.iter().any(|f| f.contains("rises")), "{said:?}");
 }
 
+/// A killed run's report says which points never ran, as `show` does,
+/// and a point that ran keeps its count.
+#[test]
+fn a_point_that_never_ran_reads_not_run_in_the_report() {
+    let (_dir, mut store) = store();
+    let killed = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[100e6, 101e6]), point(8192, &[])],
+    );
+    let r = report_of(&store, &killed);
+    let results = tables(section(&r, "Results").unwrap())[0];
+    let n: Vec<&str> = results.rows.iter().map(|row| row[1].as_str()).collect();
+    assert_eq!(n, ["2", "not run"]);
+    let text = crate::terminal::table(TestKind::TcpStream, &summaries(&killed), &[], &[]);
+    assert!(text.contains("not run"), "{text}");
+}
+
 #[test]
 fn result_warnings_go_under_the_results_table() {
     let (_dir, mut store) = store();

@@ -3,7 +3,8 @@
 
 use analysis::findings::CurvePoint;
 use record::TrialParams;
-use report::{Point, Series};
+use report::format::scale_for_values;
+use report::{Figure, Point, Series, Unit};
 
 /// A measured curve as a report series with CI error bars.
 pub fn series(name: &str, c: &[CurvePoint]) -> Series {
@@ -58,4 +59,58 @@ pub fn auto_log_y(f: &mut report::Figure) {
         f.log_y = true;
         f.y_from_zero = false;
     }
+}
+
+/// Every point of a figure, its series' and its reference's.
+fn points_mut(f: &mut Figure) -> impl Iterator<Item = &mut Point> {
+    f.series
+        .iter_mut()
+        .chain(f.reference.as_mut())
+        .flat_map(|s| s.points.iter_mut())
+}
+
+/// Writes a figure's y values in one prefix of `unit`, chosen by
+/// `report::format::scale_for_values` for the largest of them, as a table
+/// column's: the values (error bars and the paper's reference with them)
+/// are given in `given` × `unit` (1e6 for Mbit/s of `Unit::Si("bit/s")`)
+/// and the axis reads `quantity (prefix unit)`, e.g. `throughput
+/// (Gbit/s)`, so its label and its values agree.
+pub fn y_in(f: &mut Figure, quantity: &str, unit: Unit, given: f64) {
+    let (factor, text) = scale_for_values(
+        f.series
+            .iter()
+            .chain(f.reference.as_ref())
+            .flat_map(|s| s.points.iter().map(|p| p.y * given)),
+        unit,
+    );
+    let k = given * factor;
+    for p in points_mut(f) {
+        p.y *= k;
+        p.ci_lo = p.ci_lo.map(|v| v * k);
+        p.ci_hi = p.ci_hi.map(|v| v * k);
+    }
+    f.y_label = format!("{quantity} ({text})");
+}
+
+/// [`y_in`] for the x axis.
+pub fn x_in(f: &mut Figure, quantity: &str, unit: Unit, given: f64) {
+    let (factor, text) = scale_for_values(
+        f.series
+            .iter()
+            .chain(f.reference.as_ref())
+            .flat_map(|s| s.points.iter().map(|p| p.x * given)),
+        unit,
+    );
+    let k = given * factor;
+    for p in points_mut(f) {
+        p.x *= k;
+    }
+    f.x_label = format!("{quantity} ({text})");
+}
+
+/// [`y_in`] for a throughput given in Mbit/s, as the studies' curves hold
+/// it: `throughput (Gbit/s)` on a fast host, `throughput (Mbit/s)` on a
+/// 10 Mbit/s link.
+pub fn throughput_y(f: &mut Figure, quantity: &str) {
+    y_in(f, quantity, Unit::Si("bit/s"), 1e6);
 }

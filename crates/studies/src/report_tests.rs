@@ -112,7 +112,7 @@ fn write_size_findings_follow_the_data() {
     );
     assert!(
         a.iter().any(|f| f.contains(
-            "UDP overtakes TCP beyond CI at 8 KB (8000.0 against 5020.0 Mbit/s, 1.59×) and 65507 B"
+            "UDP overtakes TCP beyond CI at 8 KB (8.00 ± 0.20 against 5.02 ± 0.12 Gbit/s, 1.59×) and 65507 B"
         )),
         "{a:#?}"
     );
@@ -140,6 +140,50 @@ fn write_size_findings_follow_the_data() {
         "{b:#?}"
     );
     assert_ne!(a, b);
+}
+
+/// The y values of a figure's series, largest first.
+fn ys(f: &report::Figure) -> Vec<f64> {
+    let mut v: Vec<f64> = f
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.y))
+        .collect();
+    v.sort_by(|a, b| b.total_cmp(a));
+    v
+}
+
+/// A throughput figure takes the prefix its values need, as a bench
+/// table's column does: Gbit/s on a fast place, Mbit/s on a slow one,
+/// its values written in it.
+#[test]
+fn a_throughput_figure_is_labelled_in_the_prefix_of_its_values() {
+    let sizes = [10, 512, 1460, 8192, 65507];
+    let fast = |k: f64| -> Vec<(u64, f64)> {
+        sizes
+            .iter()
+            .zip([1e8, 2e9, 5e9, 7e9, 9e9])
+            .map(|(a, b)| (*a, b * k))
+            .collect()
+    };
+    let fig = |d: &StudyData| {
+        crate::abrams91::report(d)
+            .remove(0)
+            .figures()
+            .next()
+            .expect("the write-size figure")
+            .clone()
+    };
+    let f = fig(&write_size_run(&fast(1.0), &fast(0.5)));
+    assert_eq!(f.y_label, "throughput (Gbit/s)");
+    assert!((ys(&f)[0] - 9.0).abs() < 1e-9, "{:?}", ys(&f));
+    let p = f.series[0].points.last().unwrap();
+    // The error bar in the same prefix as its mean.
+    let hi = p.ci_hi.unwrap();
+    assert!(hi > p.y && hi < p.y * 1.1, "{p:?}");
+    let f = fig(&write_size_run(&fast(1e-3), &fast(0.5e-3)));
+    assert_eq!(f.y_label, "throughput (Mbit/s)");
+    assert!((ys(&f)[0] - 9.0).abs() < 1e-9, "{:?}", ys(&f));
 }
 
 #[test]
@@ -186,7 +230,7 @@ fn the_verdict_ranks_what_the_data_shows() {
     let (share, text) = link.imposed.clone().unwrap();
     assert!((share - 0.95).abs() < 1e-6, "{b:#?}");
     assert!(
-        text.contains("95.0 ± 2.4 % of the 1052.6 Mbit/s line rate"),
+        text.contains("95.0 ± 2.4 % of the 1.05 Gbit/s line rate"),
         "{b:#?}"
     );
     // No CPU samples: the CPU candidates say so and rank last.
@@ -374,10 +418,11 @@ fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
     let fig = sec.figures().next().expect("the ether10 figure");
     let r = fig.reference.as_ref().expect("the paper's curve");
     assert!(r.points.iter().all(|p| p.y == 8.4));
+    assert_eq!(fig.y_label, "throughput (Mbit/s)");
     let f = findings(&d);
     assert!(
         f.iter()
-            .any(|s| s.contains("reaches up to 9.40 Mbit/s") && s.contains("1.12×")),
+            .any(|s| s.contains("reaches up to 9.40 ± 0.23 Mbit/s") && s.contains("1.12×")),
         "{f:#?}"
     );
     let g = findings(&on_ether10(4.2));
@@ -501,6 +546,47 @@ fn sunos_ipc_findings_follow_the_data() {
     );
     assert!(!b.iter().any(|f| f.starts_with("Local TCP")), "{b:#?}");
     assert_ne!(a, b);
+}
+
+/// The socket-buffer table and figure write throughput in one prefix for
+/// the column and the axis, the one the finding beside them uses.
+#[test]
+fn the_socket_buffer_table_and_figure_share_the_findings_prefix() {
+    let section = |mbit: f64| {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.sndbuf = Some(65536);
+        p.rcvbuf = Some(65536);
+        p.topology = "veth".into();
+        let m = vec![("throughput_bps", mbit * 1e6)];
+        let d = study_run("sunos-ipc", vec![("sockbuf-64k", vec![(p, m)])]);
+        crate::sunos_ipc::report(&d).remove(0)
+    };
+    let header_and_cell = |s: &report::Section| {
+        s.blocks
+            .iter()
+            .find_map(|b| match b {
+                report::Block::Table(t) if t.header[1] == "buffers" => {
+                    Some((t.header[2].clone(), t.rows[0][2].clone()))
+                }
+                _ => None,
+            })
+            .expect("the socket-buffer table")
+    };
+    let fast = section(21700.0);
+    let (header, cell) = header_and_cell(&fast);
+    assert_eq!(header, "throughput (Gbit/s)");
+    assert!(cell.starts_with("21.7"), "{cell}");
+    let fig = fast.figures().next().unwrap();
+    assert_eq!(fig.y_label, "throughput (Gbit/s)");
+    assert!((fig.series[0].points[0].y - 21.7).abs() < 1e-9);
+    let slow = section(9.4);
+    let (header, cell) = header_and_cell(&slow);
+    assert_eq!(header, "throughput (Mbit/s)");
+    assert!(cell.starts_with("9.40"), "{cell}");
+    assert_eq!(
+        slow.figures().next().unwrap().y_label,
+        "throughput (Mbit/s)"
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@ pub use analysis::validity::{
 };
 use analysis::PointSummary;
 use record::{TestKind, TrialParams};
-use report::{measure, Unit};
+use report::{measure, number, Unit};
 
 /// The calibrated line rate of the place a point ran in, bit/s, when that
 /// place has an emulated link (see [`analysis::validity::line_rate_bps`]).
@@ -79,9 +79,9 @@ impl LinkShare {
     /// line rate (mean of 3 trials, tcp-stream 8 KB writes on ether10)".
     pub fn evidence(&self) -> String {
         format!(
-            "TCP reached {} of the {:.1} Mbit/s line rate (mean of {} trials, {} {} writes on {})",
+            "TCP reached {} of the {} line rate (mean of {} trials, {} {} writes on {})",
             measure(self.share, Some(self.share_ci), Unit::Percent),
-            self.line_rate_bps / 1e6,
+            number(self.line_rate_bps, Unit::Si("bit/s")),
             self.trials,
             self.params.test.name(),
             size_words(self.params.write_size as f64),

@@ -37,7 +37,7 @@ use analysis::cpu::attribute;
 use analysis::findings::size_words;
 use analysis::path::analyse;
 use record::{TestKind, ThreadRole, TrialParams, TrialRecord};
-use report::{Section, Table};
+use report::{number, Section, Table, Unit};
 
 /// One jiffy of TCP_INFO's chrono counters (`busy`, `rwnd_limited`), s.
 pub const TICK_S: f64 = 0.004;
@@ -162,14 +162,14 @@ fn flow_limits(p: &TrialParams, shaped_link: Option<&str>) -> Vec<String> {
     }
     if let Some(r) = p.send_rate_bps {
         v.push(format!(
-            "the sender paced to {:.1} Mbit/s (--send-rate)",
-            r as f64 / 1e6
+            "the sender paced to {} (--send-rate)",
+            number(r as f64, Unit::Si("bit/s"))
         ));
     }
     if let Some(ns) = p.recv_work_ns_per_kb.filter(|&ns| ns > 0) {
         v.push(format!(
-            "a receiver burning {:.1} µs per KB (--recv-work)",
-            ns as f64 / 1e3
+            "a receiver burning {} per KB (--recv-work)",
+            number(ns as f64 * 1e-9, Unit::Si("s"))
         ));
     }
     if let Some(link) = shaped_link {

@@ -39,7 +39,7 @@ pub fn run(db: Option<std::path::PathBuf>, a: FleetRunArgs) -> anyhow::Result<Ex
         Err(e) => {
             return Err(usage(format!(
                 "plan: {}",
-                crate::usage::clap_error_line(&e)
+                crate::usage::clap_error_line(&e, &a.plan)
             )))
         }
     }

@@ -34,6 +34,13 @@ mod usage;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// The argument vector as clap read it (lossy where it is not UTF-8).
+fn argv() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
@@ -45,7 +52,7 @@ fn main() -> ExitCode {
             }
             // One line naming the problem, with clap's suggestion, without
             // its usage block.
-            eprintln!("tcplab: {}", usage::clap_error_line(&e));
+            eprintln!("tcplab: {}", usage::clap_error_line(&e, &argv()));
             return ExitCode::from(2);
         }
     };

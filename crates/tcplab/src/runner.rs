@@ -54,11 +54,27 @@ fn progress(total: u64, quiet: bool) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(total), target);
     pb.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials, ETA {eta}  {msg}",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials{eta_text}  {msg}",
         )
-        .expect("valid template"),
+        .expect("valid template")
+        .with_key(
+            "eta_text",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&eta_text(s.pos(), s.eta()));
+            },
+        ),
     );
     pb
+}
+
+/// The bar's time left: nothing until a trial has ended (indicatif's rate,
+/// and so its ETA, is 0 before then), `, ETA 12s` after.
+fn eta_text(done: u64, eta: std::time::Duration) -> String {
+    if done == 0 {
+        String::new()
+    } else {
+        format!(", ETA {:#}", indicatif::HumanDuration(eta))
+    }
 }
 
 /// Runs `plan` in `session`, storing everything in `store`.
@@ -282,8 +298,9 @@ fn store_trial(
 
 #[cfg(test)]
 mod tests {
-    use super::label;
+    use super::{eta_text, label};
     use record::factor::{HostSide, HostSpeed, TestKind};
+    use std::time::Duration;
 
     #[test]
     fn progress_names_each_factor_and_its_level_as_typed() {
@@ -298,5 +315,17 @@ mod tests {
             label(&p, &["host_speed", "write_size", "send_rate_bps"]),
             "host speed both=0.1, write size 64K, send rate 100mbit"
         );
+        // `--host-speed none`, `--load none`: as typed, not a dash.
+        p.host_speed = None;
+        assert_eq!(
+            label(&p, &["host_speed", "load"]),
+            "host speed none, load none"
+        );
+    }
+
+    #[test]
+    fn the_eta_waits_for_the_first_trial() {
+        assert_eq!(eta_text(0, Duration::ZERO), "");
+        assert_eq!(eta_text(1, Duration::from_secs(3)), ", ETA 3s");
     }
 }

@@ -148,7 +148,7 @@ fn parse(plan: &StudyPlan) -> anyhow::Result<Vec<Parsed>> {
                 "study {} experiment {}: {}",
                 plan.study,
                 e.id,
-                crate::usage::clap_error_line(&err)
+                crate::usage::clap_error_line(&err, &e.args)
             ))
         })?;
         let Command::Bench(b) = cli.command else {

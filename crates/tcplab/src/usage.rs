@@ -23,8 +23,10 @@ pub fn usage(e: impl fmt::Display) -> anyhow::Error {
 /// line, then what clap's context adds on later lines, folded in — the
 /// suggestion of a mistyped flag, command or value (`unexpected argument
 /// '--write-sise' (did you mean '--write-size'?)`) and the valid values of
-/// an invalid one.
-pub fn clap_error_line(e: &clap::Error) -> String {
+/// an invalid one. `argv` is the argument vector clap parsed, so that a
+/// negative value clap took for a flag (`--duration -1s`) is named with
+/// its flag and quoted whole.
+pub fn clap_error_line(e: &clap::Error, argv: &[String]) -> String {
     use clap::error::{ContextKind, ErrorKind};
     let text = e.render().to_string();
     let mut line = text
@@ -51,11 +53,13 @@ pub fn clap_error_line(e: &clap::Error) -> String {
     // `--duration -1s`: clap reads `-1s` as short flags. Say what it was.
     if matches!(e.kind(), ErrorKind::UnknownArgument) && suggested.is_empty() {
         let arg = e.get(ContextKind::InvalidArg).map(context_strings);
-        let negative = arg.iter().flatten().any(|a| {
-            a.len() > 1 && a.starts_with('-') && a[1..].starts_with(|c: char| c.is_ascii_digit())
-        });
-        if negative {
-            line.push_str(" (a negative amount? amounts cannot be negative)");
+        if let Some(a) = arg.iter().flatten().find(|a| is_negative(a)) {
+            line = match negative_value(argv, a) {
+                Some((flag, value)) => {
+                    format!("invalid value '{value}' for '{flag}': amounts cannot be negative")
+                }
+                None => format!("{line} (a negative amount? amounts cannot be negative)"),
+            };
         }
     }
     if matches!(e.kind(), ErrorKind::InvalidValue) {
@@ -67,6 +71,22 @@ pub fn clap_error_line(e: &clap::Error) -> String {
         }
     }
     line
+}
+
+/// Whether an argument reads as a negative number (`-1`, `-1s`, `-0.5M`).
+fn is_negative(a: &str) -> bool {
+    a.len() > 1 && a.starts_with('-') && a[1..].starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The long flag and the whole word of a negative value clap reported as
+/// the unknown argument `arg` (`-1` of `-1s`): the first word of `argv`
+/// that starts with `arg` right after a `--flag` without its own `=value`.
+fn negative_value<'a>(argv: &'a [String], arg: &str) -> Option<(&'a str, &'a str)> {
+    argv.windows(2).find_map(|w| {
+        let (flag, value) = (w[0].as_str(), w[1].as_str());
+        (flag.starts_with("--") && flag.len() > 2 && !flag.contains('=') && value.starts_with(arg))
+            .then_some((flag, value))
+    })
 }
 
 /// The texts of one piece of a clap error's context.
@@ -87,5 +107,24 @@ fn quoted_or(items: &[String]) -> String {
     match q.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => q.join(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_negative_value_is_found_after_its_flag_and_quoted_whole() {
+        let argv = words("tcplab bench tcp-stream --repeat 2 --duration -1s");
+        assert_eq!(negative_value(&argv, "-1"), Some(("--duration", "-1s")));
+        let argv = words("tcplab bench tcp-stream --bytes=1M -1");
+        assert_eq!(negative_value(&argv, "-1"), None);
+        assert!(is_negative("-1s") && is_negative("-0.5M"));
+        assert!(!is_negative("-v") && !is_negative("-"));
     }
 }

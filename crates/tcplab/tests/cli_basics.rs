@@ -91,11 +91,25 @@ fn a_negative_duration_is_refused_as_a_duration() {
     assert!(line.contains("--duration"), "{line}");
     assert!(line.contains("a duration cannot be negative"), "{line}");
     assert!(!line.contains("unexpected argument"), "{line}");
-    // With a unit, clap cannot take it as a value; the line still says
-    // what it was.
-    let out = tcplab(&db, &["bench", "tcp-stream", "--duration", "-1s"]);
-    let line = usage_error_line(&out, "--duration -1s");
-    assert!(line.contains("amounts cannot be negative"), "{line}");
+    // With a unit, or on a flag that is no factor, clap cannot take it
+    // as a value; the line still names the flag and quotes the value whole.
+    let cases: [&[&str]; 4] = [
+        &["bench", "tcp-stream", "--duration", "-1s"],
+        &["bench", "tcp-stream", "--interval", "-1s"],
+        &["bench", "tcp-stream", "--connect-timeout", "-1"],
+        &["bench", "tcp-stream", "--bytes", "-1M"],
+    ];
+    for args in cases {
+        let (flag, value) = (args[2], args[3]);
+        let case = args.join(" ");
+        let line = usage_error_line(&tcplab(&db, args), &case);
+        assert!(
+            line.contains(&format!("invalid value '{value}' for '{flag}'")),
+            "{case}: {line}"
+        );
+        assert!(line.contains("cannot be negative"), "{case}: {line}");
+        assert!(!line.contains("unexpected argument"), "{case}: {line}");
+    }
     // A forgotten value is still said as such.
     assert_usage_error(
         &tcplab(&db, &["bench", "tcp-stream", "--duration", "--bytes", "1M"]),

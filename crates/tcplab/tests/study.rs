@@ -1,14 +1,18 @@
 //! `tcplab study` through the binary: every study's plan passes the bench
 //! parser, bad names are refused with one line, and `study all --quick`
 //! runs every study for real, stores each as one run and writes their
-//! reports and an index page linking them.
+//! reports and an index page linking them; `study NAME --json` on a real
+//! run says what ran and what was written.
 
 mod common;
 
 use common::browser::{assert_rendered, assert_self_contained, attr_values, render};
 use common::{assert_success, json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
+use record::{HostFacts, HostProfile, Measured, Store, HOST_PROFILE_VERSION};
 use rusqlite::Connection;
-use std::time::Instant;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 #[test]
 fn every_study_plan_is_valid_bench_input() {
@@ -76,6 +80,122 @@ fn unknown_studies_and_bad_places_are_bad_input() {
             "{line}"
         );
     }
+}
+
+/// A made-up host profile of this host, so that a study starts without
+/// calibrating first.
+fn store_a_host_profile(db: &Path) {
+    let m = |v: f64, unit: &str| Measured {
+        median: v,
+        mean: v,
+        ci95: v * 0.01,
+        n: 5,
+        unit: unit.into(),
+    };
+    let host = HostFacts::collect();
+    let p = HostProfile {
+        version: HOST_PROFILE_VERSION,
+        created_at: "2026-01-01T00:00:00Z".into(),
+        hostname: host.hostname,
+        cpu_model: host.cpu_model,
+        cores: host.cores,
+        kernel: host.kernel,
+        quick: true,
+        copy_cache: m(20e9, "B/s"),
+        copy_cache_aliased: None,
+        copy_dram: m(8e9, "B/s"),
+        checksum_rfc1071: m(2e9, "B/s"),
+        checksum_fast: m(10e9, "B/s"),
+        null_syscall: m(100e-9, "s"),
+        context_switch: m(2e-6, "s"),
+        pipe_overhead: m(1e-6, "s"),
+        context_switch_net: None,
+        cpu_score: m(1e8, "1"),
+    };
+    Store::open(db).unwrap().add_host_profile(&p).unwrap();
+}
+
+/// `study NAME --json` on a real run (not `--plan`): interrupted after its
+/// first trial, it still prints what ran (the run, its status) and what
+/// was written (the report and its data files), each file there.
+#[test]
+fn a_real_study_run_prints_what_ran_and_what_was_written_as_json() {
+    if skip_unless_root("studies build namespaces and need root") {
+        return;
+    }
+    let (dir, db) = temp_db();
+    store_a_host_profile(&db);
+    let out_dir = dir.path().join("reports");
+    let lab_before = common::lab_resources();
+    let child = common::tcplab_command(&db)
+        .args(["study", "sunos-ipc", "--quick", "--json", "-q", "--out"])
+        .arg(&out_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let trials = || {
+        Connection::open(&db)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM trials", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    while trials() < 1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no trial completed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: signalling our own child by pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Interrupted (status 130), it still prints its JSON.
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT id FROM runs WHERE kind = 'study:sunos-ipc'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let studies = doc["studies"].as_array().unwrap();
+    assert_eq!(studies.len(), 1, "{doc}");
+    let s = &studies[0];
+    assert_eq!(s["study"], "sunos-ipc", "{doc}");
+    assert_eq!(s["run"], run, "{doc}");
+    assert_eq!(s["status"], "interrupted", "{doc}");
+    assert!(s["findings"].as_u64().is_some(), "{doc}");
+    let report = s["report"].as_str().unwrap();
+    assert!(
+        report.ends_with(&format!("sunos-ipc-run-{run}.html")),
+        "{doc}"
+    );
+    assert!(Path::new(report).exists(), "{report} not written");
+    let data = s["data"].as_array().unwrap();
+    assert!(!data.is_empty(), "{doc}");
+    for f in data {
+        let f = f.as_str().unwrap();
+        assert!(Path::new(f).exists(), "{f} not written");
+    }
+    // One study: no index page.
+    assert!(doc["index"].is_null(), "{doc}");
+    assert!(doc["elapsed_s"].as_f64().unwrap() > 0.0, "{doc}");
+    // The places it built are gone (what others have up is theirs).
+    let left = common::lab_left_behind(&lab_before);
+    assert!(left.is_empty(), "left behind: {left:?}");
+    eprintln!(
+        "study sunos-ipc --json took {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

@@ -187,9 +187,21 @@ fn reasons_state_the_numbers() {
     };
     assert_eq!(
         a.reason(),
-        "invalid: 11.7 ± 0.0 Mbit/s: its mean exceeds the place's calibrated line rate of \
+        "invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the place's calibrated line rate of \
          10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing \
          too)"
+    );
+    // A single trial has no CI: its mean alone, by the same rule.
+    let one = Invalid::AboveLineRate {
+        mean_bps: 1.234e9,
+        ci_bps: f64::NAN,
+        line_rate_bps: 1e9,
+    };
+    assert!(
+        one.reason()
+            .starts_with("invalid: 1.23 Gbit/s: its mean exceeds"),
+        "{}",
+        one.reason()
     );
     assert_eq!(a.cell(), "invalid: above the 10.0 Mbit/s line rate");
     let b = Invalid::TooFewDatagrams { received: 6.0 };

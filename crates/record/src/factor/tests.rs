@@ -134,6 +134,7 @@ fn levels_round_trip_to_every_text() {
             "sender:2",
         ),
         case("load", "none", None, "", "null", "none"),
+        case("host-speed", "none", None, "", "null", "none"),
         case(
             "host-speed",
             "sender=0.25",

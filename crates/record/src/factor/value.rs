@@ -112,14 +112,17 @@ impl FactorValue {
     }
 
     /// The level in a cell of the terminal table and in progress lines,
-    /// as its flag takes it: `—` when unset (`none` for a load), `auto
-    /// (N)` for an automatic level, sizes `64K`, rates `100mbit`, work per
-    /// KB `1ms`, switches `on`/`off`, names plain, loads `sender:2`, host
-    /// speeds `both=0.1`, pins `sender=0,receiver=1`.
+    /// as its flag takes it: `—` when unset (`none`, as typed, for a load
+    /// or a host speed), `auto (N)` for an automatic level, sizes `64K`,
+    /// rates `100mbit`, work per KB `1ms`, switches `on`/`off`, names
+    /// plain, loads `sender:2`, host speeds `both=0.1`, pins
+    /// `sender=0,receiver=1`.
     pub fn table_text(&self) -> String {
         match &self.level {
             Level::Auto(n) => format!("auto ({n})"),
-            Level::Unset if self.kind == FactorKind::Load => "none".into(),
+            Level::Unset if matches!(self.kind, FactorKind::Load | FactorKind::HostSpeed) => {
+                "none".into()
+            }
             Level::Unset => "—".into(),
             _ => self.typed_text(),
         }

@@ -6,7 +6,7 @@
 //! large) holds.
 
 use analysis::findings::{differ, size_words, CurvePoint};
-use report::format::{number, Unit};
+use report::format::{column, number, Unit};
 
 /// Which of two curves leads at one level.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,16 +49,27 @@ pub(crate) fn compare(a: &[CurvePoint], b: &[CurvePoint]) -> Vec<Level> {
     out
 }
 
-/// "512 B (912.0 against 472.0 Mbit/s, 1.93×)": a level where `hi` leads.
-fn lead_words(x: f64, hi: f64, lo: f64) -> String {
-    let ratio = if lo > 0.0 {
-        format!("{:.2}×", hi / lo)
+/// "512 B (912 ± 5 against 472 ± 3 Mbit/s, 1.93×)": a level where `hi`
+/// leads, both rates (Mbit/s in the curves) in bit/s with one prefix and
+/// the digits of `report::format`.
+fn lead_words(x: f64, hi: &CurvePoint, lo: &CurvePoint) -> String {
+    let ratio = if lo.mean > 0.0 {
+        format!("{:.2}×", hi.mean / lo.mean)
     } else {
         "against nothing".into()
     };
+    let (unit, cells) = column(
+        &[
+            (hi.mean * 1e6, Some(hi.ci * 1e6)),
+            (lo.mean * 1e6, Some(lo.ci * 1e6)),
+        ],
+        Unit::Si("bit/s"),
+    );
     format!(
-        "{} ({hi:.1} against {lo:.1} Mbit/s, {ratio})",
-        size_words(x)
+        "{} ({} against {} {unit}, {ratio})",
+        size_words(x),
+        cells[0],
+        cells[1]
     )
 }
 
@@ -97,9 +108,9 @@ pub(crate) fn tcp_udp_sentence(
         )),
         lead => {
             let (hi, lo) = if lead == Lead::First {
-                (first.a.mean, first.b.mean)
+                (&first.a, &first.b)
             } else {
-                (first.b.mean, first.a.mean)
+                (&first.b, &first.a)
             };
             let other = if lead == Lead::First { "UDP" } else { "TCP" };
             out.push_str(&format!(
@@ -117,8 +128,8 @@ pub(crate) fn tcp_udp_sentence(
             .skip(1)
             .filter(|l| l.lead == which)
             .map(|l| match which {
-                Lead::First => lead_words(l.a.x, l.a.mean, l.b.mean),
-                _ => lead_words(l.a.x, l.b.mean, l.a.mean),
+                Lead::First => lead_words(l.a.x, &l.a, &l.b),
+                _ => lead_words(l.a.x, &l.b, &l.a),
             })
             .collect()
     };

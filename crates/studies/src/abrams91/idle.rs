@@ -14,7 +14,7 @@ use analysis::findings::{largest, size_words, CurvePoint, Largest};
 use analysis::path::analyse;
 use analysis::{summarize, Summary};
 use record::TrialRecord;
-use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, Unit};
+use report::{measure, number, Figure, Point, Section, Series, SeriesStyle, Table, Unit};
 
 const CITE: &str = "Abrams & Chen 1991";
 
@@ -185,9 +185,9 @@ pub(crate) fn idle_sentence(
         let ci = if thr.ci95.is_finite() { thr.ci95 } else { 0.0 };
         let bound = (thr.mean - rate).abs() <= ci + 0.02 * rate;
         out.push_str(&format!(
-            " Throughput {} against the sender's pace of {:.1} Mbit/s: {}.",
+            " Throughput {} against the sender's pace of {}: {}.",
             measure(thr.mean, Some(thr.ci95), Unit::Si("bit/s")),
-            rate / 1e6,
+            number(rate, Unit::Si("bit/s")),
             if bound {
                 "the sender's pace set the rate (within CI and 2%), so the sender was the \
                  bottleneck"

@@ -12,7 +12,7 @@ use crate::figures::write_size;
 use crate::validity::{too_few_for_loss, valid_curve, MIN_DATAGRAMS_FOR_LOSS};
 use analysis::findings::size_words;
 use analysis::PointSummary;
-use report::{measure, Section, Table, Unit};
+use report::{measure, number, Section, Table, Unit};
 
 const CITE: &str = "Abrams & Chen 1991";
 
@@ -142,9 +142,7 @@ pub(super) fn loss_section(d: &StudyData) -> Section {
         .points_of("udp-loss")
         .first()
         .and_then(|p| p.params.send_rate_bps)
-        .map_or("unpaced".into(), |r| {
-            format!("{:.1} Mbit/s", r as f64 / 1e6)
-        });
+        .map_or("unpaced".into(), |r| number(r as f64, Unit::Si("bit/s")));
     let mut t = Table::new(["write size", "receiver work per KB", "UDP loss"])
         .with_caption(format!(
             "Sender paced at {rate} (below the link's rate at these write sizes), mean ± 95% CI"

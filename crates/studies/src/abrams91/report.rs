@@ -6,7 +6,7 @@ use super::comparison::tcp_udp_sentence;
 use super::load_claim::{load_claim, LoadRow};
 use super::speeds::{mismatch_section, segment_cost_section};
 use crate::data::StudyData;
-use crate::figures::{at, auto_log_y, load_workers, place, series, write_size};
+use crate::figures::{at, auto_log_y, load_workers, place, series, throughput_y, write_size};
 use crate::validity::{throughput_validity, valid_curve, Invalid};
 use analysis::findings::{shape_finding, size_words, CurvePoint};
 use record::Api;
@@ -29,7 +29,9 @@ pub fn report(d: &StudyData) -> Vec<Section> {
 }
 
 fn write_size_figure(title: &str) -> Figure {
-    let mut f = Figure::new(title, "write size (bytes)", "throughput (Mbit/s)");
+    // The y axis is labelled with its prefix once the series are in
+    // (`figures::throughput_y`).
+    let mut f = Figure::new(title, "write size (bytes)", "throughput");
     f.log_x = true;
     f.x_ticks = TickFormat::Bytes;
     f
@@ -86,6 +88,7 @@ fn write_size_section(d: &StudyData) -> Section {
             ));
         }
         auto_log_y(&mut f);
+        throughput_y(&mut f, "throughput");
         s.push(f);
         let left_out: Vec<String> = [("TCP", &tcp_invalid), ("UDP", &udp_invalid)]
             .iter()
@@ -109,10 +112,10 @@ fn write_size_section(d: &StudyData) -> Section {
             let big: Vec<&CurvePoint> = tcp.iter().filter(|p| p.x >= PAPER_FLAT_FROM).collect();
             if let Some(best) = big.iter().max_by(|a, b| a.mean.total_cmp(&b.mean)) {
                 s.finding(format!(
-                    "On {where_}, TCP with writes of 1 KB and more reaches up to {:.2} Mbit/s \
-                     ({} writes), {:.2}× the paper's DECstation pair (8.4 Mbit/s) on the same \
-                     10 Mbit/s medium.",
-                    best.mean,
+                    "On {where_}, TCP with writes of 1 KB and more reaches up to {} ({} writes), \
+                     {:.2}× the paper's DECstation pair (8.4 Mbit/s) on the same 10 Mbit/s \
+                     medium.",
+                    measure(best.mean * 1e6, Some(best.ci * 1e6), Unit::Si("bit/s")),
                     size_words(best.x),
                     best.mean / PAPER_DEC_MBIT
                 ));
@@ -315,6 +318,7 @@ fn api_section(d: &StudyData) -> Section {
         f.series.push(series(api_name(*a), c));
     }
     auto_log_y(&mut f);
+    throughput_y(&mut f, "throughput");
     s.push(f);
     let Some((_, base)) = curves.iter().find(|(a, _)| *a == Api::Write) else {
         return s;

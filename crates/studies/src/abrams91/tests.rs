@@ -45,8 +45,9 @@ fn udp_overtaking_in_the_middle_is_said_with_its_ratios() {
     assert_eq!(
         s,
         "On veth, at the smallest writes both have, TCP is faster than UDP beyond CI \
-         (10 B: 76.1 against 5.6 Mbit/s, 13.59×). UDP overtakes TCP beyond CI at 512 B \
-         (912.0 against 472.0 Mbit/s, 1.93×) and 1460 B (2632.0 against 595.0 Mbit/s, 4.42×). \
+         (10 B: 76.1 ± 0.8 against 5.60 ± 0.06 Mbit/s, 13.59×). UDP overtakes TCP beyond CI at \
+         512 B (912 ± 9 against 472 ± 5 Mbit/s, 1.93×) and 1460 B (2.63 ± 0.03 against 0.595 ± \
+         0.006 Gbit/s, 4.42×). \
          TCP is ahead again beyond CI at 8 KB and 65507 B. The paper's pattern (TCP ahead at \
          small writes, UDP at large ones) does not hold here."
     );
@@ -92,14 +93,16 @@ fn the_papers_pattern_holds_only_when_the_data_show_it() {
     let udp = curve(&[(10.0, 2.0), (512.0, 8.0), (8192.0, 9.5)]);
     let s = tcp_udp_sentence("ether10", &tcp, &udp).unwrap();
     assert!(
-        s.contains("UDP overtakes TCP beyond CI at 8 KB (9.5 against 8.0 Mbit/s, 1.19×)."),
+        s.contains(
+            "UDP overtakes TCP beyond CI at 8 KB (9.50 ± 0.10 against 8.00 ± 0.08 Mbit/s, 1.19×)."
+        ),
         "{s}"
     );
     assert!(s.contains("Within CI at 512 B"), "{s}");
     assert!(s.ends_with("holds here."), "{s}");
     let s = tcp_udp_sentence("ether10", &udp, &tcp).unwrap();
     assert!(
-        s.contains("UDP is faster than TCP beyond CI (10 B: 8.0 against 2.0 Mbit/s, 4.00×)"),
+        s.contains("UDP is faster than TCP beyond CI (10 B: 8.00 ± 0.08 against 2.00 ± 0.02 Mbit/s, 4.00×)"),
         "{s}"
     );
     assert!(s.contains("TCP overtakes UDP beyond CI at 8 KB"), "{s}");
@@ -299,7 +302,7 @@ fn points_above_the_line_rate_are_left_out_with_their_reason() {
     assert!(udp_series(&impossible).is_empty());
     let w = warnings(&impossible);
     assert!(
-        w.iter().any(|w| w.starts_with("Left out of the figure, Table 2's rates and the findings on ether10: UDP at 512 B: invalid: 11.7 ± 0.0 Mbit/s: its mean exceeds the place's calibrated line rate of 10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing too); UDP at 8 KB: invalid")),
+        w.iter().any(|w| w.starts_with("Left out of the figure, Table 2's rates and the findings on ether10: UDP at 512 B: invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the place's calibrated line rate of 10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing too); UDP at 8 KB: invalid")),
         "{w:#?}"
     );
     let f = findings(&impossible);

@@ -174,7 +174,7 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
     let mut f = Figure::new(
         "Loopback throughput against CPU score × CPU share, every host",
         "effective CPU score",
-        "throughput (Mbit/s)",
+        "throughput",
     );
     for r in rows {
         let Some(score) = r.score else { continue };
@@ -216,6 +216,7 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
         );
     }
     f.log_x = true;
+    crate::figures::throughput_y(&mut f, "throughput");
     s.push(f);
     match fit {
         Ok(fit) => s.finding(format!(

@@ -352,7 +352,7 @@ fn model_section(d: &StudyData) -> Section {
     let mut f = Figure::new(
         "Loopback throughput against emulated CPU speed, measured and predicted",
         format!("CPU score {cpu_score:.0} × CPU share"),
-        "throughput (Mbit/s)",
+        "throughput",
     );
     f.series.push(series(
         "measured",
@@ -374,6 +374,7 @@ fn model_section(d: &StudyData) -> Section {
         )
         .with_style(SeriesStyle::Line),
     );
+    crate::figures::throughput_y(&mut f, "throughput");
     s.push(f);
     let mut t = Table::new([
         "CPU share",

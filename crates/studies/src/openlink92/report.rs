@@ -70,21 +70,28 @@ fn layer_section(d: &StudyData) -> Section {
         s.warning("The layer-rate experiment has no successful trials in this run.");
         return s;
     }
-    for (title, y, curves) in [
+    // The rates come in Mbit/s and are drawn in the prefix their figure
+    // needs; packet rates are plain numbers.
+    for (title, y, curves, mbit) in [
         (
             "Packets per second received at each layer against frame size (Fig. 1)",
             "packets per second",
             &pps,
+            false,
         ),
         (
             "Bytes per second received at each layer against frame size (Fig. 2)",
-            "throughput (Mbit/s, whole frames)",
+            "throughput, whole frames",
             &bps,
+            true,
         ),
     ] {
         let mut f = Figure::new(title, "frame size (bytes, Ethernet header included)", y);
         for (name, c) in curves.iter() {
             f.series.push(series(name, c));
+        }
+        if mbit {
+            crate::figures::throughput_y(&mut f, y);
         }
         s.push(f);
     }
@@ -509,7 +516,7 @@ fn implementations_section(d: &StudyData) -> Section {
     let mut f = Figure::new(
         "Throughput of each congestion-control module, by place",
         "sender's congestion-control module (Linux TCP)",
-        "throughput (Mbit/s)",
+        "throughput",
     );
     let names: Vec<&String> = by_cc.keys().collect();
     f.x_ticks = TickFormat::Labels(
@@ -529,13 +536,14 @@ fn implementations_section(d: &StudyData) -> Section {
                     .filter_map(|(i, n)| {
                         by_cc[*n]
                             .get(pl)
-                            .map(|(v, c, _)| Point::with_ci(i as f64, v / 1e6, c / 1e6))
+                            .map(|(v, c, _)| Point::with_ci(i as f64, *v, *c))
                     })
                     .collect(),
             )
             .with_style(SeriesStyle::Points),
         );
     }
+    crate::figures::y_in(&mut f, "throughput", Unit::Si("bit/s"), 1.0);
     s.push(f);
     for pl in &places {
         let v: Vec<(&String, CurvePoint)> = by_cc

@@ -4,6 +4,7 @@
 //! the trials could have seen.
 
 use analysis::stats::Summary;
+use report::{measure, Unit};
 
 /// A mean over trials with the half-width of its 95% CI (NaN for fewer
 /// than two trials).
@@ -32,13 +33,22 @@ impl Estimate {
         Summary::new(v).map(|s| Estimate::of(&s, 1.0))
     }
 
-    /// "mean ± ci unit" with `fmt` writing each number, or "mean unit (one
-    /// trial)".
-    pub fn words(&self, fmt: &dyn Fn(f64) -> String, unit: &str) -> String {
+    /// The same estimate in another unit: mean and CI times `k`.
+    pub fn scaled(self, k: f64) -> Estimate {
+        Estimate {
+            mean: self.mean * k,
+            ci: self.ci * k,
+            ..self
+        }
+    }
+
+    /// "mean ± ci unit" by the one number rule of `report::format`
+    /// (`9.41 ± 0.12 Gbit/s`), or "mean unit (one trial)".
+    pub fn words(&self, unit: Unit) -> String {
         if self.ci.is_finite() {
-            format!("{} ± {}{unit}", fmt(self.mean), fmt(self.ci))
+            measure(self.mean, Some(self.ci), unit)
         } else {
-            format!("{}{unit} (one trial)", fmt(self.mean))
+            format!("{} (one trial)", measure(self.mean, None, unit))
         }
     }
 }

@@ -6,11 +6,11 @@ use super::change::{compare, Change, Estimate};
 use super::probed::{all_probed, no_probes, queue_figure, richest};
 use super::CITE;
 use crate::data::StudyData;
-use crate::figures::{load_workers, series};
+use crate::figures::{load_workers, series, throughput_y};
 use analysis::path::PathAnalysis;
-use report::{Figure, Section, TickFormat};
+use report::{number, Figure, Section, TickFormat, Unit};
 
-/// Throughput per number of receiver workers (0 = unloaded), Mbit/s,
+/// Throughput per number of receiver workers (0 = unloaded), bit/s,
 /// sorted by workers.
 fn throughput_levels(d: &StudyData) -> Vec<(u32, Estimate)> {
     let mut v: Vec<(u32, Estimate)> = d
@@ -18,7 +18,7 @@ fn throughput_levels(d: &StudyData) -> Vec<(u32, Estimate)> {
         .into_iter()
         .filter_map(|p| {
             let s = p.metrics.get("throughput_bps")?;
-            Some((load_workers(&p.params), Estimate::of(s, 1e-6)))
+            Some((load_workers(&p.params), Estimate::of(s, 1.0)))
         })
         .collect();
     v.sort_by_key(|(w, _)| *w);
@@ -26,18 +26,17 @@ fn throughput_levels(d: &StudyData) -> Vec<(u32, Estimate)> {
 }
 
 /// What `other` is against `base` (named `baseline`, e.g. "the
-/// unloaded"), with its evidence: "is lower: 50% of the unloaded (1912 ±
-/// 530 Mbit/s)", or "is unchanged within the 95% CIs (…; a change smaller
-/// than … could not have been seen)". `fmt` writes a number, `unit`
-/// follows it (with its leading space).
+/// unloaded"), with its evidence: "is lower: 50% of the unloaded (1.91 ±
+/// 0.53 Gbit/s)", or "is unchanged within the 95% CIs (…; a change smaller
+/// than … could not have been seen)". Numbers are in `unit`, written by
+/// `report::format`.
 pub(crate) fn change_clause(
     base: &Estimate,
     other: &Estimate,
     baseline: &str,
-    fmt: &dyn Fn(f64) -> String,
-    unit: &str,
+    unit: Unit,
 ) -> String {
-    let measured = other.words(fmt, unit);
+    let measured = other.words(unit);
     match compare(base, other) {
         Change::Raised { ratio } => format!("is higher: {ratio:.2}× {baseline} ({measured})"),
         Change::Lowered { ratio } => {
@@ -48,9 +47,9 @@ pub(crate) fn change_clause(
         }
         Change::Unchanged { detectable } => {
             format!(
-            "is unchanged within the 95% CIs ({measured}; a change smaller than {}{unit}{} could \
-             not have been seen)",
-            fmt(detectable),
+            "is unchanged within the 95% CIs ({measured}; a change smaller than {}{} could not \
+             have been seen)",
+            number(detectable, unit),
             if base.mean.abs() > 0.0 {
                 format!(" ({:.0}% of {baseline})", detectable / base.mean.abs() * 100.0)
             } else {
@@ -73,7 +72,7 @@ pub(crate) fn throughput_finding(levels: &[(u32, Estimate)]) -> Option<String> {
     if loaded.is_empty() {
         return None;
     }
-    let mbit = |x: f64| format!("{x:.0}");
+    let bits = Unit::Si("bit/s");
     let workers = |w: u32| {
         if w == 1 {
             "1 worker".to_string()
@@ -85,7 +84,7 @@ pub(crate) fn throughput_finding(levels: &[(u32, Estimate)]) -> Option<String> {
         .iter()
         .enumerate()
         .map(|(i, (w, e))| {
-            let clause = change_clause(base, e, "the unloaded", &mbit, " Mbit/s");
+            let clause = change_clause(base, e, "the unloaded", bits);
             if i == 0 {
                 format!("throughput with {} on the receiver {clause}", workers(*w))
             } else {
@@ -125,7 +124,7 @@ pub(crate) fn throughput_finding(levels: &[(u32, Estimate)]) -> Option<String> {
     };
     Some(format!(
         "Against the unloaded {}, {}. {paper}.",
-        base.words(&mbit, " Mbit/s"),
+        base.words(bits),
         clauses.join("; ")
     ))
 }
@@ -173,31 +172,28 @@ pub(crate) fn queue_finding(
         Estimate::from_values(unloaded)?,
         Estimate::from_values(loaded)?,
     );
-    let kib = |b: f64| format!("{:.1}", b / 1024.0);
+    // Queues in KB (1024 bytes), as the rest of the document writes them.
+    let kib = Unit::Fixed("KB");
+    let (u, l) = (u.scaled(1.0 / 1024.0), l.scaled(1.0 / 1024.0));
     let preempt = match (
         Estimate::from_values(preempted.0),
         Estimate::from_values(preempted.1),
     ) {
         (Some(pu), Some(pl)) => format!(
             "; the receiving thread's preempted share of its time, {} unloaded, {}",
-            pu.words(&percent, "%"),
-            change_clause(&pu, &pl, "the unloaded", &percent, "%"),
+            pu.words(Unit::Percent),
+            change_clause(&pu, &pl, "the unloaded", Unit::Percent),
         ),
         _ => String::new(),
     };
     Some(format!(
         "Against the unloaded receive socket queue of {} on average ({} probed trials), with \
          receiver load ({} trials) it {}{preempt}.",
-        u.words(&kib, " KB"),
+        u.words(kib),
         u.n,
         l.n,
-        change_clause(&u, &l, "the unloaded", &kib, " KB"),
+        change_clause(&u, &l, "the unloaded", kib),
     ))
-}
-
-/// A share as a percentage with one decimal, without the sign.
-fn percent(x: f64) -> String {
-    format!("{:.1}", x * 100.0)
 }
 
 /// Experiment 4's section.
@@ -222,10 +218,11 @@ pub(super) fn load_section(d: &StudyData) -> Section {
     let mut f = Figure::new(
         "Throughput against CPU-bound workers on the receiver",
         "workers on the receiver",
-        "throughput (Mbit/s)",
+        "throughput",
     )
     .with_series(series("TCP", &thr));
     f.x_ticks = TickFormat::Number;
+    throughput_y(&mut f, "throughput");
     s.push(f);
     match throughput_finding(&throughput_levels(d)) {
         Some(t) => {

@@ -15,7 +15,7 @@ use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
 use analysis::findings::{shape_finding, size_words, CurvePoint};
-use report::format::{number, throughput_of_bytes};
+use report::format::{column, number, throughput_of_bytes};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
 use sections::path::hop_histogram;
 use std::collections::BTreeMap;
@@ -116,7 +116,7 @@ fn sockbuf_section(d: &StudyData) -> Section {
     let mut f = Figure::new(
         "TCP throughput against socket buffer size (send = receive buffer)",
         "socket buffer size (bytes)",
-        "throughput (Mbit/s)",
+        "throughput",
     );
     f.log_x = true;
     f.x_ticks = TickFormat::Bytes;
@@ -125,32 +125,43 @@ fn sockbuf_section(d: &StudyData) -> Section {
         f.series.push(series(pl, &c));
     }
     crate::figures::auto_log_y(&mut f);
+    crate::figures::throughput_y(&mut f, "throughput");
     s.push(f);
+    // Throughput in bit/s with one prefix for the column, as in bench.
+    let rows: Vec<(&String, &&BufPoint)> = by_place
+        .iter()
+        .flat_map(|(pl, v)| v.iter().map(move |p| (pl, p)))
+        .collect();
+    let (unit, cells) = column(
+        &rows
+            .iter()
+            .map(|(_, p)| {
+                // A single trial (CI 0 here) has no interval to show.
+                let ci = p.throughput.ci * 1e6;
+                (p.throughput.mean * 1e6, (ci > 0.0).then_some(ci))
+            })
+            .collect::<Vec<_>>(),
+        Unit::Si("bit/s"),
+    );
     let mut t = Table::new([
-        "place",
-        "buffers",
-        "throughput",
-        "buffer/RTT (window-limited)",
-        "ACKs per data segment",
+        "place".to_string(),
+        "buffers".into(),
+        format!("throughput ({unit})"),
+        "buffer/RTT (window-limited)".into(),
+        "ACKs per data segment".into(),
     ])
         .with_caption("Send and receive buffers set to the same size (setsockopt; Linux doubles the value for its bookkeeping)")
         .key();
-    for (pl, v) in &by_place {
-        for p in v {
-            t.row([
-                pl.clone(),
-                size_words(p.size),
-                measure(
-                    p.throughput.mean,
-                    Some(p.throughput.ci),
-                    Unit::Fixed("Mbit/s"),
-                ),
-                p.rtt_s.map_or("—".into(), |r| {
-                    format!("{:.2} Mbit/s", window_limited_mbit(p.size, r))
-                }),
-                p.acks_per_segment.map_or("—".into(), |a| format!("{a:.2}")),
-            ]);
-        }
+    for ((pl, p), cell) in rows.iter().zip(cells) {
+        t.row([
+            pl.to_string(),
+            size_words(p.size),
+            cell,
+            p.rtt_s.map_or("—".into(), |r| {
+                number(window_limited_mbit(p.size, r) * 1e6, Unit::Si("bit/s"))
+            }),
+            p.acks_per_segment.map_or("—".into(), |a| format!("{a:.2}")),
+        ]);
     }
     for (pl, v) in &by_place {
         let c: Vec<CurvePoint> = v.iter().map(|p| p.throughput).collect();
@@ -201,13 +212,14 @@ pub(crate) fn window_limited_mbit(size: f64, rtt_s: f64) -> f64 {
 /// both CIs.
 pub(super) fn window_step_sentence(place: &str, rtt_s: f64, a: &BufPoint, b: &BufPoint) -> String {
     let (x, y) = (a.throughput, b.throughput);
-    let mbit = |c: &CurvePoint| measure(c.mean, Some(c.ci), Unit::Fixed("Mbit/s"));
+    // The curves are in Mbit/s; written in bit/s by the one rule.
+    let bits = |v: f64| number(v * 1e6, Unit::Si("bit/s"));
+    let mbit = |c: &CurvePoint| measure(c.mean * 1e6, Some(c.ci * 1e6), Unit::Si("bit/s"));
     let head = format!(
-        "On {place} (base RTT {:.1} ms, so 4 KB allows {:.2} Mbit/s and 16 KB {:.2} Mbit/s at one \
-         buffer per RTT)",
-        rtt_s * 1e3,
-        window_limited_mbit(a.size, rtt_s),
-        window_limited_mbit(b.size, rtt_s)
+        "On {place} (base RTT {}, so 4 KB allows {} and 16 KB {} at one buffer per RTT)",
+        number(rtt_s, Unit::Si("s")),
+        bits(window_limited_mbit(a.size, rtt_s)),
+        bits(window_limited_mbit(b.size, rtt_s))
     );
     if y.mean - y.ci > x.mean + x.ci {
         format!(
@@ -220,10 +232,10 @@ pub(super) fn window_step_sentence(place: &str, rtt_s: f64, a: &BufPoint, b: &Bu
     } else {
         format!(
             "{head}, 16 KB buffers ({}) did not beat 4 KB ({}) beyond CI; the trials could have \
-             detected a rise of {:.2} Mbit/s.",
+             detected a rise of {}.",
             mbit(&y),
             mbit(&x),
-            x.ci + y.ci
+            bits(x.ci + y.ci)
         )
     }
 }
@@ -535,8 +547,9 @@ fn stop_and_wait_section(d: &StudyData) -> Section {
     let total: f64 = path.iter().map(|r| r.1).sum();
     if total > 0.0 {
         s.finding(format!(
-            "One 1 KB packet crosses the measured hops in {total:.1} µs at the median, {:.0}× \
-             less than SunOS on a SPARCstation 1 ({paper_total:.0} µs).",
+            "One 1 KB packet crosses the measured hops in {} at the median, {:.0}× less than \
+             SunOS on a SPARCstation 1 ({paper_total:.0} µs).",
+            number(total * 1e-6, Unit::Si("s")),
             paper_total / total,
         ));
         let shares = hop_shares(&runs, |h| paper_components(h) != "—");
@@ -553,9 +566,9 @@ fn stop_and_wait_section(d: &StudyData) -> Section {
     );
     if let Some(l) = lat.first() {
         s.finding(format!(
-            "The application saw a 1 KB request and its 1 KB response take {:.1} µs at the median \
+            "The application saw a 1 KB request and its 1 KB response take {} at the median \
              (round trip, with probes attached).",
-            l.mean
+            measure(l.mean * 1e-6, Some(l.ci * 1e-6), Unit::Si("s"))
         ));
     }
     s

@@ -5,7 +5,7 @@
 
 use super::acks::{ack_finding, wilson95, AckTally};
 use super::change::{compare, Change, Estimate};
-use super::load::throughput_finding;
+use super::load::{queue_finding, throughput_finding};
 use super::report::memory_finding;
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::{finding_texts, ok_trial, stored_study_run};
@@ -114,7 +114,7 @@ fn load_that_lowers_throughput_is_called_lower() {
         load_point(8, &[49.0, 50.0, 51.0]),
     ]);
     assert!(
-        f.contains("with 8 workers it is lower: 50% of the unloaded (50 ± 2 Mbit/s)"),
+        f.contains("with 8 workers it is lower: 50% of the unloaded (50.0 ± 2.5 Mbit/s)"),
         "{f}"
     );
     assert!(
@@ -143,7 +143,7 @@ fn load_within_the_cis_is_no_change_with_the_smallest_detectable_change() {
         load_point(2, &[5206.0, 6817.0, 4821.0]),
     ]);
     assert!(
-        f.contains("with 2 workers on the receiver is unchanged within the 95% CIs (5615 ± 2630 Mbit/s; a change smaller than 3129 Mbit/s (82% of the unloaded) could not have been seen)"),
+        f.contains("with 2 workers on the receiver is unchanged within the 95% CIs (5.61 ± 2.63 Gbit/s; a change smaller than 3.13 Gbit/s (82% of the unloaded) could not have been seen)"),
         "{f}"
     );
     assert!(
@@ -155,14 +155,15 @@ fn load_within_the_cis_is_no_change_with_the_smallest_detectable_change() {
 
 #[test]
 fn a_single_trial_claims_no_change_either_way() {
+    // Throughputs in bit/s.
     let base = Estimate {
-        mean: 100.0,
+        mean: 100e6,
         ci: f64::NAN,
         n: 1,
     };
     let other = Estimate {
-        mean: 200.0,
-        ci: 1.0,
+        mean: 200e6,
+        ci: 1e6,
         n: 3,
     };
     assert_eq!(compare(&base, &other), Change::TooFewTrials);
@@ -172,6 +173,32 @@ fn a_single_trial_claims_no_change_either_way() {
     assert!(f.contains("100 Mbit/s (one trial)"), "{f}");
     // Without an unloaded level there is nothing to compare with.
     assert_eq!(throughput_finding(&levels[1..]), None);
+}
+
+/// Fig. 9's finding: the receive socket queue (bytes per probed trial, in
+/// KB) and the receiver's preempted share (in %), each by the one number
+/// rule, and the claim flips with the data.
+#[test]
+fn the_queue_finding_follows_the_data_in_kb_and_percent() {
+    let unloaded = [2048.0, 2150.0, 1946.0];
+    let grown = [20480.0, 21504.0, 19456.0];
+    let (pu, pl) = ([0.010, 0.011, 0.009], [0.30, 0.33, 0.27]);
+    let f = queue_finding(&unloaded, &grown, (&pu, &pl)).unwrap();
+    assert!(
+        f.starts_with("Against the unloaded receive socket queue of 2.00 ± 0.25 KB on average (3 probed trials), with receiver load (3 trials) it is higher: 10.00× the unloaded (20.0 ± 2.5 KB)"),
+        "{f}"
+    );
+    assert!(
+        f.contains("preempted share of its time, 1.00 ± 0.25 % unloaded, is higher: 30.00× the unloaded (30.0 ± 7.5 %)"),
+        "{f}"
+    );
+    let same = [2000.0, 2150.0, 1900.0];
+    let g = queue_finding(&unloaded, &same, (&pu, &pu)).unwrap();
+    assert!(
+        g.contains("with receiver load (3 trials) it is unchanged within the 95% CIs (1.97 ± 0.31 KB; a change smaller than 0.573 KB"),
+        "{g}"
+    );
+    assert!(!g.contains("is higher"), "{g}");
 }
 
 #[test]
@@ -346,7 +373,8 @@ fn buffers_below_the_bandwidth_delay_product_raise_throughput_as_buffer_over_rtt
     let (a, b) = (buf_point(4096.0, 9.4), buf_point(16384.0, 9.5));
     let s = window_step_sentence(&a.place, 0.02, &a, &b);
     assert!(s.contains("did not beat 4 KB"), "{s}");
-    assert!(s.contains("a rise of 0.38 Mbit/s"), "{s}");
+    assert!(s.contains("a rise of 378 kbit/s"), "{s}");
+    assert!(s.contains("(base RTT 20.0 ms,"), "{s}");
 }
 
 #[test]
