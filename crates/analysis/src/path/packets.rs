@@ -69,62 +69,86 @@ fn identity(e: &ProbeEvent) -> (u16, u16, u32, u32, u32, u8) {
     (e.sport, e.dport, e.seq, e.ack, e.len, e.flags)
 }
 
-/// The records without the `net_dev_queue` records of packets forwarded by
-/// a router, so that each packet passes `net_dev_queue` once, at the first
-/// device that queued it (the sender's egress). A forwarded copy is
-/// either
-/// - the same skb queued again with the same headers as at its previous
-///   `net_dev_queue` (an skb reused for a new packet carries other headers
-///   and counts again), or
-/// - a data skb carrying only bytes its flow already sent, with no
-///   `tcp_retransmit_skb` record for them since: the router's GRO merged
-///   the sender's segments into a new skb, which it queues at its egress
-///   under a new id. A retransmission is announced by its
-///   `tcp_retransmit_skb` record and counts (each record once).
+/// How long after a retransmitted segment is queued its
+/// `tcp_retransmit_skb` record may come: the tracepoint fires once the
+/// segment has been handed down, microseconds later.
+const RETRANSMIT_RECORD_LAG_NS: u64 = 1_000_000;
+
+/// The records (in time order) without the `net_dev_queue` records of
+/// packets forwarded by a router, so that each packet passes
+/// `net_dev_queue` once, at the first device that queued it (the sender's
+/// egress). A forwarded copy is either
+/// - a packet without data (an ACK, a window update) whose skb is queued
+///   again with the same headers as at its previous `net_dev_queue` (an
+///   skb reused for a new packet carries other headers and counts again),
+///   or
+/// - a data skb carrying only bytes its flow already sent that no
+///   `tcp_retransmit_skb` record claims: the router queues the sender's
+///   skb again, or its GRO merged the sender's segments into a new skb
+///   under a new id. A retransmission is queued first and then recorded by
+///   `tcp_retransmit_skb` (within [`RETRANSMIT_RECORD_LAG_NS`]; a router on
+///   the same CPU may forward it in between); each such record claims the
+///   earliest unclaimed old-bytes skb of its flow with its sequence number
+///   and length (the sender's own; else the earliest that holds its
+///   sequence number), and counts it once.
 pub fn without_forwarded_copies<'a>(ev: &[&'a ProbeEvent]) -> Vec<&'a ProbeEvent> {
     let mut last: HashMap<u64, (u16, u16, u32, u32, u32, u8)> = HashMap::new();
     // Per flow direction: the end of the data it sent so far, and the
-    // sequence numbers announced as retransmitted and not yet queued.
+    // old-bytes skbs not yet claimed by a retransmission record (index).
     let mut sent_end: HashMap<(u16, u16), u32> = HashMap::new();
-    let mut resent: HashMap<(u16, u16), Vec<u32>> = HashMap::new();
-    ev.iter()
-        .copied()
-        .filter(|e| {
-            let flow = (e.sport, e.dport);
-            match e.probe_id() {
-                ProbeId::Retransmit => {
-                    resent.entry(flow).or_default().push(e.seq);
-                    true
+    let mut unclaimed: HashMap<(u16, u16), Vec<usize>> = HashMap::new();
+    let mut keep = vec![true; ev.len()];
+    for (i, e) in ev.iter().enumerate() {
+        let flow = (e.sport, e.dport);
+        match e.probe_id() {
+            // A failed retransmission (x[0], the error) queued nothing.
+            ProbeId::Retransmit if e.x[0] == 0 => {
+                let Some(waiting) = unclaimed.get_mut(&flow) else {
+                    continue;
+                };
+                let recent =
+                    |j: usize| e.ts_ns.saturating_sub(ev[j].ts_ns) <= RETRANSMIT_RECORD_LAG_NS;
+                // The retransmitted skb itself has the record's sequence
+                // number and length; a router's merged copy does not.
+                let exact = |&j: &usize| recent(j) && ev[j].seq == e.seq && ev[j].len == e.len;
+                let holds = |&j: &usize| recent(j) && e.seq.wrapping_sub(ev[j].seq) < ev[j].len;
+                if let Some(k) = waiting
+                    .iter()
+                    .position(exact)
+                    .or_else(|| waiting.iter().position(holds))
+                {
+                    keep[waiting.remove(k)] = true;
                 }
-                ProbeId::DevQueue => {
-                    if last.insert(e.id, identity(e)) == Some(identity(e)) {
-                        return false;
-                    }
-                    if e.len == 0 {
-                        return true;
-                    }
-                    let end = e.seq.wrapping_add(e.len);
-                    let Some(&high) = sent_end.get(&flow) else {
-                        sent_end.insert(flow, end);
-                        return true;
-                    };
-                    if (end.wrapping_sub(high) as i32) > 0 {
-                        // New bytes: the sender's own packet.
-                        sent_end.insert(flow, end);
-                        return true;
-                    }
-                    // Old bytes only: a retransmission if one was announced
-                    // for them, else a router's copy.
-                    let announced = resent.get_mut(&flow).and_then(|r| {
-                        r.iter()
-                            .position(|&s| s.wrapping_sub(e.seq) < e.len)
-                            .map(|i| r.swap_remove(i))
-                    });
-                    announced.is_some()
-                }
-                _ => true,
             }
-        })
+            ProbeId::DevQueue if e.len == 0 => {
+                if last.insert(e.id, identity(e)) == Some(identity(e)) {
+                    keep[i] = false;
+                }
+            }
+            ProbeId::DevQueue => {
+                let end = e.seq.wrapping_add(e.len);
+                match sent_end.get(&flow) {
+                    Some(&high) if (end.wrapping_sub(high) as i32) <= 0 => {
+                        // Old bytes only: a router's copy unless a
+                        // retransmission record claims it.
+                        keep[i] = false;
+                        let waiting = unclaimed.entry(flow).or_default();
+                        waiting.retain(|&j| {
+                            e.ts_ns.saturating_sub(ev[j].ts_ns) <= RETRANSMIT_RECORD_LAG_NS
+                        });
+                        waiting.push(i);
+                    }
+                    _ => {
+                        sent_end.insert(flow, end);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    ev.iter()
+        .zip(keep)
+        .filter_map(|(e, k)| k.then_some(*e))
         .collect()
 }
 
@@ -301,11 +325,18 @@ mod tests {
         // A retransmission of the second segment, announced by
         // tcp_retransmit_skb, is a packet of its own; the router's copy of
         // it is not.
-        let mut r = rec(ProbeId::Retransmit, 100, 11, 1448, 1448);
-        r.len = 1448;
-        v.push(r);
-        v.push(rec(ProbeId::DevQueue, 101, 11, 1448, 1448));
+        // tcp_retransmit_skb fires after the segment was queued; the
+        // router's copy comes later still.
+        v.push(rec(ProbeId::DevQueue, 100, 11, 1448, 1448));
+        v.push(rec(ProbeId::Retransmit, 101, 11, 1448, 1448));
         v.push(rec(ProbeId::DevQueue, 150, 98, 1448, 1448));
+        let a = analyse_with_mss(&v, Some(1448));
+        let data = a.packets.iter().find(|p| p.flow == "1000 → 2000").unwrap();
+        assert_eq!((data.data, data.data_bytes), (4, 4 * 1448));
+        // A router's copy of old bytes with no retransmission record, or
+        // one long after, counts nowhere.
+        v.push(rec(ProbeId::DevQueue, 10_000_000, 97, 2 * 1448, 0));
+        v.push(rec(ProbeId::Retransmit, 30_000_000, 12, 1448, 2 * 1448));
         let a = analyse_with_mss(&v, Some(1448));
         let data = a.packets.iter().find(|p| p.flow == "1000 → 2000").unwrap();
         assert_eq!((data.data, data.data_bytes), (4, 4 * 1448));
