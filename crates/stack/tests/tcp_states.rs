@@ -196,6 +196,24 @@ fn close_in_listen_and_syn_sent_goes_straight_to_closed() {
     assert_eq!(b.state(), State::Closed);
 }
 
+/// Found by `tcp_fuzz.rs`: a close in SYN-SENT left the SYN's
+/// retransmission timer armed in CLOSED, so the socket layer kept waking
+/// for a dead connection and the timer fired there.
+#[test]
+fn close_in_syn_sent_stops_the_syns_retransmission_timer() {
+    let clock = ManualClock::new(START);
+    let mut a = Connection::open_active(cfg(), tuple_a(), &isn(), clock.now());
+    let syn = a.poll_output(clock.now());
+    assert!(is(&syn[0], TcpControl::Syn));
+    let rto = a.poll_at().expect("the SYN's retransmission timer");
+    a.close();
+    assert_eq!(a.state(), State::Closed);
+    assert_eq!(a.poll_at(), None, "no timer in CLOSED");
+    assert!(a.on_timer(rto).is_empty(), "no SYN again");
+    assert_eq!(a.error(), None, "an application close is no error");
+    assert_eq!(a.counters().timeouts, 0);
+}
+
 #[test]
 fn close_in_syn_received_sends_the_fin_once_established() {
     let mut p = Pair::new(cfg(), cfg(), 10 * MS);

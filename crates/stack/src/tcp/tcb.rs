@@ -438,7 +438,9 @@ impl Connection {
     /// The application is done sending: a FIN follows the queued data.
     pub fn close(&mut self) {
         match self.state {
-            State::Listen | State::SynSent => self.state = State::Closed,
+            // §3.10.4: "delete the TCB": no timer may outlive it (the
+            // SYN's retransmission timer did, and fired in CLOSED).
+            State::Listen | State::SynSent => self.enter_closed(None),
             // In SYN-RECEIVED the FIN waits for ESTABLISHED (§3.10.4).
             State::SynReceived => self.fin_queued = true,
             State::Established => {
