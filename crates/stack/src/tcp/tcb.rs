@@ -441,7 +441,13 @@ impl Connection {
             // §3.10.4: "delete the TCB": no timer may outlive it (the
             // SYN's retransmission timer did, and fired in CLOSED).
             State::Listen | State::SynSent => self.enter_closed(None),
-            // In SYN-RECEIVED the FIN waits for ESTABLISHED (§3.10.4).
+            // In SYN-RECEIVED the FIN waits until our SYN is acknowledged
+            // (§3.10.4's "queue for processing after entering
+            // ESTABLISHED"): we do not take the diagram's direct arc to
+            // FIN-WAIT-1 even with nothing queued, as a FIN before the
+            // SYN is acknowledged would need its sequence number ahead of
+            // an unacknowledged SYN. The FIN goes with the ACK that moves
+            // the connection to FIN-WAIT-1 (`input_sync`).
             State::SynReceived => self.fin_queued = true,
             State::Established => {
                 self.fin_queued = true;
