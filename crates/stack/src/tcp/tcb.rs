@@ -597,11 +597,6 @@ impl Connection {
         self.timers = Timers::new(self.config.timers);
         self.send_buf.clear();
     }
-
-    /// The timestamp clock: milliseconds (RFC 7323 §5.4 allows 1 ms–1 s).
-    pub(crate) fn ts_val(now: Instant) -> u32 {
-        (now.nanos() / 1_000_000) as u32
-    }
 }
 
 /// The smallest shift that lets `buffer` bytes be advertised (RFC 7323 §2.3,
