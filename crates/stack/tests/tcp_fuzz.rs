@@ -546,7 +546,7 @@ fn every_starting_state_is_reached() {
 
 const A: Ipv4Addr = Ipv4Addr::new(10, 79, 0, 1);
 const B: Ipv4Addr = Ipv4Addr::new(10, 79, 0, 2);
-const BACKLOG: usize = 4;
+const BACKLOG: usize = 2;
 
 struct Stacks {
     clock: Arc<ManualClock>,
