@@ -251,7 +251,7 @@ fn stream_veth(bytes: u64, buffer: usize) -> Result<serde_json::Value> {
     }))
 }
 
-fn rr(implementation: Impl, count: u64, buffer: usize) -> Result<serde_json::Value> {
+fn rr(implementation: Impl, count: u64, buffer: usize, offload: bool) -> Result<serde_json::Value> {
     const WARMUP: u64 = 200;
     let (hist, server_cpu) = if implementation == Impl::KernelVeth {
         let pair = veth::VethPair::new()?;
@@ -273,7 +273,8 @@ fn rr(implementation: Impl, count: u64, buffer: usize) -> Result<serde_json::Val
         (hist, join(server, "the echo server")?)
     } else {
         let ns = Netns::new("rr")?;
-        let setup = user_setup(&ns, buffer);
+        let mut setup = user_setup(&ns, buffer);
+        setup.offload = offload;
         let (tx, rx) = mpsc::channel();
         let s = setup.clone();
         let server = ns.spawn(move || match implementation {
@@ -292,6 +293,7 @@ fn rr(implementation: Impl, count: u64, buffer: usize) -> Result<serde_json::Val
         "test": "rr",
         "impl": name(implementation),
         "count": count,
+        "offload": offload,
         "p50_us": us(0.50),
         "p90_us": us(0.90),
         "p99_us": us(0.99),
@@ -354,7 +356,7 @@ fn main() -> Result<()> {
             offload,
         } => {
             check_offload(implementation, offload)?;
-            rr(implementation, count, buffer)?
+            rr(implementation, count, buffer, offload)?
         }
     };
     println!("{line}");

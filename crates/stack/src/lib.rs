@@ -31,13 +31,15 @@
 //!   caller's thread, sleeping until the next frame or TCP timer.
 //!
 //! Fuzzing: `tests/wire_fuzz.rs` feeds arbitrary and mutated bytes to
-//! every wire parser (no panic, no allocation, truncations refused), 256
-//! cases per property so CI stays well under 10 s. A longer campaign is
-//! the same tests with more cases, in release mode:
-//! `PROPTEST_CASES=1000000 cargo test -p stack --release --test wire_fuzz`
-//! (a failure prints the minimal input and saves its seed in
-//! `tests/wire_fuzz.proptest-regressions`, replayed first next time:
-//! commit it with the fix).
+//! every wire parser (no panic, no allocation, truncations refused);
+//! `tests/tcp_fuzz.rs` feeds segments that reach the state machine into a
+//! connection in each of the eleven states, and frames into a whole stack
+//! over IP and Ethernet (no panic, bounded work and memory, state changes
+//! along the diagram's arcs). 256 cases per property, so CI stays well
+//! under 10 s. `scripts/fuzz-stack` runs long campaigns of both (the same
+//! tests with more cases, in release mode; a failure prints the minimal
+//! input and saves its seed in `tests/<test>.proptest-regressions`,
+//! replayed first next time: commit it with the fix).
 //!
 //! The bench runs its trials on this stack through `crates/stackend`
 //! (`tcplab bench --stack tcplab`); `bench/stack-peers` and

@@ -6,7 +6,9 @@
 //! Linux routes it into the device and the stack receives it. A sequence
 //! number inside the stack's receive window but not RCV.NXT draws a
 //! challenge ACK and changes nothing; exactly RCV.NXT resets the
-//! connection (the positive control). Skipped without root or TUN.
+//! connection (the positive control; a duplicate of old data, forged
+//! into Linux, then makes Linux send a segment the stack answers with its
+//! RST). Skipped without root or TUN.
 
 #[path = "support/interop_rows.rs"]
 mod interop_rows;
@@ -44,6 +46,11 @@ const BLIND_OFFSET: usize = 1000;
 fn forged_rst(from: SocketAddrV4, to: SocketAddrV4, seq: SeqNumber) -> Vec<u8> {
     let mut tcp = TcpRepr::bare(from.port(), to.port(), seq);
     tcp.control = TcpControl::Rst;
+    forged_datagram(from, to, &tcp)
+}
+
+/// A segment as if from `from`, whole with its IPv4 header.
+fn forged_datagram(from: SocketAddrV4, to: SocketAddrV4, tcp: &TcpRepr<'_>) -> Vec<u8> {
     let (src, dst) = (Ipv4Address::from(*from.ip()), Ipv4Address::from(*to.ip()));
     let ip = Ipv4Repr {
         src_addr: src,
@@ -75,6 +82,10 @@ fn forged_rst(from: SocketAddrV4, to: SocketAddrV4, seq: SeqNumber) -> Vec<u8> {
 
 /// What the row saw around the forged RST.
 struct Forged {
+    /// The stack's end of the connection.
+    local: SocketAddrV4,
+    /// The stack's SND.UNA when it was sent.
+    snd_una: SeqNumber,
     /// RCV.NXT when it was sent.
     rcv_nxt: SeqNumber,
     /// Its sequence number.
@@ -125,7 +136,7 @@ fn forge_during_transfer(
                 return;
             }
             let conn = stack.tcp.connection(c).expect("the connection");
-            let (_, _, rcv_nxt) = conn.sequence_points();
+            let (snd_una, _, rcv_nxt) = conn.sequence_points();
             let SocketAddr::V4(local) = conn.tuple().local else {
                 unreachable!("IPv4 only")
             };
@@ -134,6 +145,8 @@ fn forge_during_transfer(
             let to = SockaddrIn::from(SocketAddrV4::new(*local.ip(), 0));
             sendto(raw.as_raw_fd(), &datagram, &to, MsgFlags::empty()).expect("sending the RST");
             forged = Some(Forged {
+                local,
+                snd_una,
                 rcv_nxt,
                 seq,
                 challenge_acks_before: conn.counters().challenge_acks,
@@ -142,6 +155,23 @@ fn forge_during_transfer(
     );
     // After a reset, keep answering Linux (a RST for each of its ACKs)
     // until its receiver has seen the end.
+    let forged = forged.expect("the RST was forged");
+    if offset == 0 && side.states.last() == Some(&State::Closed) {
+        // The reset stack sends no more, and Linux had acknowledged all
+        // it got before the RST arrived (a TUN write runs Linux's receive
+        // path inside the call, so its ACKs were queued first): Linux has
+        // nothing to send that would draw the stack's RST, and would wait
+        // out its read timeout. Have it send something: a copy of the
+        // last byte it acknowledged, as if from the stack, which Linux
+        // answers at once with a duplicate ACK (RFC 9293 §3.10.7.4).
+        let mut old = TcpRepr::bare(forged.local.port(), at.port(), forged.snd_una - 1);
+        old.ack_number = Some(forged.rcv_nxt);
+        old.window_len = 1000;
+        old.payload = &[0];
+        let datagram = forged_datagram(forged.local, at, &old);
+        let to = SockaddrIn::from(SocketAddrV4::new(*at.ip(), 0));
+        sendto(raw.as_raw_fd(), &datagram, &to, MsgFlags::empty()).expect("sending the copy");
+    }
     let until = r.clock.now().after(Duration::from_secs(10));
     while !linux_thread.is_finished() && r.clock.now() < until {
         let now = r.clock.now();
@@ -151,7 +181,7 @@ fn forge_during_transfer(
     }
     let linux = linux_thread.join().expect("Linux's side");
     let log = r.log.lock().unwrap().segments.clone();
-    Some((side, linux, forged.expect("the RST was forged"), log))
+    Some((side, linux, forged, log))
 }
 
 /// A RST inside the window but off RCV.NXT: a challenge ACK, and the

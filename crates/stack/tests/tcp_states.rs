@@ -7,11 +7,13 @@ mod tcp_pair;
 
 use std::time::Duration;
 
+use stack::socket::{TcpSocketError, TcpSockets};
 use stack::tcp::state::State;
 use stack::tcp::tcb::{Connection, ConnectionError, TcpConfig};
 use stack::time::{Clock, ManualClock};
 use stack::wire::seq::SeqNumber;
 use stack::wire::tcp::{TcpControl, TcpRepr};
+use stack::wire::ChecksumMethod;
 use tcp_pair::{is, isn, tuple_a, tuple_b, Dir, Pair, START};
 
 const MS: Duration = Duration::from_millis(1);
@@ -196,6 +198,24 @@ fn close_in_listen_and_syn_sent_goes_straight_to_closed() {
     assert_eq!(b.state(), State::Closed);
 }
 
+/// Found by `tcp_fuzz.rs`: a close in SYN-SENT left the SYN's
+/// retransmission timer armed in CLOSED, so the socket layer kept waking
+/// for a dead connection and the timer fired there.
+#[test]
+fn close_in_syn_sent_stops_the_syns_retransmission_timer() {
+    let clock = ManualClock::new(START);
+    let mut a = Connection::open_active(cfg(), tuple_a(), &isn(), clock.now());
+    let syn = a.poll_output(clock.now());
+    assert!(is(&syn[0], TcpControl::Syn));
+    let rto = a.poll_at().expect("the SYN's retransmission timer");
+    a.close();
+    assert_eq!(a.state(), State::Closed);
+    assert_eq!(a.poll_at(), None, "no timer in CLOSED");
+    assert!(a.on_timer(rto).is_empty(), "no SYN again");
+    assert_eq!(a.error(), None, "an application close is no error");
+    assert_eq!(a.counters().timeouts, 0);
+}
+
 #[test]
 fn close_in_syn_received_sends_the_fin_once_established() {
     let mut p = Pair::new(cfg(), cfg(), 10 * MS);
@@ -206,6 +226,72 @@ fn close_in_syn_received_sends_the_fin_once_established() {
     assert_eq!(p.b.state(), State::SynReceived);
     p.run_until(|p| p.b.state() == State::FinWait2);
     assert_eq!(p.a.state(), State::CloseWait);
+}
+
+/// RFC 9293's diagram has LISTEN --SEND--> SYN-SENT, an arc §3.10.2
+/// leaves optional ("if the foreign socket is specified, then change the
+/// connection from passive to active"); like Linux (send on a listening
+/// socket is ENOTCONN) the stack does not take it: a listener has no
+/// peer to send to, so the send is refused and nothing leaves.
+#[test]
+fn send_in_listen_is_refused_and_the_listener_stays_passive() {
+    let clock = ManualClock::new(START);
+    let mut b = Connection::listen(cfg(), tuple_b(), &isn(), clock.now());
+    assert_eq!(b.send(b"data"), 0, "nothing is queued");
+    assert_eq!(b.state(), State::Listen);
+    assert!(b.poll_output(clock.now()).is_empty(), "no SYN");
+    assert_eq!(b.poll_at(), None);
+    // Through the socket layer the refusal is a typed error.
+    let mut sockets = TcpSockets::new(cfg(), isn(), ChecksumMethod::Rfc1071);
+    let listener = sockets.listen(80, 4).unwrap();
+    assert_eq!(
+        sockets.send(listener, b"data"),
+        Err(TcpSocketError::WrongKind)
+    );
+    assert_eq!(sockets.connections().count(), 0, "no connection was made");
+}
+
+/// RFC 9293 §3.10.4's CLOSE in SYN-RECEIVED: with nothing queued the
+/// diagram goes straight to FIN-WAIT-1 with a FIN. The stack queues the
+/// FIN until its SYN is acknowledged (the same section's "queue for
+/// processing after entering ESTABLISHED"), so the FIN never precedes
+/// the acknowledgment of the SYN it follows in sequence space; the ACK of
+/// the SYN then takes the connection to FIN-WAIT-1 and the FIN goes out
+/// with the reply. Segment by segment:
+#[test]
+fn close_in_syn_received_goes_to_fin_wait_1_with_the_fin_once_the_syn_is_acknowledged() {
+    let no_ts = TcpConfig {
+        timestamps: false,
+        ..cfg()
+    };
+    let mut p = Pair::new(no_ts.clone(), no_ts, 10 * MS);
+    p.kick();
+    p.step();
+    assert_eq!(p.b.state(), State::SynReceived);
+    let syn = p.sent(Dir::AtoB)[0].seg.header.clone();
+    let syn_ack = p.sent(Dir::BtoA)[0].seg.header.clone();
+    p.clear_link();
+    p.b.close();
+    assert_eq!(p.b.state(), State::SynReceived);
+    let now = p.now();
+    assert!(
+        p.b.poll_output(now).iter().all(|s| !is(s, TcpControl::Fin)),
+        "no FIN ahead of the unacknowledged SYN"
+    );
+    // The handshake's ACK.
+    let mut ack = TcpRepr::bare(40000, 80, syn.seq_number + 1);
+    ack.ack_number = Some(syn_ack.seq_number + 1);
+    ack.window_len = 1000;
+    let out = p.inject(true, &ack);
+    assert_eq!(p.b.state(), State::FinWait1);
+    assert_eq!(out.len(), 1, "the FIN: {out:?}");
+    assert!(is(&out[0], TcpControl::Fin));
+    assert_eq!(out[0].header.seq_number, syn_ack.seq_number + 1);
+    assert_eq!(out[0].header.ack_number, Some(syn.seq_number + 1));
+    // Its ACK: FIN-WAIT-2.
+    ack.ack_number = Some(syn_ack.seq_number + 2);
+    assert!(p.inject(true, &ack).is_empty());
+    assert_eq!(p.b.state(), State::FinWait2);
 }
 
 #[test]

@@ -196,9 +196,18 @@ impl StackRun {
                 }
                 let stack = match failure {
                     Some(e) => {
+                        // The stack's reason comes first: what the work
+                        // saw of it ("the connection never ended") is
+                        // only its consequence.
+                        let reason = format!("the tcplab stack failed: {e}");
                         for c in &mut conns {
-                            c.error
-                                .get_or_insert(format!("the tcplab stack failed: {e}"));
+                            c.error = Some(match c.error.take() {
+                                Some(seen) => format!("{reason} (then: {seen})"),
+                                None => reason.clone(),
+                            });
+                        }
+                        if conns.is_empty() {
+                            conns.push(ConnResult::failed(reason));
                         }
                         None
                     }

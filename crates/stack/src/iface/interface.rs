@@ -230,6 +230,11 @@ impl Interface {
         self.reassembler.partial_datagrams()
     }
 
+    /// Bytes of fragments held for reassembly.
+    pub fn fragment_bytes_held(&self) -> usize {
+        self.reassembler.bytes_held()
+    }
+
     /// Whether `addr` is one of ours.
     pub fn has_address(&self, addr: Ipv4Address) -> bool {
         self.addresses.iter().any(|c| c.address() == addr)

@@ -1,13 +1,14 @@
 //! RFC 9293 §3.10.7 "SEGMENT ARRIVES" for the unsynchronized states:
 //! CLOSED (§3.10.7.1), LISTEN (§3.10.7.2) and SYN-SENT (§3.10.7.3, with
-//! simultaneous open), the option negotiation of the handshake, and the
+//! simultaneous open), the handshake (its options negotiated in
+//! `options`), and the
 //! entry point that dispatches to the header-prediction fast path or the
 //! synchronized states' full path (`input_sync`).
 
 use super::reassembly::Reassembly;
 use super::sack::Scoreboard;
 use super::state::State;
-use super::tcb::{Connection, ConnectionError, Segment, DEFAULT_MSS, MAX_WINDOW_SHIFT};
+use super::tcb::{Connection, ConnectionError, Segment};
 use super::timers::TimerKind;
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
@@ -167,29 +168,14 @@ impl Connection {
     }
 
     /// Takes the peer's SYN: IRS, RCV.NXT, and the options it offers
-    /// against the ones configured (MSS, window scale clamped to 14,
-    /// SACK-permitted, timestamps).
+    /// (negotiated in `options`), then sizes the congestion controller
+    /// and the scoreboard to the MSS that leaves.
     fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>) {
         self.irs = seg.seq_number;
         self.rcv_nxt = seg.seq_number + 1;
         self.rcv_adv = self.rcv_nxt;
         self.reassembly = Reassembly::new(self.rcv_nxt, self.config.recv_buffer);
-        let peer_mss = seg.max_seg_size.map_or(DEFAULT_MSS, usize::from);
-        self.snd_mss = peer_mss.min(self.config.mss as usize).max(64);
-        self.ws_ok = self.config.window_scaling && seg.window_scale.is_some();
-        if self.ws_ok {
-            self.snd_shift = seg.window_scale.unwrap_or(0).min(MAX_WINDOW_SHIFT);
-        } else {
-            self.snd_shift = 0;
-            self.rcv_shift = 0;
-        }
-        self.sack_ok = self.config.sack && seg.sack_permitted;
-        self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
-        self.ts_recent = if self.ts_ok {
-            seg.timestamp.map(|(val, _)| val)
-        } else {
-            None
-        };
+        self.negotiate_options(seg);
         self.cc = self.config.congestion.build(self.data_mss());
         self.scoreboard = Scoreboard::new(self.iss + 1, self.data_mss());
     }

@@ -1,5 +1,5 @@
 //! RFC 9293 §3.10.7.4 "SEGMENT ARRIVES" in the synchronized states: PAWS
-//! (RFC 7323 §5), the sequence acceptability test, RST and SYN with RFC
+//! (RFC 7323 §5, checked in `options`), the sequence acceptability test, RST and SYN with RFC
 //! 5961's challenge ACKs (§3, §4), ACK acceptability (§5) and processing,
 //! the window update rules, data into the receive buffer or the
 //! reassembly queue, FIN and the close states through TIME-WAIT; and
@@ -22,26 +22,6 @@ impl Connection {
             self.rcv_adv - self.rcv_nxt
         } else {
             0
-        }
-    }
-
-    /// RFC 7323 §5.3 R1: a timestamp older than TS.Recent is a duplicate
-    /// from an earlier wrap (RSTs exempt).
-    fn fails_paws(&self, seg: &TcpRepr<'_>) -> bool {
-        match (self.ts_ok, seg.timestamp, self.ts_recent) {
-            (true, Some((val, _)), Some(recent)) => {
-                seg.control != TcpControl::Rst && (val.wrapping_sub(recent) as i32) < 0
-            }
-            _ => false,
-        }
-    }
-
-    /// RFC 7323 §4.3: TS.Recent follows segments that cover Last.ACK.sent.
-    fn note_timestamp(&mut self, seg: &TcpRepr<'_>) {
-        if let (true, Some((val, _))) = (self.ts_ok, seg.timestamp) {
-            if seg.seq_number <= self.last_ack_sent {
-                self.ts_recent = Some(val);
-            }
         }
     }
 

@@ -22,6 +22,9 @@
 //!   [`input_sync`]: in the synchronized states, with RFC 5961 and header
 //!   prediction;
 //! - [`output`]: what to send now, and the timers;
+//! - [`options`]: MSS, window scale, SACK and timestamps: what a SYN
+//!   offers, what the handshake negotiates, what each segment carries,
+//!   and PAWS;
 //! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery;
 //! - [`super_segment`]: super-segments for a device that cuts them (TSO).
 
@@ -32,6 +35,7 @@ pub mod input_sync;
 pub mod isn;
 pub mod loss;
 pub mod memory;
+pub mod options;
 pub mod output;
 pub mod reassembly;
 pub mod recovery;

@@ -1,5 +1,5 @@
 //! What a connection sends now (RFC 9293 §3.8, RFC 1122 §4.2.3): the SYN
-//! or SYN-ACK with its options, data within min(cwnd, the peer's window)
+//! or SYN-ACK (its options from `options`), data within min(cwnd, the peer's window)
 //! as the sender SWS/Nagle switch allows, the FIN, ACKs as the delayed-ACK
 //! policy says with SACK blocks from the reassembly queue, and the timers:
 //! retransmission with Karn's rule, delayed ACK, persist probes, TIME-WAIT.
@@ -12,9 +12,6 @@ use super::window::{SendDecision, SendState};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
 use crate::wire::tcp::{TcpControl, TcpRepr};
-
-/// The timestamps option's length with its padding (RFC 7323 appendix A).
-const TIMESTAMP_OPTION_LEN: usize = 12;
 
 impl Connection {
     /// Sends whatever is due after the application's calls (`send`,
@@ -54,13 +51,6 @@ impl Connection {
         self.output(now, out);
     }
 
-    /// The effective MSS for data: the peer's MSS less the options every
-    /// segment carries.
-    pub(crate) fn data_mss(&self) -> usize {
-        let ts = if self.ts_ok { TIMESTAMP_OPTION_LEN } else { 0 };
-        self.snd_mss.saturating_sub(ts).max(1)
-    }
-
     /// A header from this end at `seq` with ACK (once the peer's ISN is
     /// known), the window to advertise and the timestamps.
     pub(crate) fn header(&mut self, seq: SeqNumber, now: Instant) -> TcpRepr<'static> {
@@ -70,12 +60,7 @@ impl Connection {
         }
         let wnd = self.receive_window();
         h.window_len = (wnd >> self.rcv_shift).min(u16::MAX as usize) as u16;
-        if self.ts_ok {
-            h.timestamp = Some((Connection::ts_val(now), self.ts_recent.unwrap_or(0)));
-        }
-        if self.sack_ok && h.ack_number.is_some() {
-            h.sack_ranges = self.reassembly.sack_blocks();
-        }
+        self.segment_options(&mut h, now);
         h
     }
 
@@ -119,24 +104,8 @@ impl Connection {
     fn send_syn(&mut self, now: Instant, out: &mut Vec<Segment>) {
         let mut h = self.header(self.iss, now);
         h.control = TcpControl::Syn;
-        h.sack_ranges = [None; 3];
         h.window_len = self.receive_window().min(u16::MAX as usize) as u16;
-        h.max_seg_size = Some(self.config.mss);
-        let active = self.state == State::SynSent;
-        if (active && self.config.window_scaling) || self.ws_ok {
-            h.window_scale = Some(self.rcv_shift);
-        }
-        h.sack_permitted = if active {
-            self.config.sack
-        } else {
-            self.sack_ok
-        };
-        let offer_ts = if active {
-            self.config.timestamps
-        } else {
-            self.ts_ok
-        };
-        h.timestamp = offer_ts.then(|| (Connection::ts_val(now), self.ts_recent.unwrap_or(0)));
+        self.syn_options(&mut h, now);
         if self.snd_max != self.iss {
             self.counters.retransmits += 1;
             self.rtt_timer.on_retransmit();

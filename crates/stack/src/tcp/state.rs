@@ -42,7 +42,9 @@ impl State {
         )
     }
 
-    /// Whether the application may still queue data to send.
+    /// Whether the application may still queue data to send. Not in
+    /// LISTEN: RFC 9293's optional LISTEN --SEND--> SYN-SENT arc is not
+    /// taken (a listener has no peer; Linux refuses it too).
     pub fn sends_data(self) -> bool {
         matches!(
             self,

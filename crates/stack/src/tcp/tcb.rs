@@ -438,8 +438,16 @@ impl Connection {
     /// The application is done sending: a FIN follows the queued data.
     pub fn close(&mut self) {
         match self.state {
-            State::Listen | State::SynSent => self.state = State::Closed,
-            // In SYN-RECEIVED the FIN waits for ESTABLISHED (§3.10.4).
+            // §3.10.4: "delete the TCB": no timer may outlive it (the
+            // SYN's retransmission timer did, and fired in CLOSED).
+            State::Listen | State::SynSent => self.enter_closed(None),
+            // In SYN-RECEIVED the FIN waits until our SYN is acknowledged
+            // (§3.10.4's "queue for processing after entering
+            // ESTABLISHED"): we do not take the diagram's direct arc to
+            // FIN-WAIT-1 even with nothing queued, as a FIN before the
+            // SYN is acknowledged would need its sequence number ahead of
+            // an unacknowledged SYN. The FIN goes with the ACK that moves
+            // the connection to FIN-WAIT-1 (`input_sync`).
             State::SynReceived => self.fin_queued = true,
             State::Established => {
                 self.fin_queued = true;
@@ -588,11 +596,6 @@ impl Connection {
         }
         self.timers = Timers::new(self.config.timers);
         self.send_buf.clear();
-    }
-
-    /// The timestamp clock: milliseconds (RFC 7323 §5.4 allows 1 ms–1 s).
-    pub(crate) fn ts_val(now: Instant) -> u32 {
-        (now.nanos() / 1_000_000) as u32
     }
 }
 
