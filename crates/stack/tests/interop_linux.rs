@@ -558,7 +558,8 @@ fn tshark_reads_cleanly(path: &std::path::Path, frames: u64) {
 }
 
 /// (e) stack → Linux under 1% loss, reordering and duplication, every
-/// byte checked by Linux; the stack recovers and closes to TIME-WAIT.
+/// byte checked by Linux; the stack recovers and closes to TIME-WAIT; its
+/// trace, too, reads without a malformed packet.
 fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
     let Some(setup) = setup(kind, subnet) else {
         return;
@@ -578,6 +579,7 @@ fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
     let (linux_bytes, linux_mismatch) = linux_thread.join().expect("Linux's side");
     let (side, mut stack) = stack_thread.join().expect("the stack thread");
     let tx = stack.device.inner_mut().transmit_stats();
+    let frames = stack.device.frames();
     stack.device.finish().expect("finishing the trace");
     let (_, nstat) = setup.ns.exec(&["nstat", "-az"]);
     let drops: Vec<&str> = nstat
@@ -615,6 +617,7 @@ fn lossy_stack_to_linux(kind: TunKind, subnet: u8) {
         "{:?}",
         side.states
     );
+    tshark_reads_cleanly(&trace_path, frames);
 }
 
 #[test]
