@@ -99,7 +99,9 @@ fn the_run_report_leaves_impossible_rates_out_of_its_table_and_figures() {
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(w[0].starts_with("Not plotted: Throughput of point 2 (write_size=256K)"));
     assert!(
-        w[1].contains("point 3 (write_size=1M) is left out: invalid: 2.200 ± 0.005 Gbit/s: its mean exceeds"),
+        w[1].contains(
+            "point 3 (write_size=1M) is left out: invalid: 2.200 ± 0.005 Gbit/s: its mean exceeds"
+        ),
         "{w:?}"
     );
 
