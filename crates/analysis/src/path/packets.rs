@@ -121,9 +121,7 @@ pub fn without_forwarded_copies<'a>(ev: &[&'a ProbeEvent]) -> Vec<&'a ProbeEvent
                 }
             }
             ProbeId::DevQueue if e.len == 0 => {
-                if last.insert(e.id, identity(e)) == Some(identity(e)) {
-                    keep[i] = false;
-                }
+                keep[i] = last.insert(e.id, identity(e)) != Some(identity(e));
             }
             ProbeId::DevQueue => {
                 let end = e.seq.wrapping_add(e.len);
