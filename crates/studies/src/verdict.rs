@@ -1,7 +1,8 @@
 //! The verdict that closes every study report: the bottlenecks this run
 //! found, ranked, each with its evidence. Each candidate gets a score in
 //! [0, 1]: the share of the time or of the CPU the mechanism accounts for,
-//! at the point of the run where it is largest:
+//! as a mean with its 95% CI over the trials of one point, at the point of
+//! the run whose mean is largest:
 //!
 //! - **window and flow control**: time TCP_INFO counts as limited by the
 //!   receive window, as a share of the time data was outstanding, and the
@@ -29,15 +30,24 @@
 //!   with no other evidence is not ranked.
 //!
 //! A candidate the run has no evidence for is listed as not measured.
+//!
+//! The first candidate is named the run's first bottleneck only when its
+//! score is above the runner-up's beyond both 95% CIs
+//! ([`closing_finding`]); else the top two are said to be indistinguishable,
+//! with the smallest difference the trials could have detected.
+
+mod closing;
+pub use closing::closing_finding;
 
 use crate::data::StudyData;
 use crate::figures::place;
+use crate::sunos_ipc::change::Estimate;
 use crate::validity::{best_link_share, LinkShare};
 use analysis::cpu::attribute;
 use analysis::findings::size_words;
 use analysis::path::analyse;
-use record::{TestKind, ThreadRole, TrialParams, TrialRecord};
-use report::{number, Section, Table, Unit};
+use record::{CpuProfile, TestKind, ThreadRole, TrialParams, TrialRecord};
+use report::{measure, number, Section, Table, Unit};
 
 /// One jiffy of TCP_INFO's chrono counters (`busy`, `rwnd_limited`), s.
 pub const TICK_S: f64 = 0.004;
@@ -69,8 +79,14 @@ pub struct Bottleneck {
     /// The candidate's name.
     pub name: &'static str,
     /// Its score in [0, 1] (see the module documentation) on evidence about
-    /// the host; `None` unless it is ranked.
+    /// the host: the mean over its point's trials; `None` unless it is
+    /// ranked.
     pub score: Option<f64>,
+    /// The 95% CI half-width of the score (NaN from one trial or when not
+    /// ranked).
+    pub ci: f64,
+    /// The trials behind the score (0 when not ranked).
+    pub trials: u32,
     /// Whether it is ranked, and why not.
     pub standing: Standing,
     /// The evidence, in a sentence.
@@ -90,19 +106,31 @@ fn label(p: &TrialParams) -> String {
     )
 }
 
-/// Keeps the larger of two (score, evidence) candidates.
-fn keep_max(best: &mut Best, score: f64, evidence: impl FnOnce() -> String) {
-    if score.is_finite() && best.as_ref().is_none_or(|b| score > b.0) {
+/// Keeps the candidate point whose mean score is the larger.
+fn keep_max(best: &mut Best, score: Estimate, evidence: impl FnOnce() -> String) {
+    if score.mean.is_finite() && best.as_ref().is_none_or(|b| score.mean > b.0.mean) {
         *best = Some((score, evidence()));
     }
+}
+
+/// A percentage with its CI by the one number rule ("60.0 ± 1.2 %"), or
+/// "60.0 % (one trial)".
+fn pct(e: &Estimate) -> String {
+    e.words(Unit::Percent)
+}
+
+/// The estimate of a point's per-trial values, its CI NaN from one trial.
+fn estimate(values: &[f64]) -> Option<Estimate> {
+    Estimate::from_values(values)
 }
 
 /// The id suffix of experiments built to show a pathology, which the
 /// verdict leaves out.
 pub const PATHOLOGICAL: &str = "-pathological";
 
-/// The best (score, evidence) found for a candidate so far.
-type Best = Option<(f64, String)>;
+/// The best (score over a point's trials, evidence) found for a candidate
+/// so far.
+type Best = Option<(Estimate, String)>;
 
 /// What a run shows for one candidate: its best evidence about the host,
 /// its best evidence from experiments that imposed the limit, and the most
@@ -132,7 +160,7 @@ pub fn link_share_of_run(d: &StudyData) -> Option<LinkShare> {
 impl Evidence {
     /// Offers a score, to the host's evidence or, when `limits` names what
     /// the experiment imposed, to the imposed evidence.
-    fn offer(&mut self, limits: &[String], score: f64, evidence: impl FnOnce() -> String) {
+    fn offer(&mut self, limits: &[String], score: Estimate, evidence: impl FnOnce() -> String) {
         if limits.is_empty() {
             keep_max(&mut self.host, score, evidence);
         } else {
@@ -232,73 +260,29 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
                 .filter(|(t, _)| t.point_id == point.point_id)
                 .map(|(t, _)| *t)
                 .collect();
-            window_share(&mut window, &point.params, &of_point);
-        }
-        for (t, p) in trials {
-            let m = &t.outcome.metrics;
-            let get = |k: &str| m.get(k).copied();
-            let link_name = shaped_link(t, p);
-            let limits = flow_limits(p, link_name.as_deref());
-            if let Some(ev) = d.events.get(&t.id) {
-                let a = analyse(ev);
-                if let Some(th) = a.threads.iter().find(|x| x.role == "sender") {
-                    window.offer(&limits, th.idle_fraction, || {
-                        format!(
-                            "the sender was blocked {:.0}% of its transfer ({}, sched probe)",
-                            th.idle_fraction * 100.0,
-                            label(p)
-                        )
-                    });
-                }
-            }
-            let Some(profile) = d.profiles.get(&t.id) else {
-                continue;
-            };
-            let cpu_imposed = cpu_limits(p);
-            let attr = attribute(profile);
-            for (role, cpu_key, wall_key) in [
-                (ThreadRole::Sender, "cpu_sender_s", "sender_wall_s"),
-                (ThreadRole::Receiver, "cpu_receiver_s", "delay_s"),
-            ] {
-                let (Some(r), Some(cpu), Some(wall)) =
-                    (attr.role(role), get(cpu_key), get(wall_key))
-                else {
-                    continue;
-                };
-                if wall <= 0.0 || role_samples(profile, role) < MIN_CPU_SAMPLES {
-                    // A share from fewer samples is not stated.
-                    continue;
-                }
-                let busy = (cpu / wall).min(1.0);
-                for (_, names, ev) in layers.iter_mut() {
-                    let share: f64 = r
-                        .layers
-                        .iter()
-                        .filter(|s| names.contains(&s.name.as_str()))
-                        .map(|s| s.share)
-                        .sum();
-                    ev.offer(&cpu_imposed, share * busy, || {
-                        format!(
-                            "{:.0}% of the {} CPU time, which was busy {:.0}% of the transfer ({})",
-                            share * 100.0,
-                            if role == ThreadRole::Sender {
-                                "sender's"
-                            } else {
-                                "receiver's"
-                            },
-                            busy * 100.0,
-                            label(p)
-                        )
-                    });
-                }
-            }
+            let p = &point.params;
+            window_share(&mut window, p, &of_point);
+            let link_name = of_point.iter().find_map(|t| shaped_link(t, p));
+            blocked_share(
+                &mut window,
+                d,
+                p,
+                &of_point,
+                &flow_limits(p, link_name.as_deref()),
+            );
+            cpu_shares(&mut layers, d, p, &of_point);
         }
     }
     // The link's figure is the one the study's section prints; it is never
     // the host's: the lab shaped the link.
     if let Some(l) = link_share_of_run(d) {
         let limit = format!("a shaped link ({})", place(&l.params));
-        link.offer(&[limit], l.share, || l.evidence());
+        let share = Estimate {
+            mean: l.share,
+            ci: if l.trials >= 2 { l.share_ci } else { f64::NAN },
+            n: l.trials,
+        };
+        link.offer(&[limit], share, || l.evidence());
     }
     let mut out = vec![
         judge(
@@ -332,28 +316,149 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
     out
 }
 
+/// The sender's blocked (idle) share of one point from the sched probe,
+/// over the point's probed trials.
+fn blocked_share(
+    window: &mut Evidence,
+    d: &StudyData,
+    p: &TrialParams,
+    trials: &[&TrialRecord],
+    limits: &[String],
+) {
+    let idle: Vec<f64> = trials
+        .iter()
+        .filter_map(|t| d.events.get(&t.id))
+        .filter_map(|ev| {
+            let a = analyse(ev);
+            a.threads
+                .iter()
+                .find(|x| x.role == "sender")
+                .map(|th| th.idle_fraction)
+        })
+        .collect();
+    let Some(e) = estimate(&idle) else {
+        return;
+    };
+    window.offer(limits, e, || {
+        format!(
+            "the sender was blocked {} of its transfer ({}, sched probe, {} trials)",
+            pct(&e),
+            label(p),
+            e.n
+        )
+    });
+}
+
+/// Each CPU layer's score at one point, per side: the layer's share of the
+/// side's CPU samples times how busy the side's CPU was, over the point's
+/// trials with [`MIN_CPU_SAMPLES`] samples of that side.
+fn cpu_shares(
+    layers: &mut [LayerCandidate],
+    d: &StudyData,
+    p: &TrialParams,
+    trials: &[&TrialRecord],
+) {
+    let imposed = cpu_limits(p);
+    for (role, cpu_key, wall_key) in [
+        (ThreadRole::Sender, "cpu_sender_s", "sender_wall_s"),
+        (ThreadRole::Receiver, "cpu_receiver_s", "delay_s"),
+    ] {
+        // Per trial: each layer's share and the side's busy fraction.
+        let mut per_trial: Vec<(Vec<f64>, f64)> = Vec::new();
+        for t in trials {
+            let Some(profile) = d.profiles.get(&t.id) else {
+                continue;
+            };
+            if let Some(x) = layer_shares(profile, role, t, cpu_key, wall_key, layers) {
+                per_trial.push(x);
+            }
+        }
+        if per_trial.is_empty() {
+            continue;
+        }
+        let side = if role == ThreadRole::Sender {
+            "sender's"
+        } else {
+            "receiver's"
+        };
+        let busy: Vec<f64> = per_trial.iter().map(|(_, b)| *b).collect();
+        for (i, (_, _, ev)) in layers.iter_mut().enumerate() {
+            let shares: Vec<f64> = per_trial.iter().map(|(s, _)| s[i]).collect();
+            let scores: Vec<f64> = per_trial.iter().map(|(s, b)| s[i] * b).collect();
+            let (Some(score), Some(share), Some(busy)) =
+                (estimate(&scores), estimate(&shares), estimate(&busy))
+            else {
+                continue;
+            };
+            ev.offer(&imposed, score, || {
+                format!(
+                    "{} of the {side} CPU time, which was busy {} of the transfer ({}, {} trials \
+                     of {MIN_CPU_SAMPLES} or more samples)",
+                    pct(&share),
+                    pct(&busy),
+                    label(p),
+                    score.n
+                )
+            });
+        }
+    }
+}
+
+/// One trial's share of each layer candidate in a side's CPU samples and
+/// how busy that side was; `None` without the side's CPU time, or with
+/// fewer than [`MIN_CPU_SAMPLES`] samples of it (a share from fewer is not
+/// stated).
+fn layer_shares(
+    profile: &CpuProfile,
+    role: ThreadRole,
+    t: &TrialRecord,
+    cpu_key: &str,
+    wall_key: &str,
+    layers: &[LayerCandidate],
+) -> Option<(Vec<f64>, f64)> {
+    let m = &t.outcome.metrics;
+    let (cpu, wall) = (*m.get(cpu_key)?, *m.get(wall_key)?);
+    if wall <= 0.0 || role_samples(profile, role) < MIN_CPU_SAMPLES {
+        return None;
+    }
+    let attr = attribute(profile);
+    let r = attr.role(role)?;
+    let shares = layers
+        .iter()
+        .map(|(_, names, _)| {
+            r.layers
+                .iter()
+                .filter(|s| names.contains(&s.name.as_str()))
+                .map(|s| s.share)
+                .sum()
+        })
+        .collect();
+    Some((shares, (cpu / wall).min(1.0)))
+}
+
 /// The receive-window share of one point of a tcp-stream experiment:
-/// window-limited time over the time data was outstanding, both summed
-/// over the point's trials, counted only with [`MIN_TICKS`] ticks of
-/// limited time.
+/// window-limited time over the time data was outstanding in each trial,
+/// as a mean with its CI over the point's trials, counted only with
+/// [`MIN_TICKS`] ticks of limited time summed over them.
 fn window_share(window: &mut Evidence, p: &TrialParams, trials: &[&TrialRecord]) {
     if p.test != TestKind::TcpStream {
         return;
     }
-    let (mut limited, mut busy, mut n) = (0.0, 0.0, 0);
+    let (mut limited, mut shares) = (0.0, Vec::new());
     let mut link_name = None;
     for t in trials {
         let m = &t.outcome.metrics;
         if let (Some(r), Some(b)) = (m.get("rwnd_limited_s"), m.get("busy_s")) {
             limited += r;
-            busy += b;
-            n += 1;
+            if *b > 0.0 {
+                shares.push((r / b).min(1.0));
+            }
         }
         link_name = link_name.or_else(|| shaped_link(t, p));
     }
-    if n == 0 || busy <= 0.0 {
+    let Some(f) = estimate(&shares) else {
         return;
-    }
+    };
     let limits = flow_limits(p, link_name.as_deref());
     let ticks = (limited / TICK_S).round() as u32;
     if ticks < MIN_TICKS {
@@ -362,13 +467,13 @@ fn window_share(window: &mut Evidence, p: &TrialParams, trials: &[&TrialRecord])
         }
         return;
     }
-    let f = (limited / busy).min(1.0);
     window.offer(&limits, f, || {
         format!(
-            "{:.0}% of the time data was outstanding was limited by the receive window ({}, \
-             TCP_INFO: {ticks} ticks of 4 ms over {n} trials)",
-            f * 100.0,
-            label(p)
+            "{} of the time data was outstanding was limited by the receive window ({}, \
+             TCP_INFO: {ticks} ticks of 4 ms over {} trials)",
+            pct(&f),
+            label(p),
+            f.n
         )
     });
 }
@@ -376,8 +481,9 @@ fn window_share(window: &mut Evidence, p: &TrialParams, trials: &[&TrialRecord])
 /// A candidate's standing and evidence from what the run showed.
 fn judge(name: &'static str, ev: Evidence, unmeasured: &str) -> Bottleneck {
     let imposed = ev.imposed.clone();
+    let est = ev.host.as_ref().map(|(e, _)| *e);
     let (score, standing, evidence) = match (ev.host, ev.few_ticks, &ev.imposed) {
-        (Some((score, text)), _, _) => (Some(score), Standing::Ranked, text),
+        (Some((score, text)), _, _) => (Some(score.mean), Standing::Ranked, text),
         (None, Some(ticks), _) => (
             None,
             Standing::TooFewTicks { ticks },
@@ -402,9 +508,11 @@ fn judge(name: &'static str, ev: Evidence, unmeasured: &str) -> Bottleneck {
     Bottleneck {
         name,
         score,
+        ci: est.map_or(f64::NAN, |e| e.ci),
+        trials: est.map_or(0, |e| e.n),
         standing,
         evidence,
-        imposed,
+        imposed: imposed.map(|(e, text)| (e.mean, text)),
     }
 }
 
@@ -414,9 +522,10 @@ pub fn section(d: &StudyData) -> Section {
     let mut s = Section::new("Verdict: what limits TCP/IP here");
     s.paragraph(format!(
         "Each candidate is scored by the share of the time (window, link) or of a busy CPU \
-         (copy, checksum, per-packet work, scheduler) it accounts for, where in this run it \
-         is largest; the evidence says where. A TCP_INFO share counts only with {MIN_TICKS} or \
-         more 4 ms ticks of limited time at a point, and limits an experiment set on itself \
+         (copy, checksum, per-packet work, scheduler) it accounts for, as a mean with its 95% \
+         CI over the trials of the point where in this run it is largest; the evidence says \
+         where. The first is named the bottleneck only above the runner-up beyond both CIs. \
+         A TCP_INFO share counts only with {MIN_TICKS} or more 4 ms ticks of limited time at a point, and limits an experiment set on itself \
          (receive buffer, pacing, receiver work, shaped link, load, CPU quota) are listed \
          apart, not ranked as the host's."
     ));
@@ -425,7 +534,7 @@ pub fn section(d: &StudyData) -> Section {
         t.row([
             r,
             b.name.to_string(),
-            b.score.map_or("—".into(), score_text),
+            b.score.map_or("—".into(), |x| score_text(x, b.ci)),
             b.evidence.clone(),
         ]);
     }
@@ -439,7 +548,7 @@ pub fn section(d: &StudyData) -> Section {
             if let Some((share, text)) = &b.imposed {
                 t.row([
                     b.name.to_string(),
-                    format!("{:.0}%", share * 100.0),
+                    number(*share, Unit::Percent),
                     text.clone(),
                 ]);
             }
@@ -455,14 +564,22 @@ pub fn section(d: &StudyData) -> Section {
 /// of the time or of a busy CPU limits little.
 pub const MIN_SCORE: f64 = 0.1;
 
-/// A score as a percentage, whole unless rounding would lift a score under
-/// [`MIN_SCORE`] to it ("9.6%", not a "10%" beside "under 10%").
-pub fn score_text(x: f64) -> String {
-    let pct = x * 100.0;
-    if x < MIN_SCORE && pct.round() >= MIN_SCORE * 100.0 {
-        format!("{pct:.1}%")
+/// A score as a percentage with its CI by the one number rule
+/// ("73.1 ± 2.0 %"); a score under [`MIN_SCORE`] that would round up to it
+/// is cut to two decimals ("9.99 %"), never printed as the floor beside
+/// "under 10%".
+pub fn score_text(mean: f64, ci: f64) -> String {
+    let ci = ci.is_finite().then_some(ci);
+    let text = measure(mean, ci, Unit::Percent);
+    let shown: f64 = text
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    if mean < MIN_SCORE && shown >= MIN_SCORE * 100.0 {
+        format!("{:.2} %", (mean * 1e4).floor() / 100.0)
     } else {
-        format!("{pct:.0}%")
+        text
     }
 }
 
@@ -482,64 +599,6 @@ pub fn rank_labels(v: &[Bottleneck]) -> Vec<String> {
             _ => "—".into(),
         })
         .collect()
-}
-
-/// The verdict's finding: the first ranked bottleneck, or why none is
-/// named.
-pub fn closing_finding(v: &[Bottleneck]) -> String {
-    if let Some(top) = v.iter().find(|b| b.standing == Standing::Ranked) {
-        let score = top.score.unwrap_or(0.0);
-        return if score >= MIN_SCORE {
-            format!(
-                "The first bottleneck in this run is {}: {}.",
-                top.name, top.evidence
-            )
-        } else {
-            format!(
-                "No candidate accounts for {:.0}% or more in this run, so none is named its \
-                 bottleneck; the largest is {} at {:.0}%: {}.",
-                MIN_SCORE * 100.0,
-                top.name,
-                score * 100.0,
-                top.evidence
-            )
-        };
-    }
-    let names = |keep: &dyn Fn(&Standing) -> bool| {
-        v.iter()
-            .filter(|b| keep(&b.standing))
-            .map(|b| b.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut why = Vec::new();
-    let few: Vec<String> = v
-        .iter()
-        .filter_map(|b| match b.standing {
-            Standing::TooFewTicks { ticks } => {
-                Some(format!("{} (too few 4 ms ticks: {ticks})", b.name))
-            }
-            _ => None,
-        })
-        .collect();
-    if !few.is_empty() {
-        why.push(format!(
-            "TCP_INFO counted too little limited time for {}",
-            few.join(", ")
-        ));
-    }
-    let imposed = names(&|s| *s == Standing::Imposed);
-    if !imposed.is_empty() {
-        why.push(format!("only experiments that imposed them show {imposed}"));
-    }
-    let unmeasured = names(&|s| *s == Standing::NotMeasured);
-    if !unmeasured.is_empty() {
-        why.push(format!("{unmeasured}: not measured"));
-    }
-    format!(
-        "No candidate ranks as this host's bottleneck in this run: {}.",
-        why.join("; ")
-    )
 }
 
 #[cfg(test)]

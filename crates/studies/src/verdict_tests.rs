@@ -17,8 +17,17 @@ use std::collections::BTreeMap;
 /// busy 1 s with `rwnd_s` of it limited by the receive window; `details`
 /// is each trial's details JSON.
 fn window_run(p: TrialParams, rwnd_s: f64, details: serde_json::Value) -> StudyData {
-    let trials = (0..3)
-        .map(|k| {
+    window_run_of(p, &[rwnd_s; 3], details)
+}
+
+/// [`window_run`] with one trial per value of `rwnd_s`, each its trial's
+/// window-limited seconds of 1 s busy.
+fn window_run_of(p: TrialParams, rwnd_s: &[f64], details: serde_json::Value) -> StudyData {
+    let trials = rwnd_s
+        .iter()
+        .enumerate()
+        .map(|(k, &rwnd_s)| {
+            let k = k as i64;
             let mut o = TrialOutcome::default();
             o.metrics.insert("busy_s".into(), 1.0);
             o.metrics.insert("rwnd_limited_s".into(), rwnd_s);
@@ -121,7 +130,7 @@ fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
     assert_eq!(host[0].standing, Standing::Ranked);
     assert_eq!(host[0].imposed, None);
     assert!(closing_finding(&host)
-        .starts_with("The first bottleneck in this run is window and flow control: 60%"));
+        .starts_with("The first bottleneck in this run is window and flow control, the only candidate ranked: 60.0 ± 0 %"));
     let limits: [(&str, SetLimit); 3] = [
         ("a 4 KB receive buffer (--rcvbuf)", |p| {
             p.rcvbuf = Some(4096)
@@ -142,7 +151,7 @@ fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
         assert_eq!(w.score, None);
         assert!(
             w.evidence
-                .starts_with("imposed by the experiment, not the host's bottleneck: 60%"),
+                .starts_with("imposed by the experiment, not the host's bottleneck: 60.0 ± 0 %"),
             "{}",
             w.evidence
         );
@@ -199,12 +208,12 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
     let v = verdict(&window_run(stream(), 0.04, serde_json::Value::Null));
     let f = closing_finding(&v);
     assert!(
-        f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is window and flow control at 4%"),
+        f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is window and flow control at 4.00 ± 0 %"),
         "{f}"
     );
-    let big = verdict(&window_run(stream(), 0.2, serde_json::Value::Null));
+    let big = verdict(&window_run(stream(), 0.25, serde_json::Value::Null));
     assert!(closing_finding(&big)
-        .starts_with("The first bottleneck in this run is window and flow control: 20%"));
+        .starts_with("The first bottleneck in this run is window and flow control, the only candidate ranked: 25.0 ± 0 %"), "{}", closing_finding(&big));
     // The table ranks it only when it reaches the floor.
     let at = |v: &[Bottleneck]| {
         let i = v
@@ -281,9 +290,110 @@ fn a_cpu_share_needs_enough_samples_in_its_trial_to_be_ranked() {
 
 #[test]
 fn a_score_under_the_floor_never_prints_as_the_floor() {
-    // 9.6% beside "under 10%" keeps its decimal; whole scores stay whole.
-    assert_eq!(score_text(0.096), "9.6%");
-    assert_eq!(score_text(0.094), "9%");
-    assert_eq!(score_text(0.10), "10%");
-    assert_eq!(score_text(0.731), "73%");
+    // Three digits by the one number rule; a score under 10% that would
+    // round up to it is cut, never shown as the floor beside "under 10%".
+    assert_eq!(score_text(0.096, f64::NAN), "9.60 %");
+    assert_eq!(score_text(0.09996, f64::NAN), "9.99 %");
+    assert_eq!(score_text(0.10, f64::NAN), "10.0 %");
+    assert_eq!(score_text(0.731, 0.02), "73.1 ± 2.0 %");
+}
+
+/// A run whose window share is 55, 60 and 65% over three trials and whose
+/// sender spent all its samples copying, busy `cpu_s` of each 1 s trial:
+/// the copy score is `cpu_s` per trial.
+fn window_against_copy(cpu_s: [f64; 3]) -> Vec<Bottleneck> {
+    let d = window_run_of(stream(), &[0.55, 0.6, 0.65], serde_json::Value::Null);
+    let mut run = d.run;
+    for (t, cpu) in run.trials.iter_mut().zip(cpu_s) {
+        t.outcome.metrics.insert("cpu_sender_s".into(), cpu);
+        t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
+    }
+    let profiles = run
+        .trials
+        .iter()
+        .map(|t| (t.id, copy_profile(MIN_CPU_SAMPLES)))
+        .collect();
+    let summaries = analysis::summarize_run(&run);
+    verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+}
+
+#[test]
+fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
+    // Window 60 ± 12% against copy 30 ± 2.5%: the window, beyond the CIs.
+    let v = window_against_copy([0.29, 0.30, 0.31]);
+    let w = candidate(&v, "window and flow control");
+    assert!(
+        (w.score.unwrap() - 0.6).abs() < 1e-9 && w.trials == 3,
+        "{w:#?}"
+    );
+    assert!(w.ci > 0.1 && w.ci < 0.13, "{w:#?}");
+    let f = closing_finding(&v);
+    assert!(
+        f.starts_with("The first bottleneck in this run is window and flow control: 60.0 ± 12.4 %"),
+        "{f}"
+    );
+    assert!(
+        f.contains("beyond both 95% CIs (window and flow control scores 60.0 ± 12.4 % against data copy's 30.0 ± 2.5 %)"),
+        "{f}"
+    );
+    // The data flip: copy at 90% is the first, the window the runner-up.
+    let flipped = window_against_copy([0.89, 0.90, 0.91]);
+    let f = closing_finding(&flipped);
+    assert!(f.starts_with("The first bottleneck in this run is data copy: 100 ± 0 % of the sender's CPU time, which was busy 90.0 ± 2.5 %"), "{f}");
+    assert!(
+        f.contains("against window and flow control's 60.0 ± 12.4 %"),
+        "{f}"
+    );
+    // Copy at 60 ± 25%: the top two within their CIs, neither named.
+    let tied = window_against_copy([0.5, 0.7, 0.6]);
+    let f = closing_finding(&tied);
+    assert!(
+        f.starts_with("The top two candidates are not distinguishable in this run, so neither is named the first bottleneck"),
+        "{f}"
+    );
+    assert!(!f.contains("The first bottleneck in this run is"), "{f}");
+    // 12.4 + 24.8 points of CI plus 1% of 60%.
+    assert!(
+        f.contains("a difference smaller than 37.9 % could not have been seen"),
+        "{f}"
+    );
+}
+
+/// A ranked candidate with its score's mean, CI and trials.
+fn ranked(name: &'static str, mean: f64, ci: f64, trials: u32) -> Bottleneck {
+    Bottleneck {
+        name,
+        score: Some(mean),
+        ci,
+        trials,
+        standing: Standing::Ranked,
+        evidence: format!("{name}'s evidence"),
+        imposed: None,
+    }
+}
+
+#[test]
+fn the_top_two_claim_follows_their_scores_and_trials() {
+    let clear = [ranked("a", 0.5, 0.02, 5), ranked("b", 0.3, 0.02, 5)];
+    assert!(
+        closing_finding(&clear).starts_with("The first bottleneck in this run is a: a's evidence.")
+    );
+    let wide = [ranked("a", 0.5, 0.1, 5), ranked("b", 0.3, 0.15, 5)];
+    let f = closing_finding(&wide);
+    assert!(f.contains("a difference smaller than 25.5 % could not have been seen. a: a's evidence; b: b's evidence."), "{f}");
+    // A score from one trial has no CI: no claim either way.
+    let one = [ranked("a", 0.5, f64::NAN, 1), ranked("b", 0.3, 0.02, 5)];
+    let f = closing_finding(&one);
+    assert!(
+        f.starts_with("The top two candidates are not told apart"),
+        "{f}"
+    );
+    assert!(
+        f.contains("a scores 50.0 % (one trial) against b's 30.0 ± 2.0 %"),
+        "{f}"
+    );
+    // A lone ranked candidate is the first with nothing to beat.
+    let lone = [ranked("a", 0.5, f64::NAN, 1)];
+    assert!(closing_finding(&lone)
+        .starts_with("The first bottleneck in this run is a, the only candidate ranked"));
 }
