@@ -9,10 +9,12 @@
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
+mod ack_ratio;
 mod acks;
 pub(crate) mod change;
 mod leaders;
 mod load;
+mod packet_queues;
 mod probed;
 mod report;
 mod steps;

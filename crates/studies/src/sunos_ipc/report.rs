@@ -3,12 +3,15 @@
 //! delay (Experiment 2, Table 1), ACK generation (Experiment 3) and
 //! background load (Experiment 4). Every finding is computed from the run.
 
+use super::ack_ratio::ack_ratio_sentence;
 use super::acks::ack_section;
+use super::change::Estimate;
 use super::leaders::{
     hop_medians, hop_shares, largest_share_sentence, queue_means, queue_wait_sentence,
     slowest_hop_sentence,
 };
 use super::load::load_section;
+use super::packet_queues::packet_queues_finding;
 use super::probed::{all_probed, no_probes, queue_figure, richest};
 use super::steps::largest_step_sentence;
 use super::CITE;
@@ -39,8 +42,9 @@ pub(super) struct BufPoint {
     pub(super) throughput: CurvePoint,
     /// The calibrated base RTT of a place with a `--link`, s.
     pub(super) rtt_s: Option<f64>,
-    /// Receiver segments (ACKs) per data segment sent, mean over trials.
-    pub(super) acks_per_segment: Option<f64>,
+    /// Receiver segments (ACKs) per data segment sent: mean ± 95% CI over
+    /// trials.
+    pub(super) acks_per_segment: Option<Estimate>,
 }
 
 fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
@@ -87,8 +91,7 @@ fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
                         0.0
                     },
                 },
-                acks_per_segment: (!ratios.is_empty())
-                    .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
+                acks_per_segment: Estimate::from_values(&ratios),
             });
         }
     }
@@ -160,7 +163,9 @@ fn sockbuf_section(d: &StudyData) -> Section {
             p.rtt_s.map_or("—".into(), |r| {
                 number(window_limited_mbit(p.size, r) * 1e6, Unit::Si("bit/s"))
             }),
-            p.acks_per_segment.map_or("—".into(), |a| format!("{a:.2}")),
+            p.acks_per_segment.map_or("—".into(), |a| {
+                measure(a.mean, a.ci.is_finite().then_some(a.ci), Unit::Plain)
+            }),
         ]);
     }
     for (pl, v) in &by_place {
@@ -175,17 +180,15 @@ fn sockbuf_section(d: &StudyData) -> Section {
         if let Some(f) = largest_step_sentence(pl, v) {
             s.finding(f);
         }
-        let first = v.first().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
-        let last = v.last().and_then(|p| p.acks_per_segment.map(|a| (p, a)));
-        if let (Some((p0, a0)), Some((p1, a1))) = (first, last) {
-            if a1 > 0.0 && p0.size != p1.size {
-                s.finding(format!(
-                    "On {pl}, the receiver sent {a0:.2} ACKs per data segment with {} buffers and \
-                     {a1:.2} with {} ({:.1}×; the paper: about 2× with 4 KB buffers).",
-                    size_words(p0.size),
-                    size_words(p1.size),
-                    a0 / a1
-                ));
+        let first = v
+            .first()
+            .and_then(|p| p.acks_per_segment.map(|a| (p.size, a)));
+        let last = v
+            .last()
+            .and_then(|p| p.acks_per_segment.map(|a| (p.size, a)));
+        if let (Some(small), Some(large)) = (first, last) {
+            if small.0 != large.0 {
+                s.finding(ack_ratio_sentence(pl, small, large));
             }
         }
     }
@@ -351,32 +354,6 @@ pub(crate) fn memory_finding(
     }
 }
 
-/// Which of the two packet queues (the interface queue, the IP input
-/// queue) held more packets on average, set against the paper (the
-/// interface queue grew, the IP input queue stayed short); `None` unless
-/// both were measured.
-pub(super) fn packet_queues_finding(queues: &[analysis::path::QueueStats]) -> Option<String> {
-    let find = |prefix: &str| queues.iter().find(|q| q.queue.starts_with(prefix));
-    let dev = find("interface queue (packets from")?;
-    let ip = find("IP input queue")?;
-    let (longer, shorter) = if dev.mean >= ip.mean {
-        ("interface queue", "IP input queue")
-    } else {
-        ("IP input queue", "interface queue")
-    };
-    let verdict = if dev.mean >= ip.mean {
-        "as in the paper, where the IP input queue stayed short"
-    } else {
-        "unlike the paper, where the interface queue grew and the IP input queue stayed short"
-    };
-    Some(format!(
-        "Counted in packets, each found on entry: the interface queue held {:.1} on average \
-         (at most {:.0}, {} packets), the IP input queue {:.1} (at most {:.0}, {} packets); the \
-         {longer} was the longer and the {shorter} the shorter, {verdict}.",
-        dev.mean, dev.max, dev.n, ip.mean, ip.max, ip.n
-    ))
-}
-
 fn queues_section(d: &StudyData) -> Section {
     let mut s = Section::new("The four queues of a 100 ms transfer (Experiment 2, Figs 3–6)");
     s.paper_finding(
@@ -423,7 +400,9 @@ fn queues_section(d: &StudyData) -> Section {
     if let Some(f) = queue_wait_sentence(&queue_means(&probed)) {
         s.finding(f);
     }
-    if let Some(f) = packet_queues_finding(&a.queues) {
+    let queues: Vec<&[analysis::path::QueueStats]> =
+        probed.iter().map(|p| p.queues.as_slice()).collect();
+    if let Some(f) = packet_queues_finding(&queues) {
         s.finding(f);
     }
     if let Some(f) = slowest_hop_sentence(&hop_medians(&probed)) {

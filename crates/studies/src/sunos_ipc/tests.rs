@@ -407,31 +407,100 @@ fn packet_queue(name: &str, mean: f64, max: f64) -> analysis::path::QueueStats {
     }
 }
 
-#[test]
-fn the_longer_packet_queue_is_named_and_set_against_the_paper() {
-    use super::report::packet_queues_finding;
+/// Probed trials' packet queues: per trial, the interface queue's and the
+/// IP input queue's mean lengths (each trial's longest is twice its mean).
+fn queue_trials(v: &[(f64, f64)]) -> Vec<Vec<analysis::path::QueueStats>> {
     let dev = "interface queue (packets from net_dev_queue to the driver, at entry)";
     let ip = "IP input queue (packets from the driver to netif_receive_skb, at entry)";
-    let paper_like =
-        packet_queues_finding(&[packet_queue(dev, 6.0, 20.0), packet_queue(ip, 1.2, 3.0)]).unwrap();
+    v.iter()
+        .map(|&(d, i)| vec![packet_queue(dev, d, 2.0 * d), packet_queue(ip, i, 2.0 * i)])
+        .collect()
+}
+
+fn queues_claim(v: &[(f64, f64)]) -> Option<String> {
+    use super::packet_queues::packet_queues_finding;
+    let t = queue_trials(v);
+    packet_queues_finding(&t.iter().map(|q| q.as_slice()).collect::<Vec<_>>())
+}
+
+#[test]
+fn the_longer_packet_queue_is_named_only_beyond_the_cis() {
+    // Interface 6 ± 1.2, IP input 1.2 ± 0.25 over three trials: as in the paper.
+    let paper_like = queues_claim(&[(5.5, 1.1), (6.0, 1.2), (6.5, 1.3)]).unwrap();
     assert!(
-        paper_like.contains("the interface queue held 6.0 on average"),
+        paper_like.contains("over 3 probed trials: the interface queue held 6.00 ± 1.24 packets on average (at most 13.0), the IP input queue 1.20 ± 0.25 packets (at most 2.60)"),
         "{paper_like}"
     );
     assert!(
-        paper_like.contains("the interface queue was the longer"),
+        paper_like
+            .contains("the interface queue was the longer beyond the 95% CIs, as in the paper"),
         "{paper_like}"
     );
-    assert!(paper_like.contains("as in the paper"), "{paper_like}");
-    let unlike =
-        packet_queues_finding(&[packet_queue(dev, 1.0, 1.0), packet_queue(ip, 4.5, 30.0)]).unwrap();
+    // The data flip: the IP input queue is the longer, unlike the paper.
+    let unlike = queues_claim(&[(1.1, 5.5), (1.2, 6.0), (1.3, 6.5)]).unwrap();
     assert!(
-        unlike.contains("the IP input queue was the longer"),
+        unlike.contains("the IP input queue was the longer beyond the 95% CIs, unlike the paper"),
         "{unlike}"
     );
-    assert!(unlike.contains("unlike the paper"), "{unlike}");
-    // One queue alone (no device events): no comparison.
-    assert!(packet_queues_finding(&[packet_queue(ip, 4.5, 30.0)]).is_none());
+    // The same means with wide CIs: neither, with what could be seen.
+    let within = queues_claim(&[(1.0, 1.0), (11.0, 0.2), (6.0, 2.4)]).unwrap();
+    assert!(
+        within.contains("neither was the longer within the 95% CIs (a difference smaller than"),
+        "{within}"
+    );
+    assert!(!within.contains("was the longer beyond"), "{within}");
+    // One trial: no CI, no claim; one queue alone: no comparison.
+    let one = queues_claim(&[(6.0, 1.2)]).unwrap();
+    assert!(
+        one.contains("with one probed trial there is no CI"),
+        "{one}"
+    );
+    use super::packet_queues::packet_queues_finding;
+    let ip_only = [packet_queue(
+        "IP input queue (packets from the driver to netif_receive_skb, at entry)",
+        4.5,
+        30.0,
+    )];
+    assert!(packet_queues_finding(&[&ip_only[..]]).is_none());
+}
+
+fn acks(v: &[f64]) -> super::change::Estimate {
+    super::change::Estimate::from_values(v).unwrap()
+}
+
+#[test]
+fn the_ack_ratio_is_a_difference_only_beyond_the_cis() {
+    use super::ack_ratio::ack_ratio_sentence;
+    let say = |small: &[f64], large: &[f64]| {
+        ack_ratio_sentence("veth", (4096.0, acks(small)), (262144.0, acks(large)))
+    };
+    // 0.71 against 0.53 with tight CIs: more with the small buffers.
+    let more = say(&[0.70, 0.71, 0.72], &[0.52, 0.53, 0.54]);
+    assert!(
+        more.starts_with("On veth, the receiver sent 0.710 ± 0.025 ACKs per data segment with 4 KB buffers and 0.530 ± 0.025 with 256 KB: 1.34× as many with the smaller buffers, beyond the 95% CIs"),
+        "{more}"
+    );
+    // The data flip: fewer with the small buffers, unlike the paper.
+    let fewer = say(&[0.52, 0.53, 0.54], &[0.70, 0.71, 0.72]);
+    assert!(
+        fewer.contains(
+            "0.746× as many with the smaller buffers, fewer beyond the 95% CIs, unlike the paper"
+        ),
+        "{fewer}"
+    );
+    // The same means with wide CIs: the same, with what could be seen.
+    let same = say(&[0.5, 0.9, 0.73], &[0.3, 0.76, 0.53]);
+    assert!(
+        same.contains("the same within the 95% CIs; a difference smaller than"),
+        "{same}"
+    );
+    assert!(!same.contains("as many with the smaller"), "{same}");
+    // One trial: no claim.
+    let one = say(&[0.71], &[0.52, 0.53, 0.54]);
+    assert!(
+        one.contains("0.710 (one trial)") && one.contains("no difference is claimed"),
+        "{one}"
+    );
 }
 
 /// Points on veth at 4 KB, 16 KB and 1 MB with these (Mbit/s, CI).
