@@ -358,6 +358,14 @@ fn finding_texts(s: &report::Section) -> Vec<String> {
         .collect()
 }
 
+/// [`markatos_run`] of a host whose sender, busy all the time at full
+/// speed, moves what the model gives: its MB per CPU-second and its
+/// CPU-speed sweep agree with one C.
+fn consistent_host(name: &str, score: f64, bw: f64, c: f64) -> StudyData {
+    let mb = 1.0 / (1.0 / bw + c / score) / 1e6;
+    markatos_run(name, score, mb, bw, c)
+}
+
 #[test]
 fn other_hosts_join_the_mileage_and_scaling_plots() {
     // Alone: a table row and how to add hosts, no figures.
@@ -365,11 +373,12 @@ fn other_hosts_join_the_mileage_and_scaling_plots() {
     let s = hosts_section(&alone);
     assert_eq!(s.figures().count(), 0);
     assert!(finding_texts(&s).is_empty());
-    // With a slower host whose MB per CPU-second is relatively higher:
-    // mileage falls with speed, and one model fits both hosts' points.
-    let mut d = markatos_run("here", 20_000.0, 3000.0, 1.2e10, 2e-6);
+    // A slower host of the same C: its MB per CPU-second is relatively
+    // higher, so mileage falls with speed, and each host's predicted model
+    // meets its points, one C within both hosts' ranges.
+    let mut d = consistent_host("here", 20_000.0, 1.2e10, 2e-6);
     d.peers
-        .push(markatos_run("old-box", 5_000.0, 1500.0, 1.2e10, 2e-6));
+        .push(consistent_host("old-box", 5_000.0, 1.2e10, 2e-6));
     let s = hosts_section(&d);
     assert_eq!(s.figures().count(), 2);
     let mileage_plot = s.figures().next().unwrap();
@@ -379,23 +388,57 @@ fn other_hosts_join_the_mileage_and_scaling_plots() {
         .map(|x| x.name.as_str())
         .collect();
     assert_eq!(names, ["here", "old-box"]);
+    let scaling = s.figures().nth(1).unwrap();
+    assert!(
+        scaling
+            .series
+            .iter()
+            .any(|x| x.name == "model predicted for old-box")
+            && !scaling.series.iter().any(|x| x.name.contains("fitted")),
+        "{:?}",
+        scaling.series.iter().map(|x| &x.name).collect::<Vec<_>>()
+    );
     let f = finding_texts(&s);
     assert!(
-        f[0].contains("here (score 20000)") && f[0].contains("mileage falls with CPU speed"),
+        f[0].contains("here (score 20000)")
+            && f[0].contains("mileage falls with CPU speed beyond the 95% CIs, as the paper found"),
         "{f:#?}"
     );
-    assert!(f[1].contains("6 points from 2 hosts"), "{f:#?}");
     assert!(
-        f[1].contains("within 0.") && f[1].contains("as their CPU scores say"),
+        f[1].contains("not fitted to the points shown")
+            && f[1]
+                .contains("here: C = 2.00 µs × score per byte, 3 of 3 CPU shares predicted within")
+            && f[1].contains("old-box: C = 2.00 µs × score per byte, 3 of 3"),
         "{f:#?}"
     );
-    // Other data, other sentences: the old host moves little per CPU-second.
-    let mut e = markatos_run("here", 20_000.0, 3000.0, 1.2e10, 2e-6);
+    assert!(f[2].starts_with("One C, between"), "{f:#?}");
+    // The data flip: the old host moves little per CPU-second, a C ten
+    // times larger: mileage rises, and no one C serves both.
+    let mut e = consistent_host("here", 20_000.0, 1.2e10, 2e-6);
     e.peers
-        .push(markatos_run("old-box", 5_000.0, 400.0, 1.2e10, 2e-5));
+        .push(consistent_host("old-box", 5_000.0, 1.2e10, 2e-5));
     let g = finding_texts(&hosts_section(&e));
-    assert!(g[0].contains("mileage rises with CPU speed"), "{g:#?}");
-    assert!(g[1].contains("differ in more than CPU score"), "{g:#?}");
+    assert!(
+        g[0].contains("mileage rises with CPU speed beyond the 95% CIs, unlike the paper"),
+        "{g:#?}"
+    );
+    assert!(
+        g[2].starts_with("The hosts' Cs differ beyond the ranges"),
+        "{g:#?}"
+    );
+    // Mileage equal on both hosts: it holds within the CIs, with what
+    // could have been seen.
+    let here = consistent_host("here", 20_000.0, 1.2e10, 2e-6);
+    let mb = 1.0 / (1.0 / 1.2e10 + 2e-6 / 20_000.0) / 1e6;
+    let mut h = here;
+    h.peers
+        .push(markatos_run("old-box", 5_000.0, mb / 4.0, 1.2e10, 2e-6));
+    let g = finding_texts(&hosts_section(&h));
+    assert!(
+        g[0].contains("mileage holds within the 95% CIs")
+            && g[0].contains("could not have been seen"),
+        "{g:#?}"
+    );
 }
 
 #[test]

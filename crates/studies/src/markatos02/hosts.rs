@@ -1,16 +1,21 @@
 //! Markatos across hosts: this host beside the other hosts whose
 //! markatos02 runs are in the database (`tcplab import`), as the paper set
 //! processor generations side by side. Mileage against CPU score (§4.1),
-//! and loopback throughput against CPU score with the model fitted over
-//! every host's points (§4.2).
+//! and loopback throughput against CPU score × CPU share with Markatos'
+//! model predicted for each host from its own measurements, nothing fitted
+//! to the points judged (§4.2). Every trend is a claim beyond the 95% CIs
+//! (`host_claims`).
 
-use super::report::{mb_per_sender_cpu_s, CITE};
+use super::host_claims::{mileage_sentence, scaling_sentences, HostMileage, HostPrediction};
+use super::prediction::{checks, constant, Inputs};
+use super::report::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, sender_speed, series};
+use crate::sunos_ipc::change::Estimate;
 use analysis::findings::CurvePoint;
-use analysis::models::{fit_markatos, mileage, SpeedObservation};
+use analysis::models::mileage;
 use report::format::throughput_of_bytes;
-use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, Unit};
+use report::{measure, number, Figure, Point, Section, Series, SeriesStyle, Table, Unit};
 
 /// One host's figures for the comparison.
 struct HostRow {
@@ -18,8 +23,9 @@ struct HostRow {
     cpu: String,
     score: Option<f64>,
     mem_bw: Option<f64>,
-    /// Loopback MB per sender CPU-second at 64 KB, full speed.
-    mb_per_cpu: Option<CurvePoint>,
+    /// Loopback MB per sender CPU-second at 64 KB, full speed: mean ±
+    /// 95% CI over its trials.
+    mb_per_cpu: Option<Estimate>,
     /// Loopback throughput at 64 KB, bytes/s.
     throughput: Option<f64>,
     /// Loopback throughput (bytes/s) against CPU share, from the
@@ -28,11 +34,24 @@ struct HostRow {
     imported: bool,
 }
 
-fn row(d: &StudyData, imported: bool) -> HostRow {
-    let mb = mb_per_sender_cpu_s(d, "mb-per-cpu")
+/// MB (10⁶ B) per sender CPU-second over the trials of the full-speed
+/// loopback point of the mb-per-cpu experiment.
+fn loopback_mb_per_cpu(d: &StudyData) -> Option<Estimate> {
+    let v: Vec<f64> = d
+        .trials_of("mb-per-cpu")
         .into_iter()
-        .find(|(pl, speed, _)| pl == "loopback" && *speed == 1.0)
-        .map(|(_, _, c)| c);
+        .filter(|(_, p)| place(p) == "loopback" && sender_speed(p) == 1.0)
+        .filter_map(|(t, _)| {
+            let m = &t.outcome.metrics;
+            let (b, c) = (*m.get("bytes")?, *m.get("cpu_sender_s")?);
+            (c > 0.0).then(|| b / c / 1e6)
+        })
+        .collect();
+    Estimate::from_values(&v)
+}
+
+fn row(d: &StudyData, imported: bool) -> HostRow {
+    let mb = loopback_mb_per_cpu(d);
     let throughput = d
         .points_of("mb-per-cpu")
         .iter()
@@ -89,16 +108,16 @@ pub fn section(d: &StudyData) -> Section {
                 format!("{} (this run)", r.name)
             },
             r.cpu.clone(),
-            r.score.map_or("—".into(), |c| format!("{c:.0}")),
+            r.score.map_or("—".into(), |c| number(c, Unit::Plain)),
             r.mem_bw
                 .map_or("—".into(), |b| measure(b, None, Unit::Si("B/s"))),
             r.throughput
                 .map_or("—".into(), |b| throughput_of_bytes(b, None)),
             r.mb_per_cpu
-                .map_or("—".into(), |c| super::prediction::per_cpu_s(c.mean, c.ci)),
+                .map_or("—".into(), |c| c.scaled(1e6).words(Unit::Si("B/CPU-s"))),
             match (r.mb_per_cpu, r.score) {
                 (Some(c), Some(score)) => {
-                    mileage(c.mean * 1e6, score).map_or("—".into(), |m| format!("{m:.3}"))
+                    mileage(c.mean * 1e6, score).map_or("—".into(), |m| number(m, Unit::Plain))
                 }
                 _ => "—".into(),
             },
@@ -119,11 +138,18 @@ pub fn section(d: &StudyData) -> Section {
     s
 }
 
-/// MB per sender CPU-second against CPU score, one series per host.
+/// MB per sender CPU-second against CPU score, one series per host, and
+/// the mileage trend from the slowest host to the fastest.
 fn mileage_figure(s: &mut Section, rows: &[HostRow]) {
-    let pts: Vec<(&HostRow, f64, CurvePoint)> = rows
+    let pts: Vec<HostMileage> = rows
         .iter()
-        .filter_map(|r| Some((r, r.score?, r.mb_per_cpu?)))
+        .filter_map(|r| {
+            Some(HostMileage {
+                name: &r.name,
+                score: r.score?,
+                mb_per_cpu: r.mb_per_cpu?,
+            })
+        })
         .collect();
     if pts.len() < 2 {
         s.warning(
@@ -136,46 +162,33 @@ fn mileage_figure(s: &mut Section, rows: &[HostRow]) {
         "CPU score (tcplab calibrate)",
         "MB per sender CPU-second",
     );
-    for (r, score, c) in &pts {
+    for h in &pts {
+        let c = h.mb_per_cpu;
+        let ci = if c.ci.is_finite() { c.ci } else { 0.0 };
         f.series.push(
-            Series::new(r.name.clone(), vec![Point::with_ci(*score, c.mean, c.ci)])
+            Series::new(h.name, vec![Point::with_ci(h.score, c.mean, ci)])
                 .with_style(SeriesStyle::Points),
         );
     }
     s.push(f);
-    let slow = pts
-        .iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("two hosts");
-    let fast = pts
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("two hosts");
-    let score_ratio = fast.1 / slow.1;
-    let mb_ratio = fast.2.mean / slow.2.mean;
-    let trend = if mb_ratio < score_ratio * 0.9 {
-        "mileage falls with CPU speed, as the paper found"
-    } else if mb_ratio > score_ratio * 1.1 {
-        "mileage rises with CPU speed, unlike the paper"
-    } else {
-        "mileage holds: data moved per CPU-second keeps pace with the CPU score"
-    };
-    s.finding(format!(
-        "The fastest host, {} (score {:.0}), moves {:.0} MB per sender CPU-second, {:.2}× the \
-         slowest, {} (score {:.0}, {:.0} MB), for a {:.2}× higher CPU score: {trend}.",
-        fast.0.name, fast.1, fast.2.mean, mb_ratio, slow.0.name, slow.1, slow.2.mean, score_ratio
-    ));
+    let by_score = |a: &&HostMileage, b: &&HostMileage| a.score.total_cmp(&b.score);
+    let slow = pts.iter().min_by(by_score).expect("two hosts");
+    let fast = pts.iter().max_by(by_score).expect("two hosts");
+    s.finding(mileage_sentence(slow, fast));
 }
 
 /// Loopback throughput against effective CPU score (score × CPU share)
-/// for every host, with the model fitted over all of them.
+/// for every host, each beside Markatos' model predicted from that host's
+/// own full-speed measurements (C from its MB per sender CPU-second, memory
+/// bandwidth and CPU score): nothing is fitted to the points shown.
 fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
-    let mut obs = Vec::new();
     let mut f = Figure::new(
-        "Loopback throughput against CPU score × CPU share, every host",
+        "Loopback throughput against CPU score × CPU share, every host, with the model \
+         predicted for each",
         "effective CPU score",
         "throughput",
     );
+    let mut predicted = Vec::new();
     for r in rows {
         let Some(score) = r.score else { continue };
         if r.speed_curve.is_empty() {
@@ -190,53 +203,63 @@ fn scaling_figure(s: &mut Section, rows: &[HostRow]) {
                 ci: p.ci * 8.0 / 1e6,
             })
             .collect();
-        obs.extend(r.speed_curve.iter().map(|p| SpeedObservation {
-            cpu_score: score * p.x,
-            throughput: p.mean,
-        }));
         f.series.push(series(&r.name, &c));
-    }
-    let hosts = f.series.len();
-    if hosts < 2 {
-        s.warning("Fewer than two calibrated hosts have CPU-speed trials: no scaling plot.");
-        return;
-    }
-    let fit = fit_markatos(&obs, None);
-    if let Ok(fit) = &fit {
-        let mut xs: Vec<f64> = obs.iter().map(|o| o.cpu_score).collect();
-        xs.sort_by(f64::total_cmp);
+        let (Some(mem_bw), Some(mb)) = (r.mem_bw, r.mb_per_cpu) else {
+            continue;
+        };
+        let inputs = Inputs {
+            mem_bw,
+            cpu_score: score,
+            mb_per_cpu_s: CurvePoint {
+                x: 1.0,
+                mean: mb.mean,
+                ci: if mb.ci.is_finite() { mb.ci } else { 0.0 },
+            },
+        };
+        let Ok(k) = constant(&inputs) else { continue };
+        let at = checks(&inputs, &k, &r.speed_curve);
         f.series.push(
             Series::new(
-                "model, fitted over all hosts",
-                xs.iter()
-                    .map(|&x| Point::new(x, fit.predict(x) * 8.0 / 1e6))
+                format!("model predicted for {}", r.name),
+                at.iter()
+                    .map(|x| Point::new(score * x.share, x.predicted * 8.0 / 1e6))
                     .collect(),
             )
             .with_style(SeriesStyle::Path),
         );
+        predicted.push(HostPrediction {
+            name: &r.name,
+            k,
+            trials: mb.n,
+            checks: at,
+        });
+    }
+    let hosts = f
+        .series
+        .iter()
+        .filter(|x| !x.name.starts_with("model"))
+        .count();
+    if hosts < 2 {
+        s.warning("Fewer than two calibrated hosts have CPU-speed trials: no scaling plot.");
+        return;
     }
     f.log_x = true;
     crate::figures::throughput_y(&mut f, "throughput");
     s.push(f);
-    match fit {
-        Ok(fit) => s.finding(format!(
-            "One model fitted over {} points from {hosts} hosts (memory term {}, C = {:.3e}) \
-             predicts their throughput within {:.1}% rms ({:.1}% at worst){}.",
-            fit.n,
-            if fit.mem_bw.is_finite() {
-                measure(fit.mem_bw, None, Unit::Si("B/s"))
-            } else {
-                "not visible".into()
-            },
-            fit.c,
-            fit.rms_rel_error * 100.0,
-            fit.max_rel_error * 100.0,
-            if fit.rms_rel_error <= 0.15 {
-                ": the hosts differ as their CPU scores say"
-            } else {
-                ": the hosts differ in more than CPU score (memory, kernel, or NIC path)"
-            }
-        )),
-        Err(e) => s.warning(format!("The model could not be fitted across hosts: {e}.")),
-    };
+    s.paragraph(
+        "A point below a host's full speed is that host under a CPU quota, not a slower \
+         processor (see above): it shows how the host's own throughput follows its quota. The \
+         model is never fitted to these points; each host's curve is predicted from its \
+         calibrate figures and full-speed MB per CPU-second.",
+    );
+    if predicted.is_empty() {
+        s.warning(
+            "No host has the memory bandwidth, CPU score and full-speed MB per CPU-second the \
+             prediction needs (or its sender outran memory): no model is drawn.",
+        );
+        return;
+    }
+    for x in scaling_sentences(&predicted) {
+        s.finding(x);
+    }
 }

@@ -2,11 +2,13 @@
 //! null system call latency, loopback bandwidth with 64 KB messages, MB per
 //! CPU-second on loopback and emulated LAN, MAN and WAN paths (§3.4–3.7),
 //! TCP and HTTP latency (§3.8–3.9), mileage (§4.1), and the model
-//! throughput = 1 / (1/mem_bw + C/cpu_score) fitted across CPU speeds.
+//! throughput = 1 / (1/mem_bw + C/cpu_score) predicted from measured values
+//! across CPU speeds.
 
 use crate::spec::{levels, repeat, Experiment, PlanOptions, StudyPlan};
 
 mod claims;
+mod host_claims;
 mod hosts;
 mod one_host;
 mod prediction;

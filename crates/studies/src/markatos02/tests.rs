@@ -146,3 +146,80 @@ fn the_sender_cpu_counted_follows_the_steering() {
     assert!(SenderCpu::Threads.words().contains("not steered"));
     assert!(SenderCpu::Whole(0).words().starts_with("CPU 0"));
 }
+
+fn mb(v: &[f64]) -> crate::sunos_ipc::change::Estimate {
+    crate::sunos_ipc::change::Estimate::from_values(v).unwrap()
+}
+
+#[test]
+fn a_mileage_trend_is_claimed_only_beyond_the_cis() {
+    use super::host_claims::{mileage_sentence, HostMileage};
+    let host = |name, score, v: &[f64]| HostMileage {
+        name,
+        score,
+        mb_per_cpu: mb(v),
+    };
+    let say = |slow: &[f64], fast: &[f64]| {
+        mileage_sentence(&host("old", 5000.0, slow), &host("new", 20000.0, fast))
+    };
+    // 4× the score, 2× the data: mileage falls, beyond the CIs.
+    let falls = say(&[1490.0, 1500.0, 1510.0], &[2980.0, 3000.0, 3020.0]);
+    assert!(
+        falls.contains("for a 4.00× higher CPU score")
+            && falls
+                .contains("mileage falls with CPU speed beyond the 95% CIs, as the paper found"),
+        "{falls}"
+    );
+    // 8× the data: it rises, unlike the paper.
+    let rises = say(&[1490.0, 1500.0, 1510.0], &[11900.0, 12000.0, 12100.0]);
+    assert!(
+        rises.contains("mileage rises with CPU speed beyond the 95% CIs"),
+        "{rises}"
+    );
+    // 2× the data with CIs as wide as the means: it holds, with what could
+    // have been seen.
+    let wide = say(&[500.0, 1500.0, 2500.0], &[1000.0, 9000.0, 14000.0]);
+    assert!(
+        wide.contains("mileage holds within the 95% CIs")
+            && wide.contains("MB per score-second could not have been seen"),
+        "{wide}"
+    );
+    // One trial on a host: no trend.
+    let one = say(&[1500.0], &[3000.0, 3010.0, 2990.0]);
+    assert!(one.contains("no trend in mileage is claimed"), "{one}");
+}
+
+#[test]
+fn one_c_for_every_host_only_within_each_hosts_range() {
+    use super::host_claims::{scaling_sentences, HostPrediction};
+    use super::prediction::Constant;
+    let host = |name, c: f64, spread: f64, trials| HostPrediction {
+        name,
+        k: Constant {
+            c,
+            c_low: c * (1.0 - spread),
+            c_high: c * (1.0 + spread),
+        },
+        trials,
+        checks: Vec::new(),
+    };
+    let overlap = scaling_sentences(&[host("a", 2e-6, 0.1, 3), host("b", 2.1e-6, 0.1, 3)]);
+    assert!(
+        overlap[0].contains("not fitted to the points shown"),
+        "{overlap:#?}"
+    );
+    assert!(
+        overlap[1].starts_with("One C, between 1.89 µs"),
+        "{overlap:#?}"
+    );
+    let apart = scaling_sentences(&[host("a", 2e-6, 0.1, 3), host("b", 3e-6, 0.1, 3)]);
+    assert!(
+        apart[1].starts_with("The hosts' Cs differ beyond"),
+        "{apart:#?}"
+    );
+    let one = scaling_sentences(&[host("a", 2e-6, 0.0, 1), host("b", 3e-6, 0.1, 3)]);
+    assert!(
+        one[1].starts_with("a has one trial behind its C, so there is no CI"),
+        "{one:#?}"
+    );
+}
