@@ -37,6 +37,10 @@ pub struct StudySettings {
     pub quick: bool,
     /// The experiments in the order they ran.
     pub experiments: Vec<ExperimentRecord>,
+    /// The experiments the plan left out at the run's place, with why
+    /// (absent from runs stored before plans could leave any out).
+    #[serde(default)]
+    pub skipped: Vec<crate::spec::Skipped>,
 }
 
 /// The host profile's figures a study uses (from `tcplab calibrate`); each
@@ -125,6 +129,15 @@ impl StudyData {
             .iter()
             .filter(|p| range.contains(&p.index))
             .collect()
+    }
+
+    /// The first experiment the plan left out whose id starts with
+    /// `prefix`, with why.
+    pub fn left_out(&self, prefix: &str) -> Option<&crate::spec::Skipped> {
+        self.settings
+            .skipped
+            .iter()
+            .find(|k| k.id.starts_with(prefix))
     }
 
     /// The successful trials of an experiment, with their point's params.

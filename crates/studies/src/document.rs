@@ -169,6 +169,12 @@ fn experiments_section(d: &StudyData, warnings: &[String]) -> Section {
         ]);
     }
     s.push(t);
+    for k in &d.settings.skipped {
+        s.warning(format!(
+            "Left out at this run's place: {} — {}. {}.",
+            k.id, k.title, k.reason
+        ));
+    }
     s
 }
 

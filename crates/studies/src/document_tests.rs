@@ -19,6 +19,7 @@ fn meta(kind: &str, study: &str, host: &str, experiments: Vec<ExperimentRecord>)
         study: study.into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     RunMeta {
         id: 0,

@@ -99,7 +99,11 @@ pub fn study(name: &str) -> Result<&'static Study, StudyError> {
 
 /// The plan of the study called `name`.
 pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
-    study(name).map(|s| (s.plan)(o).with_unprobed_twins())
+    study(name).map(|s| {
+        (s.plan)(o)
+            .without_what_loopback_cannot_run()
+            .with_unprobed_twins()
+    })
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ fn write_size_run(tcp: &[(u64, f64)], udp: &[(u64, f64)]) -> StudyData {
         study: "abrams91".into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = stored_study_run(settings, "", points, trials);
     let run = through_sqlite(run);
@@ -313,6 +314,7 @@ fn markatos_run(name: &str, score: f64, mb_per_cpu: f64, bw: f64, c: f64) -> Stu
         study: "markatos02".into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = StoredRun {
         meta: RunMeta {
@@ -510,6 +512,7 @@ fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
         study: study.into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = StoredRun {
         meta: study_meta(settings, ""),
@@ -522,6 +525,45 @@ fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
 
 fn all_findings(sections: Vec<report::Section>) -> Vec<String> {
     sections.iter().flat_map(finding_texts).collect()
+}
+
+#[test]
+fn an_experiment_left_out_at_the_place_is_said_with_why() {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.sndbuf = Some(4096);
+    p.rcvbuf = Some(4096);
+    p.topology = record::PlaceName::Loopback;
+    let m = vec![("throughput_bps", 1e9)];
+    let mut d = study_run("sunos-ipc", vec![("sockbuf-4k", vec![(p, m)])]);
+    let warnings = |d: &StudyData| -> Vec<String> {
+        crate::sunos_ipc::report(d)
+            .remove(0)
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                report::Block::Warning(w) => Some(w.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(warnings(&d).is_empty(), "{:#?}", warnings(&d));
+    let plan = crate::plan(
+        "sunos-ipc",
+        &crate::PlanOptions {
+            quick: true,
+            topology: Some("loopback".into()),
+        },
+    )
+    .unwrap();
+    d.settings.skipped = plan.skipped;
+    let w = warnings(&d);
+    assert!(
+        w.iter().any(|w| w.starts_with(
+            "The buffer sizes on a 10 Mbit/s link with a 20 ms RTT were not run: --topology \
+             loopback has no link profile"
+        )),
+        "{w:#?}"
+    );
 }
 
 #[test]

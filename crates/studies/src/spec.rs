@@ -104,6 +104,42 @@ pub struct StudyPlan {
     pub study: String,
     /// Its experiments.
     pub experiments: Vec<Experiment>,
+    /// Experiments the study leaves out at the place it was given, each
+    /// with why (`tcplab study --plan` lists them, and the report says
+    /// why their figures are missing).
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+}
+
+/// An experiment a plan leaves out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The id it would have had.
+    pub id: String,
+    /// What it would have reproduced.
+    pub title: String,
+    /// Why it is not run.
+    pub reason: String,
+}
+
+/// The places `--topology` takes that carry no link profile: the lab's
+/// bare topologies. Every other place it takes (ether10, lan100, lan1g,
+/// man, wan) is a link profile a `--link` can start from.
+pub const BARE_PLACES: [&str; 3] = ["loopback", "veth", "router"];
+
+/// Whether `place` is a link profile that `--link PLACE,KEY=VALUE` can
+/// start from (`ether10`, not `loopback`).
+pub fn has_link_profile(place: &str) -> bool {
+    !BARE_PLACES.contains(&place)
+}
+
+/// Why an experiment that shapes a link is left out at a place without a
+/// link profile; `needs` says what it needs the link for.
+pub fn no_link_profile(place: &str, needs: &str) -> String {
+    format!(
+        "--topology {place} has no link profile, and this experiment {needs}; run the study \
+         without --topology, or with a link profile such as ether10, for it"
+    )
 }
 
 impl StudyPlan {
@@ -121,6 +157,70 @@ impl StudyPlan {
         StudyPlan {
             study: self.study,
             experiments,
+            skipped: self.skipped,
+        }
+    }
+}
+
+/// The flags that change a place's namespaces (its devices' offloads,
+/// its routing table), which the host's own loopback never gets.
+const NAMESPACE_FLAGS: [&str; 3] = ["--offload", "--checksum-offload", "--routes"];
+
+/// Why `e` cannot run on the host's own loopback, when its places include
+/// it (no `--topology` is loopback): it sends raw frames between two
+/// namespaces, or it changes a place's offloads or routes. `None` when it
+/// can.
+fn loopback_cannot(e: &Experiment) -> Option<String> {
+    let places = arg_of(e, "--topology").unwrap_or("loopback");
+    if !places.split(',').any(|p| p == "loopback") {
+        return None;
+    }
+    let what = if e.args.first().map(String::as_str) == Some("layer-rate") {
+        "sends raw frames between two namespaces".to_string()
+    } else {
+        let flags: Vec<&str> = NAMESPACE_FLAGS
+            .iter()
+            .copied()
+            .filter(|f| e.args.iter().any(|a| a == f))
+            .collect();
+        if flags.is_empty() {
+            return None;
+        }
+        format!("changes a place's namespaces ({})", flags.join(", "))
+    };
+    Some(format!(
+        "--topology loopback is the host's own loopback, which the lab never changes, and this \
+         experiment {what}; run the study without --topology, or with veth or a link \
+         profile, for it"
+    ))
+}
+
+/// The value after `flag` in an experiment's arguments.
+fn arg_of<'a>(e: &'a Experiment, flag: &str) -> Option<&'a str> {
+    let i = e.args.iter().position(|a| a == flag)?;
+    e.args.get(i + 1).map(String::as_str)
+}
+
+impl StudyPlan {
+    /// The plan without the experiments the host's own loopback cannot
+    /// run (see [`loopback_cannot`]), each listed as left out with why.
+    pub fn without_what_loopback_cannot_run(self) -> StudyPlan {
+        let mut skipped = self.skipped;
+        let mut experiments = Vec::new();
+        for e in self.experiments {
+            match loopback_cannot(&e) {
+                Some(reason) => skipped.push(Skipped {
+                    id: e.id,
+                    title: e.title,
+                    reason,
+                }),
+                None => experiments.push(e),
+            }
+        }
+        StudyPlan {
+            study: self.study,
+            experiments,
+            skipped,
         }
     }
 }
@@ -169,11 +269,13 @@ mod tests {
         let plan = StudyPlan {
             study: "s".into(),
             experiments: vec![probed.clone(), twin.clone()],
+            skipped: Vec::new(),
         };
         // Only the probed one gets a twin, right after it.
         let with = StudyPlan {
             study: "s".into(),
             experiments: vec![probed.clone()],
+            skipped: Vec::new(),
         }
         .with_unprobed_twins();
         assert_eq!(with, plan);
@@ -230,8 +332,10 @@ mod tests {
             None,
             Some("loopback"),
             Some("veth"),
+            Some("router"),
             Some("ether10"),
             Some("lan100"),
+            Some("lan1g"),
             Some("man"),
             Some("wan"),
         ];
@@ -259,6 +363,96 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_link_starts_from_a_profile_and_a_place_without_one_leaves_its_experiments_out() {
+        // The places the lab takes: its bare topologies and link profiles
+        // (tcplab's plan test checks every one with the bench parser).
+        let profiles = ["ether10", "lan100", "lan1g", "man", "wan"];
+        for place in BARE_PLACES.iter().chain(&profiles) {
+            for name in crate::names() {
+                let o = PlanOptions {
+                    quick: true,
+                    topology: Some(place.to_string()),
+                };
+                let plan = crate::plan(name, &o).unwrap();
+                for e in &plan.experiments {
+                    if let Some(link) = arg(e, "--link") {
+                        let first = link.split(',').next().unwrap();
+                        assert!(
+                            first.contains('=') || profiles.contains(&first),
+                            "{name} {} at {place}: --link {link}",
+                            e.id
+                        );
+                    }
+                }
+                let left_out: Vec<&str> = plan
+                    .skipped
+                    .iter()
+                    .filter(|k| k.reason.contains("has no link profile"))
+                    .map(|k| k.id.as_str())
+                    .collect();
+                let expected: &[&str] = match (name, has_link_profile(place)) {
+                    ("sunos-ipc", false) => &[
+                        "sockbuf-delay-4k",
+                        "sockbuf-delay-8k",
+                        "sockbuf-delay-16k",
+                        "sockbuf-delay-32k",
+                        "sockbuf-delay-64k",
+                    ],
+                    ("abrams91", false) => &["timeline", "timeline-paced"],
+                    _ => &[],
+                };
+                assert_eq!(left_out, expected, "{name} at {place}");
+                for k in &plan.skipped {
+                    assert!(
+                        k.reason
+                            .starts_with(&format!("--topology {place} has no link profile"))
+                            || (*place == "loopback"
+                                && k.reason
+                                    .starts_with("--topology loopback is the host's own")),
+                        "{}",
+                        k.reason
+                    );
+                    assert!(plan.experiments.iter().all(|e| e.id != k.id));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_loopback_cannot_run_is_left_out_with_why() {
+        let plan = StudyPlan {
+            study: "s".into(),
+            experiments: vec![
+                Experiment::bench("a", "A", "tcp-stream --offload off --topology loopback"),
+                Experiment::bench("b", "B", "tcp-stream --offload off --topology veth"),
+                Experiment::bench("c", "C", "udp-stream --routes 1,1000"),
+                Experiment::bench("d", "D", "layer-rate --layer eth --topology loopback,veth"),
+                Experiment::bench("e", "E", "tcp-stream --topology loopback"),
+            ],
+            skipped: Vec::new(),
+        }
+        .without_what_loopback_cannot_run();
+        let kept: Vec<&str> = plan.experiments.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(kept, ["b", "e"]);
+        let reasons: Vec<(&str, &str)> = plan
+            .skipped
+            .iter()
+            .map(|k| (k.id.as_str(), k.reason.as_str()))
+            .collect();
+        assert_eq!(reasons.len(), 3);
+        assert!(reasons[0]
+            .1
+            .contains("changes a place's namespaces (--offload)"));
+        assert!(
+            reasons[1].1.contains("(--routes)"),
+            "no --topology is loopback"
+        );
+        assert!(reasons[2]
+            .1
+            .contains("sends raw frames between two namespaces"));
     }
 
     /// The value after `flag` in an experiment's arguments.

@@ -168,6 +168,7 @@ mod tests {
                 first_point: 0,
                 points: 1,
             }],
+            skipped: Vec::new(),
         };
         let point = PointRecord {
             id: 1,

@@ -55,6 +55,7 @@ fn window_run_of(p: TrialParams, rwnd_s: &[f64], details: serde_json::Value) -> 
             first_point: 0,
             points: 1,
         }],
+        skipped: Vec::new(),
     };
     let run = StoredRun {
         meta: study_meta(settings, ""),

@@ -56,6 +56,9 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
         let parsed = parse(&plan)?;
         planned.push((plan, parsed));
     }
+    if !a.plan {
+        planned = runnable(planned, &a)?;
+    }
     if a.plan && a.json {
         println!("{}", serde_json::to_string_pretty(&plan_json(&planned))?);
         return Ok(ExitCode::SUCCESS);
@@ -71,6 +74,9 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
                     p.plan.rule.repeat,
                     e.command()
                 );
+            }
+            for k in &plan.skipped {
+                println!("  {:<18} left out: {}", k.id, k.reason);
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -133,6 +139,37 @@ pub fn study(db: Option<PathBuf>, a: StudyArgs) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         },
     )
+}
+
+/// The studies that have an experiment to run at the place given: a
+/// single study with none is refused in one line (with the first reason
+/// its plan gives); under `all`, such a study is left out with a line
+/// saying so.
+fn runnable(
+    planned: Vec<(StudyPlan, Vec<Parsed>)>,
+    a: &StudyArgs,
+) -> anyhow::Result<Vec<(StudyPlan, Vec<Parsed>)>> {
+    let single = planned.len() == 1;
+    let mut out = Vec::new();
+    for (plan, parsed) in planned {
+        if !plan.experiments.is_empty() {
+            out.push((plan, parsed));
+            continue;
+        }
+        let why = format!(
+            "study {} has no experiment that can run at --topology {}: {}",
+            plan.study,
+            a.topology.as_deref().unwrap_or("(default)"),
+            plan.skipped
+                .first()
+                .map_or("its plan is empty", |k| k.reason.as_str())
+        );
+        if single {
+            return Err(usage(why));
+        }
+        say(a, &format!("{why}; leaving it out"));
+    }
+    Ok(out)
 }
 
 /// Parses and validates each experiment as `tcplab bench` would.
@@ -206,6 +243,7 @@ fn run_study(
         study: plan.study.clone(),
         quick: a.quick,
         experiments: records,
+        skipped: plan.skipped.clone(),
     };
     let seed = a.seed.unwrap_or_else(plan::schedule::fresh_seed);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -312,7 +350,12 @@ fn plan_json(planned: &[(StudyPlan, Vec<Parsed>)]) -> serde_json::Value {
                     })
                 })
                 .collect();
-            json!({ "study": plan.study, "experiments": experiments })
+            let skipped: Vec<serde_json::Value> = plan
+                .skipped
+                .iter()
+                .map(|k| json!({ "id": k.id, "title": k.title, "reason": k.reason }))
+                .collect();
+            json!({ "study": plan.study, "experiments": experiments, "skipped": skipped })
         })
         .collect();
     json!({ "studies": studies })

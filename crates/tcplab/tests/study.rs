@@ -53,6 +53,87 @@ fn every_study_plan_is_valid_bench_input() {
     assert!(!db.exists() || tcplab(&db, &["runs"]).stdout.is_empty());
 }
 
+/// `study all --plan` at every place `--topology` takes (the lab's bare
+/// topologies and every link profile), quick and full, through the bench
+/// parser: each plan is valid, and a place without a link profile lists
+/// the experiments that need one as left out, with why.
+#[test]
+fn every_study_plans_at_every_place_the_studies_take() {
+    let (_dir, db) = temp_db();
+    let places: Vec<String> = ["loopback", "veth", "router"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(lab::link::profiles().iter().map(|p| p.name.to_string()))
+        .collect();
+    for place in &places {
+        for quick in [true, false] {
+            let mut args = vec!["study", "all", "--plan", "--topology", place];
+            if quick {
+                args.push("--quick");
+            }
+            let out = tcplab(&db, &args);
+            assert_success(&out);
+            let text = String::from_utf8_lossy(&out.stdout);
+            let bare = ["loopback", "veth", "router"].contains(&place.as_str());
+            assert_eq!(
+                text.contains("sockbuf-delay-4k   left out: --topology"),
+                bare,
+                "{place}: {text}"
+            );
+            assert_eq!(
+                text.contains("timeline-paced     left out: --topology"),
+                bare,
+                "{place}: {text}"
+            );
+        }
+    }
+    // The JSON plan says the same.
+    let plan = json_of(&tcplab(
+        &db,
+        &[
+            "study",
+            "sunos-ipc",
+            "--quick",
+            "--topology",
+            "loopback",
+            "--plan",
+            "--json",
+        ],
+    ));
+    let skipped = plan["studies"][0]["skipped"].as_array().unwrap();
+    let no_link = skipped
+        .iter()
+        .filter(|k| {
+            k["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("--topology loopback has no link profile")
+        })
+        .count();
+    assert_eq!(no_link, 5, "{plan:#}");
+    // Offloads are never switched on the host's own loopback: the queue
+    // experiments are left out too, and said why.
+    assert!(
+        skipped.iter().any(|k| k["id"] == "queues"
+            && k["reason"]
+                .as_str()
+                .unwrap()
+                .contains("changes a place's namespaces (--offload)")),
+        "{plan:#}"
+    );
+    // A study with nothing left to run there is refused in one line, not
+    // run empty.
+    let out = tcplab(
+        &db,
+        &["study", "huang-chen", "--quick", "--topology", "loopback"],
+    );
+    let line = usage_error_line(&out, "huang-chen on loopback");
+    assert!(
+        line.contains("study huang-chen has no experiment that can run at --topology loopback"),
+        "{line}"
+    );
+}
+
 #[test]
 fn unknown_studies_and_bad_places_are_bad_input() {
     let (_dir, db) = temp_db();

@@ -254,6 +254,12 @@ pub(super) fn timeline_section(d: &StudyData) -> Section {
          the transfer, blocked because no receive buffer space was available; the rest of the \
          time the slow 80386 sender itself was busy (the bottleneck for part of its time).",
     );
+    if let Some(k) = d.left_out("timeline") {
+        s.warning(format!(
+            "The timeline experiments were not run: {}.",
+            k.reason
+        ));
+    }
     if let Some(f) = time_sequence_figure(d, "timeline") {
         s.push(f);
     }

@@ -635,6 +635,7 @@ mod tests {
                 first_point: 0,
                 points: points.len() as u32,
             }],
+            skipped: Vec::new(),
         };
         let run = StoredRun {
             meta: study_meta(settings, "veth"),

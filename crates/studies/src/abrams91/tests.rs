@@ -183,6 +183,7 @@ fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyDat
         study: "abrams91".into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = StoredRun {
         meta: study_meta(settings, place),

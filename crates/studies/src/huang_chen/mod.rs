@@ -79,5 +79,6 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     StudyPlan {
         study: NAME.into(),
         experiments: e,
+        skipped: Vec::new(),
     }
 }

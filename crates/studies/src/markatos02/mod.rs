@@ -64,5 +64,6 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     StudyPlan {
         study: NAME.into(),
         experiments: e,
+        skipped: Vec::new(),
     }
 }

@@ -76,6 +76,7 @@ mod tests {
             study: super::super::NAME.into(),
             quick: true,
             experiments: Vec::new(),
+            skipped: Vec::new(),
         };
         let mut run = stored_study_run(settings, "loopback", Vec::new(), Vec::new());
         run.meta.host.hostname = host.into();

@@ -275,6 +275,7 @@ fn probed_study(exps: Vec<(&str, Vec<ProbeEvent>, f64)>) -> StudyData {
         study: "openlink92".into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = stored_study_run(settings, "", points, trials);
     let summaries = analysis::summarize_run(&run);

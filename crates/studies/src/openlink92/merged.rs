@@ -97,6 +97,7 @@ mod tests {
                 first_point: 0,
                 points: layers.len() as u32,
             }],
+            skipped: Vec::new(),
         };
         let run = stored_study_run(settings, "veth", points, trials);
         let summaries = analysis::summarize_run(&run);

@@ -111,6 +111,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     StudyPlan {
         study: NAME.into(),
         experiments: e,
+        skipped: Vec::new(),
     }
 }
 

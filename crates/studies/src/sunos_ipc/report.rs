@@ -107,6 +107,12 @@ fn sockbuf_section(d: &StudyData) -> Section {
          Ethernet; the largest gain came from quadrupling the 4 KB default to 16 KB. Local IPC \
          reached about 9 Mbit/s. With 4 KB buffers the receiver sent roughly twice as many ACKs.",
     );
+    if let Some(k) = d.left_out("sockbuf-delay-") {
+        s.warning(format!(
+            "The buffer sizes on a 10 Mbit/s link with a 20 ms RTT were not run: {}.",
+            k.reason
+        ));
+    }
     let pts = sockbuf_points(d);
     if pts.is_empty() {
         s.warning("The socket buffer experiments have no successful trials in this run.");

@@ -51,6 +51,7 @@ fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) ->
         study: "sunos-ipc".into(),
         quick: true,
         experiments,
+        skipped: Vec::new(),
     };
     let run = stored_study_run(settings, "", points, trials);
     let summaries = analysis::summarize_run(&run);
