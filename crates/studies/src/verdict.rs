@@ -584,16 +584,26 @@ pub fn score_text(mean: f64, ci: f64) -> String {
 }
 
 /// Each candidate's rank as the verdict table prints it: 1, 2, … for
-/// ranked candidates scoring [`MIN_SCORE`] or more, "under 10%" for ranked
-/// ones below it (they limit too little to be ranked as a bottleneck), and
-/// "—" for those not ranked.
+/// ranked candidates scoring [`MIN_SCORE`] or more ("1=" for both of the
+/// top two when their scores are not apart beyond the CIs, as the closing
+/// finding says), "under 10%" for ranked ones below it (they limit too
+/// little to be ranked as a bottleneck), and "—" for those not ranked.
 pub fn rank_labels(v: &[Bottleneck]) -> Vec<String> {
+    let mut ranked = v.iter().filter(|b| b.standing == Standing::Ranked);
+    let tied = match (ranked.next(), ranked.next()) {
+        (Some(a), Some(b)) => !closing::apart(a, b),
+        _ => false,
+    };
     let mut rank = 0;
     v.iter()
         .map(|b| match b.standing {
             Standing::Ranked if b.score.unwrap_or(0.0) >= MIN_SCORE => {
                 rank += 1;
-                rank.to_string()
+                if tied && rank <= 2 {
+                    "1=".into()
+                } else {
+                    rank.to_string()
+                }
             }
             Standing::Ranked => format!("under {:.0}%", MIN_SCORE * 100.0),
             _ => "—".into(),

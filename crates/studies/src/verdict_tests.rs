@@ -353,6 +353,15 @@ fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
         "{f}"
     );
     assert!(!f.contains("The first bottleneck in this run is"), "{f}");
+    // The table ranks them level, as the finding says.
+    let at = |v: &[Bottleneck], name: &str| {
+        let i = v.iter().position(|b| b.name == name).unwrap();
+        rank_labels(v)[i].clone()
+    };
+    assert_eq!(at(&tied, "data copy"), "1=");
+    assert_eq!(at(&tied, "window and flow control"), "1=");
+    assert_eq!(at(&v, "window and flow control"), "1");
+    assert_eq!(at(&v, "data copy"), "2");
     // 12.4 + 24.8 points of CI plus 1% of 60%.
     assert!(
         f.contains("a difference smaller than 37.9 % could not have been seen"),

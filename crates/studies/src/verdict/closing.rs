@@ -15,6 +15,15 @@ fn score_of(b: &Bottleneck) -> Estimate {
     }
 }
 
+/// Whether the first ranked candidate's score is above the second's
+/// beyond both 95% CIs.
+pub(super) fn apart(top: &Bottleneck, next: &Bottleneck) -> bool {
+    matches!(
+        compare(&score_of(next), &score_of(top)),
+        Change::Raised { .. }
+    )
+}
+
 /// The claim on the first two ranked candidates: the first is the
 /// bottleneck only beyond the CIs of both scores; else the two are not
 /// told apart, with the smallest difference the trials could have
