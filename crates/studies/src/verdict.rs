@@ -119,6 +119,15 @@ fn pct(e: &Estimate) -> String {
     e.words(Unit::Percent)
 }
 
+/// "1 trial", "3 trials".
+fn trial_count(n: u32) -> String {
+    if n == 1 {
+        "1 trial".into()
+    } else {
+        format!("{n} trials")
+    }
+}
+
 /// The estimate of a point's per-trial values, its CI NaN from one trial.
 fn estimate(values: &[f64]) -> Option<Estimate> {
     Estimate::from_values(values)
@@ -341,10 +350,10 @@ fn blocked_share(
     };
     window.offer(limits, e, || {
         format!(
-            "the sender was blocked {} of its transfer ({}, sched probe, {} trials)",
+            "the sender was blocked {} of its transfer ({}, sched probe, {})",
             pct(&e),
             label(p),
-            e.n
+            trial_count(e.n)
         )
     });
 }
@@ -392,12 +401,12 @@ fn cpu_shares(
             };
             ev.offer(&imposed, score, || {
                 format!(
-                    "{} of the {side} CPU time, which was busy {} of the transfer ({}, {} trials \
+                    "{} of the {side} CPU time, which was busy {} of the transfer ({}, {} \
                      of {MIN_CPU_SAMPLES} or more samples)",
                     pct(&share),
                     pct(&busy),
                     label(p),
-                    score.n
+                    trial_count(score.n)
                 )
             });
         }
@@ -470,10 +479,10 @@ fn window_share(window: &mut Evidence, p: &TrialParams, trials: &[&TrialRecord])
     window.offer(&limits, f, || {
         format!(
             "{} of the time data was outstanding was limited by the receive window ({}, \
-             TCP_INFO: {ticks} ticks of 4 ms over {} trials)",
+             TCP_INFO: {ticks} ticks of 4 ms over {})",
             pct(&f),
             label(p),
-            f.n
+            trial_count(f.n)
         )
     });
 }
