@@ -322,7 +322,19 @@ fn exports_trials_as_csv() {
         ]
     );
     assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
-    assert_eq!(&header[37..], ["delay_s", "throughput_bps"]);
+    assert_eq!(
+        &header[37..44],
+        [
+            "param_delack",
+            "param_sws",
+            "param_nagle",
+            "param_header_prediction",
+            "param_checksum",
+            "param_rtt_estimator",
+            "param_route_table"
+        ]
+    );
+    assert_eq!(&header[44..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -181,6 +181,26 @@ fn module_loads(cc: &str) -> bool {
     rc == 0
 }
 
+/// The flags of `p` set that only tcplab's own stack has, as one text
+/// (`--delack and --sws`), or None.
+fn stack_only_flags(p: &TrialParams) -> Option<String> {
+    let set = [
+        ("--delack", p.delack.is_some()),
+        ("--sws", p.sws.is_some()),
+        ("--nagle", p.nagle.is_some()),
+        ("--header-prediction", p.header_prediction.is_some()),
+        ("--checksum", p.checksum.is_some()),
+        ("--rtt-estimator", p.rtt_estimator.is_some()),
+        ("--route-table", p.route_table.is_some()),
+    ];
+    let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
+    match flags.as_slice() {
+        [] => None,
+        [one] => Some((*one).to_string()),
+        [init @ .., last] => Some(format!("{} and {last}", init.join(", "))),
+    }
+}
+
 /// Every place the sweep uses must be buildable here; host speeds need a
 /// cgroup CPU controller.
 fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
@@ -194,7 +214,19 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
                 "layer-rate sends raw frames between two namespaces: give --topology veth (or another place), never the host's own loopback",
             ));
         }
-        if (p.routes.is_some() || !p.checksum_offload || p.offload.is_some())
+        let stack = crate::session::uses_stack(p);
+        if let Some(flags) = stack_only_flags(p).filter(|_| !stack) {
+            let hint = if p.nagle.is_some() {
+                " (Linux's Nagle is --nodelay)"
+            } else {
+                ""
+            };
+            return Err(usage(format!(
+                "{flags}: Linux has no such switch, only tcplab's own stack: give --stack tcplab or --server-stack tcplab{hint}"
+            )));
+        }
+        // A tcplab end's --routes go into its own interface's table.
+        if ((p.routes.is_some() && !stack) || !p.checksum_offload || p.offload.is_some())
             && p.topology.is_loopback()
         {
             return Err(usage(

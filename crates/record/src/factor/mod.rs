@@ -9,6 +9,7 @@ pub mod defaults;
 pub mod level_types;
 pub mod offloads;
 pub mod parse;
+pub mod stack_switches;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,7 @@ pub use level_types::{
 };
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
+pub use stack_switches::{Checksum, DelayedAck, RouteTable, RttEstimator, Sws};
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};
 

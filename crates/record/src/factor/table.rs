@@ -7,6 +7,7 @@ use super::level_types::{
 };
 use super::offloads::OffloadsOff;
 use super::parse;
+use super::stack_switches::{Checksum, DelayedAck, RouteTable, RttEstimator, Sws};
 
 factor_table! {
     /// Amount as bytes: the file size for streams, request bytes for transaction tests.
@@ -385,5 +386,96 @@ factor_table! {
         level: StackImpl,
         parse: |s, _| parse::stack(s),
         default: |_| StackImpl::Kernel,
+    }
+    /// When a tcplab stack end acknowledges data (`--delack`); `None`
+    /// keeps the stack end's default (every second segment, 40 ms timer).
+    #[serde(default)]
+    delack: Option<DelayedAck> {
+        flag: "delack",
+        value_name: "off|every2|timer:DUR|drain",
+        help: "tcplab stack ends: when the receiver acknowledges data: off (an ACK per data segment), every2 (RFC 1122: every second full segment or a 40 ms timer), timer:DUR (the timer alone, e.g. timer:200ms as BSD), drain (when the application empties the receive queue) [default: every2]",
+        label: "delayed ACK",
+        kind: Name,
+        level: DelayedAck,
+        parse: |s, _| DelayedAck::parse(s),
+        default: |_| None,
+    }
+    /// Silly-window-syndrome avoidance of tcplab stack ends (`--sws`),
+    /// receiver and sender; `None` keeps both on.
+    #[serde(default)]
+    sws: Option<Sws> {
+        flag: "sws",
+        value_name: "on|off|receiver-off|sender-off",
+        help: "tcplab stack ends: SWS avoidance (RFC 1122): on (receiver and sender), off (neither), receiver-off (the receiver advertises every free byte), sender-off (the sender sends whatever the window allows) [default: on]",
+        label: "SWS avoidance",
+        kind: Name,
+        level: Sws,
+        parse: |s, _| Sws::parse(s),
+        default: |_| None,
+    }
+    /// Nagle's algorithm on tcplab stack ends (`--nagle`); `None` follows
+    /// `--nodelay` (on unless it is given).
+    #[serde(default)]
+    nagle: Option<bool> {
+        flag: "nagle",
+        value_name: "ON,OFF",
+        help: "tcplab stack ends: Nagle's algorithm (RFC 896); a Linux end follows --nodelay [default: on, off with --nodelay]",
+        label: "Nagle",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| None,
+    }
+    /// The header-prediction fast path of tcplab stack ends
+    /// (`--header-prediction`); `None` keeps it on.
+    #[serde(default)]
+    header_prediction: Option<bool> {
+        flag: "header-prediction",
+        value_name: "ON,OFF",
+        help: "tcplab stack ends: the header-prediction fast path (Van Jacobson's) for in-order data and pure ACKs [default: on]",
+        label: "header prediction",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
+        default: |_| None,
+    }
+    /// How tcplab stack ends compute TCP and UDP checksums (`--checksum`);
+    /// `None` keeps the device's default (rfc1071, offload on tcplab-offload).
+    #[serde(default)]
+    checksum: Option<Checksum> {
+        flag: "checksum",
+        value_name: "bytewise,rfc1071,…",
+        help: "tcplab stack ends: how TCP and UDP checksums are computed: bytewise (a 16-bit word at a time), rfc1071 (64-bit words), incremental (RFC 1624 for rewritten fields), offload (left to the kernel: only on --stack tcplab-offload, which always offloads) [default: rfc1071; offload on tcplab-offload]",
+        label: "checksum",
+        kind: Name,
+        level: Checksum,
+        parse: |s, _| Checksum::parse(s),
+        default: |_| None,
+    }
+    /// The RTT estimator of tcplab stack ends (`--rtt-estimator`); `None`
+    /// keeps RFC 6298.
+    #[serde(default)]
+    rtt_estimator: Option<RttEstimator> {
+        flag: "rtt-estimator",
+        value_name: "bsd,rfc6298",
+        help: "tcplab stack ends: the RTT estimator: rfc6298 (in ns) or bsd (4.3BSD-Reno's integer EWMA in 500 ms ticks) [default: rfc6298]",
+        label: "RTT estimator",
+        kind: Name,
+        level: RttEstimator,
+        parse: |s, _| RttEstimator::parse(s),
+        default: |_| None,
+    }
+    /// The routing-table structure of tcplab stack ends' interfaces
+    /// (`--route-table`), which `--routes N` fills; `None` keeps the trie.
+    #[serde(default)]
+    route_table: Option<RouteTable> {
+        flag: "route-table",
+        value_name: "linear,hash,trie",
+        help: "tcplab stack ends: the interface's routing-table structure (linear, hash or trie), with --routes N extra /32 routes in it [default: trie]",
+        label: "route table",
+        kind: Name,
+        level: RouteTable,
+        parse: |s, _| RouteTable::parse(s),
+        default: |_| None,
     }
 }

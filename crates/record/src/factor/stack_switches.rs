@@ -1,0 +1,275 @@
+//! The levels of the switches only tcplab's own stack has (issue 19):
+//! `--delack`, `--sws`, `--checksum`, `--rtt-estimator` and
+//! `--route-table` (`--nagle` and `--header-prediction` are plain
+//! switches). Each is stored as the text its flag takes, so a stored run
+//! reads as the command that made it.
+
+use super::parse::LevelError;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// When the stack's receiver acknowledges data (`--delack`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum DelayedAck {
+    /// An ACK for every data segment.
+    Off,
+    /// RFC 1122: every second full-sized segment, or the stack's delayed-ACK
+    /// timer (40 ms, Linux's `TCP_DELACK_MIN`).
+    Every2,
+    /// The timer alone, of this many nanoseconds (BSD's 200 ms fast timeout).
+    Timer(u64),
+    /// An ACK when the application empties the receive queue (the SunOS
+    /// study's Fig. 7).
+    Drain,
+}
+
+impl DelayedAck {
+    /// Parses `off`, `every2`, `timer:DUR` or `drain`.
+    pub fn parse(s: &str) -> Result<DelayedAck, LevelError> {
+        match s {
+            "off" => Ok(DelayedAck::Off),
+            "every2" => Ok(DelayedAck::Every2),
+            "drain" => Ok(DelayedAck::Drain),
+            _ => match s.strip_prefix("timer:") {
+                Some(d) => super::parse::duration(d)
+                    .map(|d| DelayedAck::Timer(d.as_nanos().min(u128::from(u64::MAX)) as u64))
+                    .map_err(|e| {
+                        LevelError::new(s, format!("timer:DUR needs a duration: {}", e.why))
+                    }),
+                None => Err(LevelError::new(
+                    s,
+                    "expected off, every2, timer:DUR (e.g. timer:200ms) or drain",
+                )),
+            },
+        }
+    }
+}
+
+impl fmt::Display for DelayedAck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DelayedAck::Off => f.write_str("off"),
+            DelayedAck::Every2 => f.write_str("every2"),
+            DelayedAck::Drain => f.write_str("drain"),
+            DelayedAck::Timer(ns) => write!(f, "timer:{}", crate::numbers::nanos_text(*ns as f64)),
+        }
+    }
+}
+
+impl From<DelayedAck> for String {
+    fn from(d: DelayedAck) -> String {
+        d.to_string()
+    }
+}
+
+impl TryFrom<String> for DelayedAck {
+    type Error = String;
+    fn try_from(s: String) -> Result<DelayedAck, String> {
+        DelayedAck::parse(&s).map_err(|e| e.to_string())
+    }
+}
+
+/// Silly-window-syndrome avoidance at the receiver (RFC 1122 §4.2.3.3)
+/// and the sender (§4.2.3.4), switched together or apart (`--sws`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sws {
+    /// Both on.
+    On,
+    /// Both off.
+    Off,
+    /// The receiver advertises every free byte; the sender still avoids SWS.
+    ReceiverOff,
+    /// The sender sends whatever the window allows; the receiver still avoids SWS.
+    SenderOff,
+}
+
+impl Sws {
+    /// Every level, in the order `--sws` lists them.
+    pub const ALL: [Sws; 4] = [Sws::On, Sws::Off, Sws::ReceiverOff, Sws::SenderOff];
+
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sws::On => "on",
+            Sws::Off => "off",
+            Sws::ReceiverOff => "receiver-off",
+            Sws::SenderOff => "sender-off",
+        }
+    }
+
+    /// Whether the receiver avoids SWS.
+    pub fn receiver(self) -> bool {
+        matches!(self, Sws::On | Sws::SenderOff)
+    }
+
+    /// Whether the sender avoids SWS.
+    pub fn sender(self) -> bool {
+        matches!(self, Sws::On | Sws::ReceiverOff)
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<Sws, LevelError> {
+        Sws::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected on, off, receiver-off or sender-off"))
+    }
+}
+
+/// How the stack computes TCP and UDP checksums (`--checksum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checksum {
+    /// One 16-bit word at a time.
+    Bytewise,
+    /// RFC 1071 over 64-bit words.
+    Rfc1071,
+    /// RFC 1071, with rewritten fields patched by RFC 1624.
+    Incremental,
+    /// Left to the device (the `tcplab-offload` device's kernel).
+    Offload,
+}
+
+impl Checksum {
+    /// Every level.
+    pub const ALL: [Checksum; 4] = [
+        Checksum::Bytewise,
+        Checksum::Rfc1071,
+        Checksum::Incremental,
+        Checksum::Offload,
+    ];
+
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Checksum::Bytewise => "bytewise",
+            Checksum::Rfc1071 => "rfc1071",
+            Checksum::Incremental => "incremental",
+            Checksum::Offload => "offload",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<Checksum, LevelError> {
+        Checksum::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected bytewise, rfc1071, incremental or offload"))
+    }
+}
+
+/// The stack's RTT estimator (`--rtt-estimator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RttEstimator {
+    /// 4.3BSD-Reno's integer EWMA in 500 ms ticks.
+    Bsd,
+    /// RFC 6298 in nanoseconds.
+    Rfc6298,
+}
+
+impl RttEstimator {
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RttEstimator::Bsd => "bsd",
+            RttEstimator::Rfc6298 => "rfc6298",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<RttEstimator, LevelError> {
+        [RttEstimator::Bsd, RttEstimator::Rfc6298]
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected bsd or rfc6298"))
+    }
+}
+
+/// The structure of the stack's routing table (`--route-table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteTable {
+    /// A list searched from end to end.
+    Linear,
+    /// A hash table per prefix length.
+    Hash,
+    /// A binary trie.
+    Trie,
+}
+
+impl RouteTable {
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RouteTable::Linear => "linear",
+            RouteTable::Hash => "hash",
+            RouteTable::Trie => "trie",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<RouteTable, LevelError> {
+        [RouteTable::Linear, RouteTable::Hash, RouteTable::Trie]
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected linear, hash or trie"))
+    }
+}
+
+/// Each switch's level is its flag's text in tables and exports.
+macro_rules! named_levels {
+    ($($t:ty),*) => {$(
+        impl super::value::ToLevel for $t {
+            fn to_level(&self) -> super::value::Level {
+                super::value::Level::Name(self.to_string())
+            }
+        }
+    )*};
+}
+named_levels!(DelayedAck, Sws, Checksum, RttEstimator, RouteTable);
+
+macro_rules! display_by_name {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    )*};
+}
+display_by_name!(Sws, Checksum, RttEstimator, RouteTable);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_and_read_back_as_typed() {
+        assert_eq!(DelayedAck::parse("off"), Ok(DelayedAck::Off));
+        let t = DelayedAck::parse("timer:200ms").unwrap();
+        assert_eq!(t, DelayedAck::Timer(200_000_000));
+        assert_eq!(DelayedAck::parse(&t.to_string()), Ok(t));
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<DelayedAck>(&json).unwrap(), t);
+        assert!(DelayedAck::parse("timer:").is_err());
+        assert!(DelayedAck::parse("every3").is_err());
+        assert_eq!(Sws::parse("receiver-off"), Ok(Sws::ReceiverOff));
+        assert!(!Sws::ReceiverOff.receiver() && Sws::ReceiverOff.sender());
+        assert!(Sws::SenderOff.receiver() && !Sws::SenderOff.sender());
+        assert!(!Sws::Off.receiver() && !Sws::Off.sender());
+        assert!(Sws::parse("both").is_err());
+        assert_eq!(Checksum::parse("rfc1071"), Ok(Checksum::Rfc1071));
+        assert!(Checksum::parse("crc32").is_err());
+        assert_eq!(RttEstimator::parse("bsd"), Ok(RttEstimator::Bsd));
+        assert!(RttEstimator::parse("jacobson").is_err());
+        assert_eq!(RouteTable::parse("hash"), Ok(RouteTable::Hash));
+        assert!(RouteTable::parse("btree").is_err());
+        assert_eq!(
+            serde_json::to_string(&Sws::SenderOff).unwrap(),
+            "\"sender-off\""
+        );
+    }
+}
