@@ -3,10 +3,13 @@
 //! does not have (a trial must not pretend it ran with them).
 
 use crate::error::StackEndError;
+use record::factor::{DelayedAck, RttEstimator};
 use record::{Api, TestKind, TrialParams};
 use stack::tcp::cc::CongestionControlKind;
+use stack::tcp::rtt::{BsdRenoConfig, RttEstimatorKind};
 use stack::tcp::tcb::TcpConfig;
-use stack::tcp::window::DelayedAckPolicy;
+use stack::tcp::window::{DelayedAckPolicy, ReceiverSws};
+use std::time::Duration;
 
 /// The receive and send buffers when the trial sets none: the kernel's
 /// default `tcp_rmem`/`tcp_wmem` ceilings are larger, but autotuning
@@ -62,7 +65,24 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     }
     c.send_buffer = p.sndbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
     c.recv_buffer = p.rcvbuf.map_or(DEFAULT_BUFFER, |b| b as usize);
-    c.sender.nagle = !p.nodelay;
+    if p.nagle == Some(true) && p.nodelay {
+        return unsupported("--nagle on with --nodelay (TCP_NODELAY turns Nagle off)");
+    }
+    c.sender.nagle = p.nagle.unwrap_or(!p.nodelay);
+    if let Some(sws) = p.sws {
+        c.receiver_sws = if sws.receiver() {
+            ReceiverSws::Rfc1122
+        } else {
+            ReceiverSws::Off
+        };
+        c.sender.sws_avoidance = sws.sender();
+    }
+    if let Some(on) = p.header_prediction {
+        c.header_prediction = on;
+    }
+    if p.rtt_estimator == Some(RttEstimator::Bsd) {
+        c.rtt = RttEstimatorKind::BsdReno(BsdRenoConfig::default());
+    }
     // TIME-WAIT as long as Linux's (60 s), not RFC 9293's 4 minutes, so a
     // crr client holds as many closed connections as a kernel one would.
     c.timers.msl = LINUX_MSL;
@@ -73,8 +93,21 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     // A delayed ACK waits at most Linux's TCP_DELACK_MIN, not BSD's 200 ms:
     // with classic Nagle on the other side, an odd last full segment before
     // a short tail waits for this timer (the Nagle/delayed-ACK stall).
-    c.delayed_ack = DelayedAckPolicy::EverySecond(LINUX_DELACK_MIN);
+    c.delayed_ack = match p.delack {
+        None | Some(DelayedAck::Every2) => DelayedAckPolicy::EverySecond(LINUX_DELACK_MIN),
+        Some(DelayedAck::Off) => DelayedAckPolicy::Off,
+        Some(DelayedAck::Timer(ns)) => DelayedAckPolicy::Timer(Duration::from_nanos(ns)),
+        Some(DelayedAck::Drain) => DelayedAckPolicy::Drain,
+    };
     Ok(c)
+}
+
+/// Whether the end answers a batch of in-order segments read in one poll
+/// with one ACK (the stack's GRO-like default). An explicit `--delack`
+/// turns it off, so its policy decides segment by segment: `off` is then
+/// an ACK per data segment and `every2` one per two.
+pub fn ack_per_batch(p: &TrialParams) -> bool {
+    p.delack.is_none()
 }
 
 #[cfg(test)]
@@ -102,6 +135,65 @@ mod tests {
         );
         p.nodelay = false;
         assert!(tcp_config(&p).unwrap().sender.nagle);
+    }
+
+    #[test]
+    fn stack_switches_map_onto_the_config() {
+        use record::factor::Sws;
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        let default = tcp_config(&p).unwrap();
+        assert_eq!(default.receiver_sws, ReceiverSws::Rfc1122);
+        assert!(default.sender.sws_avoidance && default.header_prediction);
+        assert!(matches!(default.rtt, RttEstimatorKind::Rfc6298(_)));
+        for (level, policy) in [
+            (DelayedAck::Off, DelayedAckPolicy::Off),
+            (
+                DelayedAck::Every2,
+                DelayedAckPolicy::EverySecond(LINUX_DELACK_MIN),
+            ),
+            (
+                DelayedAck::Timer(200_000_000),
+                DelayedAckPolicy::Timer(Duration::from_millis(200)),
+            ),
+            (DelayedAck::Drain, DelayedAckPolicy::Drain),
+        ] {
+            p.delack = Some(level);
+            assert_eq!(tcp_config(&p).unwrap().delayed_ack, policy);
+        }
+        for (sws, receiver, sender) in [
+            (Sws::On, ReceiverSws::Rfc1122, true),
+            (Sws::Off, ReceiverSws::Off, false),
+            (Sws::ReceiverOff, ReceiverSws::Off, true),
+            (Sws::SenderOff, ReceiverSws::Rfc1122, false),
+        ] {
+            p.sws = Some(sws);
+            let c = tcp_config(&p).unwrap();
+            assert_eq!((c.receiver_sws, c.sender.sws_avoidance), (receiver, sender));
+        }
+        assert!(!ack_per_batch(&p));
+        p.delack = None;
+        assert!(ack_per_batch(&p));
+        p.header_prediction = Some(false);
+        assert!(!tcp_config(&p).unwrap().header_prediction);
+        p.rtt_estimator = Some(RttEstimator::Bsd);
+        assert!(matches!(
+            tcp_config(&p).unwrap().rtt,
+            RttEstimatorKind::BsdReno(_)
+        ));
+        p.rtt_estimator = Some(RttEstimator::Rfc6298);
+        assert!(matches!(
+            tcp_config(&p).unwrap().rtt,
+            RttEstimatorKind::Rfc6298(_)
+        ));
+        // --nagle decides; unset, --nodelay does.
+        p.nagle = Some(false);
+        assert!(!tcp_config(&p).unwrap().sender.nagle);
+        p.nagle = None;
+        p.nodelay = true;
+        assert!(!tcp_config(&p).unwrap().sender.nagle);
+        p.nagle = Some(true);
+        let e = tcp_config(&p).unwrap_err().to_string();
+        assert!(e.contains("--nagle on with --nodelay"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod config;
 mod driver;
 pub mod error;
 mod http;
+pub mod iface_config;
 pub mod metrics;
 pub mod place;
 mod rr;

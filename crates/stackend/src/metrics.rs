@@ -36,6 +36,10 @@ pub struct StackStats {
     pub srtt_ns: Option<u64>,
     /// The MSS this end sent with.
     pub send_mss: Option<u64>,
+    /// The retransmission timeout in force at the end, in nanoseconds.
+    pub rto_ns: Option<u64>,
+    /// Routes in the end's interface table (`--routes`, `--route-table`).
+    pub routes: Option<u64>,
 }
 
 impl StackStats {
@@ -56,6 +60,7 @@ impl StackStats {
         self.cwnd = Some(c.cwnd() as u64);
         self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
         self.send_mss = Some(c.send_mss() as u64);
+        self.rto_ns = Some(c.rto().as_nanos().min(u128::from(u64::MAX)) as u64);
     }
 
     /// Adds these counters to a trial's metrics as `stack_<end>_<name>`,
@@ -82,6 +87,12 @@ impl StackStats {
         }
         if let Some(s) = self.send_mss {
             put("snd_mss", s as f64);
+        }
+        if let Some(r) = self.rto_ns {
+            put("rto_s", r as f64 / 1e9);
+        }
+        if let Some(r) = self.routes {
+            put("routes", r as f64);
         }
     }
 }
@@ -155,10 +166,14 @@ mod tests {
             segments_out: 10,
             rwnd_limited_ns: 2_000_000,
             srtt_ns: Some(50_000),
+            rto_ns: Some(1_000_000_000),
+            routes: Some(1002),
             ..StackStats::default()
         };
         let mut m = BTreeMap::new();
         s.add_to("client", &mut m);
+        assert_eq!(m["stack_client_rto_s"], 1.0);
+        assert_eq!(m["stack_client_routes"], 1002.0);
         assert_eq!(m["stack_client_segments_out"], 10.0);
         assert_eq!(m["stack_client_rwnd_limited_s"], 0.002);
         assert_eq!(m["stack_client_srtt_s"], 50e-6);

@@ -7,9 +7,10 @@
 //! when the place drops (on error and panic too), and `lab clean` removes
 //! what a killed run left.
 
-use crate::config::tcp_config;
+use crate::config::{ack_per_batch, tcp_config};
 use crate::driver::{work_for, EndRole, StackRun};
 use crate::error::StackEndError;
+use crate::iface_config::{add_extra_routes, iface_setup, IfaceSetup};
 use crate::metrics::StackStats;
 use engine::cancel::Canceller;
 use engine::metrics::{combine, sender_is_client};
@@ -50,6 +51,7 @@ const SLACK: Duration = Duration::from_secs(30);
 struct End {
     stack: Option<Stack<TunTap>>,
     kind: StackImpl,
+    setup: IfaceSetup,
     linux: Ipv4Addr,
     ours: Ipv4Addr,
     device: String,
@@ -138,15 +140,23 @@ impl StackPlace {
     }
 
     /// End `i` (0: the client's device, 1: the server's) on a device of
-    /// `kind`, made on first use and remade when a trial asks for another
-    /// kind of device.
-    fn end(&mut self, i: usize, kind: StackImpl) -> Result<&mut End, StackEndError> {
-        if self.ends[i].as_ref().is_some_and(|e| e.kind != kind) {
+    /// `kind` with an interface as `setup` says, made on first use and
+    /// remade when a trial asks for another kind of device or interface.
+    fn end(
+        &mut self,
+        i: usize,
+        kind: StackImpl,
+        setup: IfaceSetup,
+    ) -> Result<&mut End, StackEndError> {
+        if self.ends[i]
+            .as_ref()
+            .is_some_and(|e| e.kind != kind || e.setup != setup)
+        {
             // Closing the device's fd removes it, so its name is free again.
             self.ends[i] = None;
         }
         if self.ends[i].is_none() {
-            self.ends[i] = Some(self.make_end(i, kind)?);
+            self.ends[i] = Some(self.make_end(i, kind, setup)?);
         }
         Ok(self.ends[i].as_mut().expect("made above"))
     }
@@ -154,11 +164,20 @@ impl StackPlace {
     /// The Linux address on end `i`'s subnet (made on a plain TUN if the
     /// end does not exist yet: a kernel server listens there).
     fn linux_addr(&mut self, i: usize) -> Result<Ipv4Addr, StackEndError> {
-        let kind = self.ends[i].as_ref().map_or(StackImpl::Tcplab, |e| e.kind);
-        Ok(self.end(i, kind)?.linux)
+        let (kind, setup) = self.ends[i]
+            .as_ref()
+            .map_or((StackImpl::Tcplab, IfaceSetup::default()), |e| {
+                (e.kind, e.setup)
+            });
+        Ok(self.end(i, kind, setup)?.linux)
     }
 
-    fn make_end(&self, i: usize, kind: StackImpl) -> Result<End, StackEndError> {
+    fn make_end(
+        &self,
+        i: usize,
+        kind: StackImpl,
+        wanted: IfaceSetup,
+    ) -> Result<End, StackEndError> {
         let setup = |e: &dyn std::fmt::Display| StackEndError::Setup(e.to_string());
         let device = self.tag.name(if i == 0 { "c" } else { "s" });
         let (linux, ours) = (
@@ -213,20 +232,19 @@ impl StackPlace {
         let cidr = Ipv4Cidr::new(Ipv4Address::from(ours), 24).map_err(|e| setup(&e))?;
         let isn = IsnGenerator::from_os_rng(IsnPolicy::Rfc6528).map_err(|e| setup(&e))?;
         let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::default());
-        let mut stack = Stack::new(
-            dev,
-            InterfaceConfig::new(medium, cidr),
-            TcpConfig::default(),
-            isn,
-            clock,
-        );
+        let mut iface = InterfaceConfig::new(medium, cidr);
+        iface.checksum = wanted.checksum;
+        iface.route_table = wanted.route_table;
+        let mut stack = Stack::new(dev, iface, TcpConfig::default(), isn, clock);
         stack.iface.set_default_gateway(Ipv4Address::from(linux));
+        add_extra_routes(&mut stack.iface, wanted.extra_routes, linux);
         // Room for a burst of datagrams between two polls, as a kernel
         // socket's default receive buffer holds about this many.
         stack.udp = UdpSockets::new(UDP_QUEUE);
         Ok(End {
             stack: Some(stack),
             kind,
+            setup: wanted,
             linux,
             ours,
             device,
@@ -245,12 +263,13 @@ impl StackPlace {
         active: bool,
         cancel: &Canceller,
     ) -> Result<(Side, Ipv4Addr), StackEndError> {
-        let end = self.end(i, kind)?;
+        let end = self.end(i, kind, iface_setup(p, kind)?)?;
         let mut stack = end
             .stack
             .take()
             .ok_or_else(|| StackEndError::Stack("the stack is still held by a trial".into()))?;
         stack.tcp.set_config(config.clone());
+        stack.tcp.set_ack_per_batch(ack_per_batch(p));
         let ours = end.ours;
         let run = StackRun::start(stack, ours, work_for(p, role), p, active, cancel)
             .map_err(|e| StackEndError::Stack(format!("starting its thread: {e}")))?;
@@ -277,7 +296,7 @@ impl StackPlace {
         // The ends' devices exist before their drop counters are read.
         for (i, kind) in [(0, p.stack), (1, p.server_stack)] {
             if kind.is_tcplab() {
-                self.end(i, kind)?;
+                self.end(i, kind, iface_setup(p, kind)?)?;
             }
         }
         let drops_before = self.device_drops();
@@ -412,7 +431,10 @@ impl StackPlace {
         match side {
             Side::Kernel(role) => (role.join(), None),
             Side::Stack(run) => {
-                let (report, stack, stats) = run.join();
+                let (report, stack, mut stats) = run.join();
+                if let Some(s) = &stack {
+                    stats.routes = Some(s.iface.route_table().len() as u64);
+                }
                 match stack {
                     Some(s) => {
                         if let Some(end) = self.ends[i].as_mut() {

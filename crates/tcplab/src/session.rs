@@ -100,6 +100,11 @@ pub fn check_stack_point(p: &TrialParams) -> anyhow::Result<()> {
         ));
     }
     stackend::config::tcp_config(p).map_err(usage)?;
+    for kind in [p.stack, p.server_stack] {
+        if kind.is_tcplab() {
+            stackend::iface_config::iface_setup(p, kind).map_err(usage)?;
+        }
+    }
     Ok(())
 }
 

@@ -297,7 +297,7 @@ factor_table! {
     routes: Option<u32> {
         flag: "routes",
         value_name: "N,…",
-        help: "Extra /32 routes (198.18.0.0/15) in the sender's routing table for each trial, e.g. 1,1000,100000; only in a place's namespaces",
+        help: "Extra /32 routes (198.18.0.0/15) in the sender's routing table for each trial, e.g. 1,1000,100000; only in a place's namespaces, or in a tcplab stack end's own table (--route-table)",
         label: "routes",
         kind: Count,
         level: u32,

@@ -186,6 +186,11 @@ impl Interface {
         self.routes.add(route)
     }
 
+    /// The routing table (its structure and size; `--route-table`).
+    pub fn route_table(&self) -> &dyn RouteTable {
+        &*self.routes
+    }
+
     /// Sends everything off the link to `gateway`.
     pub fn set_default_gateway(&mut self, gateway: Ipv4Address) -> Option<Route> {
         let default = route::Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).expect("/0 is valid");
