@@ -1,0 +1,198 @@
+//! Issue 19's stack switches from the command line: a list of levels runs
+//! as a sweep, each level is stored with its trial and exported; a bad
+//! level, or a switch on a trial with no tcplab end, is bad input before
+//! anything is stored.
+
+mod common;
+
+use common::{assert_success, assert_usage_error, json_of, skip_unless_root, tcplab, temp_db};
+
+#[test]
+fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
+    let (_dir, db) = temp_db();
+    for (args, needle) in [
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--delack",
+                "every3",
+            ][..],
+            "invalid value \"every3\" for --delack",
+        ),
+        (
+            &["bench", "tcp-stream", "--stack", "tcplab", "--sws", "both"][..],
+            "for --sws",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--nagle",
+                "maybe",
+            ][..],
+            "for --nagle",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--header-prediction",
+                "x",
+            ][..],
+            "for --header-prediction",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--checksum",
+                "crc",
+            ][..],
+            "for --checksum",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--rtt-estimator",
+                "x",
+            ][..],
+            "for --rtt-estimator",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--route-table",
+                "x",
+            ][..],
+            "for --route-table",
+        ),
+        (
+            &["bench", "tcp-stream", "--delack", "off", "--sws", "off"][..],
+            "--delack and --sws: Linux has no such switch",
+        ),
+        (
+            &["bench", "tcp-stream", "--nagle", "off"][..],
+            "Linux's Nagle is --nodelay",
+        ),
+        (
+            &["bench", "tcp-rr", "--route-table", "hash", "--routes", "10"][..],
+            "--route-table: Linux has no such switch",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--checksum",
+                "offload",
+            ][..],
+            "--checksum offload on a tcplab end",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--nagle",
+                "on",
+                "--nodelay",
+            ][..],
+            "--nagle on with --nodelay",
+        ),
+    ] {
+        assert_usage_error(&tcplab(&db, args), needle);
+    }
+    assert!(!db.exists(), "a store was created for bad input");
+}
+
+#[test]
+fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
+    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+        return;
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = json_of(&tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--server-stack",
+            "tcplab",
+            "--delack",
+            "off,every2",
+            "--header-prediction",
+            "off",
+            "--route-table",
+            "linear",
+            "--routes",
+            "100",
+            "--bytes",
+            "2M",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{doc}");
+    let mut ratios = Vec::new();
+    for pt in points {
+        let params = &pt["params"];
+        assert_eq!(params["header_prediction"], false, "{params}");
+        assert_eq!(params["route_table"], "linear", "{params}");
+        assert!(params["sws"].is_null(), "{params}");
+        let m = &pt["metrics"];
+        let get = |k: &str| m[k]["mean"].as_f64().unwrap_or(f64::NAN);
+        assert_eq!(get("bytes"), (2 << 20) as f64, "{pt}");
+        assert_eq!(get("stack_server_header_prediction_hits"), 0.0, "{m}");
+        assert_eq!(get("stack_server_routes"), 102.0, "{m}");
+        ratios.push((
+            params["delack"].as_str().unwrap().to_string(),
+            get("stack_server_segments_out") / get("stack_server_segments_in"),
+        ));
+    }
+    assert_eq!(ratios[0].0, "off");
+    assert_eq!(ratios[1].0, "every2");
+    assert!(ratios[0].1 > 0.95, "{ratios:?}");
+    assert!(ratios[1].1 < 0.7, "{ratios:?}");
+    let csv = tcplab(&db, &["export", "latest", "--format", "csv"]);
+    assert_success(&csv);
+    let text = String::from_utf8_lossy(&csv.stdout);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    for col in [
+        "param_delack",
+        "param_header_prediction",
+        "param_route_table",
+    ] {
+        assert!(header.contains(&col), "{col} missing from {header:?}");
+    }
+    let delack = header.iter().position(|h| *h == "param_delack").unwrap();
+    let mut cells: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(delack).unwrap())
+        .collect();
+    cells.sort_unstable();
+    assert_eq!(cells, ["every2", "off"]);
+}
