@@ -40,7 +40,7 @@ fn run(place: &mut StackPlace, p: &TrialParams) -> BTreeMap<String, f64> {
 }
 
 #[test]
-fn delack_off_acknowledges_every_segment_and_every2_every_second() {
+fn delack_off_acknowledges_every_segment_every2_every_second_and_timer_and_drain_fewer() {
     let Some(mut place) = place() else { return };
     // Linux sends, the stack receives: its segments out are its ACKs.
     let ratio = |place: &mut StackPlace, level| {
@@ -58,6 +58,13 @@ fn delack_off_acknowledges_every_segment_and_every2_every_second() {
         (0.45..0.7).contains(&every2),
         "--delack every2: {every2:.3} ACKs per segment"
     );
+    // The timer alone: about one ACK per 10 ms of a ~100 ms transfer
+    // (0.006 per segment here), and drain one per emptied receive queue
+    // (0.017): both far below every second segment.
+    let timer = ratio(&mut place, DelayedAck::Timer(10_000_000));
+    let drain = ratio(&mut place, DelayedAck::Drain);
+    assert!(timer < every2 / 5.0, "--delack timer:10ms: {timer:.3}");
+    assert!(drain < every2 / 5.0, "--delack drain: {drain:.3}");
 }
 
 #[test]
