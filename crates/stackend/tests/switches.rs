@@ -1,6 +1,6 @@
 //! Issue 19's switches change what they should, read from the stack's own
 //! counters on real trials (TUN devices in a namespace, Linux's TCP at the
-//! other end): `--delack`, `--header-prediction`, `--checksum`,
+//! other end): `--delack`, `--nagle`, `--header-prediction`, `--checksum`,
 //! `--rtt-estimator` and `--route-table` with `--routes`. Needs root and TUN.
 
 use record::factor::{Checksum, DelayedAck, RouteTable, RttEstimator};
@@ -161,4 +161,27 @@ fn a_thousand_routes_run_in_every_table_structure() {
         counts.iter().all(|c| *c == base + 1000.0),
         "{counts:?} against {base}"
     );
+}
+
+/// The Nagle/delayed-ACK stall: a 2000-byte request is a full segment and
+/// a 540-byte tail; with Nagle the tail waits for the ACK of the first,
+/// which Linux delays (40 ms), so about 25 transactions a second; without
+/// it, thousands.
+#[test]
+fn nagle_on_stalls_a_request_with_a_short_tail_and_off_does_not() {
+    let Some(mut place) = place() else { return };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut rates = Vec::new();
+    for nagle in [true, false] {
+        let mut p = TrialParams::defaults(TestKind::TcpRr);
+        p.stack = StackImpl::Tcplab;
+        p.write_size = 2000;
+        p.duration_s = Some(0.5);
+        p.nagle = Some(nagle);
+        let o = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
+        let t = o.metrics["transactions_per_s"];
+        eprintln!("--nagle {nagle}: {t:.0} transactions/s");
+        rates.push(t);
+    }
+    assert!(rates[1] > 5.0 * rates[0], "{rates:?}");
 }
