@@ -76,6 +76,12 @@ impl StackStats {
         put("timeouts", self.timeouts as f64);
         put("fast_retransmits", self.fast_retransmits as f64);
         put("header_prediction_hits", self.header_prediction_hits as f64);
+        if self.segments_in > 0 {
+            put(
+                "header_prediction_hit_rate",
+                self.header_prediction_hits as f64 / self.segments_in as f64,
+            );
+        }
         put("window_probes", self.window_probes as f64);
         put("rwnd_limited_s", self.rwnd_limited_ns as f64 / 1e9);
         put("sndbuf_limited_s", self.sndbuf_limited_ns as f64 / 1e9);
@@ -173,6 +179,15 @@ mod tests {
         let mut m = BTreeMap::new();
         s.add_to("client", &mut m);
         assert_eq!(m["stack_client_rto_s"], 1.0);
+        // No segment in: no hit rate to report.
+        assert!(!m.contains_key("stack_client_header_prediction_hit_rate"));
+        let s = StackStats {
+            segments_in: 200,
+            header_prediction_hits: 150,
+            ..s
+        };
+        s.add_to("server", &mut m);
+        assert_eq!(m["stack_server_header_prediction_hit_rate"], 0.75);
         assert_eq!(m["stack_client_routes"], 1002.0);
         assert_eq!(m["stack_client_segments_out"], 10.0);
         assert_eq!(m["stack_client_rwnd_limited_s"], 0.002);

@@ -75,7 +75,8 @@ fn header_prediction_on_takes_the_fast_path_and_off_never() {
         p.header_prediction = Some(on);
         let m = run(&mut place, &p);
         let hits = m["stack_server_header_prediction_hits"];
-        let rate = hits / m["stack_server_segments_in"];
+        let rate = m["stack_server_header_prediction_hit_rate"];
+        assert_eq!(rate, hits / m["stack_server_segments_in"]);
         eprintln!("--header-prediction {on}: hit rate {rate:.3}");
         if on {
             assert!(rate > 0.5, "hit rate {rate:.3} on a bulk transfer");
