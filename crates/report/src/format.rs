@@ -165,7 +165,8 @@ fn to_place(v: f64, place: i32) -> String {
 ///
 /// The prefix follows the mean. Without a half-width (`None`, NaN: a
 /// single trial) the mean alone is written with three significant digits;
-/// a zero half-width (identical trials) is `± 0`. `—` when the mean is not
+/// a zero half-width (identical trials), or one that rounds to nothing at
+/// the sixth significant digit, is `± 0`. `—` when the mean is not
 /// finite.
 pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
     if !mean.is_finite() {
@@ -181,6 +182,12 @@ pub fn measure(mean: f64, ci: Option<f64>, unit: Unit) -> String {
         Some(c) => {
             let c = c * f;
             let place = last_place(m, c);
+            if c < 0.5 * 10f64.powi(place) {
+                // Below the finest digit a mean shows (the rounding noise
+                // of identical trials, or a CI under a millionth of the
+                // mean): `± 0`, never `0.961538 ± 0.000000`.
+                return join(format!("{m:.*} ± 0", decimals_for(m, MEAN_DIGITS)), &u);
+            }
             join(
                 format!("{} ± {}", to_place(m, place), to_place(c, place)),
                 &u,
@@ -277,6 +284,20 @@ mod tests {
     }
 
     #[test]
+    fn float_noise_of_identical_trials_is_a_zero_ci_and_a_real_narrow_ci_is_not() {
+        // Five identical 25/26 ratios: Student's t leaves ~1e-17.
+        assert_eq!(
+            measure(0.961_538_461_5, Some(1.2e-17), Unit::Plain),
+            "0.962 ± 0"
+        );
+        // A millionth of the mean is measured, and written to its digit.
+        assert_eq!(
+            measure(0.961_538, Some(0.000_001), Unit::Plain),
+            "0.961538 ± 0.000001"
+        );
+    }
+
+    #[test]
     fn a_narrow_ci_gives_the_mean_more_digits() {
         // Three digits would write 96.1 ± 0.0: the CI's first digit shows.
         assert_eq!(
@@ -284,8 +305,9 @@ mod tests {
             "96.075 ± 0.008 Mbit/s"
         );
         assert_eq!(measure(2.0, Some(0.0004), Unit::Plain), "2.0000 ± 0.0004");
-        // …but never more than six significant digits.
-        assert_eq!(measure(1.0, Some(1e-9), Unit::Plain), "1.00000 ± 0.00000");
+        // …but never more than six significant digits: a CI below the
+        // sixth is written as none.
+        assert_eq!(measure(1.0, Some(1e-9), Unit::Plain), "1.00 ± 0");
     }
 
     #[test]
