@@ -488,7 +488,7 @@ impl Connection {
 
     /// When `on_timer` must next be called, if ever.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.timers.next().map(|(_, at)| at)
+        self.timers.next_deadline()
     }
 
     /// When TIME-WAIT began, if the connection is in it.
