@@ -40,6 +40,7 @@ impl Interface {
 
     /// [`Interface::send_ip`] from a given source address (`None`: chosen
     /// by the route), as a reply is sent from the address it was sent to.
+    /// `emit` is handed zeroed bytes.
     #[allow(clippy::too_many_arguments)]
     pub fn send_ip_from(
         &mut self,
@@ -51,14 +52,21 @@ impl Interface {
         payload_len: usize,
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
-        self.send_ip_cut(device, now, src, dst, protocol, payload_len, None, emit)
+        let zeroed = |ip: &Ipv4Repr, out: &mut [u8]| {
+            out.fill(0);
+            emit(ip, out)
+        };
+        self.send_ip_cut(device, now, src, dst, protocol, payload_len, None, zeroed)
     }
 
     /// [`Interface::send_ip_from`] for a TCP segment that may be a
     /// super-segment: when it exceeds the MTU and the device cuts TCP/IPv4
     /// super-packets (TSO), it leaves whole, with a virtio-net header
     /// telling the kernel to cut it into `segment_size`-byte payloads
-    /// (the connection's MSS less options); otherwise as `send_ip_from`.
+    /// (the connection's MSS less options); otherwise as `send_ip_from`,
+    /// except that `emit` must write every byte of its slice: it holds
+    /// what the last packet left there, not zeros (a TCP segment's emit
+    /// writes them all, and a memset of each frame is saved).
     #[allow(clippy::too_many_arguments)]
     pub fn send_ip_cut(
         &mut self,
@@ -125,7 +133,8 @@ impl Interface {
             0
         };
         let mut buffer = std::mem::take(&mut self.tx_buffer);
-        buffer.clear();
+        // Every byte is written below (the virtio-net, Ethernet and IPv4
+        // headers here, the payload by `emit`): only growth is zeroed.
         buffer.resize(vnet + link + ip_len, 0);
         let ip_start = vnet + link;
         repr.emit(
