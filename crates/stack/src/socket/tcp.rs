@@ -120,6 +120,8 @@ pub struct TcpSockets {
     super_segment_limit: usize,
     ack_per_batch: bool,
     scratch: Vec<Segment>,
+    /// The sockets one `on_timers` visits (kept for its capacity).
+    visit: Vec<usize>,
     /// Payload buffers of segments sent, lent to the connection that
     /// sends next (at most [`PAYLOAD_POOL`], each of at most
     /// [`POOLED_PAYLOAD`] bytes).
@@ -160,6 +162,7 @@ impl TcpSockets {
             super_segment_limit: 0,
             ack_per_batch: true,
             scratch: Vec::new(),
+            visit: Vec::new(),
             payload_pool: Vec::new(),
         }
     }
@@ -503,7 +506,7 @@ impl TcpSockets {
     /// to send, and removes connections that are done. Costs O((due +
     /// dirty) · log n): idle connections are not looked at.
     pub fn on_timers(&mut self, now: Instant) {
-        let mut visit = Vec::new();
+        let mut visit = std::mem::take(&mut self.visit);
         while let Some((at, index)) = self.timers.peek() {
             if at > now {
                 break;
@@ -514,7 +517,7 @@ impl TcpSockets {
             }
         }
         visit.append(&mut self.dirty);
-        for index in visit {
+        for index in visit.drain(..) {
             let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
                 continue;
             };
@@ -541,6 +544,7 @@ impl TcpSockets {
             self.scratch = out;
             self.touched(index);
         }
+        self.visit = visit;
         self.drop_stale_top();
     }
 

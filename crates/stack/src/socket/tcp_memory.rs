@@ -36,7 +36,8 @@ impl TcpSockets {
             + self.payload_pool.iter().map(Vec::capacity).sum::<usize>();
         sockets
             + self.entries.capacity() * std::mem::size_of::<Option<Entry>>()
-            + (self.free.capacity() + self.dirty.capacity()) * std::mem::size_of::<usize>()
+            + (self.free.capacity() + self.dirty.capacity() + self.visit.capacity())
+                * std::mem::size_of::<usize>()
             + self.timers.heap_bytes()
             + hash_map_bytes(self.by_tuple.map())
             + hash_map_bytes(&self.listeners)
