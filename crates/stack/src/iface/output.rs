@@ -21,6 +21,9 @@ use crate::wire::{
 };
 use std::net::Ipv4Addr;
 
+/// The alignment a transmitted frame starts at (a cache line).
+const FRAME_ALIGN: usize = 64;
+
 impl Interface {
     /// Sends an IPv4 packet of `payload_len` bytes to `dst` from the
     /// address on the next hop's network: `emit` writes the payload into
@@ -132,10 +135,15 @@ impl Interface {
         } else {
             0
         };
-        let mut buffer = std::mem::take(&mut self.tx_buffer);
+        let mut frames = std::mem::take(&mut self.tx_buffer);
         // Every byte is written below (the virtio-net, Ethernet and IPv4
         // headers here, the payload by `emit`): only growth is zeroed.
-        buffer.resize(vnet + link + ip_len, 0);
+        let len = vnet + link + ip_len;
+        frames.resize(len + FRAME_ALIGN, 0);
+        // The frame starts on a cache line: the kernel's copy of it (a
+        // TUN write) ran at half speed from wherever malloc put the Vec.
+        let start = frames.as_ptr().align_offset(FRAME_ALIGN).min(FRAME_ALIGN);
+        let buffer = &mut frames[start..start + len];
         let ip_start = vnet + link;
         repr.emit(
             &mut Ipv4Packet::new_unchecked(&mut buffer[ip_start..]),
@@ -161,12 +169,12 @@ impl Interface {
         }
         self.next_ident = self.next_ident.wrapping_add(idents);
         let result = match self.medium {
-            Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
+            Medium::Ip => self.transmit(device, buffer).map(|()| SendOutcome::Sent),
             Medium::Ethernet => {
-                self.resolve_and_send(device, now, src, dst, next_hop, &mut buffer, vnet)
+                self.resolve_and_send(device, now, src, dst, next_hop, buffer, vnet)
             }
         };
-        self.tx_buffer = buffer;
+        self.tx_buffer = frames;
         result
     }
 
