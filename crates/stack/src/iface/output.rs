@@ -21,6 +21,9 @@ use crate::wire::{
 };
 use std::net::Ipv4Addr;
 
+/// The alignment a transmitted frame starts at (a cache line).
+const FRAME_ALIGN: usize = 64;
+
 impl Interface {
     /// Sends an IPv4 packet of `payload_len` bytes to `dst` from the
     /// address on the next hop's network: `emit` writes the payload into
@@ -40,6 +43,7 @@ impl Interface {
 
     /// [`Interface::send_ip`] from a given source address (`None`: chosen
     /// by the route), as a reply is sent from the address it was sent to.
+    /// `emit` is handed zeroed bytes.
     #[allow(clippy::too_many_arguments)]
     pub fn send_ip_from(
         &mut self,
@@ -51,14 +55,21 @@ impl Interface {
         payload_len: usize,
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
-        self.send_ip_cut(device, now, src, dst, protocol, payload_len, None, emit)
+        let zeroed = |ip: &Ipv4Repr, out: &mut [u8]| {
+            out.fill(0);
+            emit(ip, out)
+        };
+        self.send_ip_cut(device, now, src, dst, protocol, payload_len, None, zeroed)
     }
 
     /// [`Interface::send_ip_from`] for a TCP segment that may be a
     /// super-segment: when it exceeds the MTU and the device cuts TCP/IPv4
     /// super-packets (TSO), it leaves whole, with a virtio-net header
     /// telling the kernel to cut it into `segment_size`-byte payloads
-    /// (the connection's MSS less options); otherwise as `send_ip_from`.
+    /// (the connection's MSS less options); otherwise as `send_ip_from`,
+    /// except that `emit` must write every byte of its slice: it holds
+    /// what the last packet left there, not zeros (a TCP segment's emit
+    /// writes them all, and a memset of each frame is saved).
     #[allow(clippy::too_many_arguments)]
     pub fn send_ip_cut(
         &mut self,
@@ -124,9 +135,15 @@ impl Interface {
         } else {
             0
         };
-        let mut buffer = std::mem::take(&mut self.tx_buffer);
-        buffer.clear();
-        buffer.resize(vnet + link + ip_len, 0);
+        let mut frames = std::mem::take(&mut self.tx_buffer);
+        // Every byte is written below (the virtio-net, Ethernet and IPv4
+        // headers here, the payload by `emit`): only growth is zeroed.
+        let len = vnet + link + ip_len;
+        frames.resize(len + FRAME_ALIGN, 0);
+        // The frame starts on a cache line: the kernel's copy of it (a
+        // TUN write) ran at half speed from wherever malloc put the Vec.
+        let start = frames.as_ptr().align_offset(FRAME_ALIGN).min(FRAME_ALIGN);
+        let buffer = &mut frames[start..start + len];
         let ip_start = vnet + link;
         repr.emit(
             &mut Ipv4Packet::new_unchecked(&mut buffer[ip_start..]),
@@ -152,12 +169,12 @@ impl Interface {
         }
         self.next_ident = self.next_ident.wrapping_add(idents);
         let result = match self.medium {
-            Medium::Ip => self.transmit(device, &buffer).map(|()| SendOutcome::Sent),
+            Medium::Ip => self.transmit(device, buffer).map(|()| SendOutcome::Sent),
             Medium::Ethernet => {
-                self.resolve_and_send(device, now, src, dst, next_hop, &mut buffer, vnet)
+                self.resolve_and_send(device, now, src, dst, next_hop, buffer, vnet)
             }
         };
-        self.tx_buffer = buffer;
+        self.tx_buffer = frames;
         result
     }
 

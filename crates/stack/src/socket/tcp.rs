@@ -120,7 +120,19 @@ pub struct TcpSockets {
     super_segment_limit: usize,
     ack_per_batch: bool,
     scratch: Vec<Segment>,
+    /// The sockets one `on_timers` visits (kept for its capacity).
+    visit: Vec<usize>,
+    /// Payload buffers of segments sent, lent to the connection that
+    /// sends next (at most [`PAYLOAD_POOL`], each of at most
+    /// [`POOLED_PAYLOAD`] bytes).
+    payload_pool: Vec<Vec<u8>>,
 }
+
+/// Spare payload buffers kept: about a flush's worth of segments.
+const PAYLOAD_POOL: usize = 128;
+/// The largest payload buffer kept (a 1500-byte MTU's segment fits; a
+/// super-segment's is freed), so the pool holds 256 KB at most.
+const POOLED_PAYLOAD: usize = 2048;
 
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
     match addr {
@@ -150,6 +162,8 @@ impl TcpSockets {
             super_segment_limit: 0,
             ack_per_batch: true,
             scratch: Vec::new(),
+            visit: Vec::new(),
+            payload_pool: Vec::new(),
         }
     }
 
@@ -492,7 +506,7 @@ impl TcpSockets {
     /// to send, and removes connections that are done. Costs O((due +
     /// dirty) · log n): idle connections are not looked at.
     pub fn on_timers(&mut self, now: Instant) {
-        let mut visit = Vec::new();
+        let mut visit = std::mem::take(&mut self.visit);
         while let Some((at, index)) = self.timers.peek() {
             if at > now {
                 break;
@@ -503,7 +517,7 @@ impl TcpSockets {
             }
         }
         visit.append(&mut self.dirty);
-        for index in visit {
+        for index in visit.drain(..) {
             let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
                 continue;
             };
@@ -515,11 +529,13 @@ impl TcpSockets {
             // One scratch buffer for every call: a window's worth of
             // segments would otherwise grow a fresh Vec each time.
             let mut out = std::mem::take(&mut self.scratch);
+            s.conn.lend_payloads(&mut self.payload_pool);
             if due {
                 s.conn.on_timer_into(now, &mut out);
             } else {
                 s.conn.poll_output_into(now, &mut out);
             }
+            s.conn.lend_payloads(&mut self.payload_pool);
             s.dirty = false;
             // Its queue entry was consumed (or is stale): re-queue below.
             s.scheduled = None;
@@ -528,6 +544,7 @@ impl TcpSockets {
             self.scratch = out;
             self.touched(index);
         }
+        self.visit = visit;
         self.drop_stale_top();
     }
 
@@ -598,7 +615,14 @@ impl TcpSockets {
         }
         self.counters.segments_out += sent as u64;
         let mut outbox = outbox;
-        outbox.clear();
+        for (_, segment) in outbox.drain(..) {
+            let payload = segment.payload;
+            if (1..=POOLED_PAYLOAD).contains(&payload.capacity())
+                && self.payload_pool.len() < PAYLOAD_POOL
+            {
+                self.payload_pool.push(payload);
+            }
+        }
         if self.outbox.is_empty() {
             self.outbox = outbox;
         }
@@ -703,12 +727,14 @@ impl TcpSockets {
             self.by_tuple.remove(&tuple);
             return self.unmatched(tuple, &seg, now);
         }
+        s.conn.lend_payloads(&mut self.payload_pool);
         let (out, deferred) = if self.ack_per_batch {
             // The deferred reply leaves in `on_timers`, after the batch.
             s.conn.on_segment_in_batch(&seg, now)
         } else {
             (s.conn.on_segment(&seg, now), false)
         };
+        s.conn.lend_payloads(&mut self.payload_pool);
         self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
         if deferred {
             self.mark_dirty(index);

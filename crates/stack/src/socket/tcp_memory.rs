@@ -10,7 +10,8 @@ impl TcpSockets {
     /// Heap bytes the socket set owns: every socket's box with its
     /// connection's buffers, listeners and their pending queues, the slot
     /// table, the 4-tuple and port maps, the timer queue, the dirty and
-    /// free lists and the outbox, each by capacity. Divided by the number
+    /// free lists, the outbox and the spare payload buffers, each by
+    /// capacity. Divided by the number
     /// of connections it is the memory per connection.
     pub fn memory_bytes(&self) -> usize {
         let sockets: usize = self
@@ -31,13 +32,17 @@ impl TcpSockets {
                 .iter()
                 .map(|(_, s)| s.payload.capacity())
                 .sum::<usize>();
+        let pool = self.payload_pool.capacity() * std::mem::size_of::<Vec<u8>>()
+            + self.payload_pool.iter().map(Vec::capacity).sum::<usize>();
         sockets
             + self.entries.capacity() * std::mem::size_of::<Option<Entry>>()
-            + (self.free.capacity() + self.dirty.capacity()) * std::mem::size_of::<usize>()
+            + (self.free.capacity() + self.dirty.capacity() + self.visit.capacity())
+                * std::mem::size_of::<usize>()
             + self.timers.heap_bytes()
             + hash_map_bytes(self.by_tuple.map())
             + hash_map_bytes(&self.listeners)
             + outbox
+            + pool
     }
 }
 

@@ -131,7 +131,9 @@ impl Connection {
         let end_offset = (offset + len).min(self.send_buf.len());
         // The ring's one or two slices, copied whole (not a byte at a time).
         let (front, back) = self.send_buf.as_slices();
-        let mut payload = Vec::with_capacity(end_offset - offset);
+        let mut payload = self.payload_pool.pop().unwrap_or_default();
+        payload.clear();
+        payload.reserve(end_offset - offset);
         if offset < front.len() {
             payload.extend_from_slice(&front[offset..end_offset.min(front.len())]);
         }

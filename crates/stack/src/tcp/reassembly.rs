@@ -218,6 +218,11 @@ impl Reassembly {
     /// Up to three SACK blocks for the next ACK, in RFC 2018's order.
     pub fn sack_blocks(&self) -> SackBlocks {
         let mut blocks: SackBlocks = [None; 3];
+        if self.pieces.is_empty() {
+            // In order (every segment of a clean transfer): nothing to
+            // collect, sort or allocate.
+            return blocks;
+        }
         for (slot, run) in blocks.iter_mut().zip(self.sack_runs(3)) {
             *slot = Some(run);
         }

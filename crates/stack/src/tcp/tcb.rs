@@ -278,6 +278,10 @@ pub struct Connection {
     // Buffers: `send_buf[0]` is the octet at SND.UNA once the SYN is acked.
     pub(crate) send_buf: VecDeque<u8>,
     pub(crate) recv_buf: VecDeque<u8>,
+    /// Spare payload buffers a data segment is copied into instead of a
+    /// new allocation: lent by the socket set for one call
+    /// ([`Connection::lend_payloads`]), empty otherwise.
+    pub(crate) payload_pool: Vec<Vec<u8>>,
     pub(crate) reassembly: Reassembly,
     /// A FIN received ahead of RCV.NXT, applied when the data reaches it.
     pub(crate) peer_fin_at: Option<SeqNumber>,
@@ -339,6 +343,7 @@ impl Connection {
             ts_recent: None,
             send_buf: VecDeque::new(),
             recv_buf: VecDeque::new(),
+            payload_pool: Vec::new(),
             reassembly: Reassembly::new(SeqNumber(0), config.recv_buffer),
             peer_fin_at: None,
             fin_queued: false,
@@ -486,9 +491,17 @@ impl Connection {
         rst
     }
 
+    /// Swaps `pool` (spare, empty payload buffers) with the connection's
+    /// own: a socket set lends its pool before a call that may send data
+    /// and takes what is left back after it, so segments reuse the
+    /// buffers of segments already sent rather than allocate.
+    pub fn lend_payloads(&mut self, pool: &mut Vec<Vec<u8>>) {
+        std::mem::swap(&mut self.payload_pool, pool);
+    }
+
     /// When `on_timer` must next be called, if ever.
     pub fn poll_at(&self) -> Option<Instant> {
-        self.timers.next().map(|(_, at)| at)
+        self.timers.next_deadline()
     }
 
     /// When TIME-WAIT began, if the connection is in it.

@@ -132,10 +132,29 @@ impl Timers {
 
     /// The timer that fires next and when (the earlier kind on a tie).
     pub fn next(&self) -> Option<(TimerKind, Instant)> {
-        KINDS
-            .iter()
-            .filter_map(|&k| self.deadline(k).map(|at| (k, at)))
-            .min_by_key(|&(k, at)| (at, k))
+        // A plain scan in kind order, a later kind taking over only when
+        // strictly earlier: on the data path after every segment, where an
+        // iterator chain over (kind, deadline) pairs compiled to spills.
+        let mut next: Option<(TimerKind, Instant)> = None;
+        for (&kind, &at) in KINDS.iter().zip(&self.deadlines) {
+            if let Some(at) = at {
+                if next.is_none_or(|(_, best)| at < best) {
+                    next = Some((kind, at));
+                }
+            }
+        }
+        next
+    }
+
+    /// When the next timer fires ([`Timers::next`] without the kind).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let mut next = u64::MAX;
+        let mut armed = false;
+        for at in self.deadlines.iter().flatten() {
+            next = next.min(at.0);
+            armed = true;
+        }
+        armed.then_some(Instant(next))
     }
 
     /// How long the event loop may sleep from `now` (zero if a timer is

@@ -171,3 +171,31 @@ fn the_retransmit_timer_follows_either_estimators_backoff_on_the_clock() {
     // BSD: t_rtt 1 → 3 ticks (1.5 s), then 6 and 12 ticks.
     assert_eq!(fired_at[1], [1500, 4500, 10_500]);
 }
+
+/// The scan `poll_at` uses agrees with `next` on every combination of
+/// armed kinds, ties (the earlier kind wins) and the far end of time.
+#[test]
+fn next_deadline_is_the_deadline_of_next() {
+    let points = [
+        Instant(5),
+        Instant(5),
+        Instant(3),
+        Instant(u64::MAX),
+        Instant(9),
+        Instant(3),
+    ];
+    for armed in 0u32..64 {
+        let mut t = Timers::new(TimerConfig::default());
+        for (i, &kind) in KINDS.iter().enumerate() {
+            if armed & (1 << i) != 0 {
+                t.arm(kind, points[i]);
+            }
+        }
+        let expected = KINDS
+            .iter()
+            .filter_map(|&k| t.deadline(k).map(|at| (k, at)))
+            .min_by_key(|&(k, at)| (at, k));
+        assert_eq!(t.next(), expected, "{armed:06b}");
+        assert_eq!(t.next_deadline(), expected.map(|(_, at)| at), "{armed:06b}");
+    }
+}

@@ -579,6 +579,15 @@ impl<'a> TcpRepr<'a> {
         repr.cwr = packet.cwr();
         repr.payload = &bytes[header_len..];
         let mut options = &bytes[TCP_HEADER_LEN..header_len];
+        if let [1, 1, 8, 10, ts @ ..] = options {
+            // NOP NOP TS, the layout of all but the SYN of a connection
+            // with timestamps (RFC 7323 Appendix A, Linux's): read at once.
+            if ts.len() == 8 {
+                let tsval = NetworkEndian::read_u32(&ts[0..4]);
+                repr.timestamp = Some((tsval, NetworkEndian::read_u32(&ts[4..8])));
+                options = &[];
+            }
+        }
         while !options.is_empty() {
             let (rest, option) = TcpOption::parse(options)?;
             match option {
