@@ -16,6 +16,20 @@ pub struct CurvePoint {
     pub ci: f64,
 }
 
+impl CurvePoint {
+    /// The mean and 95% CI of `values` at level `x` (CI 0 for a single
+    /// value); `None` for no values.
+    pub fn of_values(x: f64, values: &[f64]) -> Option<CurvePoint> {
+        let s = crate::stats::Summary::new(values)?;
+        let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
+        Some(CurvePoint {
+            x,
+            mean: s.mean,
+            ci,
+        })
+    }
+}
+
 /// Whether two means differ beyond their confidence intervals (intervals
 /// that do not overlap), with a small relative floor so that identical
 /// single trials are not called different.

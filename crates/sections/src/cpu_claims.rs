@@ -4,7 +4,6 @@
 
 use analysis::findings::{largest, CurvePoint, Largest};
 use analysis::layers::CpuLayer;
-use analysis::stats::Summary;
 use analysis::trial_cost::MIN_CPU_SAMPLES;
 use report::{measure, Unit};
 
@@ -50,16 +49,7 @@ pub fn layer_finding(who: &str, trials: &[SideShares]) -> String {
                 .iter()
                 .map(|t| t.shares.get(i).copied().unwrap_or(0.0))
                 .collect();
-            let s = Summary::new(&v)?;
-            let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
-            Some((
-                l.name(),
-                CurvePoint {
-                    x: 0.0,
-                    mean: s.mean,
-                    ci,
-                },
-            ))
+            Some((l.name(), CurvePoint::of_values(0.0, &v)?))
         })
         .collect();
     let share = |name: &str| {

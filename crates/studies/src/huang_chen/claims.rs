@@ -7,7 +7,6 @@
 //! segmentation offload, TSO).
 
 use analysis::findings::{differ, largest, CurvePoint, Largest};
-use analysis::stats::Summary;
 use report::{measure, Unit};
 
 /// The fewest CPU samples a trial must have for a share to be stated from
@@ -392,16 +391,7 @@ pub(super) fn most_cpu_sentence(
                 .iter()
                 .map(|t| t.get(i).copied().unwrap_or(0.0))
                 .collect();
-            let s = Summary::new(&v)?;
-            let ci = if s.ci95.is_finite() { s.ci95 } else { 0.0 };
-            Some((
-                *b,
-                CurvePoint {
-                    x: 0.0,
-                    mean: s.mean,
-                    ci,
-                },
-            ))
+            Some((*b, CurvePoint::of_values(0.0, &v)?))
         })
         .collect();
     let share = |name: &str| {
