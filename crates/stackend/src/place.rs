@@ -22,7 +22,7 @@ use record::{StackImpl, TrialOutcome, TrialParams};
 use stack::iface::udp::UdpSockets;
 use stack::iface::InterfaceConfig;
 use stack::phy::tun::{TunConfig, TunKind, TunTap};
-use stack::phy::Medium;
+use stack::phy::{Medium, PhyError};
 use stack::stack::Stack;
 use stack::tcp::isn::{IsnGenerator, IsnPolicy};
 use stack::tcp::tcb::TcpConfig;
@@ -192,7 +192,7 @@ impl StackPlace {
         let name = device.clone();
         let dev = self
             .ns
-            .run_in(move || TunTap::open(&TunConfig::new(&name, tun_kind)))
+            .run_in(move || open_when_free(&TunConfig::new(&name, tun_kind)))
             .map_err(|e| setup(&e))?
             .map_err(|e| setup(&format!("opening TUN device {device}: {e}")))?;
         let ns = self.ns.name();
@@ -513,6 +513,30 @@ fn wait_for(
         std::thread::sleep(tick);
     }
     interrupted
+}
+
+/// How long a remade end waits for its old device's name to come free.
+const DEVICE_FREE_WAIT: Duration = Duration::from_secs(3);
+
+/// Opens the device, waiting while its name is still taken (EBUSY) by the
+/// end it replaces. Closing a TUN fd removes the device only when the
+/// file's last reference goes, and a process another thread is spawning
+/// holds a copy of every fd until its exec closes them (O_CLOEXEC), so the
+/// old device can outlive our close by a fraction of a millisecond. A name
+/// still busy after `DEVICE_FREE_WAIT` is a real error.
+fn open_when_free(config: &TunConfig) -> Result<TunTap, PhyError> {
+    let deadline = Instant::now() + DEVICE_FREE_WAIT;
+    loop {
+        match TunTap::open(config) {
+            Err(PhyError::Setup { source, .. })
+                if source.kind() == std::io::ErrorKind::ResourceBusy
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 impl Drop for StackPlace {
