@@ -9,7 +9,9 @@
 //! - [`loopback::Loopback`]: an in-memory queue, for tests without a device;
 //! - [`tracer::Tracer`]: wraps a device and writes every frame to pcapng;
 //! - [`fault::FaultInjector`]: wraps a device and drops, reorders,
-//!   duplicates or corrupts frames with seeded probabilities.
+//!   duplicates or corrupts frames with seeded probabilities;
+//! - [`threaded::DriverThread`]: moves a device's system calls to a
+//!   thread of its own, joined to the stack by frame queues.
 //!
 //! The wrappers are devices themselves, so they stack:
 //! `Tracer<FaultInjector<TunTap>>` traces what the stack sent before the
@@ -17,6 +19,7 @@
 
 pub mod fault;
 pub mod loopback;
+pub mod threaded;
 pub mod tracer;
 pub mod tun;
 pub mod vnet;

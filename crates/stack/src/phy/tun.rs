@@ -167,6 +167,14 @@ impl TunTap {
     }
 }
 
+/// The device's file descriptor, for callers that wait on it beside
+/// others (the driver thread of [`super::threaded`]).
+impl AsFd for TunTap {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Device for TunTap {
     fn capabilities(&self) -> Capabilities {
         self.caps
