@@ -3,6 +3,7 @@
 //! the work waits on the network), lingers until the connections have
 //! closed, and hands the stack back with what was measured.
 
+use crate::end_device::EndStack;
 use crate::http::{HttpClient, HttpServe};
 use crate::metrics::StackStats;
 use crate::rr::{CrrClient, RrClient, RrServe};
@@ -16,8 +17,6 @@ use engine::report::{ConnResult, SideReport};
 use engine::workloads::http::Responses;
 use engine::workloads::{amounts, pattern_for};
 use record::{TestKind, TrialParams};
-use stack::phy::tun::TunTap;
-use stack::stack::Stack;
 use stack::tcp::state::State;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
@@ -144,7 +143,7 @@ pub(crate) fn work_for(p: &TrialParams, role: EndRole) -> Box<dyn EndWork> {
 /// What an end's thread hands back: the stack (unless it failed), the
 /// per-connection results and the stack's counters.
 pub(crate) struct EndOutput {
-    pub stack: Option<Stack<TunTap>>,
+    pub stack: Option<EndStack>,
     pub conns: Vec<ConnResult>,
     pub stats: StackStats,
 }
@@ -161,7 +160,7 @@ impl StackRun {
     /// active end (the one that sends, or the transaction client) stops on
     /// the trial's duration; a passive one when told to [`finish`].
     pub fn start(
-        mut stack: Stack<TunTap>,
+        mut stack: EndStack,
         local: Ipv4Addr,
         mut work: Box<dyn EndWork>,
         p: &TrialParams,
@@ -176,6 +175,7 @@ impl StackRun {
             .name("tcplab-stack".into())
             .spawn(move || {
                 let cpu0 = CpuTime::thread_now();
+                let driver0 = stack.device.driver_cpu();
                 let stop = StopFlag::tied_to(&cancel);
                 let _timer = duration.and_then(|d| StopTimer::start(&stop, d).ok());
                 let mut stats = StackStats::default();
@@ -189,7 +189,14 @@ impl StackRun {
                     &mut stats,
                 );
                 let mut conns = work.results();
-                let cpu = CpuTime::thread_now().since(cpu0);
+                // The driver thread's CPU (--layers threaded) is the
+                // end's too.
+                let driver1 = stack.device.driver_cpu();
+                let driver = CpuTime {
+                    user_s: driver1.user.saturating_sub(driver0.user).as_secs_f64(),
+                    sys_s: driver1.system.saturating_sub(driver0.system).as_secs_f64(),
+                };
+                let cpu = CpuTime::thread_now().since(cpu0).plus(driver);
                 if let Some(first) = conns.first_mut() {
                     // One thread served every connection: its CPU once.
                     first.cpu = cpu;
@@ -243,7 +250,7 @@ impl StackRun {
 
     /// Waits for the thread: the side's report, the stack back (unless it
     /// failed) and its counters.
-    pub fn join(self) -> (SideReport, Option<Stack<TunTap>>, StackStats) {
+    pub fn join(self) -> (SideReport, Option<EndStack>, StackStats) {
         let out = self.handle.join().unwrap_or_else(|_| EndOutput {
             stack: None,
             conns: vec![ConnResult::failed(
@@ -258,7 +265,7 @@ impl StackRun {
 /// Steps `work` until it is done, then lingers until the connections have
 /// closed; returns the device's failure, if one ended it.
 fn run(
-    stack: &mut Stack<TunTap>,
+    stack: &mut EndStack,
     local: Ipv4Addr,
     work: &mut dyn EndWork,
     stop: &StopFlag,
@@ -285,7 +292,7 @@ fn run(
 
 #[allow(clippy::too_many_arguments)]
 fn drive(
-    stack: &mut Stack<TunTap>,
+    stack: &mut EndStack,
     local: Ipv4Addr,
     work: &mut dyn EndWork,
     stop: &StopFlag,

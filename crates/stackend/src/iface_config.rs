@@ -1,11 +1,12 @@
 //! The interface a stack end is built with for a trial: its checksum
-//! method (`--checksum`), its routing-table structure (`--route-table`)
-//! and the extra routes in it (`--routes N`). Unlike `TcpConfig`, these
+//! method (`--checksum`), its routing-table structure (`--route-table`),
+//! the extra routes in it (`--routes N`) and whether its device's driver
+//! has a thread of its own (`--layers`). Unlike `TcpConfig`, these
 //! are fixed when the interface is built, so an end whose setup differs
 //! from the last trial's is rebuilt.
 
 use crate::error::StackEndError;
-use record::factor::{Checksum, RouteTable};
+use record::factor::{Checksum, Layers, RouteTable};
 use record::{StackImpl, TrialParams};
 use stack::iface::route::{Ipv4Cidr, NextHop, Route, RouteTableKind};
 use stack::iface::Interface;
@@ -28,6 +29,8 @@ pub struct IfaceSetup {
     pub route_table: RouteTableKind,
     /// Extra /32 routes from [`EXTRA_ROUTES_BASE`], each via the gateway.
     pub extra_routes: u32,
+    /// Whether the device's driver runs on a thread of its own.
+    pub layers: Layers,
 }
 
 impl Default for IfaceSetup {
@@ -37,6 +40,7 @@ impl Default for IfaceSetup {
             checksum: ChecksumMethod::default(),
             route_table: RouteTableKind::Trie,
             extra_routes: 0,
+            layers: Layers::Merged,
         }
     }
 }
@@ -82,6 +86,7 @@ pub fn iface_setup(p: &TrialParams, kind: StackImpl) -> Result<IfaceSetup, Stack
         checksum,
         route_table,
         extra_routes,
+        layers: p.layers.unwrap_or(Layers::Merged),
     })
 }
 

@@ -13,6 +13,7 @@
 
 pub mod config;
 mod driver;
+mod end_device;
 pub mod error;
 mod http;
 pub mod iface_config;

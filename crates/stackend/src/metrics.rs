@@ -3,6 +3,7 @@
 //! the peer's window and by the send buffer, in nanoseconds (the stack
 //! times them on its own clock, not in 4 ms jiffies).
 
+use stack::phy::threaded::QueueStats;
 use stack::socket::tcp::{TcpHandle, TcpSockets};
 use std::collections::BTreeMap;
 
@@ -40,6 +41,8 @@ pub struct StackStats {
     pub rto_ns: Option<u64>,
     /// Routes in the end's interface table (`--routes`, `--route-table`).
     pub routes: Option<u64>,
+    /// What crossed the driver thread's queues (`--layers threaded`).
+    pub driver_queues: Option<QueueStats>,
 }
 
 impl StackStats {
@@ -99,6 +102,14 @@ impl StackStats {
         }
         if let Some(r) = self.routes {
             put("routes", r as f64);
+        }
+        if let Some(q) = self.driver_queues {
+            put("driver_frames_in", q.inbound_frames as f64);
+            put("driver_frames_out", q.outbound_frames as f64);
+            put("driver_queue_max_in", q.inbound_max_depth as f64);
+            put("driver_queue_max_out", q.outbound_max_depth as f64);
+            put("driver_wakeups", q.driver_wakeups as f64);
+            put("driver_queue_full_out", q.outbound_full as f64);
         }
     }
 }

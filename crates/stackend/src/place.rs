@@ -9,6 +9,7 @@
 
 use crate::config::{ack_per_batch, tcp_config};
 use crate::driver::{work_for, EndRole, StackRun};
+use crate::end_device::{EndDevice, EndStack};
 use crate::error::StackEndError;
 use crate::iface_config::{add_extra_routes, iface_setup, IfaceSetup};
 use crate::metrics::StackStats;
@@ -49,7 +50,7 @@ const SLACK: Duration = Duration::from_secs(30);
 /// One user-space end: its stack (while no trial holds it), the kind of
 /// device it runs on, and addresses.
 struct End {
-    stack: Option<Stack<TunTap>>,
+    stack: Option<EndStack>,
     kind: StackImpl,
     setup: IfaceSetup,
     linux: Ipv4Addr,
@@ -235,6 +236,8 @@ impl StackPlace {
         let mut iface = InterfaceConfig::new(medium, cidr);
         iface.checksum = wanted.checksum;
         iface.route_table = wanted.route_table;
+        let dev = EndDevice::new(dev, wanted.layers)
+            .map_err(|e| setup(&format!("the driver thread of {device}: {e}")))?;
         let mut stack = Stack::new(dev, iface, TcpConfig::default(), isn, clock);
         stack.iface.set_default_gateway(Ipv4Address::from(linux));
         add_extra_routes(&mut stack.iface, wanted.extra_routes, linux);
@@ -270,6 +273,8 @@ impl StackPlace {
             .ok_or_else(|| StackEndError::Stack("the stack is still held by a trial".into()))?;
         stack.tcp.set_config(config.clone());
         stack.tcp.set_ack_per_batch(ack_per_batch(p));
+        // The queues' figures count from the trial's start.
+        stack.device.take_queue_stats();
         let ours = end.ours;
         let run = StackRun::start(stack, ours, work_for(p, role), p, active, cancel)
             .map_err(|e| StackEndError::Stack(format!("starting its thread: {e}")))?;
@@ -434,6 +439,7 @@ impl StackPlace {
                 let (report, stack, mut stats) = run.join();
                 if let Some(s) = &stack {
                     stats.routes = Some(s.iface.route_table().len() as u64);
+                    stats.driver_queues = s.device.take_queue_stats();
                 }
                 match stack {
                     Some(s) => {

@@ -192,6 +192,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--checksum", p.checksum.is_some()),
         ("--rtt-estimator", p.rtt_estimator.is_some()),
         ("--route-table", p.route_table.is_some()),
+        ("--layers", p.layers.is_some()),
     ];
     let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     match flags.as_slice() {

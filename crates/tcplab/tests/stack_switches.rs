@@ -94,6 +94,14 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             "--route-table: Linux has no such switch",
         ),
         (
+            &["bench", "tcp-stream", "--stack", "tcplab", "--layers", "x"][..],
+            "for --layers",
+        ),
+        (
+            &["bench", "tcp-stream", "--layers", "threaded"][..],
+            "--layers: Linux has no such switch",
+        ),
+        (
             &[
                 "bench",
                 "tcp-stream",
@@ -147,6 +155,8 @@ fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
             "linear",
             "--routes",
             "100",
+            "--layers",
+            "threaded",
             "--bytes",
             "2M",
             "--repeat",
@@ -161,12 +171,18 @@ fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
         let params = &pt["params"];
         assert_eq!(params["header_prediction"], false, "{params}");
         assert_eq!(params["route_table"], "linear", "{params}");
+        assert_eq!(params["layers"], "threaded", "{params}");
         assert!(params["sws"].is_null(), "{params}");
         let m = &pt["metrics"];
         let get = |k: &str| m[k]["mean"].as_f64().unwrap_or(f64::NAN);
         assert_eq!(get("bytes"), (2 << 20) as f64, "{pt}");
         assert_eq!(get("stack_server_header_prediction_hits"), 0.0, "{m}");
         assert_eq!(get("stack_server_routes"), 102.0, "{m}");
+        // Every segment the server end took crossed its driver's queue.
+        assert!(
+            get("stack_server_driver_frames_in") >= get("stack_server_segments_in"),
+            "{m}"
+        );
         ratios.push((
             params["delack"].as_str().unwrap().to_string(),
             get("stack_server_segments_out") / get("stack_server_segments_in"),
@@ -184,6 +200,7 @@ fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
         "param_delack",
         "param_header_prediction",
         "param_route_table",
+        "param_layers",
     ] {
         assert!(header.contains(&col), "{col} missing from {header:?}");
     }

@@ -219,6 +219,37 @@ impl RouteTable {
     }
 }
 
+/// How a tcplab stack end's layers share threads (`--layers`; Guerrero &
+/// Frieder 1992, Figs 3–4, merged the interface module, IP and TCP from
+/// three processes into one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layers {
+    /// The device's system calls, IP and TCP on the end's one thread.
+    Merged,
+    /// The device driver on a thread of its own, joined to IP and TCP by
+    /// frame queues.
+    Threaded,
+}
+
+impl Layers {
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layers::Merged => "merged",
+            Layers::Threaded => "threaded",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<Layers, LevelError> {
+        [Layers::Merged, Layers::Threaded]
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected merged or threaded"))
+    }
+}
+
 /// Each switch's level is its flag's text in tables and exports.
 macro_rules! named_levels {
     ($($t:ty),*) => {$(
@@ -229,7 +260,7 @@ macro_rules! named_levels {
         }
     )*};
 }
-named_levels!(DelayedAck, Sws, Checksum, RttEstimator, RouteTable);
+named_levels!(DelayedAck, Sws, Checksum, RttEstimator, RouteTable, Layers);
 
 macro_rules! display_by_name {
     ($($t:ty),*) => {$(
@@ -240,7 +271,7 @@ macro_rules! display_by_name {
         }
     )*};
 }
-display_by_name!(Sws, Checksum, RttEstimator, RouteTable);
+display_by_name!(Sws, Checksum, RttEstimator, RouteTable, Layers);
 
 #[cfg(test)]
 mod tests {
@@ -267,6 +298,9 @@ mod tests {
         assert!(RttEstimator::parse("jacobson").is_err());
         assert_eq!(RouteTable::parse("hash"), Ok(RouteTable::Hash));
         assert!(RouteTable::parse("btree").is_err());
+        assert_eq!(Layers::parse("threaded"), Ok(Layers::Threaded));
+        assert_eq!(Layers::Merged.to_string(), "merged");
+        assert!(Layers::parse("processes").is_err());
         assert_eq!(
             serde_json::to_string(&Sws::SenderOff).unwrap(),
             "\"sender-off\""

@@ -7,7 +7,7 @@ use super::level_types::{
 };
 use super::offloads::OffloadsOff;
 use super::parse;
-use super::stack_switches::{Checksum, DelayedAck, RouteTable, RttEstimator, Sws};
+use super::stack_switches::{Checksum, DelayedAck, Layers, RouteTable, RttEstimator, Sws};
 
 factor_table! {
     /// Amount as bytes: the file size for streams, request bytes for transaction tests.
@@ -476,6 +476,19 @@ factor_table! {
         kind: Name,
         level: RouteTable,
         parse: |s, _| RouteTable::parse(s),
+        default: |_| None,
+    }
+    /// How tcplab stack ends' layers share threads (`--layers`); `None`
+    /// keeps them merged on one thread.
+    #[serde(default)]
+    layers: Option<Layers> {
+        flag: "layers",
+        value_name: "merged,threaded",
+        help: "tcplab stack ends: merged (the device's system calls, IP and TCP on the end's one thread) or threaded (the device driver on a thread of its own, joined to IP and TCP by frame queues: Guerrero & Frieder's separate interface process) [default: merged]",
+        label: "layers",
+        kind: Name,
+        level: Layers,
+        parse: |s, _| Layers::parse(s),
         default: |_| None,
     }
 }

@@ -28,8 +28,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Frames each queue holds (a NIC ring's worth).
-pub const QUEUE_FRAMES: usize = 256;
+/// Frames each queue holds (a NIC ring's worth; Linux's TUN holds 500
+/// more behind the inbound one).
+pub const QUEUE_FRAMES: usize = 1024;
 
 /// What crossed the queues between the driver thread and the stack.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,9 +45,35 @@ pub struct QueueStats {
     pub outbound_max_depth: u64,
     /// Times the driver thread woke from `poll(2)`.
     pub driver_wakeups: u64,
-    /// Frames the stack's `transmit` was refused because the outbound
-    /// queue was full (returned as [`PhyError::Exhausted`]).
+    /// Times the stack's `transmit` found the outbound queue full and
+    /// waited for the driver to make room.
     pub outbound_full: u64,
+}
+
+/// A thread's CPU time, user and system apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadCpu {
+    /// In user space.
+    pub user: Duration,
+    /// In the kernel (the device's system calls, mostly).
+    pub system: Duration,
+}
+
+impl ThreadCpu {
+    /// The calling thread's CPU time so far (`getrusage(RUSAGE_THREAD)`).
+    pub fn of_this_thread() -> ThreadCpu {
+        // SAFETY: getrusage writes a plain struct; RUSAGE_THREAD is valid
+        // on Linux.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+            return ThreadCpu::default();
+        }
+        let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        ThreadCpu {
+            user: d(ru.ru_utime),
+            system: d(ru.ru_stime),
+        }
+    }
 }
 
 /// State both threads see.
@@ -67,6 +94,8 @@ struct Shared {
     outbound_max_depth: AtomicU64,
     driver_wakeups: AtomicU64,
     outbound_full: AtomicU64,
+    driver_user_ns: AtomicU64,
+    driver_sys_ns: AtomicU64,
 }
 
 impl Shared {
@@ -83,10 +112,12 @@ impl Shared {
     }
 }
 
-/// Raises `depth` by one and records it in `max`.
+/// Raises `depth` by one and records it in `max`. A frame is counted just
+/// before it is queued, so a refused one (queue full) briefly counts one
+/// over: the record stops at the queue's length, all it can hold.
 fn push_depth(depth: &AtomicUsize, max: &AtomicU64) {
     let now = depth.fetch_add(1, Ordering::AcqRel) + 1;
-    max.fetch_max(now as u64, Ordering::Relaxed);
+    max.fetch_max(now.min(QUEUE_FRAMES) as u64, Ordering::Relaxed);
 }
 
 /// The stack's side of a device whose driver runs on its own thread.
@@ -168,6 +199,32 @@ impl DriverThread {
         self.shared.stats()
     }
 
+    /// What has crossed the queues since the last call (or the start),
+    /// and counting starts again: a trial's own figures when the device
+    /// outlives trials.
+    pub fn take_stats(&self) -> QueueStats {
+        let take = |a: &AtomicU64| a.swap(0, Ordering::Relaxed);
+        let sh = &self.shared;
+        QueueStats {
+            inbound_frames: take(&sh.inbound_frames),
+            outbound_frames: take(&sh.outbound_frames),
+            inbound_max_depth: take(&sh.inbound_max_depth),
+            outbound_max_depth: take(&sh.outbound_max_depth),
+            driver_wakeups: take(&sh.driver_wakeups),
+            outbound_full: take(&sh.outbound_full),
+        }
+    }
+
+    /// The CPU time the driver thread has used, as of its last report
+    /// (it reports before each sleep and every 256 rounds of work): its
+    /// work is the end's too, and the stack thread's clock does not see it.
+    pub fn driver_cpu(&self) -> ThreadCpu {
+        ThreadCpu {
+            user: Duration::from_nanos(self.shared.driver_user_ns.load(Ordering::Acquire)),
+            system: Duration::from_nanos(self.shared.driver_sys_ns.load(Ordering::Acquire)),
+        }
+    }
+
     fn kick(&self) {
         // Best effort: a full eventfd counter already wakes the driver.
         let _ = self.wake.write(1);
@@ -231,15 +288,27 @@ impl Device for DriverThread {
         let Some(outbound) = &self.outbound else {
             return Err(self.driver_error());
         };
-        match outbound.try_send(buf) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.shared.outbound_full.fetch_add(1, Ordering::Relaxed);
-                return Err(PhyError::Exhausted);
-            }
-            Err(TrySendError::Disconnected(_)) => return Err(self.driver_error()),
-        }
+        // Counted before it is queued: the driver may take it (and count
+        // it off) before the send returns.
         push_depth(&self.shared.outbound_depth, &self.shared.outbound_max_depth);
+        let sent = match outbound.try_send(buf) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(buf)) => {
+                // Back-pressure, as the merged device's write(2) gives by
+                // blocking in the kernel: wait for the driver to make
+                // room (it is awake: the queue is not empty).
+                self.shared.outbound_full.fetch_add(1, Ordering::Relaxed);
+                if self.shared.driver_sleeping.swap(false, Ordering::SeqCst) {
+                    self.kick();
+                }
+                outbound.send(buf).map_err(|_| ())
+            }
+            Err(TrySendError::Disconnected(_)) => Err(()),
+        };
+        if sent.is_err() {
+            self.shared.outbound_depth.fetch_sub(1, Ordering::AcqRel);
+            return Err(self.driver_error());
+        }
         fence(Ordering::SeqCst);
         if self.shared.driver_sleeping.swap(false, Ordering::SeqCst) {
             self.kick();
@@ -296,15 +365,33 @@ struct Driver<D> {
 
 impl<D: Device + AsFd> Driver<D> {
     fn run(mut self) -> Result<(), PhyError> {
+        let mut rounds = 0u32;
         while !self.shared.stop.load(Ordering::SeqCst) {
             let wrote = self.write_queued()?;
             let (read, full) = self.read_available()?;
+            rounds = rounds.wrapping_add(1);
             if wrote || read {
+                if rounds.is_multiple_of(256) {
+                    self.report_cpu();
+                }
                 continue;
             }
+            self.report_cpu();
             self.sleep(full)?;
         }
         Ok(())
+    }
+
+    /// Publishes this thread's CPU time for [`DriverThread::driver_cpu`].
+    fn report_cpu(&self) {
+        let cpu = ThreadCpu::of_this_thread();
+        let ns = |d: Duration| d.as_nanos().min(u128::from(u64::MAX)) as u64;
+        self.shared
+            .driver_user_ns
+            .store(ns(cpu.user), Ordering::Release);
+        self.shared
+            .driver_sys_ns
+            .store(ns(cpu.system), Ordering::Release);
     }
 
     /// Writes every queued outbound frame; whether there was one.

@@ -1,0 +1,102 @@
+//! `--layers threaded` puts the stack end's device driver on a thread of
+//! its own, joined to IP and TCP by frame queues (Guerrero & Frieder's
+//! separate interface process); `merged` keeps one thread. Real trials:
+//! TUN devices in a namespace, Linux's TCP at the other end. Needs root
+//! and TUN.
+
+use record::factor::Layers;
+use record::{StackImpl, TestKind, TrialParams};
+use stackend::StackPlace;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+const BYTES: u64 = 16 << 20;
+
+fn place() -> Option<StackPlace> {
+    match StackPlace::build() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("skipped: cannot build the stack's place here: {e}");
+            None
+        }
+    }
+}
+
+fn run(place: &mut StackPlace, p: &TrialParams) -> BTreeMap<String, f64> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let o = place.run(p, &stop).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    o.metrics
+}
+
+#[test]
+fn threaded_layers_move_every_byte_both_ways_through_the_driver_queues() {
+    let Some(mut place) = place() else { return };
+    for reverse in [false, true] {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.stack = StackImpl::Tcplab;
+        p.bytes = Some(BYTES);
+        p.duration_s = None;
+        p.reverse = reverse;
+        p.layers = Some(Layers::Threaded);
+        let m = run(&mut place, &p);
+        assert_eq!(m["bytes"], BYTES as f64, "{m:?}");
+        assert_eq!(m.get("integrity_errors").copied().unwrap_or(0.0), 0.0);
+        // Every segment the stack sent crossed the outbound queue and
+        // every one it took crossed the inbound queue.
+        let (segs_out, segs_in) = (
+            m["stack_client_segments_out"],
+            m["stack_client_segments_in"],
+        );
+        assert!(m["stack_client_driver_frames_out"] >= segs_out, "{m:?}");
+        assert!(m["stack_client_driver_frames_in"] >= segs_in, "{m:?}");
+        assert!(m["stack_client_driver_queue_max_in"] >= 1.0, "{m:?}");
+        assert!(m["stack_client_driver_queue_max_out"] >= 1.0, "{m:?}");
+        eprintln!(
+            "--layers threaded reverse={reverse}: {:.0} Mbit/s, queues at most {} in / {} out, {} driver wake-ups",
+            m["throughput_bps"] / 1e6,
+            m["stack_client_driver_queue_max_in"],
+            m["stack_client_driver_queue_max_out"],
+            m["stack_client_driver_wakeups"],
+        );
+        // Merged: no queues to report.
+        p.layers = Some(Layers::Merged);
+        let m = run(&mut place, &p);
+        assert_eq!(m["bytes"], BYTES as f64);
+        assert!(!m.contains_key("stack_client_driver_frames_out"), "{m:?}");
+    }
+}
+
+/// A transaction crosses the client end's queues twice (the request out,
+/// the response in), each a thread hand-off the merged end does not make:
+/// the threaded end's median round trip is the longer (the lower of two
+/// alternated trials each).
+#[test]
+fn threaded_layers_lengthen_a_round_trip() {
+    let Some(mut place) = place() else { return };
+    let mut p50 = Vec::new();
+    for layers in [
+        Layers::Merged,
+        Layers::Threaded,
+        Layers::Merged,
+        Layers::Threaded,
+    ] {
+        let mut p = TrialParams::defaults(TestKind::TcpRr);
+        p.stack = StackImpl::Tcplab;
+        p.duration_s = Some(0.5);
+        p.layers = Some(layers);
+        let m = run(&mut place, &p);
+        let l = m["latency_p50_s"] * 1e6;
+        eprintln!(
+            "--layers {layers}: p50 {l:.1} µs, {:.0} transactions/s",
+            m["transactions_per_s"]
+        );
+        p50.push(l);
+    }
+    let merged = p50[0].min(p50[2]);
+    let threaded = p50[1].min(p50[3]);
+    assert!(
+        threaded > merged,
+        "threaded {threaded} µs against merged {merged} µs"
+    );
+}
