@@ -43,6 +43,8 @@ pub struct StackStats {
     pub routes: Option<u64>,
     /// Segments sent advertising a zero window.
     pub zero_windows_sent: u64,
+    /// Output passes in which Nagle alone held data back.
+    pub nagle_holds: u64,
     /// Window updates and data segments by size, the smallest over all
     /// connections (`--sws`).
     pub sws: SwsCounters,
@@ -79,6 +81,7 @@ impl StackStats {
         self.rwnd_limited_ns += k.rwnd_limited_ns;
         self.sndbuf_limited_ns += k.sndbuf_limited_ns;
         self.zero_windows_sent += k.zero_windows_sent;
+        self.nagle_holds += k.nagle_holds;
         add_sws(&mut self.sws, &k.sws);
         self.cwnd = Some(c.cwnd() as u64);
         self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
@@ -124,6 +127,7 @@ impl StackStats {
             put("routes", r as f64);
         }
         put("zero_windows_sent", self.zero_windows_sent as f64);
+        put("nagle_holds", self.nagle_holds as f64);
         let w = &self.sws;
         put("window_updates", w.window_updates as f64);
         put("small_window_updates", w.small_window_updates as f64);

@@ -285,7 +285,18 @@ impl Connection {
                     let n = self.super_segment_len(n, &state);
                     self.send_range(self.snd_nxt, n, now, out)
                 }
-                SendDecision::Wait => return,
+                SendDecision::Wait => {
+                    if self.config.sender.nagle {
+                        let without = super::window::SenderPolicy {
+                            nagle: false,
+                            ..self.config.sender
+                        };
+                        if without.decide(&state) != SendDecision::Wait {
+                            self.counters.nagle_holds += 1;
+                        }
+                    }
+                    return;
+                }
             }
         }
     }

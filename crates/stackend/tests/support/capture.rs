@@ -30,14 +30,16 @@ pub struct Capture {
 impl Capture {
     /// Starts tcpdump on `device` in namespace `ns` and returns once it is
     /// listening (its "listening on" line), so it sees every packet of
-    /// what follows. Whole packets (`-s 0`), for the checksums.
-    pub fn start(ns: &str, device: &str) -> Capture {
+    /// what follows. Packets of up to `snaplen` bytes are kept whole (for
+    /// the checksums); tcpdump's ring holds 64 MB of slots of that size,
+    /// so a snap length no larger than the device's packets keeps it from
+    /// dropping at full speed.
+    pub fn start(ns: &str, device: &str, snaplen: usize) -> Capture {
         let file =
             std::env::temp_dir().join(format!("tcplab-wire-{}-{device}.pcap", std::process::id()));
         let mut child = Command::new("ip")
-            .args([
-                "netns", "exec", ns, "tcpdump", "-i", device, "-nn", "-s", "0",
-            ])
+            .args(["netns", "exec", ns, "tcpdump", "-i", device, "-nn", "-s"])
+            .arg(snaplen.to_string())
             .args(["-B", "65536", "--immediate-mode", "-U", "-w"])
             .arg(&file)
             .arg("tcp")
@@ -183,6 +185,19 @@ impl Flow {
             })
             .collect();
         Flow { segs, sender }
+    }
+
+    /// The endpoint that opened the connection (sent the SYN without ACK).
+    pub fn client(&self) -> Option<Endpoint> {
+        self.segs
+            .iter()
+            .find(|s| s.syn && s.ack.is_none())
+            .map(|s| s.src)
+    }
+
+    /// Segments sent by `from`.
+    pub fn sent_by(&self, from: Endpoint) -> impl Iterator<Item = &Seg> {
+        self.segs.iter().filter(move |s| s.src == from)
     }
 
     /// Segments from the data sender carrying payload.

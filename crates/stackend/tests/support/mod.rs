@@ -6,7 +6,7 @@
 pub mod capture;
 
 use capture::{Capture, Captured};
-use record::TrialParams;
+use record::{StackImpl, TrialParams};
 use stackend::StackPlace;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -50,7 +50,11 @@ pub fn run_captured(
         On::Server => server,
     }
     .expect("the end listened on is a tcplab end");
-    let capture = Capture::start(place.namespace(), &device);
+    // An offload device carries super-packets of up to 64 KB; the others
+    // MTU-sized packets (with an Ethernet header on TAP).
+    let offload = [p.stack, p.server_stack].contains(&StackImpl::TcplabOffload);
+    let snaplen = if offload { 65_600 } else { 1_600 };
+    let capture = Capture::start(place.namespace(), &device, snaplen);
     let stop = Arc::new(AtomicBool::new(false));
     let outcome = place.run(p, &stop);
     let captured = capture.stop();
