@@ -22,9 +22,23 @@ pub fn tcpdump_available() -> bool {
 
 /// A tcpdump running on one device.
 pub struct Capture {
-    child: Child,
-    stderr: std::thread::JoinHandle<String>,
-    file: PathBuf,
+    /// Taken by `stop`; a capture dropped unstopped (a test failing
+    /// mid-trial) kills its tcpdump and removes its file.
+    child: Option<Child>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    file: Option<PathBuf>,
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(file) = self.file.take() {
+            let _ = std::fs::remove_file(file);
+        }
+    }
 }
 
 impl Capture {
@@ -57,16 +71,17 @@ impl Capture {
             s
         });
         Capture {
-            child,
-            stderr,
-            file,
+            child: Some(child),
+            stderr: Some(stderr),
+            file: Some(file),
         }
     }
 
     /// Stops tcpdump (once its file stopped growing), checks it dropped
     /// nothing, and returns what it captured.
-    pub fn stop(self) -> Captured {
-        let size = || std::fs::metadata(&self.file).map_or(0, |m| m.len());
+    pub fn stop(mut self) -> Captured {
+        let file = self.file.clone().expect("not yet stopped");
+        let size = || std::fs::metadata(&file).map_or(0, |m| m.len());
         let mut last = size();
         for _ in 0..50 {
             std::thread::sleep(Duration::from_millis(200));
@@ -76,21 +91,21 @@ impl Capture {
             }
             last = now;
         }
+        let mut child = self.child.take().expect("not yet stopped");
         // SAFETY: signalling the child this test started, by its pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let mut child = self.child;
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         let _ = child.wait();
-        let report = self.stderr.join().expect("tcpdump's stderr");
+        let stderr = self.stderr.take().expect("not yet stopped");
+        let report = stderr.join().expect("tcpdump's stderr");
         let dropped = report
             .lines()
             .find(|l| l.contains("dropped by kernel"))
             .and_then(|l| l.split_whitespace().next()?.parse::<u64>().ok());
         assert_eq!(dropped, Some(0), "tcpdump dropped packets: {report}");
-        let bytes = std::fs::read(&self.file).expect("reading the capture");
-        Captured {
-            flow: Flow::busiest(parse_pcap(&bytes)),
-            file: self.file,
-        }
+        let bytes = std::fs::read(&file).expect("reading the capture");
+        let flow = Flow::busiest(parse_pcap(&bytes));
+        self.file = None;
+        Captured { flow, file }
     }
 }
 
