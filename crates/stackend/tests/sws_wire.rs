@@ -75,6 +75,10 @@ fn receiver_sws_off_advertises_tiny_windows_and_on_moves_the_edge_by_a_full_step
             c.flow.data().count(),
             m["throughput_bps"] / 1e6
         );
+        eprintln!(
+            "Linux retransmitted {} segments (TCP_INFO)",
+            m["retransmits"]
+        );
         // Not asserted: Linux's sender sends the short tail of whatever
         // window it is offered (1448 + 88 bytes into a 1536-byte edge
         // move), with the stack's receiver avoidance on or off.
