@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::tcb::{RecoveryKind, Segment, TcpConfig};
+use stack::tcp::window::ReceiverSws;
 use stack::wire::tcp::TcpControl;
 use tcp_pair::{pattern, Dir, Pair};
 
@@ -134,4 +135,61 @@ fn zero_windows_sent_counts_each_segment_advertising_a_closed_window() {
     p.run_until(|p| p.app_b.read.len() == 40_000);
     assert!(p.app_b.read == pattern(40_000));
     assert_eq!(p.b.counters().zero_windows_sent, zero, "none once reading");
+}
+
+/// The SWS counters against the segments B sent: a reader taking 512
+/// bytes at a time from a full 8 KB buffer moves B's right edge by a read
+/// or a few at a time with receiver SWS avoidance off (small updates),
+/// and by at least min(4096, MSS) with it on (none small).
+#[test]
+fn small_window_updates_count_the_right_edge_moves_below_rfc1122s_step() {
+    for sws in [ReceiverSws::Off, ReceiverSws::Rfc1122] {
+        let b_config = TcpConfig {
+            recv_buffer: 8192,
+            receiver_sws: sws,
+            ..TcpConfig::default()
+        };
+        let mut p = Pair::established(TcpConfig::default(), b_config, 5 * MS);
+        p.app_b.auto_read = false;
+        p.app_a.to_write = pattern(40_000);
+        p.kick();
+        p.run_until(|p| p.b.recv_queued() == 8192);
+        let mut read = 0;
+        while read < 40_000 {
+            let mut buf = [0u8; 512];
+            read += p.b.recv(&mut buf);
+            let out = p.b.poll_output(p.now());
+            p.transmit(Dir::BtoA, out);
+            let t = p.now().after(MS);
+            p.run_to(t);
+        }
+        // Right-edge moves from the log: ACK + window, from B's first ACK.
+        let mut edge: Option<u32> = None;
+        let mut moves = Vec::new();
+        for s in p.sent(Dir::BtoA) {
+            let Some(ack) = s.seg.header.ack_number else {
+                continue;
+            };
+            let e = ack.0 + u32::from(s.seg.header.window_len);
+            let prev = *edge.get_or_insert(ack.0);
+            if e > prev {
+                moves.push(e - prev);
+                edge = Some(e);
+            }
+        }
+        let b = p.b.counters().sws;
+        let small = moves.iter().filter(|d| **d < 1460).count() as u64;
+        assert_eq!(b.window_updates, moves.len() as u64, "{sws:?}");
+        assert_eq!(b.small_window_updates, small, "{sws:?}");
+        match sws {
+            ReceiverSws::Off => {
+                assert!(small >= 3, "{moves:?}");
+                assert!(b.min_window_update <= Some(512), "{b:?}");
+            }
+            ReceiverSws::Rfc1122 => {
+                assert_eq!(small, 0, "{moves:?}");
+                assert!(b.min_window_update >= Some(1460), "{b:?}");
+            }
+        }
+    }
 }

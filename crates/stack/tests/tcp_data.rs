@@ -462,7 +462,13 @@ fn nagle_holds_a_small_segment_while_data_is_unacknowledged() {
         p.transmit(Dir::AtoB, out);
         let now_sent = p.sent(Dir::AtoB).len() - before;
         assert_eq!(now_sent, if nagle { 1 } else { 2 }, "nagle {nagle}");
+        // The counter saw the hold (and nothing without Nagle); both
+        // writes were short segments.
+        assert_eq!(p.a.counters().nagle_holds, u64::from(nagle));
         p.run_until(|p| p.app_b.read.len() == 11);
+        assert_eq!(p.a.counters().sws.small_segments_out, 2);
+        assert_eq!(p.b.counters().sws.small_segments_in, 2);
+        assert_eq!(p.b.counters().sws.min_segment_in, Some(5));
         assert_eq!(p.app_b.read, b"firstsecond");
     }
 }

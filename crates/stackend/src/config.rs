@@ -35,8 +35,13 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     if p.test == TestKind::UdpStream && !p.connect {
         return unsupported("--connect off (its UDP sockets name the peer in every send anyway)");
     }
-    if p.send_rate_bps.is_some() || p.recv_work_ns_per_kb.is_some() {
-        return unsupported("--send-rate and --recv-work (its end runs one event loop: a sleep there would stall its protocol work)");
+    if p.send_rate_bps.is_some() {
+        return unsupported("--send-rate (its end runs one event loop: a sleep there would stall its protocol work)");
+    }
+    if p.recv_work_ns_per_kb.is_some() && p.test != TestKind::TcpStream {
+        return unsupported(
+            "--recv-work other than on tcp-stream (its paced reader is tcp-stream's)",
+        );
     }
     if p.load.is_some() || p.host_speed.is_some() || p.pin.is_some() {
         return unsupported("--load, --host-speed and --pin (they place kernel ends' threads)");
@@ -217,5 +222,12 @@ mod tests {
         let mut p = TrialParams::defaults(TestKind::TcpRr);
         p.ipv6 = true;
         assert!(tcp_config(&p).is_err());
+        // --recv-work paces tcp-stream's reader, and no other.
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.recv_work_ns_per_kb = Some(1_000_000);
+        assert!(tcp_config(&p).is_ok());
+        p.test = TestKind::UdpStream;
+        let e = tcp_config(&p).unwrap_err().to_string();
+        assert!(e.contains("--recv-work"), "{e}");
     }
 }

@@ -303,7 +303,7 @@ fn drive(
 ) -> Option<String> {
     loop {
         let now = stack.now();
-        let step = {
+        let (step, wake) = {
             let mut cx = Ctx {
                 udp: &mut stack.udp,
                 udp_bound,
@@ -313,8 +313,10 @@ fn drive(
                 stop,
                 finish,
                 stats,
+                wake: None,
             };
-            work.step(&mut cx)
+            let step = work.step(&mut cx);
+            (step, cx.wake)
         };
         if step == Step::Done || cancel.is_cancelled() {
             break;
@@ -324,7 +326,8 @@ fn drive(
         } else {
             IDLE_WAIT
         };
-        if let Err(e) = stack.run_until(now.after(wait)) {
+        let until = now.after(wait);
+        if let Err(e) = stack.run_until(wake.map_or(until, |w| w.min(until))) {
             return Some(e.to_string());
         }
     }

@@ -19,6 +19,7 @@ mod http;
 pub mod iface_config;
 pub mod metrics;
 pub mod place;
+mod read_pacing;
 mod rr;
 mod stream;
 mod udp;

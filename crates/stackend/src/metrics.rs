@@ -5,6 +5,7 @@
 
 use stack::phy::threaded::QueueStats;
 use stack::socket::tcp::{TcpHandle, TcpSockets};
+use stack::tcp::sws_counters::SwsCounters;
 use std::collections::BTreeMap;
 
 /// One end's connections summed (cwnd and srtt: the last connection's,
@@ -41,8 +42,30 @@ pub struct StackStats {
     pub rto_ns: Option<u64>,
     /// Routes in the end's interface table (`--routes`, `--route-table`).
     pub routes: Option<u64>,
+    /// Segments sent advertising a zero window.
+    pub zero_windows_sent: u64,
+    /// Output passes in which Nagle alone held data back.
+    pub nagle_holds: u64,
+    /// Window updates and data segments by size, the smallest over all
+    /// connections (`--sws`).
+    pub sws: SwsCounters,
     /// What crossed the driver thread's queues (`--layers threaded`).
     pub driver_queues: Option<QueueStats>,
+}
+
+/// Adds `b`'s SWS counters to `a`'s (smallest: of both).
+fn add_sws(a: &mut SwsCounters, b: &SwsCounters) {
+    let least = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    a.window_updates += b.window_updates;
+    a.small_window_updates += b.small_window_updates;
+    a.min_window_update = least(a.min_window_update, b.min_window_update);
+    a.small_segments_out += b.small_segments_out;
+    a.min_segment_out = least(a.min_segment_out, b.min_segment_out);
+    a.small_segments_in += b.small_segments_in;
+    a.min_segment_in = least(a.min_segment_in, b.min_segment_in);
 }
 
 impl StackStats {
@@ -60,6 +83,9 @@ impl StackStats {
         self.window_probes += k.window_probes;
         self.rwnd_limited_ns += k.rwnd_limited_ns;
         self.sndbuf_limited_ns += k.sndbuf_limited_ns;
+        self.zero_windows_sent += k.zero_windows_sent;
+        self.nagle_holds += k.nagle_holds;
+        add_sws(&mut self.sws, &k.sws);
         self.cwnd = Some(c.cwnd() as u64);
         self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
         self.send_mss = Some(c.send_mss() as u64);
@@ -110,6 +136,22 @@ impl StackStats {
             put("driver_queue_max_out", q.outbound_max_depth as f64);
             put("driver_wakeups", q.driver_wakeups as f64);
             put("driver_queue_full_out", q.outbound_full as f64);
+        }
+        put("zero_windows_sent", self.zero_windows_sent as f64);
+        put("nagle_holds", self.nagle_holds as f64);
+        let w = &self.sws;
+        put("window_updates", w.window_updates as f64);
+        put("small_window_updates", w.small_window_updates as f64);
+        put("small_segments_out", w.small_segments_out as f64);
+        put("small_segments_in", w.small_segments_in as f64);
+        for (name, v) in [
+            ("min_window_update_bytes", w.min_window_update),
+            ("min_segment_out_bytes", w.min_segment_out),
+            ("min_segment_in_bytes", w.min_segment_in),
+        ] {
+            if let Some(v) = v {
+                put(name, v as f64);
+            }
         }
     }
 }
@@ -204,5 +246,37 @@ mod tests {
         assert_eq!(m["stack_client_rwnd_limited_s"], 0.002);
         assert_eq!(m["stack_client_srtt_s"], 50e-6);
         assert!(!m.contains_key("stack_client_cwnd_bytes"));
+        // Nothing sent: no smallest segment to report.
+        assert!(!m.contains_key("stack_client_min_segment_out_bytes"));
+    }
+
+    #[test]
+    fn sws_counters_add_up_and_keep_the_smallest() {
+        let one = SwsCounters {
+            window_updates: 10,
+            small_window_updates: 4,
+            min_window_update: Some(512),
+            small_segments_out: 1,
+            min_segment_out: Some(900),
+            ..SwsCounters::default()
+        };
+        let two = SwsCounters {
+            window_updates: 5,
+            min_window_update: Some(1460),
+            small_segments_in: 3,
+            min_segment_in: Some(64),
+            ..SwsCounters::default()
+        };
+        let mut s = StackStats::default();
+        add_sws(&mut s.sws, &one);
+        add_sws(&mut s.sws, &two);
+        let mut m = BTreeMap::new();
+        s.add_to("server", &mut m);
+        assert_eq!(m["stack_server_window_updates"], 15.0);
+        assert_eq!(m["stack_server_small_window_updates"], 4.0);
+        assert_eq!(m["stack_server_min_window_update_bytes"], 512.0);
+        assert_eq!(m["stack_server_min_segment_out_bytes"], 900.0);
+        assert_eq!(m["stack_server_min_segment_in_bytes"], 64.0);
+        assert_eq!(m["stack_server_small_segments_in"], 3.0);
     }
 }

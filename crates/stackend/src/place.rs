@@ -140,6 +140,19 @@ impl StackPlace {
         )
     }
 
+    /// The TUN/TAP devices trial `p` will run on (the client end's, the
+    /// server end's; None for a Linux end), made now if they do not exist,
+    /// so a capture can be listening on them before the trial starts.
+    pub fn devices_for(&mut self, p: &TrialParams) -> Result<[Option<String>; 2], StackEndError> {
+        let mut names = [None, None];
+        for (i, kind) in [(0, p.stack), (1, p.server_stack)] {
+            if kind.is_tcplab() {
+                names[i] = Some(self.end(i, kind, iface_setup(p, kind)?)?.device.clone());
+            }
+        }
+        Ok(names)
+    }
+
     /// End `i` (0: the client's device, 1: the server's) on a device of
     /// `kind` with an interface as `setup` says, made on first use and
     /// remade when a trial asks for another kind of device or interface.
@@ -420,6 +433,9 @@ impl StackPlace {
             "devices": self.ends.iter().flatten().map(|e| &e.device).collect::<Vec<_>>(),
             "controlled": "Each user-space end runs on the trial's own thread; its device write()s run Linux's receive path inside the call, so that kernel work is charged to the user-space end's CPU. Metrics stack_* come from the stack's own counters (times in ns on its clock, not TCP_INFO jiffies).",
         });
+        if p.recv_work_ns_per_kb.is_some() && receiver.is_some() {
+            o.details["stack"]["recv_work"] = serde_json::json!("The stack's receiver waits out its --recv-work on the stack's clock between reads (the same rate as a kernel receiver's, spread over each read), while its loop keeps serving the connection; unlike a kernel receiver's burn it is not in the end's CPU time.");
+        }
         Ok(o)
     }
 

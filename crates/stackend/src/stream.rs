@@ -1,8 +1,10 @@
 //! tcp-stream on the stack: the sender writes its share of the pattern in
 //! `write_size` pieces, ends its sending and waits for the receiver to
 //! close; the receiver reads in `read_size` pieces, checks every byte
-//! against the pattern and times first byte to last, as the kernel ends do.
+//! against the pattern and times first byte to last, as the kernel ends do
+//! (with `--recv-work`, one piece per its work time: [`ReadPacing`]).
 
+use crate::read_pacing::ReadPacing;
 use crate::work::{ConnWork, Ctx, Step};
 use engine::pattern::Pattern;
 use engine::report::ConnResult;
@@ -117,6 +119,7 @@ pub(crate) struct StreamRecv {
     off: u64,
     first: Option<Instant>,
     last: Option<Instant>,
+    pacing: Option<ReadPacing>,
     r: ConnResult,
 }
 
@@ -129,6 +132,7 @@ impl StreamRecv {
             off: 0,
             first: None,
             last: None,
+            pacing: ReadPacing::new(p.recv_work_ns_per_kb),
             r: ConnResult::start(),
         }
     }
@@ -138,6 +142,10 @@ impl ConnWork for StreamRecv {
     fn step(&mut self, cx: &mut Ctx<'_>, h: TcpHandle) -> Result<Step, String> {
         let mut busy = false;
         loop {
+            if let Some(pacing) = self.pacing.as_ref().filter(|p| !p.ready(cx.now)) {
+                cx.wake_by(pacing.ready_at());
+                return Ok(if busy { Step::Busy } else { Step::Idle });
+            }
             let n = cx
                 .tcp
                 .recv(h, &mut self.buf)
@@ -157,12 +165,22 @@ impl ConnWork for StreamRecv {
             }
             self.off += n as u64;
             busy = true;
+            if let Some(pacing) = &mut self.pacing {
+                let more = cx.tcp.connection(h).is_ok_and(|c| c.recv_queued() > 0);
+                pacing.consumed(n, cx.now, more);
+            }
         }
         if cx
             .tcp
             .peer_finished(h)
             .map_err(|e| format!("receiving: {e}"))?
         {
+            if self.pacing.is_some() {
+                // The pacing returned above until the last read's work
+                // was done: the reader is done with its last byte now, as
+                // a kernel receiver is after its last burn.
+                self.last = Some(Instant::now());
+            }
             cx.stats.capture(cx.tcp, h);
             let _ = cx.tcp.close(h);
             return Ok(Step::Done);

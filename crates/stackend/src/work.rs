@@ -30,6 +30,16 @@ pub(crate) struct Ctx<'a> {
     pub finish: &'a StopFlag,
     /// The end's connections' counters, captured as each ends.
     pub stats: &'a mut StackStats,
+    /// When the work wants to be stepped again though nothing arrives
+    /// (a paced reader's next read); the driver sleeps no longer.
+    pub wake: Option<stack::time::Instant>,
+}
+
+impl Ctx<'_> {
+    /// Asks to be stepped again by `at` at the latest.
+    pub fn wake_by(&mut self, at: stack::time::Instant) {
+        self.wake = Some(self.wake.map_or(at, |w| w.min(at)));
+    }
 }
 
 /// What a step did.

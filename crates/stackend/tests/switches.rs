@@ -1,7 +1,9 @@
 //! Issue 19's switches change what they should, read from the stack's own
 //! counters on real trials (TUN devices in a namespace, Linux's TCP at the
 //! other end): `--delack`, `--nagle`, `--header-prediction`, `--checksum`,
-//! `--rtt-estimator` and `--route-table` with `--routes`. Needs root and TUN.
+//! `--rtt-estimator` and `--route-table` with `--routes`, and `--recv-work`'s
+//! paced reader. What the wire shows of them is in `switches_wire.rs` and
+//! `sws_wire.rs`. Needs root and TUN.
 
 use record::factor::{Checksum, DelayedAck, RouteTable, RttEstimator};
 use record::{StackImpl, TestKind, TrialParams};
@@ -185,4 +187,35 @@ fn nagle_on_stalls_a_request_with_a_short_tail_and_off_does_not() {
         rates.push(t);
     }
     assert!(rates[1] > 5.0 * rates[0], "{rates:?}");
+}
+
+/// `--recv-work` on the stack's receiver: its reads are paced to the rate
+/// a kernel receiver burning that much per KB would read at, while its
+/// loop still serves the connection (every byte arrives and is checked).
+#[test]
+fn recv_work_holds_the_stacks_reader_to_its_rate() {
+    let Some(mut place) = place() else { return };
+    let ns_per_kb = 1_000_000; // 1 ms per KB: 1,024,000 bytes/s.
+    let rate = 1024.0 / (ns_per_kb as f64 * 1e-9) * 8.0;
+    let mut p = stream(StackImpl::Kernel, StackImpl::Tcplab);
+    p.bytes = Some(1 << 20);
+    p.read_size = 16 << 10;
+    p.recv_work_ns_per_kb = Some(ns_per_kb);
+    let stop = Arc::new(AtomicBool::new(false));
+    let o = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.metrics["bytes"], (1 << 20) as f64);
+    let paced = o.metrics["throughput_bps"];
+    p.recv_work_ns_per_kb = None;
+    let free = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
+    let free = free.metrics["throughput_bps"];
+    eprintln!(
+        "--recv-work 1ms per KB: {:.2} Mbit/s against its rate {:.2} (unpaced {:.0})",
+        paced / 1e6,
+        rate / 1e6,
+        free / 1e6
+    );
+    assert!(paced <= rate * 1.02, "{paced} over {rate}");
+    assert!(paced >= rate * 0.7, "{paced} far under {rate}");
+    assert!(free > 5.0 * paced, "{free} against {paced}");
+    assert!(o.details["stack"]["recv_work"].is_string());
 }

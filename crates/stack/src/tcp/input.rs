@@ -71,6 +71,8 @@ impl Connection {
     /// The input half of `on_segment`: returns whether output follows.
     fn input(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) -> bool {
         self.counters.segments_in += 1;
+        let full = self.data_mss();
+        self.counters.sws.on_data_in(seg.payload.len(), full);
         match self.state {
             State::Closed => {
                 if let Some(rst) = reset_for(seg) {

@@ -26,7 +26,9 @@
 //!   offers, what the handshake negotiates, what each segment carries,
 //!   and PAWS;
 //! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery;
-//! - [`super_segment`]: super-segments for a device that cuts them (TSO).
+//! - [`super_segment`]: super-segments for a device that cuts them (TSO);
+//! - [`sws_counters`]: window updates and segments by size, what SWS
+//!   avoidance changes.
 
 pub mod cc;
 pub mod icmp;
@@ -43,6 +45,7 @@ pub mod rtt;
 pub mod sack;
 pub mod state;
 pub mod super_segment;
+pub mod sws_counters;
 pub mod tcb;
 pub mod timers;
 pub mod window;

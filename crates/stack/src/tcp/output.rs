@@ -80,6 +80,14 @@ impl Connection {
             };
             let edge = self.rcv_nxt + ((header.window_len as usize) << shift);
             if edge > self.rcv_adv {
+                // Once the peer's FIN is in, its sequence number moves the
+                // edge by one without opening anything: no update.
+                if self.state.receives_data() {
+                    let step = (self.config.recv_buffer / 2).min(self.snd_mss);
+                    self.counters
+                        .sws
+                        .on_window_update(edge - self.rcv_adv, step, 1 << shift);
+                }
                 self.rcv_adv = edge;
             }
             self.delack.on_ack_sent();
@@ -146,6 +154,8 @@ impl Connection {
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
         let retransmission = seq < self.snd_max;
+        let full = self.data_mss();
+        self.counters.sws.on_data_out(payload.len(), full);
         if retransmission {
             self.counters.retransmits += self.wire_segments(payload.len());
             self.counters.retransmitted_bytes += payload.len() as u64;
@@ -275,7 +285,18 @@ impl Connection {
                     let n = self.super_segment_len(n, &state);
                     self.send_range(self.snd_nxt, n, now, out)
                 }
-                SendDecision::Wait => return,
+                SendDecision::Wait => {
+                    if self.config.sender.nagle {
+                        let without = super::window::SenderPolicy {
+                            nagle: false,
+                            ..self.config.sender
+                        };
+                        if without.decide(&state) != SendDecision::Wait {
+                            self.counters.nagle_holds += 1;
+                        }
+                    }
+                    return;
+                }
             }
         }
     }

@@ -208,6 +208,11 @@ pub struct Counters {
     pub max_in_flight: u64,
     /// Segments sent advertising a zero receive window.
     pub zero_windows_sent: u64,
+    /// Output passes in which Nagle alone held queued data back (the
+    /// window allowed it, with `--nagle off` it would have gone).
+    pub nagle_holds: u64,
+    /// Window updates and data segments by size (`--sws`).
+    pub sws: super::sws_counters::SwsCounters,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.

@@ -1,0 +1,63 @@
+//! What the wire tests share: a StackPlace (or a skip where there is
+//! none), and a trial run with tcpdump listening on one of its devices.
+
+#![allow(dead_code)]
+
+pub mod capture;
+
+use capture::{Capture, Captured};
+use record::{StackImpl, TrialParams};
+use stackend::StackPlace;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A place for the stack's trials, or None (with the reason printed)
+/// where this host cannot build one or has no tcpdump.
+pub fn wire_place() -> Option<StackPlace> {
+    if !capture::tcpdump_available() {
+        eprintln!("skipped: tcpdump is not installed (scripts/setup-debian installs it)");
+        return None;
+    }
+    match StackPlace::build() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("skipped: cannot build the stack's place here: {e}");
+            None
+        }
+    }
+}
+
+/// Which end's device to listen on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    Client,
+    Server,
+}
+
+/// Runs `p` with tcpdump on the `on` end's device: the trial's metrics
+/// and what the wire carried.
+pub fn run_captured(
+    place: &mut StackPlace,
+    p: &TrialParams,
+    on: On,
+) -> (BTreeMap<String, f64>, Captured) {
+    let [client, server] = place
+        .devices_for(p)
+        .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    let device = match on {
+        On::Client => client,
+        On::Server => server,
+    }
+    .expect("the end listened on is a tcplab end");
+    // An offload device carries super-packets of up to 64 KB; the others
+    // MTU-sized packets (with an Ethernet header on TAP).
+    let offload = [p.stack, p.server_stack].contains(&StackImpl::TcplabOffload);
+    let snaplen = if offload { 65_600 } else { 1_600 };
+    let capture = Capture::start(place.namespace(), &device, snaplen);
+    let stop = Arc::new(AtomicBool::new(false));
+    let outcome = place.run(p, &stop);
+    let captured = capture.stop();
+    let o = outcome.unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    (o.metrics, captured)
+}
