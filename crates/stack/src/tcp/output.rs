@@ -180,6 +180,7 @@ impl Connection {
     /// the achieved-rate span counts it.
     fn note_data_sent(&mut self, len: usize, now: Instant) {
         self.pacer.on_sent(len, now);
+        self.counters.pacing_dropped_ns = self.pacer.dropped_ns();
         self.counters.data_out.on_sent(len, now);
     }
 

@@ -70,10 +70,11 @@ fn the_fraction_of_a_nanosecond_is_carried_not_lost() {
 fn a_late_loop_catches_up_within_the_burst_and_keeps_the_rate() {
     let clock = ManualClock::new(Instant(0));
     let mut pacer = Pacer::new(FlowControl::rate(200_000_000));
-    // Every wake-up 300 µs late (a scheduler's slack), under the 2 ms burst.
+    // Every wake-up 300 µs late (a scheduler's slack), under the burst.
     let sent = paced_loop(&mut pacer, &clock, 5000, |_| Duration::from_micros(300));
     let rate = span_of(&sent).rate_bps().unwrap();
     assert!((rate / 200e6 - 1.0).abs() < 0.002, "{rate}");
+    assert_eq!(pacer.dropped_ns(), 0, "nothing given up within the burst");
     // Never ahead of the rate by more than the burst and one segment.
     let t0 = sent[0];
     for (i, &t) in sent.iter().enumerate() {
@@ -90,26 +91,28 @@ fn a_late_loop_catches_up_within_the_burst_and_keeps_the_rate() {
 fn a_stall_longer_than_the_burst_loses_rate_and_then_bursts_no_more_than_it() {
     let clock = ManualClock::new(Instant(0));
     let mut pacer = Pacer::new(FlowControl::rate(100_000_000));
-    // The 100th wake-up is 20 ms late, ten bursts' worth.
+    // The 100th wake-up is 40 ms late, four bursts' worth.
     let sent = paced_loop(&mut pacer, &clock, 2000, |i| {
         if i == 100 {
-            Duration::from_millis(20)
+            Duration::from_millis(40)
         } else {
             Duration::ZERO
         }
     });
     let rate = span_of(&sent).rate_bps().unwrap();
-    // 2000 segments are 231.7 ms at the rate; 18 ms were lost.
-    assert!(rate < 100e6 * 0.95 && rate > 100e6 * 0.9, "{rate}");
-    // After the stall: 2 ms at 100 Mbit/s is 25,000 octets, so 18
-    // segments (17 of credit and the one due) at one instant, and no more.
+    // 2000 segments are 231.7 ms at the rate; 30 ms were lost, and the
+    // pacer says so.
+    assert!(rate < 100e6 * 0.9 && rate > 100e6 * 0.85, "{rate}");
+    assert_eq!(pacer.dropped_ns(), 30_000_000);
+    // After the stall: 10 ms at 100 Mbit/s is 125,000 octets, so 87
+    // segments (86 of credit and the one due) at one instant, and no more.
     let mut most_at_once = 1;
     let mut run = 1;
     for w in sent.windows(2) {
         run = if w[0] == w[1] { run + 1 } else { 1 };
         most_at_once = most_at_once.max(run);
     }
-    assert_eq!(most_at_once, 25_000 / MSS + 1);
+    assert_eq!(most_at_once, 125_000 / MSS + 1);
 }
 
 #[test]
@@ -129,10 +132,10 @@ fn window_flow_control_never_holds_data_back() {
 
 #[test]
 fn a_segment_is_capped_at_the_bursts_worth_of_whole_segments() {
-    // 2 ms at 1 Gbit/s is 250,000 octets: 172 segments of 1448.
-    let p = Pacer::new(FlowControl::rate(1_000_000_000));
-    assert_eq!(p.segment_cap(MSS), 172 * MSS);
-    // 2 ms at 1 Mbit/s is 250 octets: still one whole segment.
+    // 10 ms at 100 Mbit/s is 125,000 octets: 86 segments of 1448.
+    let p = Pacer::new(FlowControl::rate(100_000_000));
+    assert_eq!(p.segment_cap(MSS), 86 * MSS);
+    // 10 ms at 1 Mbit/s is 1250 octets: still one whole segment.
     let p = Pacer::new(FlowControl::rate(1_000_000));
     assert_eq!(p.segment_cap(MSS), MSS);
 }

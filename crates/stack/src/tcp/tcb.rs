@@ -215,6 +215,8 @@ pub struct Counters {
     /// Payload octets sent in data segments and when the first and last
     /// left: the achieved sending rate ([`SendSpan::rate_bps`]).
     pub data_out: SendSpan,
+    /// Nanoseconds of its schedule the pacer gave up ([`Pacer::dropped_ns`]).
+    pub pacing_dropped_ns: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.
