@@ -4,6 +4,7 @@
 //! times them on its own clock, not in 4 ms jiffies).
 
 use stack::socket::tcp::{TcpHandle, TcpSockets};
+use stack::tcp::pacing::SendSpan;
 use std::collections::BTreeMap;
 
 /// One end's connections summed (cwnd and srtt: the last connection's,
@@ -40,6 +41,12 @@ pub struct StackStats {
     pub rto_ns: Option<u64>,
     /// Routes in the end's interface table (`--routes`, `--route-table`).
     pub routes: Option<u64>,
+    /// Payload the end sent in data segments and when (all connections):
+    /// its achieved sending rate, which `--flow-control rate:RATE` sets.
+    pub data_out: SendSpan,
+    /// Nanoseconds of their schedules the pacers gave up (rate-based flow
+    /// control): a bulk sender fell short of its rate by this much.
+    pub pacing_dropped_ns: u64,
 }
 
 impl StackStats {
@@ -57,6 +64,8 @@ impl StackStats {
         self.window_probes += k.window_probes;
         self.rwnd_limited_ns += k.rwnd_limited_ns;
         self.sndbuf_limited_ns += k.sndbuf_limited_ns;
+        self.data_out = self.data_out.merge(k.data_out);
+        self.pacing_dropped_ns += k.pacing_dropped_ns;
         self.cwnd = Some(c.cwnd() as u64);
         self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
         self.send_mss = Some(c.send_mss() as u64);
@@ -100,6 +109,11 @@ impl StackStats {
         if let Some(r) = self.routes {
             put("routes", r as f64);
         }
+        put("data_bytes_out", self.data_out.bytes as f64);
+        if let Some(r) = self.data_out.rate_bps() {
+            put("send_rate_bps", r);
+        }
+        put("pacing_dropped_s", self.pacing_dropped_ns as f64 / 1e9);
     }
 }
 
@@ -193,5 +207,27 @@ mod tests {
         assert_eq!(m["stack_client_rwnd_limited_s"], 0.002);
         assert_eq!(m["stack_client_srtt_s"], 50e-6);
         assert!(!m.contains_key("stack_client_cwnd_bytes"));
+        // One data segment spans no time: no sending rate.
+        assert!(!m.contains_key("stack_client_send_rate_bps"));
+    }
+
+    #[test]
+    fn the_sending_rate_is_every_octet_but_the_last_segments_over_first_to_last() {
+        use stack::time::Instant;
+        let mut s = StackStats::default();
+        s.data_out.on_sent(1448, Instant(1_000_000));
+        let mut m = BTreeMap::new();
+        s.add_to("client", &mut m);
+        assert!(!m.contains_key("stack_client_send_rate_bps"));
+        s.data_out.on_sent(1448, Instant(1_231_680));
+        s.data_out.on_sent(1000, Instant(1_463_360));
+        s.add_to("client", &mut m);
+        // 2 × 1448 octets in 463.36 µs: 50 Mbit/s.
+        assert!((m["stack_client_send_rate_bps"] - 50e6).abs() < 1e-3);
+        assert_eq!(m["stack_client_data_bytes_out"], 3896.0);
+        assert_eq!(m["stack_client_pacing_dropped_s"], 0.0);
+        s.pacing_dropped_ns = 1_500_000;
+        s.add_to("client", &mut m);
+        assert_eq!(m["stack_client_pacing_dropped_s"], 0.0015);
     }
 }
