@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::pacing::FlowControl;
-use stack::tcp::tcb::TcpConfig;
+use stack::tcp::tcb::{TcpConfig, MAX_SUPER_SEGMENT};
 use stack::time::Instant;
 use tcp_pair::{pattern, Dir, Pair};
 
@@ -154,4 +154,32 @@ fn the_window_still_bounds_what_is_in_flight_above_the_rate_it_allows() {
     let a = p.a.counters();
     assert!(a.max_in_flight <= 64 << 10, "{a:?}");
     assert!(on_link < 30e6, "{on_link}");
+}
+
+#[test]
+fn on_a_device_that_cuts_super_segments_a_paced_one_is_at_most_the_burst() {
+    let rate = 20_000_000;
+    let mut a = TcpConfig {
+        flow_control: FlowControl::rate(rate),
+        congestion: CongestionControlKind::None,
+        send_buffer: 4 << 20,
+        ..TcpConfig::default()
+    };
+    a.sender.nagle = false;
+    let b = TcpConfig {
+        recv_buffer: 4 << 20,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::established(a, b, 2 * MS);
+    p.a.allow_super_segments(MAX_SUPER_SEGMENT);
+    p.app_a.to_write = pattern(BYTES);
+    p.kick();
+    p.run_until(|p| p.app_b.read.len() >= BYTES);
+    assert!(p.app_b.read == pattern(BYTES));
+    let segs = data_segments(&p);
+    // 10 ms at 20 Mbit/s is 25,000 octets: 17 segments of 1448.
+    let largest = segs.iter().map(|s| s.1).max().unwrap();
+    assert_eq!(largest, 17 * 1448, "super-segments cut to the burst");
+    let on_link = link_rate(&segs);
+    assert!((on_link / rate as f64 - 1.0).abs() < 0.001, "{on_link}");
 }

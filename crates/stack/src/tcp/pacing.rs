@@ -8,7 +8,10 @@
 //! burst allowance, so segments catch up in a short burst instead of the
 //! rate being lost; after an idle spell no more than that burst leaves at
 //! once. RATE counts payload octets (what a trial's throughput counts),
-//! not headers.
+//! not headers. Every data segment is charged, retransmissions included,
+//! but only new data (and a timeout's go-back-N) waits for the pacer: a
+//! fast retransmit, a loss probe and RFC 6675's recovery loop leave at
+//! once and push later data back instead.
 //!
 //! [`SendSpan`] measures what was achieved: payload octets sent and the
 //! times of the first and last data segment, whether paced or not.
