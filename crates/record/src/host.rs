@@ -109,9 +109,8 @@ impl HostFacts {
     }
 }
 
-/// `CONFIG_HZ` from the kernel's own config (/proc/config.gz), else from
-/// /boot/config-RELEASE.
-fn kernel_hz(fs: &Root) -> Option<u32> {
+/// The kernel's own config (/proc/config.gz), else /boot/config-RELEASE.
+fn kernel_config(fs: &Root) -> Option<String> {
     let from_proc = fs::File::open(fs.0.join("proc/config.gz"))
         .ok()
         .and_then(|f| {
@@ -120,11 +119,33 @@ fn kernel_hz(fs: &Root) -> Option<u32> {
             Some(text)
         });
     let release = fs.read("proc/sys/kernel/osrelease").unwrap_or_default();
-    let config = from_proc.or_else(|| fs.read_raw(&format!("boot/config-{release}")))?;
-    config
+    from_proc.or_else(|| fs.read_raw(&format!("boot/config-{release}")))
+}
+
+/// `CONFIG_HZ` from the kernel's config.
+fn kernel_hz(fs: &Root) -> Option<u32> {
+    kernel_config(fs)?
         .lines()
         .find_map(|l| l.strip_prefix("CONFIG_HZ="))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// Whether the running kernel was built with `CONFIG_<option>`, in or as
+/// a module (e.g. `NET_SCH_FQ`, the fq qdisc); None when its config
+/// cannot be read, so nothing is claimed.
+pub fn kernel_has(option: &str) -> Option<bool> {
+    kernel_has_under(&Root(PathBuf::from("/")), option)
+}
+
+fn kernel_has_under(fs: &Root, option: &str) -> Option<bool> {
+    let key = format!("CONFIG_{option}=");
+    let config = kernel_config(fs)?;
+    Some(
+        config
+            .lines()
+            .filter_map(|l| l.strip_prefix(&key))
+            .any(|v| matches!(v.trim(), "y" | "m")),
+    )
 }
 
 /// Every file of /sys/devices/system/cpu/vulnerabilities, by name.
@@ -326,10 +347,22 @@ mod tests {
         std::io::Write::write_all(&mut gz, b"CONFIG_HZ=1000\n").unwrap();
         fs::write(root.join("proc/config.gz"), gz.finish().unwrap()).unwrap();
         assert_eq!(HostFacts::collect_under(root).kernel_hz, Some(1000));
+        let fs = Root(root.to_path_buf());
+        assert_eq!(kernel_has_under(&fs, "NET_SCH_FQ"), Some(false));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, b"CONFIG_NET_SCH_FQ_CODEL=y\nCONFIG_NET_SCH_FQ=m\n")
+            .unwrap();
+        fs::write(root.join("proc/config.gz"), gz.finish().unwrap()).unwrap();
+        assert_eq!(kernel_has_under(&fs, "NET_SCH_FQ"), Some(true));
+        assert_eq!(kernel_has_under(&fs, "NET_SCH_FQ_PIE"), Some(false));
         // Nothing to read: nothing claimed.
         let empty = tempfile::tempdir().unwrap();
         let f = HostFacts::collect_under(empty.path());
         assert_eq!((f.kernel_hz, f.mitigations().len()), (None, 0));
+        assert_eq!(
+            kernel_has_under(&Root(empty.path().into()), "NET_SCH_FQ"),
+            None
+        );
     }
 
     #[test]

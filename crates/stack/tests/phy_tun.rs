@@ -381,3 +381,28 @@ fn the_offload_device_takes_a_tcp_super_packet_and_hands_over_linuxs_gso_packets
     assert!(gso_seen, "no GSO packet from Linux");
     assert!(largest > 1500, "largest packet from Linux: {largest} bytes");
 }
+
+/// A wait under a millisecond sleeps for it (`ppoll`'s nanoseconds):
+/// with `poll`'s whole milliseconds it returned at once, and a pacer's
+/// event loop spun until its next send time.
+#[test]
+fn a_wait_under_a_millisecond_sleeps_that_long_instead_of_returning_at_once() {
+    let Some(ns) = Netns::new("phy") else { return };
+    let mut dev = ns.device(TunKind::Tun, "10.9.3.1/24");
+    let mut buf = [0u8; 1500];
+    let wait = Duration::from_micros(300);
+    let mut slept = Vec::new();
+    for _ in 0..50 {
+        while dev.receive(&mut buf).unwrap().is_some() {}
+        let t = Instant::now();
+        if !dev.wait(Some(wait)).unwrap() {
+            slept.push(t.elapsed());
+        }
+    }
+    slept.sort();
+    assert!(slept.len() >= 40, "{} of 50 waits timed out", slept.len());
+    let median = slept[slept.len() / 2];
+    eprintln!("a 300 µs wait slept {median:?} (median)");
+    assert!(slept[0] >= wait, "shortest {:?}", slept[0]);
+    assert!(median < Duration::from_millis(5), "median {median:?}");
+}

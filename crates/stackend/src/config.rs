@@ -3,9 +3,10 @@
 //! does not have (a trial must not pretend it ran with them).
 
 use crate::error::StackEndError;
-use record::factor::{DelayedAck, RttEstimator};
+use record::factor::{DelayedAck, FlowControl, RttEstimator};
 use record::{Api, TestKind, TrialParams};
 use stack::tcp::cc::CongestionControlKind;
+use stack::tcp::pacing::FlowControl as StackFlowControl;
 use stack::tcp::rtt::{BsdRenoConfig, RttEstimatorKind};
 use stack::tcp::tcb::TcpConfig;
 use stack::tcp::window::{DelayedAckPolicy, ReceiverSws};
@@ -84,6 +85,9 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     }
     if let Some(on) = p.header_prediction {
         c.header_prediction = on;
+    }
+    if let Some(FlowControl::Rate(bps)) = p.flow_control {
+        c.flow_control = StackFlowControl::rate(bps);
     }
     if p.rtt_estimator == Some(RttEstimator::Bsd) {
         c.rtt = RttEstimatorKind::BsdReno(BsdRenoConfig::default());
@@ -180,6 +184,17 @@ mod tests {
         assert!(ack_per_batch(&p));
         p.header_prediction = Some(false);
         assert!(!tcp_config(&p).unwrap().header_prediction);
+        assert_eq!(default.flow_control, StackFlowControl::Window);
+        p.flow_control = Some(FlowControl::Rate(50_000_000));
+        assert_eq!(
+            tcp_config(&p).unwrap().flow_control,
+            StackFlowControl::rate(50_000_000)
+        );
+        p.flow_control = Some(FlowControl::Window);
+        assert_eq!(
+            tcp_config(&p).unwrap().flow_control,
+            StackFlowControl::Window
+        );
         p.rtt_estimator = Some(RttEstimator::Bsd);
         assert!(matches!(
             tcp_config(&p).unwrap().rtt,

@@ -5,6 +5,7 @@
 
 use stack::phy::threaded::QueueStats;
 use stack::socket::tcp::{TcpHandle, TcpSockets};
+use stack::tcp::pacing::SendSpan;
 use stack::tcp::sws_counters::SwsCounters;
 use std::collections::BTreeMap;
 
@@ -49,6 +50,12 @@ pub struct StackStats {
     /// Window updates and data segments by size, the smallest over all
     /// connections (`--sws`).
     pub sws: SwsCounters,
+    /// Payload the end sent in data segments and when (all connections):
+    /// its achieved sending rate, which `--flow-control rate:RATE` sets.
+    pub data_out: SendSpan,
+    /// Nanoseconds of their schedules the pacers gave up (rate-based flow
+    /// control): a bulk sender fell short of its rate by this much.
+    pub pacing_dropped_ns: u64,
     /// What crossed the driver thread's queues (`--layers threaded`).
     pub driver_queues: Option<QueueStats>,
 }
@@ -86,6 +93,8 @@ impl StackStats {
         self.zero_windows_sent += k.zero_windows_sent;
         self.nagle_holds += k.nagle_holds;
         add_sws(&mut self.sws, &k.sws);
+        self.data_out = self.data_out.merge(k.data_out);
+        self.pacing_dropped_ns += k.pacing_dropped_ns;
         self.cwnd = Some(c.cwnd() as u64);
         self.srtt_ns = c.srtt().map(|d| d.as_nanos() as u64);
         self.send_mss = Some(c.send_mss() as u64);
@@ -153,6 +162,11 @@ impl StackStats {
                 put(name, v as f64);
             }
         }
+        put("data_bytes_out", self.data_out.bytes as f64);
+        if let Some(r) = self.data_out.rate_bps() {
+            put("send_rate_bps", r);
+        }
+        put("pacing_dropped_s", self.pacing_dropped_ns as f64 / 1e9);
     }
 }
 
@@ -248,6 +262,8 @@ mod tests {
         assert!(!m.contains_key("stack_client_cwnd_bytes"));
         // Nothing sent: no smallest segment to report.
         assert!(!m.contains_key("stack_client_min_segment_out_bytes"));
+        // One data segment spans no time: no sending rate.
+        assert!(!m.contains_key("stack_client_send_rate_bps"));
     }
 
     #[test]
@@ -278,5 +294,25 @@ mod tests {
         assert_eq!(m["stack_server_min_segment_out_bytes"], 900.0);
         assert_eq!(m["stack_server_min_segment_in_bytes"], 64.0);
         assert_eq!(m["stack_server_small_segments_in"], 3.0);
+    }
+
+    #[test]
+    fn the_sending_rate_is_every_octet_but_the_last_segments_over_first_to_last() {
+        use stack::time::Instant;
+        let mut s = StackStats::default();
+        s.data_out.on_sent(1448, Instant(1_000_000));
+        let mut m = BTreeMap::new();
+        s.add_to("client", &mut m);
+        assert!(!m.contains_key("stack_client_send_rate_bps"));
+        s.data_out.on_sent(1448, Instant(1_231_680));
+        s.data_out.on_sent(1000, Instant(1_463_360));
+        s.add_to("client", &mut m);
+        // 2 × 1448 octets in 463.36 µs: 50 Mbit/s.
+        assert!((m["stack_client_send_rate_bps"] - 50e6).abs() < 1e-3);
+        assert_eq!(m["stack_client_data_bytes_out"], 3896.0);
+        assert_eq!(m["stack_client_pacing_dropped_s"], 0.0);
+        s.pacing_dropped_ns = 1_500_000;
+        s.add_to("client", &mut m);
+        assert_eq!(m["stack_client_pacing_dropped_s"], 0.0015);
     }
 }

@@ -132,6 +132,14 @@ impl StackPlace {
         self.ns.name()
     }
 
+    /// The TUN device of the client end (`client`) or the server end,
+    /// once a trial has made it: where a capture of the end's traffic
+    /// listens (it lives in [`StackPlace::namespace`]).
+    pub fn device(&self, client: bool) -> Option<&str> {
+        let i = usize::from(!client);
+        self.ends[i].as_ref().map(|e| e.device.as_str())
+    }
+
     /// A label for the record.
     pub fn label(&self) -> String {
         format!(

@@ -1,11 +1,15 @@
 //! Issue 19's switches change what they should, read from the stack's own
 //! counters on real trials (TUN devices in a namespace, Linux's TCP at the
 //! other end): `--delack`, `--nagle`, `--header-prediction`, `--checksum`,
-//! `--rtt-estimator` and `--route-table` with `--routes`, and `--recv-work`'s
-//! paced reader. What the wire shows of them is in `switches_wire.rs` and
+//! `--rtt-estimator`, `--route-table` with `--routes`, `--flow-control`
+//! (also from a tcpdump of the flow) and `--recv-work`'s paced reader.
+//! What the wire shows of the others is in `switches_wire.rs` and
 //! `sws_wire.rs`. Needs root and TUN.
 
-use record::factor::{Checksum, DelayedAck, RouteTable, RttEstimator};
+#[path = "support/tcpdump.rs"]
+mod tcpdump;
+
+use record::factor::{Checksum, DelayedAck, FlowControl, RouteTable, RttEstimator};
 use record::{StackImpl, TestKind, TrialParams};
 use stackend::StackPlace;
 use std::collections::BTreeMap;
@@ -218,4 +222,124 @@ fn recv_work_holds_the_stacks_reader_to_its_rate() {
     assert!(paced >= rate * 0.7, "{paced} far under {rate}");
     assert!(free > 5.0 * paced, "{free} against {paced}");
     assert!(o.details["stack"]["recv_work"].is_string());
+}
+
+/// A tcp-stream from the stack to Linux of about `seconds` at `rate`
+/// (4 MB without one), with `--flow-control` as given. `--nodelay`: with
+/// Nagle on, the short last segment waits for Linux's delayed ACK of the
+/// one before (up to 40 ms), which is no part of the rate.
+fn paced_stream(flow: Option<FlowControl>, seconds: f64) -> TrialParams {
+    let mut p = stream(StackImpl::Tcplab, StackImpl::Kernel);
+    p.flow_control = flow;
+    p.nodelay = true;
+    p.bytes = Some(match flow.and_then(FlowControl::rate_bps) {
+        Some(bps) => (bps as f64 / 8.0 * seconds) as u64,
+        None => BYTES,
+    });
+    p
+}
+
+/// Within 2% of `rate`, or the panic names what measured it.
+fn assert_within_2_percent(what: &str, measured: f64, rate: u64) {
+    let off = measured / rate as f64 - 1.0;
+    eprintln!(
+        "rate:{} Mbit/s: {what} {:.2} Mbit/s ({:+.2}%)",
+        rate / 1_000_000,
+        measured / 1e6,
+        off * 100.0
+    );
+    assert!(off.abs() < 0.02, "{what}: {measured} bit/s against {rate}");
+}
+
+/// Attempts at each rate: one is measured only if the stack's pacer gave
+/// up none of its schedule (a thread held off longer than the burst
+/// allowance, on a loaded host, is no measure of the pacer).
+const ATTEMPTS: usize = 3;
+
+/// One paced trial with a capture of the client's device: its metrics and
+/// the payload rate tcpdump saw, after checking the capture is whole.
+fn paced_trial(
+    place: &mut StackPlace,
+    p: &TrialParams,
+    device: &str,
+    file: &std::path::Path,
+) -> (BTreeMap<String, f64>, f64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let ours = std::net::Ipv4Addr::new(10, 213, 1, 2);
+    let capture = tcpdump::Capture::start(place.namespace(), device, file);
+    let run = place.run(p, &stop);
+    let (packets, report) = capture.stop();
+    let _ = std::fs::remove_file(file);
+    let m = run.unwrap_or_else(|e| panic!("{p:?}: {e}")).metrics;
+    assert_eq!(m["bytes"], p.bytes.unwrap() as f64, "{m:?}");
+    assert_eq!(
+        tcpdump::kernel_drops(&report),
+        Some(0),
+        "tcpdump dropped packets, so it is no reference: {report}"
+    );
+    // Every octet the stack sent (retransmissions too) is in the capture.
+    let wire_bytes: usize = packets
+        .iter()
+        .filter(|k| k.src == ours)
+        .map(|k| k.payload)
+        .sum();
+    assert_eq!(wire_bytes as f64, m["stack_client_data_bytes_out"], "{m:?}");
+    let on_wire = tcpdump::payload_rate(&packets, ours).expect("data in the capture");
+    (m, on_wire)
+}
+
+#[test]
+fn flow_control_rate_holds_the_sending_rate_within_2_percent_and_window_is_faster() {
+    let Some(mut place) = place() else { return };
+    if !tcpdump::available() {
+        eprintln!("skipped: tcpdump is missing (scripts/setup-debian installs it)");
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    // Window flow control first (it also makes the client's TUN device,
+    // which the capture then listens on).
+    let window = place
+        .run(&paced_stream(Some(FlowControl::Window), 1.0), &stop)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .metrics;
+    let window_rate = window["throughput_bps"];
+    eprintln!("window: {:.0} Mbit/s", window_rate / 1e6);
+    assert_eq!(window["stack_client_pacing_dropped_s"], 0.0);
+    let device = place.device(true).expect("the client's device").to_string();
+    let mut paced = Vec::new();
+    for rate in [50_000_000u64, 200_000_000] {
+        let p = paced_stream(Some(FlowControl::Rate(rate)), 1.0);
+        let file =
+            std::env::temp_dir().join(format!("tcplab-flowctl-{}-{rate}.pcap", std::process::id()));
+        let measured = (1..=ATTEMPTS).find_map(|attempt| {
+            let (m, on_wire) = paced_trial(&mut place, &p, &device, &file);
+            let dropped = m["stack_client_pacing_dropped_s"];
+            if dropped > 0.0 {
+                eprintln!(
+                    "rate:{} Mbit/s, attempt {attempt}: the stack's thread fell {:.1} ms behind its pacer beyond the burst allowance (a loaded host): {:.2} Mbit/s on the wire, not counted",
+                    rate / 1_000_000,
+                    dropped * 1e3,
+                    on_wire / 1e6
+                );
+                return None;
+            }
+            Some((m, on_wire))
+        });
+        let Some((m, on_wire)) = measured else {
+            panic!("rate:{rate}: the stack's thread fell behind its pacer in all {ATTEMPTS} attempts: this host is too loaded to measure pacing");
+        };
+        assert_within_2_percent("tcpdump on the TUN device", on_wire, rate);
+        assert_within_2_percent(
+            "the stack's send span",
+            m["stack_client_send_rate_bps"],
+            rate,
+        );
+        assert_within_2_percent("Linux's receiver (throughput)", m["throughput_bps"], rate);
+        paced.push(m["throughput_bps"]);
+    }
+    assert!(
+        window_rate > 2.0 * paced[0],
+        "window {window_rate} bit/s against rate:50M's {}",
+        paced[0]
+    );
 }

@@ -193,6 +193,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--rtt-estimator", p.rtt_estimator.is_some()),
         ("--route-table", p.route_table.is_some()),
         ("--layers", p.layers.is_some()),
+        ("--flow-control", p.flow_control.is_some()),
     ];
     let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     match flags.as_slice() {
@@ -200,6 +201,16 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         [one] => Some((*one).to_string()),
         [init @ .., last] => Some(format!("{} and {last}", init.join(", "))),
     }
+}
+
+/// Why a kernel end cannot take `--flow-control`, given whether this
+/// kernel has the fq qdisc (None: its config is unreadable).
+fn linux_pacing_hint(fq: Option<bool>) -> String {
+    let fq = match fq {
+        Some(false) => "the fq qdisc, which this kernel lacks (CONFIG_NET_SCH_FQ is not set),",
+        Some(true) | None => "the fq qdisc, which tcplab does not set up,",
+    };
+    format!("; Linux paces a socket only with {fq} or with SO_MAX_PACING_RATE, which tcplab does not set")
 }
 
 /// Every place the sweep uses must be buildable here; host speeds need a
@@ -218,9 +229,11 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
         let stack = crate::session::uses_stack(p);
         if let Some(flags) = stack_only_flags(p).filter(|_| !stack) {
             let hint = if p.nagle.is_some() {
-                " (Linux's Nagle is --nodelay)"
+                " (Linux's Nagle is --nodelay)".to_string()
+            } else if p.flow_control.is_some() {
+                linux_pacing_hint(record::host::kernel_has("NET_SCH_FQ"))
             } else {
-                ""
+                String::new()
             };
             return Err(usage(format!(
                 "{flags}: Linux has no such switch, only tcplab's own stack: give --stack tcplab or --server-stack tcplab{hint}"
@@ -241,4 +254,21 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::linux_pacing_hint;
+
+    #[test]
+    fn the_pacing_hint_says_the_kernel_lacks_fq_only_when_its_config_says_so() {
+        let lacking = linux_pacing_hint(Some(false));
+        assert!(lacking.contains("this kernel lacks"), "{lacking}");
+        assert!(lacking.contains("SO_MAX_PACING_RATE"), "{lacking}");
+        for fq in [Some(true), None] {
+            let hint = linux_pacing_hint(fq);
+            assert!(!hint.contains("lacks"), "{hint}");
+            assert!(hint.contains("does not set up"), "{hint}");
+        }
+    }
 }

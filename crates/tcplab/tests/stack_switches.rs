@@ -82,6 +82,56 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             "for --route-table",
         ),
         (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--flow-control",
+                "window,credit",
+            ][..],
+            "invalid value \"credit\" for --flow-control",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--flow-control",
+                "rate:fast",
+            ][..],
+            "rate:RATE needs a rate",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--flow-control",
+                "rate:0",
+            ][..],
+            "for --flow-control",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "kernel",
+                "--server-stack",
+                "kernel",
+                "--flow-control",
+                "rate:50M",
+            ][..],
+            "--flow-control: Linux has no such switch",
+        ),
+        (
+            &["bench", "tcp-stream", "--flow-control", "window"][..],
+            "SO_MAX_PACING_RATE, which tcplab does not set",
+        ),
+        (
             &["bench", "tcp-stream", "--delack", "off", "--sws", "off"][..],
             "--delack and --sws: Linux has no such switch",
         ),
@@ -212,4 +262,98 @@ fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
         .collect();
     cells.sort_unstable();
     assert_eq!(cells, ["every2", "off"]);
+}
+
+#[test]
+fn flow_control_levels_are_stored_exported_and_the_rate_is_the_stacks_sending_rate() {
+    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+        return;
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = json_of(&tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--stack",
+            "tcplab",
+            "--flow-control",
+            "window,rate:40M",
+            "--nodelay",
+            "--bytes",
+            "2M",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    ));
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{doc}");
+    let mut rates = Vec::new();
+    for pt in points {
+        let level = pt["params"]["flow_control"].as_str().unwrap().to_string();
+        let m = &pt["metrics"];
+        let get = |k: &str| m[k]["mean"].as_f64().unwrap_or(f64::NAN);
+        assert_eq!(get("bytes"), (2 << 20) as f64, "{pt}");
+        let sent = get("stack_client_send_rate_bps");
+        eprintln!(
+            "--flow-control {level}: the stack sent at {:.1} Mbit/s, Linux received {:.1}",
+            sent / 1e6,
+            get("throughput_bps") / 1e6
+        );
+        let dropped = get("stack_client_pacing_dropped_s");
+        eprintln!("--flow-control {level}: the pacer gave up {dropped} s");
+        rates.push((level, sent, dropped));
+    }
+    assert_eq!(rates[0].0, "window");
+    assert_eq!(rates[1].0, "rate:40mbit", "stored as its flag takes it");
+    // Paced: the rate, stretched by whatever schedule the pacer gave up
+    // (its thread held off past the burst allowance on a loaded host:
+    // none on a quiet one), within 2%.
+    let (_, paced, dropped) = rates[1];
+    let bits = (2u64 << 20) as f64 * 8.0;
+    let expected = bits / (bits / 40e6 + dropped);
+    assert!(
+        (paced / expected - 1.0).abs() < 0.02,
+        "{rates:?}, expected {expected}"
+    );
+    assert!(rates[0].1 > 2.0 * paced, "window is faster: {rates:?}");
+    let csv = tcplab(&db, &["export", "latest", "--format", "csv"]);
+    assert_success(&csv);
+    let text = String::from_utf8_lossy(&csv.stdout);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "param_flow_control")
+        .unwrap_or_else(|| panic!("param_flow_control missing from {header:?}"));
+    let mut cells: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap())
+        .collect();
+    cells.sort_unstable();
+    assert_eq!(cells, ["rate:40mbit", "window"]);
+    // The terminal table of the stored run shows each level as typed.
+    let shown = tcplab(&db, &["show", "latest"]);
+    assert_success(&shown);
+    let table = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        table.contains("rate:40mbit") && table.contains("window"),
+        "{table}"
+    );
+    // And so does the HTML report's table of the sweep's factors.
+    let html = _dir.path().join("flow.html");
+    assert_success(&tcplab(
+        &db,
+        &["report", "latest", "--out", html.to_str().unwrap()],
+    ));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<td>flow_control</td><td>window, rate:40mbit (varies)</td>"),
+        "the report's factor table lacks --flow-control's levels"
+    );
 }

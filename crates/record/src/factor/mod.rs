@@ -23,7 +23,9 @@ pub use level_types::{
 };
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
-pub use stack_switches::{Checksum, DelayedAck, Layers, RouteTable, RttEstimator, Sws};
+pub use stack_switches::{
+    Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
+};
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};
 

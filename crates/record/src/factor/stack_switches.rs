@@ -1,12 +1,76 @@
 //! The levels of the switches only tcplab's own stack has (issue 19):
-//! `--delack`, `--sws`, `--checksum`, `--rtt-estimator` and
-//! `--route-table` (`--nagle` and `--header-prediction` are plain
+//! `--flow-control`, `--delack`, `--sws`, `--checksum`, `--rtt-estimator`
+//! and `--route-table` (`--nagle` and `--header-prediction` are plain
 //! switches). Each is stored as the text its flag takes, so a stored run
 //! reads as the command that made it.
 
 use super::parse::LevelError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// How the stack's sender decides when data leaves (`--flow-control`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum FlowControl {
+    /// Window flow control: what min(cwnd, the peer's window) allows
+    /// leaves at once.
+    Window,
+    /// Rate-based (Abrams & Chen 1991 §3.5): the sender paces its data
+    /// segments at this many payload bits per second; the window only
+    /// bounds what is outstanding.
+    Rate(u64),
+}
+
+impl FlowControl {
+    /// Parses `window` or `rate:RATE` (RATE as `--send-rate` takes it:
+    /// `50M`, `200mbit`, `1G`, bits per second).
+    pub fn parse(s: &str) -> Result<FlowControl, LevelError> {
+        if s == "window" {
+            return Ok(FlowControl::Window);
+        }
+        match s.strip_prefix("rate:") {
+            Some(r) => super::parse::rate(r)
+                .map(FlowControl::Rate)
+                .map_err(|e| LevelError::new(s, format!("rate:RATE needs a rate: {}", e.why))),
+            None => Err(LevelError::new(
+                s,
+                "expected window or rate:RATE (e.g. rate:50M, rate:1gbit)",
+            )),
+        }
+    }
+
+    /// The pacing rate in bits per second, if rate-based.
+    pub fn rate_bps(self) -> Option<u64> {
+        match self {
+            FlowControl::Window => None,
+            FlowControl::Rate(bps) => Some(bps),
+        }
+    }
+}
+
+impl fmt::Display for FlowControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlowControl::Window => f.write_str("window"),
+            FlowControl::Rate(bps) => {
+                write!(f, "rate:{}", crate::numbers::rate_text(*bps as f64))
+            }
+        }
+    }
+}
+
+impl From<FlowControl> for String {
+    fn from(v: FlowControl) -> String {
+        v.to_string()
+    }
+}
+
+impl TryFrom<String> for FlowControl {
+    type Error = String;
+    fn try_from(s: String) -> Result<FlowControl, String> {
+        FlowControl::parse(&s).map_err(|e| e.to_string())
+    }
+}
 
 /// When the stack's receiver acknowledges data (`--delack`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -260,7 +324,15 @@ macro_rules! named_levels {
         }
     )*};
 }
-named_levels!(DelayedAck, Sws, Checksum, RttEstimator, RouteTable, Layers);
+named_levels!(
+    FlowControl,
+    DelayedAck,
+    Sws,
+    Checksum,
+    RttEstimator,
+    RouteTable,
+    Layers
+);
 
 macro_rules! display_by_name {
     ($($t:ty),*) => {$(
@@ -276,6 +348,44 @@ display_by_name!(Sws, Checksum, RttEstimator, RouteTable, Layers);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_control_levels_parse_with_the_rate_parser_and_read_back() {
+        assert_eq!(FlowControl::parse("window"), Ok(FlowControl::Window));
+        assert_eq!(FlowControl::Window.rate_bps(), None);
+        for (typed, bps, text) in [
+            ("rate:50M", 50_000_000, "rate:50mbit"),
+            ("rate:200mbit", 200_000_000, "rate:200mbit"),
+            ("rate:1G", 1_000_000_000, "rate:1gbit"),
+            ("rate:1.5gbit", 1_500_000_000, "rate:1.5gbit"),
+            ("rate:64k", 64_000, "rate:64kbit"),
+        ] {
+            let level = FlowControl::parse(typed).unwrap();
+            assert_eq!(level, FlowControl::Rate(bps), "{typed}");
+            assert_eq!(level.rate_bps(), Some(bps));
+            assert_eq!(level.to_string(), text);
+            assert_eq!(FlowControl::parse(text), Ok(level));
+            let json = serde_json::to_string(&level).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<FlowControl>(&json).unwrap(), level);
+        }
+        for bad in [
+            "",
+            "rate",
+            "rate:",
+            "rate:fast",
+            "rate:0",
+            "rate:10 parsecs",
+            "Window",
+        ] {
+            assert!(FlowControl::parse(bad).is_err(), "{bad}");
+        }
+        assert!(FlowControl::parse("rate:0")
+            .unwrap_err()
+            .to_string()
+            .contains("rate:RATE needs a rate"));
+        assert!(serde_json::from_str::<FlowControl>("\"credit\"").is_err());
+    }
 
     #[test]
     fn levels_parse_and_read_back_as_typed() {

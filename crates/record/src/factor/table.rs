@@ -7,7 +7,9 @@ use super::level_types::{
 };
 use super::offloads::OffloadsOff;
 use super::parse;
-use super::stack_switches::{Checksum, DelayedAck, Layers, RouteTable, RttEstimator, Sws};
+use super::stack_switches::{
+    Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
+};
 
 factor_table! {
     /// Amount as bytes: the file size for streams, request bytes for transaction tests.
@@ -489,6 +491,19 @@ factor_table! {
         kind: Name,
         level: Layers,
         parse: |s, _| Layers::parse(s),
+        default: |_| None,
+    }
+    /// How a tcplab stack end's sender decides when data leaves
+    /// (`--flow-control`); `None` keeps window flow control.
+    #[serde(default)]
+    flow_control: Option<FlowControl> {
+        flag: "flow-control",
+        value_name: "window|rate:RATE",
+        help: "tcplab stack ends: flow control of what they send: window (what min(cwnd, the peer's window) allows leaves at once) or rate:RATE (Abrams & Chen's rate-based flow control: data segments are paced at RATE of payload, e.g. rate:50M, rate:1gbit, bits per second as --send-rate takes them; the windows only bound what is outstanding) [default: window]",
+        label: "flow control",
+        kind: Name,
+        level: FlowControl,
+        parse: |s, _| FlowControl::parse(s),
         default: |_| None,
     }
 }

@@ -10,7 +10,9 @@
 //! - [`isn`]: initial sequence numbers per RFC 6528;
 //! - [`timers`]: the connection's timers on the injected clock;
 //! - [`window`]: SWS avoidance, Nagle and the delayed-ACK policy as pure
-//!   decisions.
+//!   decisions;
+//! - [`pacing`]: rate-based flow control (a pacer on the clock) and the
+//!   achieved sending rate.
 //!
 //! They use only the shared wire meaning (`SeqNumber`, `SackBlocks`) and
 //! the clock, never packet bytes.
@@ -39,6 +41,7 @@ pub mod loss;
 pub mod memory;
 pub mod options;
 pub mod output;
+pub mod pacing;
 pub mod reassembly;
 pub mod recovery;
 pub mod rtt;

@@ -3,6 +3,8 @@
 //! as the sender SWS/Nagle switch allows, the FIN, ACKs as the delayed-ACK
 //! policy says with SACK blocks from the reassembly queue, and the timers:
 //! retransmission with Karn's rule, delayed ACK, persist probes, TIME-WAIT.
+//! Under rate-based flow control new data also waits for the pacer, whose
+//! next send time is a timer, so the event loop wakes for it.
 
 use super::sack::NextSeg;
 use super::state::State;
@@ -46,6 +48,8 @@ impl Connection {
                 TimerKind::TimeWait => self.enter_closed(None),
                 TimerKind::Keepalive => self.on_keepalive_expiry(now, out),
                 TimerKind::LossProbe => self.on_loss_probe(now, out),
+                // The pacer lets data go: the output pass below sends it.
+                TimerKind::Pace => {}
             }
         }
         self.output(now, out);
@@ -173,11 +177,21 @@ impl Connection {
         let in_flight = (self.snd_max - self.snd_una) as u64;
         self.counters.max_in_flight = self.counters.max_in_flight.max(in_flight);
         self.scoreboard.on_send(self.snd_max);
+        self.note_data_sent(payload.len(), now);
         self.emit(h, payload, out);
         self.arm_retransmit_if_idle(now);
         if !retransmission {
             self.schedule_loss_probe(now);
         }
+    }
+
+    /// A data segment of `len` payload octets leaves at `now`: the pacer
+    /// charges it (retransmissions too, so they take from the rate) and
+    /// the achieved-rate span counts it.
+    fn note_data_sent(&mut self, len: usize, now: Instant) {
+        self.pacer.on_sent(len, now);
+        self.counters.pacing_dropped_ns = self.pacer.dropped_ns();
+        self.counters.data_out.on_sent(len, now);
     }
 
     /// Where our FIN sits (or will): after the last queued octet.
@@ -252,7 +266,8 @@ impl Connection {
     }
 
     /// New data (or go-back-N retransmission after a timeout) within
-    /// min(cwnd, SND.WND) as the sender policy decides.
+    /// min(cwnd, SND.WND) as the sender policy decides, when the pacer
+    /// lets it go (else its timer wakes the loop then).
     fn send_new_data(&mut self, now: Instant, out: &mut Vec<Segment>) {
         loop {
             let queued = self.unsent();
@@ -280,7 +295,12 @@ impl Connection {
                 push: true,
                 override_expired: false,
             };
-            match self.config.sender.decide(&state) {
+            let decision = self.config.sender.decide(&state);
+            if let (SendDecision::Send(_), Some(at)) = (decision, self.pacer.hold_until(now)) {
+                self.timers.arm(TimerKind::Pace, at);
+                return;
+            }
+            match decision {
                 SendDecision::Send(n) => {
                     let n = self.super_segment_len(n, &state);
                     self.send_range(self.snd_nxt, n, now, out)
@@ -375,6 +395,7 @@ impl Connection {
             self.snd_max = seq + 1;
         }
         self.counters.window_probes += 1;
+        self.note_data_sent(1, now);
         self.emit(h, vec![byte], out);
         self.timers.on_persist_probe(now, self.rtt.rto());
     }

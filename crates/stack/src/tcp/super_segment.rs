@@ -35,7 +35,10 @@ impl Connection {
     /// right after, and it fits the limit, it joins. A first segment below
     /// one MSS stays alone.
     pub(crate) fn super_segment_len(&self, first: usize, state: &SendState) -> usize {
-        let limit = self.super_segment_limit;
+        // Paced, a super-segment is at most the pacer's burst.
+        let limit = self
+            .super_segment_limit
+            .min(self.pacer.segment_cap(state.mss));
         if limit <= state.mss || first < state.mss {
             return first;
         }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::cc::{CongestionControl, CongestionControlKind};
 use super::isn::{FourTuple, IsnGenerator};
+use super::pacing::{FlowControl, Pacer, SendSpan};
 use super::reassembly::Reassembly;
 use super::rtt::{Rfc6298Config, RttEstimator, RttEstimatorKind, RttTimer};
 use super::sack::Scoreboard;
@@ -57,6 +58,8 @@ pub struct TcpConfig {
     pub recovery: RecoveryKind,
     /// The header-prediction fast path.
     pub header_prediction: bool,
+    /// Window or rate-based flow control (the pacer, [`super::pacing`]).
+    pub flow_control: FlowControl,
     /// The MSS this end advertises (what it can receive).
     pub mss: u16,
     /// The send buffer's byte bound.
@@ -109,6 +112,7 @@ impl Default for TcpConfig {
             sender: SenderPolicy::default(),
             recovery: RecoveryKind::default(),
             header_prediction: true,
+            flow_control: FlowControl::Window,
             mss: 1460,
             send_buffer: 256 * 1024,
             recv_buffer: 256 * 1024,
@@ -213,6 +217,11 @@ pub struct Counters {
     pub nagle_holds: u64,
     /// Window updates and data segments by size (`--sws`).
     pub sws: super::sws_counters::SwsCounters,
+    /// Payload octets sent in data segments and when the first and last
+    /// left: the achieved sending rate ([`SendSpan::rate_bps`]).
+    pub data_out: SendSpan,
+    /// Nanoseconds of its schedule the pacer gave up ([`Pacer::dropped_ns`]).
+    pub pacing_dropped_ns: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.
@@ -313,6 +322,8 @@ pub struct Connection {
     pub(crate) sndbuf_clock: LimitClock,
     /// The largest segment payload output may build (0: one MSS).
     pub(crate) super_segment_limit: usize,
+    /// When the next data segment may leave under rate-based flow control.
+    pub(crate) pacer: Pacer,
 }
 
 impl Connection {
@@ -371,6 +382,7 @@ impl Connection {
             rwnd_clock: LimitClock::default(),
             sndbuf_clock: LimitClock::default(),
             super_segment_limit: 0,
+            pacer: Pacer::new(config.flow_control),
             config,
         }
     }

@@ -1,5 +1,6 @@
 //! A connection's timers on the injected clock: retransmission, delayed
-//! ACK, persist (zero-window probe, with backoff), keepalive and TIME-WAIT.
+//! ACK, persist (zero-window probe, with backoff), keepalive, TIME-WAIT,
+//! the tail loss probe and the pacer's next send time.
 //! Each is a deadline or nothing; the struct says which fires next and
 //! when, so the event loop sleeps exactly until then, and hands out the
 //! expired ones in deadline order. The intervals (RTO, backoff) are
@@ -25,15 +26,19 @@ pub enum TimerKind {
     TimeWait,
     /// The tail loss probe (RFC 8985 §7).
     LossProbe,
+    /// Rate-based flow control: the pacer lets the next data segment go
+    /// (see [`super::pacing`]); nothing to do but run output.
+    Pace,
 }
 
-const KINDS: [TimerKind; 6] = [
+const KINDS: [TimerKind; 7] = [
     TimerKind::Retransmit,
     TimerKind::DelayedAck,
     TimerKind::Persist,
     TimerKind::Keepalive,
     TimerKind::TimeWait,
     TimerKind::LossProbe,
+    TimerKind::Pace,
 ];
 
 /// The timers' settings.
@@ -83,7 +88,7 @@ pub enum KeepaliveAction {
 #[derive(Debug, Clone)]
 pub struct Timers {
     config: TimerConfig,
-    deadlines: [Option<Instant>; 6],
+    deadlines: [Option<Instant>; KINDS.len()],
     /// Zero-window probes sent since the window last opened.
     persist_shift: u32,
     /// Keepalive probes sent since the peer was last heard.
@@ -99,7 +104,7 @@ impl Timers {
     pub fn new(config: TimerConfig) -> Timers {
         Timers {
             config,
-            deadlines: [None; 6],
+            deadlines: [None; KINDS.len()],
             persist_shift: 0,
             keepalive_probes: 0,
         }
@@ -227,7 +232,7 @@ impl Timers {
     /// TIME-WAIT entered (or a FIN retransmitted in it): 2·MSL from `now`,
     /// and every other timer stops.
     pub fn enter_time_wait(&mut self, now: Instant) {
-        self.deadlines = [None; 6];
+        self.deadlines = [None; KINDS.len()];
         self.arm_after(TimerKind::TimeWait, now, self.config.msl * 2);
     }
 }
