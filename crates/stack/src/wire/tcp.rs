@@ -625,6 +625,38 @@ impl<'a> TcpRepr<'a> {
         method: ChecksumMethod,
     ) {
         assert_eq!(packet.data().len(), self.buffer_len(), "tcp buffer length");
+        self.emit_header(packet);
+        packet.payload_mut().copy_from_slice(self.payload);
+        packet.fill_checksum(src, dst, method);
+    }
+
+    /// [`TcpRepr::emit`] with the payload taken from `parts` in order
+    /// (a send ring's two slices) instead of `self.payload`, which must
+    /// be empty: the buffer holds exactly the header and the parts.
+    pub fn emit_with_payload_parts<T: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        packet: &mut TcpPacket<T>,
+        src: Ipv4Address,
+        dst: Ipv4Address,
+        method: ChecksumMethod,
+        parts: [&[u8]; 2],
+    ) {
+        assert!(self.payload.is_empty(), "the payload comes from parts");
+        let payload_len = parts[0].len() + parts[1].len();
+        assert_eq!(
+            packet.data().len(),
+            self.header_len() + payload_len,
+            "tcp buffer length"
+        );
+        self.emit_header(packet);
+        let (first, second) = packet.payload_mut().split_at_mut(parts[0].len());
+        first.copy_from_slice(parts[0]);
+        second.copy_from_slice(parts[1]);
+        packet.fill_checksum(src, dst, method);
+    }
+
+    /// Writes everything but the payload and the checksum.
+    fn emit_header<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut TcpPacket<T>) {
         let (options_len, sack_blocks) = option_layout(self);
         packet.set_src_port(self.src_port);
         packet.set_dst_port(self.dst_port);
@@ -678,8 +710,6 @@ impl<'a> TcpRepr<'a> {
             out = TcpOption::SackRange(blocks).emit(out);
         }
         debug_assert!(out.is_empty(), "tcp option layout and emission disagree");
-        packet.payload_mut().copy_from_slice(self.payload);
-        packet.fill_checksum(src, dst, method);
     }
 }
 
