@@ -288,9 +288,18 @@ fn a_payload_in_two_parts_emits_the_bytes_of_the_whole() {
     repr.ack_number = Some(SeqNumber(77));
     repr.timestamp = Some((5, 6));
     repr.payload = &payload;
-    for method in [ChecksumMethod::Rfc1071, ChecksumMethod::Offload] {
+    for method in [
+        ChecksumMethod::Bytewise,
+        ChecksumMethod::Rfc1071,
+        ChecksumMethod::Offload,
+    ] {
         let mut whole = vec![0u8; repr.buffer_len()];
         repr.emit(&mut TcpPacket::new_unchecked(&mut whole[..]), a, b, method);
+        // The checksum summed while copying is the one summed after.
+        let mut refilled = whole.clone();
+        TcpPacket::new_unchecked(&mut refilled[..]).fill_checksum(a, b, method);
+        assert_eq!(refilled, whole, "{method:?}");
+        assert_eq!(&whole[whole.len() - payload.len()..], &payload[..]);
         // Every split, odd and even, the empty first or second part too.
         for split in [0, 1, 2, 3, 731, 1460, 1461] {
             let mut header = repr.clone();
