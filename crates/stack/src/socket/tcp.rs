@@ -14,14 +14,13 @@ use super::demux::TupleMap;
 use super::error::TcpSocketError;
 use super::timer_queue::TimerQueue;
 use crate::iface::icmp_error::{IcmpError, UnreachableCode};
-use crate::iface::{Delivery, IfaceError, Interface, IpHandler};
-use crate::phy::Device;
+use crate::iface::{Delivery, IpHandler};
 use crate::tcp::input::reset_for;
 use crate::tcp::isn::{FourTuple, IsnGenerator};
 use crate::tcp::state::State;
 use crate::tcp::tcb::{Connection, Segment, TcpConfig};
 use crate::time::Instant;
-use crate::wire::{ChecksumMethod, IpProtocol, Ipv4Address, Ipv4Repr, TcpPacket, TcpRepr, UdpRepr};
+use crate::wire::{ChecksumMethod, Ipv4Repr, TcpPacket, TcpRepr, UdpRepr};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
@@ -123,22 +122,9 @@ pub struct TcpSockets {
     /// The sockets one `on_timers` visits (kept for its capacity).
     visit: Vec<usize>,
     /// Payload buffers of segments sent, lent to the connection that
-    /// sends next (at most [`PAYLOAD_POOL`], each of at most
-    /// [`POOLED_PAYLOAD`] bytes).
+    /// sends next (at most [`flush::PAYLOAD_POOL`], each of at most
+    /// [`flush::POOLED_PAYLOAD`] bytes).
     payload_pool: Vec<Vec<u8>>,
-}
-
-/// Spare payload buffers kept: about a flush's worth of segments.
-const PAYLOAD_POOL: usize = 128;
-/// The largest payload buffer kept (a 1500-byte MTU's segment fits; a
-/// super-segment's is freed), so the pool holds 256 KB at most.
-const POOLED_PAYLOAD: usize = 2048;
-
-fn v4(addr: SocketAddr) -> SocketAddrV4 {
-    match addr {
-        SocketAddr::V4(a) => a,
-        SocketAddr::V6(_) => unreachable!("the stack is IPv4 only"),
-    }
 }
 
 impl TcpSockets {
@@ -366,6 +352,7 @@ impl TcpSockets {
         let tuple = self.free_tuple(local, remote, config.time_wait_reuse, now)?;
         let mut conn = Connection::open_active(config, tuple, &self.isn, now);
         conn.allow_super_segments(self.super_segment_limit);
+        conn.leave_payloads_in_send_buffer(true);
         let index = self.insert(Entry::Socket(Box::new(Socket {
             conn,
             listener: None,
@@ -569,81 +556,6 @@ impl TcpSockets {
         self.remove_entry(index);
     }
 
-    /// Sends every queued segment through `iface`. A segment refused for a
-    /// reason of its own (no route) is dropped (TCP retransmits); a device
-    /// failure stops the flush and is returned.
-    pub fn flush(
-        &mut self,
-        iface: &mut Interface,
-        device: &mut dyn Device,
-        now: Instant,
-    ) -> Result<usize, IfaceError> {
-        let method = self.checksum;
-        let mut sent = 0;
-        let outbox = std::mem::take(&mut self.outbox);
-        let mut result = Ok(());
-        for (tuple, segment) in &outbox {
-            let local = v4(tuple.local);
-            let remote = v4(tuple.remote);
-            let repr = segment.repr();
-            let segment_size = self.wire_segment_size(tuple, segment.payload.len());
-            let sent_one = iface.send_ip_cut(
-                device,
-                now,
-                Some(Ipv4Address::from(*local.ip())),
-                Ipv4Address::from(*remote.ip()),
-                IpProtocol::Tcp,
-                repr.buffer_len(),
-                segment_size,
-                |ip, out| {
-                    repr.emit(
-                        &mut TcpPacket::new_unchecked(out),
-                        ip.src_addr,
-                        ip.dst_addr,
-                        method,
-                    )
-                },
-            );
-            match sent_one {
-                Ok(_) => sent += 1,
-                Err(IfaceError::Device(e)) => {
-                    result = Err(IfaceError::Device(e));
-                    break;
-                }
-                Err(_) => {}
-            }
-        }
-        self.counters.segments_out += sent as u64;
-        let mut outbox = outbox;
-        for (_, segment) in outbox.drain(..) {
-            let payload = segment.payload;
-            if (1..=POOLED_PAYLOAD).contains(&payload.capacity())
-                && self.payload_pool.len() < PAYLOAD_POOL
-            {
-                self.payload_pool.push(payload);
-            }
-        }
-        if self.outbox.is_empty() {
-            self.outbox = outbox;
-        }
-        result.map(|()| sent)
-    }
-
-    /// For a super-segment of the connection on `tuple` (a payload over
-    /// its MSS), the payload per wire segment the device is to cut it
-    /// into; `None` for any other segment.
-    fn wire_segment_size(&self, tuple: &FourTuple, payload_len: usize) -> Option<usize> {
-        if self.super_segment_limit == 0 {
-            return None;
-        }
-        let index = self.by_tuple.get(tuple)?;
-        let Some(Entry::Socket(s)) = self.entries.get(index)?.as_ref() else {
-            return None;
-        };
-        let size = s.conn.wire_segment_size();
-        (payload_len > size).then_some(size)
-    }
-
     /// A segment for no connection: a listener may take a SYN.
     fn unmatched(&mut self, tuple: FourTuple, seg: &TcpRepr<'_>, now: Instant) -> Delivery {
         let listener = self.listeners.get(&seg.dst_port).copied();
@@ -658,6 +570,7 @@ impl TcpSockets {
             }
             let mut conn = Connection::listen(l.config.clone(), tuple, &self.isn, now);
             conn.allow_super_segments(self.super_segment_limit);
+            conn.leave_payloads_in_send_buffer(true);
             let out = conn.on_segment(seg, now);
             self.outbox.extend(out.into_iter().map(|s| (tuple, s)));
             let index = self.insert(Entry::Socket(Box::new(Socket {
@@ -769,6 +682,8 @@ impl IpHandler for TcpInput<'_> {
     }
 }
 
+#[path = "tcp_flush.rs"]
+mod flush;
 #[path = "tcp_icmp.rs"]
 mod icmp;
 #[path = "tcp_memory.rs"]

@@ -1,7 +1,7 @@
 use super::*;
 use crate::tcp::isn::IsnPolicy;
 use crate::wire::seq::SeqNumber;
-use crate::wire::TcpControl;
+use crate::wire::{IpProtocol, Ipv4Address, TcpControl};
 
 const LINUX: [u8; 4] = [10, 0, 0, 1];
 const US: [u8; 4] = [10, 0, 0, 2];

@@ -27,10 +27,7 @@ pub fn reset_for(seg: &TcpRepr<'_>) -> Option<Segment> {
         Some(ack) => h.seq_number = ack,
         None => h.ack_number = Some(seg.seq_number + seg.segment_len()),
     }
-    Some(Segment {
-        header: h,
-        payload: Vec::new(),
-    })
+    Some(Segment::new(h, Vec::new()))
 }
 
 impl Connection {

@@ -46,6 +46,7 @@ pub mod reassembly;
 pub mod recovery;
 pub mod rtt;
 pub mod sack;
+pub mod send_in_place;
 pub mod state;
 pub mod super_segment;
 pub mod sws_counters;

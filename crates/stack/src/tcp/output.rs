@@ -75,6 +75,13 @@ impl Connection {
         payload: Vec<u8>,
         out: &mut Vec<Segment>,
     ) {
+        self.emit_segment(Segment::new(header, payload), out);
+    }
+
+    /// [`Connection::emit`] for a segment built whole (its payload
+    /// perhaps left in the send buffer).
+    fn emit_segment(&mut self, segment: Segment, out: &mut Vec<Segment>) {
+        let header = &segment.header;
         if header.ack_number.is_some() {
             self.last_ack_sent = self.rcv_nxt;
             let shift = if header.control == TcpControl::Syn {
@@ -101,8 +108,8 @@ impl Connection {
                 self.counters.zero_windows_sent += 1;
             }
         }
-        self.count_segments_out(payload.len());
-        out.push(Segment { header, payload });
+        self.count_segments_out(segment.payload_len());
+        out.push(segment);
     }
 
     fn arm_retransmit_if_idle(&mut self, now: Instant) {
@@ -141,28 +148,21 @@ impl Connection {
     ) {
         let offset = seq - self.snd_una;
         let end_offset = (offset + len).min(self.send_buf.len());
-        // The ring's one or two slices, copied whole (not a byte at a time).
-        let (front, back) = self.send_buf.as_slices();
-        let mut payload = self.payload_pool.pop().unwrap_or_default();
-        payload.clear();
-        payload.reserve(end_offset - offset);
-        if offset < front.len() {
-            payload.extend_from_slice(&front[offset..end_offset.min(front.len())]);
-        }
-        if end_offset > front.len() {
-            payload.extend_from_slice(
-                &back[offset.saturating_sub(front.len())..end_offset - front.len()],
-            );
-        }
-        let end = seq + payload.len();
+        let len = end_offset - offset;
+        let payload = if self.payload_in_place {
+            Vec::new()
+        } else {
+            self.copy_payload(offset, end_offset)
+        };
+        let end = seq + len;
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
         let retransmission = seq < self.snd_max;
         let full = self.data_mss();
-        self.counters.sws.on_data_out(payload.len(), full);
+        self.counters.sws.on_data_out(len, full);
         if retransmission {
-            self.counters.retransmits += self.wire_segments(payload.len());
-            self.counters.retransmitted_bytes += payload.len() as u64;
+            self.counters.retransmits += self.wire_segments(len);
+            self.counters.retransmitted_bytes += len as u64;
             self.rtt_timer.on_retransmit();
             self.note_retransmission(seq);
         } else {
@@ -177,8 +177,15 @@ impl Connection {
         let in_flight = (self.snd_max - self.snd_una) as u64;
         self.counters.max_in_flight = self.counters.max_in_flight.max(in_flight);
         self.scoreboard.on_send(self.snd_max);
-        self.note_data_sent(payload.len(), now);
-        self.emit(h, payload, out);
+        // The payload may still be in the send ring (`payload` empty):
+        // count `len`, the octets the segment carries.
+        self.note_data_sent(len, now);
+        let segment = Segment {
+            header: h,
+            payload,
+            in_send_buffer: if self.payload_in_place { len } else { 0 },
+        };
+        self.emit_segment(segment, out);
         self.arm_retransmit_if_idle(now);
         if !retransmission {
             self.schedule_loss_probe(now);
@@ -192,6 +199,25 @@ impl Connection {
         self.pacer.on_sent(len, now);
         self.counters.pacing_dropped_ns = self.pacer.dropped_ns();
         self.counters.data_out.on_sent(len, now);
+    }
+
+    /// The send buffer's octets `offset..end_offset` (from SND.UNA) in a
+    /// payload buffer of their own (a spare one from the pool if lent).
+    fn copy_payload(&mut self, offset: usize, end_offset: usize) -> Vec<u8> {
+        // The ring's one or two slices, copied whole (not a byte at a time).
+        let (front, back) = self.send_buf.as_slices();
+        let mut payload = self.payload_pool.pop().unwrap_or_default();
+        payload.clear();
+        payload.reserve(end_offset - offset);
+        if offset < front.len() {
+            payload.extend_from_slice(&front[offset..end_offset.min(front.len())]);
+        }
+        if end_offset > front.len() {
+            payload.extend_from_slice(
+                &back[offset.saturating_sub(front.len())..end_offset - front.len()],
+            );
+        }
+        payload
     }
 
     /// Where our FIN sits (or will): after the last queued octet.

@@ -148,17 +148,38 @@ pub enum ConnectionError {
     TimedOut,
 }
 
-/// An outgoing segment: the header meaning plus its own copy of the payload.
+/// An outgoing segment: the header meaning plus its own copy of the
+/// payload, or (for a socket set that copies it at flush time, see
+/// [`Connection::leave_payloads_in_send_buffer`]) the length of the
+/// payload still in the connection's send buffer at the header's sequence
+/// number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
     /// The header (its `payload` field is empty; see [`Segment::repr`]).
     pub header: TcpRepr<'static>,
-    /// The payload bytes.
+    /// The payload bytes (empty when they are left in the send buffer).
     pub payload: Vec<u8>,
+    /// Payload octets left in the send buffer (0: `payload` holds them).
+    pub(crate) in_send_buffer: usize,
 }
 
 impl Segment {
-    /// The segment as the wire layer takes it.
+    /// A segment that carries its own copy of `payload`.
+    pub fn new(header: TcpRepr<'static>, payload: Vec<u8>) -> Segment {
+        Segment {
+            header,
+            payload,
+            in_send_buffer: 0,
+        }
+    }
+
+    /// The payload's length, wherever the bytes are.
+    pub fn payload_len(&self) -> usize {
+        self.payload.len() + self.in_send_buffer
+    }
+
+    /// The segment as the wire layer takes it (its own payload: a
+    /// segment whose bytes are in the send buffer shows none).
     pub fn repr(&self) -> TcpRepr<'_> {
         TcpRepr {
             payload: &self.payload,
@@ -296,6 +317,9 @@ pub struct Connection {
     /// new allocation: lent by the socket set for one call
     /// ([`Connection::lend_payloads`]), empty otherwise.
     pub(crate) payload_pool: Vec<Vec<u8>>,
+    /// Data segments name their payload in `send_buf` instead of copying
+    /// it ([`Connection::leave_payloads_in_send_buffer`]).
+    pub(crate) payload_in_place: bool,
     pub(crate) reassembly: Reassembly,
     /// A FIN received ahead of RCV.NXT, applied when the data reaches it.
     pub(crate) peer_fin_at: Option<SeqNumber>,
@@ -360,6 +384,7 @@ impl Connection {
             send_buf: VecDeque::new(),
             recv_buf: VecDeque::new(),
             payload_pool: Vec::new(),
+            payload_in_place: false,
             reassembly: Reassembly::new(SeqNumber(0), config.recv_buffer),
             peer_fin_at: None,
             fin_queued: false,
@@ -494,10 +519,7 @@ impl Connection {
             | State::CloseWait => {
                 let mut h = TcpRepr::bare(self.local_port(), self.remote_port(), self.snd_nxt);
                 h.control = TcpControl::Rst;
-                Some(Segment {
-                    header: h,
-                    payload: Vec::new(),
-                })
+                Some(Segment::new(h, Vec::new()))
             }
             _ => None,
         };

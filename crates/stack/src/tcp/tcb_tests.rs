@@ -28,10 +28,7 @@ fn limit_clock_accrues_only_while_the_condition_holds() {
 fn an_outgoing_segment_lends_its_payload_to_the_wire_repr() {
     let mut header = TcpRepr::bare(1, 2, SeqNumber(3));
     header.push = true;
-    let seg = Segment {
-        header,
-        payload: b"abc".to_vec(),
-    };
+    let seg = Segment::new(header, b"abc".to_vec());
     let repr = seg.repr();
     assert_eq!(repr.payload, b"abc");
     assert!(repr.push);

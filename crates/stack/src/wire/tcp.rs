@@ -625,6 +625,72 @@ impl<'a> TcpRepr<'a> {
         method: ChecksumMethod,
     ) {
         assert_eq!(packet.data().len(), self.buffer_len(), "tcp buffer length");
+        self.emit_parts(packet, src, dst, method, [self.payload, &[]]);
+    }
+
+    /// [`TcpRepr::emit`] with the payload taken from `parts` in order
+    /// (a send ring's two slices) instead of `self.payload`, which must
+    /// be empty: the buffer holds exactly the header and the parts.
+    pub fn emit_with_payload_parts<T: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        packet: &mut TcpPacket<T>,
+        src: Ipv4Address,
+        dst: Ipv4Address,
+        method: ChecksumMethod,
+        parts: [&[u8]; 2],
+    ) {
+        assert!(self.payload.is_empty(), "the payload comes from parts");
+        let payload_len = parts[0].len() + parts[1].len();
+        assert_eq!(
+            packet.data().len(),
+            self.header_len() + payload_len,
+            "tcp buffer length"
+        );
+        self.emit_parts(packet, src, dst, method, parts);
+    }
+
+    /// Writes the header, copies the payload from `parts` and fills the
+    /// checksum as [`TcpPacket::fill_checksum`] would, the payload summed
+    /// as it is copied (the bytes are read once).
+    fn emit_parts<T: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        packet: &mut TcpPacket<T>,
+        src: Ipv4Address,
+        dst: Ipv4Address,
+        method: ChecksumMethod,
+        parts: [&[u8]; 2],
+    ) {
+        self.emit_header(packet);
+        if !method.in_software() {
+            let (first, second) = packet.payload_mut().split_at_mut(parts[0].len());
+            first.copy_from_slice(parts[0]);
+            second.copy_from_slice(parts[1]);
+            packet.fill_checksum(src, dst, method);
+            return;
+        }
+        let len = u16::try_from(packet.data().len()).expect("tcp segment over 64 KiB");
+        packet.set_checksum(0);
+        let header_len = packet.header_len();
+        // The header is a whole number of 32-bit words: the payload starts
+        // at an even offset; its second part at the first part's length.
+        let mut sum = checksum::pseudo_header_sum(src.0, dst.0, IpProtocol::Tcp.into(), len);
+        sum = checksum::combine(sum, method.sum(&packet.data()[..header_len]));
+        let (first, second) = packet.payload_mut().split_at_mut(parts[0].len());
+        sum = checksum::combine(sum, method.copy_and_sum(first, parts[0]));
+        let second_sum = method.copy_and_sum(second, parts[1]);
+        sum = checksum::combine(
+            sum,
+            if parts[0].len() % 2 == 1 {
+                checksum::at_odd_offset(second_sum)
+            } else {
+                second_sum
+            },
+        );
+        packet.set_checksum(checksum::finish(sum));
+    }
+
+    /// Writes everything but the payload and the checksum.
+    fn emit_header<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut TcpPacket<T>) {
         let (options_len, sack_blocks) = option_layout(self);
         packet.set_src_port(self.src_port);
         packet.set_dst_port(self.dst_port);
@@ -678,8 +744,6 @@ impl<'a> TcpRepr<'a> {
             out = TcpOption::SackRange(blocks).emit(out);
         }
         debug_assert!(out.is_empty(), "tcp option layout and emission disagree");
-        packet.payload_mut().copy_from_slice(self.payload);
-        packet.fill_checksum(src, dst, method);
     }
 }
 

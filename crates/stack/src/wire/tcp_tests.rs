@@ -279,3 +279,55 @@ fn incremental_ack_rewrite_matches_recomputation() {
             .verify_checksum(a, b, ChecksumMethod::Rfc1071));
     }
 }
+
+#[test]
+fn a_payload_in_two_parts_emits_the_bytes_of_the_whole() {
+    let (a, b) = (LINUX_SRC, LINUX_DST);
+    let payload: Vec<u8> = (0..1461u32).map(|i| (i * 13 % 256) as u8).collect();
+    let mut repr = TcpRepr::bare(1, 2, SeqNumber(10));
+    repr.ack_number = Some(SeqNumber(77));
+    repr.timestamp = Some((5, 6));
+    repr.payload = &payload;
+    for method in [
+        ChecksumMethod::Bytewise,
+        ChecksumMethod::Rfc1071,
+        ChecksumMethod::Offload,
+    ] {
+        let mut whole = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut TcpPacket::new_unchecked(&mut whole[..]), a, b, method);
+        // The checksum summed while copying is the one summed after.
+        let mut refilled = whole.clone();
+        TcpPacket::new_unchecked(&mut refilled[..]).fill_checksum(a, b, method);
+        assert_eq!(refilled, whole, "{method:?}");
+        assert_eq!(&whole[whole.len() - payload.len()..], &payload[..]);
+        // Every split, odd and even, the empty first or second part too.
+        for split in [0, 1, 2, 3, 731, 1460, 1461] {
+            let mut header = repr.clone();
+            header.payload = &[];
+            let mut parts = vec![0xeeu8; whole.len()];
+            let (first, second) = payload.split_at(split);
+            header.emit_with_payload_parts(
+                &mut TcpPacket::new_unchecked(&mut parts[..]),
+                a,
+                b,
+                method,
+                [first, second],
+            );
+            assert_eq!(parts, whole, "{method:?} split at {split}");
+        }
+    }
+    let mut corrupt = vec![0u8; repr.buffer_len()];
+    let mut header = repr.clone();
+    header.payload = &[];
+    header.emit_with_payload_parts(
+        &mut TcpPacket::new_unchecked(&mut corrupt[..]),
+        a,
+        b,
+        ChecksumMethod::Rfc1071,
+        [&payload[..700], &payload[700..]],
+    );
+    corrupt[40] ^= 1;
+    assert!(!TcpPacket::new_checked(&corrupt[..])
+        .unwrap()
+        .verify_checksum(a, b, ChecksumMethod::Rfc1071));
+}

@@ -1,0 +1,122 @@
+//! The TCP sockets' output: the segments connections queued leave
+//! through the interface at [`TcpSockets::flush`], and their payload
+//! buffers go back to the pool connections borrow from.
+
+use super::{Entry, TcpSockets};
+use crate::iface::{IfaceError, Interface};
+use crate::phy::Device;
+use crate::tcp::isn::FourTuple;
+use crate::tcp::tcb::Connection;
+use crate::time::Instant;
+use crate::wire::{IpProtocol, Ipv4Address, TcpPacket};
+use std::net::{SocketAddr, SocketAddrV4};
+
+/// Spare payload buffers kept: about a flush's worth of segments.
+pub(crate) const PAYLOAD_POOL: usize = 128;
+/// The largest payload buffer kept (a 1500-byte MTU's segment fits; a
+/// super-segment's is freed), so the pool holds 256 KB at most.
+pub(crate) const POOLED_PAYLOAD: usize = 2048;
+
+fn v4(addr: SocketAddr) -> SocketAddrV4 {
+    match addr {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(_) => unreachable!("the stack is IPv4 only"),
+    }
+}
+
+impl TcpSockets {
+    /// Sends every queued segment through `iface`. A segment refused for a
+    /// reason of its own (no route) is dropped (TCP retransmits); a device
+    /// failure stops the flush and is returned.
+    pub fn flush(
+        &mut self,
+        iface: &mut Interface,
+        device: &mut dyn Device,
+        now: Instant,
+    ) -> Result<usize, IfaceError> {
+        let method = self.checksum;
+        let mut sent = 0;
+        let outbox = std::mem::take(&mut self.outbox);
+        let mut result = Ok(());
+        for (tuple, segment) in &outbox {
+            let local = v4(tuple.local);
+            let remote = v4(tuple.remote);
+            let mut repr = segment.repr();
+            // A payload left in the send buffer is copied from the ring
+            // into the frame: what an ACK since acknowledged is not sent.
+            let mut parts: [&[u8]; 2] = [&[], &[]];
+            if segment.in_send_buffer > 0 {
+                let Some(in_place) = self
+                    .connection_on(tuple)
+                    .and_then(|conn| conn.in_place_payload(segment))
+                else {
+                    continue;
+                };
+                repr.seq_number = in_place.seq;
+                parts = in_place.parts;
+            }
+            let payload_len = repr.payload.len() + parts[0].len() + parts[1].len();
+            let segment_size = self.wire_segment_size(tuple, payload_len);
+            let sent_one = iface.send_ip_cut(
+                device,
+                now,
+                Some(Ipv4Address::from(*local.ip())),
+                Ipv4Address::from(*remote.ip()),
+                IpProtocol::Tcp,
+                repr.header_len() + payload_len,
+                segment_size,
+                |ip, out| {
+                    let mut packet = TcpPacket::new_unchecked(out);
+                    let (src, dst) = (ip.src_addr, ip.dst_addr);
+                    if segment.in_send_buffer > 0 {
+                        repr.emit_with_payload_parts(&mut packet, src, dst, method, parts)
+                    } else {
+                        repr.emit(&mut packet, src, dst, method)
+                    }
+                },
+            );
+            match sent_one {
+                Ok(_) => sent += 1,
+                Err(IfaceError::Device(e)) => {
+                    result = Err(IfaceError::Device(e));
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+        self.counters.segments_out += sent as u64;
+        let mut outbox = outbox;
+        for (_, segment) in outbox.drain(..) {
+            let payload = segment.payload;
+            if (1..=POOLED_PAYLOAD).contains(&payload.capacity())
+                && self.payload_pool.len() < PAYLOAD_POOL
+            {
+                self.payload_pool.push(payload);
+            }
+        }
+        if self.outbox.is_empty() {
+            self.outbox = outbox;
+        }
+        result.map(|()| sent)
+    }
+
+    /// The connection on `tuple`, if it is still there.
+    fn connection_on(&self, tuple: &FourTuple) -> Option<&Connection> {
+        let index = self.by_tuple.get(tuple)?;
+        match self.entries.get(index)?.as_ref()? {
+            Entry::Socket(s) => Some(&s.conn),
+            Entry::Listener(_) => None,
+        }
+    }
+
+    /// For a super-segment of the connection on `tuple` (a payload over
+    /// its MSS), the payload per wire segment the device is to cut it
+    /// into; `None` for any other segment.
+    fn wire_segment_size(&self, tuple: &FourTuple, payload_len: usize) -> Option<usize> {
+        if self.super_segment_limit == 0 {
+            return None;
+        }
+        let size = self.connection_on(tuple)?.wire_segment_size();
+        (payload_len > size).then_some(size)
+    }
+}
