@@ -1,0 +1,253 @@
+//! The stack's findings follow the data, both ways: each tuning change is
+//! better, worse, or no change with the smallest change the trials could
+//! have seen; SWS avoidance is said not to show only when every segment
+//! was full; merging the layers is a claim on each measure; the tuning
+//! table is built from each step's trials.
+
+use super::stack_layers::{merging_finding, Pair};
+use super::tuning::{change_finding, clause, step_flags, step_id, sws_note, Step, CHANGES};
+use crate::data::{ExperimentRecord, StudyData, StudySettings};
+use crate::fixtures::{finding_texts, ok_trial, stored_study_run};
+use analysis::findings::CurvePoint;
+use record::{PointRecord, StackImpl, TestKind, TrialOutcome, TrialParams};
+use report::Unit;
+use std::collections::BTreeMap;
+
+fn cp(mean: f64, ci: f64) -> CurvePoint {
+    CurvePoint { x: 0.0, mean, ci }
+}
+
+#[test]
+fn the_steps_apply_the_changes_cumulatively_from_the_untuned_levels() {
+    assert_eq!(
+        step_flags(0),
+        "--sws off --delack off --rtt-estimator bsd --header-prediction off --checksum bytewise"
+    );
+    assert_eq!(
+        step_flags(2),
+        "--sws on --delack every2 --rtt-estimator bsd --header-prediction off --checksum bytewise"
+    );
+    assert_eq!(
+        step_flags(CHANGES.len()),
+        "--sws on --delack every2 --rtt-estimator rfc6298 --header-prediction on --checksum rfc1071"
+    );
+}
+
+#[test]
+fn a_change_is_better_worse_or_none_by_the_cis() {
+    let s = Unit::Si("s");
+    let better = clause(
+        "sender CPU per segment",
+        &cp(4e-6, 0.2e-6),
+        &cp(3e-6, 0.2e-6),
+        true,
+        s,
+    );
+    assert!(
+        better.contains("(-25%), better beyond the 95% CIs"),
+        "{better}"
+    );
+    let worse = clause(
+        "sender CPU per segment",
+        &cp(3e-6, 0.2e-6),
+        &cp(4e-6, 0.2e-6),
+        true,
+        s,
+    );
+    assert!(
+        worse.contains("(+33%), worse beyond the 95% CIs"),
+        "{worse}"
+    );
+    // Higher throughput is better.
+    let up = clause(
+        "throughput",
+        &cp(1e9, 1e7),
+        &cp(2e9, 1e7),
+        false,
+        Unit::Si("bit/s"),
+    );
+    assert!(up.contains("better beyond"), "{up}");
+    let none = clause(
+        "throughput",
+        &cp(1e9, 2e8),
+        &cp(1.1e9, 1e8),
+        false,
+        Unit::Si("bit/s"),
+    );
+    assert!(
+        none.contains("no change beyond the 95% CIs (a change under 30% could not have been seen)"),
+        "{none}"
+    );
+    let single = clause(
+        "throughput",
+        &cp(1e9, 0.0),
+        &cp(2e9, 0.0),
+        false,
+        Unit::Si("bit/s"),
+    );
+    assert!(single.contains("no change claimed"), "{single}");
+    assert!(!single.contains("better"), "{single}");
+}
+
+#[test]
+fn a_change_finding_names_each_measure_it_has() {
+    let before = Step {
+        throughput: Some(cp(1e9, 1e7)),
+        sender_cpu: Some(cp(4e-6, 0.1e-6)),
+        receiver_cpu: None,
+        ..Step::default()
+    };
+    let after = Step {
+        throughput: Some(cp(1e9, 1e7)),
+        sender_cpu: Some(cp(3e-6, 0.1e-6)),
+        receiver_cpu: Some(cp(3e-6, 0.1e-6)),
+        ..Step::default()
+    };
+    let f = change_finding("header prediction on", &before, &after).unwrap();
+    assert!(f.starts_with("header prediction on: throughput"), "{f}");
+    assert!(
+        f.contains("sender CPU per segment") && f.contains("better beyond"),
+        "{f}"
+    );
+    assert!(!f.contains("receiver CPU"), "{f}");
+    assert!(change_finding("x", &Step::default(), &after).is_none());
+}
+
+#[test]
+fn sws_avoidance_cannot_show_only_when_every_segment_was_full() {
+    let full = sws_note(&cp(1447.0, 2.0), &cp(1446.0, 2.0), 1460.0);
+    assert!(
+        full.starts_with("SWS avoidance cannot show on this bulk transfer"),
+        "{full}"
+    );
+    assert!(full.contains("1447 and 1446 bytes"), "{full}");
+    let small = sws_note(&cp(90.0, 5.0), &cp(1446.0, 2.0), 1460.0);
+    assert!(
+        small.starts_with("SWS avoidance had small segments to act on"),
+        "{small}"
+    );
+    assert!(!small.contains("cannot show"), "{small}");
+}
+
+#[test]
+fn merging_the_layers_is_claimed_each_way_from_the_data() {
+    let rtt = |threaded: f64, merged: f64| Pair {
+        threaded: Some(cp(threaded, 1e-6)),
+        merged: Some(cp(merged, 1e-6)),
+    };
+    let s = Unit::Si("s");
+    let buys = merging_finding(
+        "request/response",
+        "round trip p50",
+        &rtt(36e-6, 12e-6),
+        true,
+        s,
+    )
+    .unwrap();
+    assert!(buys.contains("better beyond the 95% CIs"), "{buys}");
+    let costs = merging_finding(
+        "request/response",
+        "round trip p50",
+        &rtt(12e-6, 36e-6),
+        true,
+        s,
+    )
+    .unwrap();
+    assert!(costs.contains("worse beyond the 95% CIs"), "{costs}");
+    let same = merging_finding(
+        "request/response",
+        "round trip p50",
+        &rtt(12e-6, 12.5e-6),
+        true,
+        s,
+    )
+    .unwrap();
+    assert!(same.contains("no change beyond the 95% CIs"), "{same}");
+    let half = Pair {
+        threaded: None,
+        merged: Some(cp(1.0, 0.1)),
+    };
+    assert!(merging_finding("stream", "throughput", &half, false, s).is_none());
+}
+
+/// A run with the first two tuning steps, whose sender spends
+/// `cpu[step]` seconds per trial for 1000 segments.
+fn tuning_run(cpu: [f64; 2]) -> StudyData {
+    let mut points = Vec::new();
+    let mut trials = Vec::new();
+    let mut experiments = Vec::new();
+    for (i, c) in cpu.iter().enumerate() {
+        let mut params = TrialParams::defaults(TestKind::TcpStream);
+        params.stack = StackImpl::Tcplab;
+        params.server_stack = StackImpl::Tcplab;
+        points.push(PointRecord {
+            id: i as i64 + 1,
+            index: i as u32,
+            params,
+            precision: None,
+        });
+        for rep in 0..5 {
+            let jitter = 1.0 + 0.01 * rep as f64;
+            let outcome = TrialOutcome {
+                metrics: BTreeMap::from([
+                    ("throughput_bps".to_string(), 1e9 * jitter),
+                    ("cpu_sender_s".to_string(), c * jitter),
+                    ("cpu_receiver_s".to_string(), 0.004),
+                    ("bytes".to_string(), 1_446_000.0),
+                    ("stack_client_segments_out".to_string(), 1000.0),
+                    ("stack_server_segments_in".to_string(), 1000.0),
+                    ("stack_server_segments_out".to_string(), 1000.0),
+                    ("stack_client_snd_mss".to_string(), 1460.0),
+                ]),
+                ..TrialOutcome::default()
+            };
+            trials.push(ok_trial(&trials, i as i64 + 1, rep, outcome));
+        }
+        experiments.push(ExperimentRecord {
+            id: step_id(i),
+            title: String::new(),
+            command: String::new(),
+            first_point: i as u32,
+            points: 1,
+        });
+    }
+    let settings = StudySettings {
+        study: super::NAME.into(),
+        quick: true,
+        experiments,
+        skipped: Vec::new(),
+    };
+    let run = stored_study_run(settings, "loopback", points, trials);
+    let summaries = analysis::summarize_run(&run);
+    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn the_tuning_section_claims_each_change_from_its_steps_trials() {
+    let sws = |cpu: [f64; 2]| {
+        finding_texts(super::report(&tuning_run(cpu)))
+            .into_iter()
+            .find(|f| f.starts_with("SWS avoidance on:"))
+            .expect("the SWS change's finding")
+    };
+    // 4 µs → 3 µs of sender CPU per segment: better; the reverse: worse.
+    let better = sws([0.004, 0.003]);
+    assert!(better.contains("sender CPU per segment 4.0"), "{better}");
+    assert!(
+        better.contains("(-25%), better beyond the 95% CIs"),
+        "{better}"
+    );
+    let worse = sws([0.003, 0.004]);
+    assert!(
+        worse.contains("(+33%), worse beyond the 95% CIs"),
+        "{worse}"
+    );
+    let all = finding_texts(super::report(&tuning_run([0.004, 0.004])));
+    assert!(
+        all.iter().any(
+            |f| f.starts_with("SWS avoidance cannot show on this bulk transfer")
+                && f.contains("1446 and 1446 bytes")
+        ),
+        "{all:#?}"
+    );
+}
