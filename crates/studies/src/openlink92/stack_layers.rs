@@ -3,7 +3,7 @@
 //! and TCP by frame queues (`threaded`, the paper's separate interface
 //! process), on a stream and on request/response, and what merging buys.
 
-use super::tuning::{cell, clause};
+use super::tuning::{cell, clause, controls, impossible_cpu, impossible_warnings};
 use crate::data::StudyData;
 use analysis::findings::CurvePoint;
 use record::factor::Layers;
@@ -27,6 +27,9 @@ fn per_trial(
         .trials_of(id)
         .iter()
         .filter(|(_, p)| p.layers.unwrap_or(Layers::Merged) == l)
+        .filter(|(t, p)| {
+            !(num == "cpu_sender_s" && impossible_cpu(&t.outcome.metrics, p, "sender").is_some())
+        })
         .filter_map(|(t, _)| {
             let n = *t.outcome.metrics.get(num)?;
             let m = match den {
@@ -105,14 +108,18 @@ pub(super) fn add_stack_measurement(s: &mut Section, d: &StudyData) -> bool {
     {
         return false;
     }
-    s.paragraph(
-        "What tcplab's own stack measures: each of its ends can run the device driver (the TUN \
+    let controls: Vec<String> = [STREAM, RR]
+        .iter()
+        .filter_map(|id| d.points_of(id).first().map(|p| controls(&p.params)))
+        .collect();
+    s.paragraph(format!(
+        "What tcplab's own stack measures: each of its ends can run the device driver (the \
          device's system calls) on its own thread, joined to IP and TCP by two frame queues of \
          1,024 (threaded, the paper's separate processes), or call it from the one thread that \
-         runs IP and TCP (merged). Stack client → Linux over a plain TUN device (no offloads), \
-         a timed stream and 1-byte request/response; the driver thread's CPU is counted with \
-         the end's.",
-    );
+         runs IP and TCP (merged); the driver thread's CPU is counted with the end's. Controls: \
+         {}.",
+        controls.join("; and ")
+    ));
     let mut t = Table::new([
         "measure",
         "threaded (separate)",
@@ -139,5 +146,10 @@ pub(super) fn add_stack_measurement(s: &mut Section, d: &StudyData) -> bool {
         }
     }
     s.push(t);
+    for id in [STREAM, RR] {
+        for w in impossible_warnings(d, id) {
+            s.warning(w);
+        }
+    }
     true
 }

@@ -5,7 +5,9 @@
 //! table is built from each step's trials.
 
 use super::stack_layers::{merging_finding, Pair};
-use super::tuning::{change_finding, clause, step_flags, step_id, sws_note, Step, CHANGES};
+use super::tuning::{
+    change_finding, clause, controls, impossible_cpu, step_flags, step_id, sws_note, Step, CHANGES,
+};
 use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::{finding_texts, ok_trial, stored_study_run};
 use analysis::findings::CurvePoint;
@@ -193,6 +195,7 @@ fn tuning_run(cpu: [f64; 2]) -> StudyData {
                     ("throughput_bps".to_string(), 1e9 * jitter),
                     ("cpu_sender_s".to_string(), c * jitter),
                     ("cpu_receiver_s".to_string(), 0.004),
+                    ("sender_wall_s".to_string(), 0.2),
                     ("bytes".to_string(), 1_446_000.0),
                     ("stack_client_segments_out".to_string(), 1000.0),
                     ("stack_server_segments_in".to_string(), 1000.0),
@@ -250,4 +253,88 @@ fn the_tuning_section_claims_each_change_from_its_steps_trials() {
         ),
         "{all:#?}"
     );
+}
+
+#[test]
+fn the_controls_name_the_ends_and_device_each_point_ran_with() {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.stack = StackImpl::Tcplab;
+    p.duration_s = Some(0.2);
+    let c = controls(&p);
+    assert!(
+        c.starts_with("the client (sender) is tcplab's stack behind a plain TUN device (no"),
+        "{c}"
+    );
+    assert!(c.contains("the server Linux"), "{c}");
+    assert!(
+        c.ends_with("tcp-stream of 128 KB writes, 0.2 s per trial"),
+        "{c}"
+    );
+    p.server_stack = StackImpl::Tcplab;
+    let both = controls(&p);
+    assert!(
+        both.starts_with("both ends are tcplab's stack, each behind a plain TUN"),
+        "{both}"
+    );
+    p.stack = StackImpl::TcplabOffload;
+    p.server_stack = StackImpl::Kernel;
+    let offload = controls(&p);
+    assert!(offload.contains("TSO and checksum offloads"), "{offload}");
+    assert!(!offload.contains("no segmentation"), "{offload}");
+}
+
+#[test]
+fn more_cpu_than_an_end_has_threads_for_is_flagged_as_impossible() {
+    let mut p = TrialParams::defaults(TestKind::TcpStream);
+    p.stack = StackImpl::Tcplab;
+    let m = |cpu: f64| {
+        BTreeMap::from([
+            ("cpu_sender_s".to_string(), cpu),
+            ("sender_wall_s".to_string(), 0.2),
+        ])
+    };
+    assert!(impossible_cpu(&m(0.15), &p, "sender").is_none());
+    let why = impossible_cpu(&m(0.3), &p, "sender").expect("1.5 CPUs on one thread");
+    assert!(
+        why.contains("0.300 CPU-seconds in 0.200 s of wall time with 1 thread"),
+        "{why}"
+    );
+    // Threaded, the stack end has two threads: 0.3 s in 0.2 s can be.
+    p.layers = Some(record::factor::Layers::Threaded);
+    assert!(impossible_cpu(&m(0.3), &p, "sender").is_none());
+    assert!(impossible_cpu(&m(0.5), &p, "sender").is_some());
+    // Without the wall time nothing is claimed.
+    let no_wall = BTreeMap::from([("cpu_sender_s".to_string(), 9.0)]);
+    assert!(impossible_cpu(&no_wall, &p, "sender").is_none());
+}
+
+#[test]
+fn an_impossible_cpu_figure_is_warned_of_and_left_out_of_the_claims() {
+    let warnings = |cpu: [f64; 2]| -> Vec<String> {
+        super::report(&tuning_run(cpu))
+            .into_iter()
+            .flat_map(|s| s.blocks)
+            .filter_map(|b| match b {
+                report::Block::Warning(w) => Some(w),
+                _ => None,
+            })
+            .collect()
+    };
+    // 0.5 CPU-seconds in 0.2 s on one thread.
+    let w = warnings([0.5, 0.004]);
+    assert_eq!(
+        w.iter()
+            .filter(|w| w.contains("of tuning-0: the sender spent"))
+            .count(),
+        5,
+        "{w:#?}"
+    );
+    let sws = finding_texts(super::report(&tuning_run([0.5, 0.004])))
+        .into_iter()
+        .find(|f| f.starts_with("SWS avoidance on:"))
+        .unwrap();
+    assert!(!sws.contains("sender CPU"), "{sws}");
+    assert!(warnings([0.004, 0.004])
+        .iter()
+        .all(|w| !w.contains("tuning-")));
 }

@@ -7,8 +7,11 @@
 use super::CITE;
 use crate::data::StudyData;
 use crate::spec::{repeat, Experiment, PlanOptions};
-use analysis::findings::{differ, CurvePoint};
+use analysis::findings::{differ, size_words, CurvePoint};
+use record::factor::Layers;
+use record::{StackImpl, TrialParams};
 use report::{measure, Section, Table, Unit};
+use std::collections::BTreeMap;
 
 /// The untuned configuration. From the paper: OPEN-Link "followed the TCP
 /// specifications verbatim" (§3) and its traces show the untuned release
@@ -86,13 +89,68 @@ pub(super) fn experiments(o: &PlanOptions) -> Vec<Experiment> {
         .collect()
 }
 
+/// Why a trial's CPU seconds for `side` (`sender` or `receiver`) cannot
+/// be: more than that end's threads could spend over its wall time (one
+/// thread, two for a stack end with `--layers threaded`), with 5% for the
+/// clocks' granularity. `None` when possible, or without both figures.
+pub(super) fn impossible_cpu(
+    metrics: &BTreeMap<String, f64>,
+    p: &TrialParams,
+    side: &str,
+) -> Option<String> {
+    let cpu = *metrics.get(&format!("cpu_{side}_s"))?;
+    let wall = *metrics.get(&format!("{side}_wall_s"))?;
+    let stack = if side == "sender" {
+        p.stack
+    } else {
+        p.server_stack
+    };
+    let threads = if stack != StackImpl::Kernel && p.layers == Some(Layers::Threaded) {
+        2.0
+    } else {
+        1.0
+    };
+    (cpu > wall * threads * 1.05).then(|| {
+        format!(
+            "the {side} spent {cpu:.3} CPU-seconds in {wall:.3} s of wall time with {threads:.0} \
+             thread(s)"
+        )
+    })
+}
+
+/// The impossible CPU figures among an experiment's trials, one warning
+/// each; those trials are left out of every CPU figure.
+pub(super) fn impossible_warnings(d: &StudyData, id: &str) -> Vec<String> {
+    d.trials_of(id)
+        .iter()
+        .flat_map(|(t, p)| {
+            ["sender", "receiver"].into_iter().filter_map(move |side| {
+                impossible_cpu(&t.outcome.metrics, p, side).map(|why| {
+                    format!(
+                        "Trial {} of {id}: {why}, more than it could; its CPU figures are left \
+                         out as impossible.",
+                        t.id
+                    )
+                })
+            })
+        })
+        .collect()
+}
+
 /// A per-trial ratio of two metrics over an experiment's trials, as a mean
 /// and its 95% CI; trials where either is missing or the denominator is
-/// not positive are left out.
+/// not positive are left out, and so are impossible CPU figures
+/// ([`impossible_cpu`]).
 pub(super) fn ratio_of(d: &StudyData, id: &str, num: &str, den: &str) -> Option<CurvePoint> {
     let v: Vec<f64> = d
         .trials_of(id)
         .iter()
+        .filter(|(t, p)| {
+            !["sender", "receiver"].iter().any(|side| {
+                num == format!("cpu_{side}_s")
+                    && impossible_cpu(&t.outcome.metrics, p, side).is_some()
+            })
+        })
         .filter_map(|(t, _)| {
             let n = *t.outcome.metrics.get(num)?;
             let m = *t.outcome.metrics.get(den)?;
@@ -141,6 +199,55 @@ fn step(d: &StudyData, id: &str) -> Step {
             "stack_server_segments_in",
         ),
     }
+}
+
+/// What a stack point's ends and device were, and what each trial moved:
+/// the controls a reader needs beside the stack's numbers.
+pub(super) fn controls(p: &TrialParams) -> String {
+    let device = |s: StackImpl| match s {
+        StackImpl::Tcplab => {
+            "a plain TUN device (no segmentation or checksum offloads: every segment is a \
+             packet and every checksum is computed)"
+        }
+        StackImpl::TcplabOffload => {
+            "a TUN device with TSO and checksum offloads (64 KB super-packets, checksums left \
+             to the kernel)"
+        }
+        StackImpl::TcplabTap => "a TAP device (its own Ethernet and ARP)",
+        StackImpl::Kernel => "Linux's sockets",
+    };
+    let ends = match (p.stack, p.server_stack) {
+        (StackImpl::Kernel, StackImpl::Kernel) => "both ends are Linux's TCP".to_string(),
+        (c, StackImpl::Kernel) => format!(
+            "the client (sender) is tcplab's stack behind {}, the server Linux in the stack's \
+             namespace",
+            device(c)
+        ),
+        (StackImpl::Kernel, s) => format!(
+            "the client is Linux in the stack's namespace, the server tcplab's stack behind {}",
+            device(s)
+        ),
+        (c, s) if c == s => format!(
+            "both ends are tcplab's stack, each behind {}, with Linux routing between the two \
+             devices in the stack's namespace",
+            device(c)
+        ),
+        (c, s) => format!(
+            "the client is tcplab's stack behind {}, the server tcplab's stack behind {}",
+            device(c),
+            device(s)
+        ),
+    };
+    let amount = match (p.bytes, p.duration_s) {
+        (Some(b), _) => format!("{} per trial", size_words(b as f64)),
+        (None, Some(t)) => format!("{t} s per trial"),
+        (None, None) => "unbounded trials".to_string(),
+    };
+    format!(
+        "{ends}; {} of {} writes, {amount}",
+        p.test.name(),
+        size_words(p.write_size as f64)
+    )
 }
 
 /// `mean ± ci` in `unit` (no CI for one trial), or a dash.
@@ -258,16 +365,16 @@ pub(super) fn tuning_section(d: &StudyData) -> Section {
         s.warning("The tuning experiments have no successful trials in this run.");
         return s;
     }
-    s.paragraph(format!(
-        "Controls: both ends are tcplab's stack, each behind a plain TUN device (no \
-         segmentation or checksum offloads: every segment is a packet and every checksum is \
-         computed), with Linux routing between the two devices in the stack's namespace; a \
-         timed stream of 128 KB writes. Untuned: {}. Each step keeps the changes above it. CPU \
-         per segment is each trial's CPU seconds of that end (its stack thread, with the \
-         kernel work its TUN writes do) over the segments it sent (sender) or received \
-         (receiver), then mean ± 95% CI over trials.",
-        step_flags(0)
-    ));
+    if let Some(p) = d.points_of(&step_id(0)).first() {
+        s.paragraph(format!(
+            "Controls: {}. Untuned: {}. Each step keeps the changes above it. CPU per segment is \
+             each trial's CPU seconds of that end (its stack thread, with the kernel work its \
+             device writes do) over the segments it sent (sender) or received (receiver), then \
+             mean ± 95% CI over trials.",
+            controls(&p.params),
+            step_flags(0)
+        ));
+    }
     let mut t = Table::new([
         "step",
         "throughput",
@@ -293,6 +400,11 @@ pub(super) fn tuning_section(d: &StudyData) -> Section {
         ]);
     }
     s.push(t);
+    for i in 0..steps.len() {
+        for w in impossible_warnings(d, &step_id(i)) {
+            s.warning(w);
+        }
+    }
     for (i, (_, _, change)) in CHANGES.iter().enumerate() {
         let (before, after) = (&steps[i], &steps[i + 1]);
         if let Some(f) = change_finding(change, before, after) {
