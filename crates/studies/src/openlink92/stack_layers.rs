@@ -3,7 +3,9 @@
 //! and TCP by frame queues (`threaded`, the paper's separate interface
 //! process), on a stream and on request/response, and what merging buys.
 
-use super::tuning::{cell, clause, controls, impossible_cpu, impossible_warnings};
+use super::tuning::{
+    cell, clause, controls, direction, impossible_cpu, impossible_warnings, Direction,
+};
 use crate::data::StudyData;
 use analysis::findings::CurvePoint;
 use record::factor::Layers;
@@ -134,12 +136,16 @@ pub(super) fn add_stack_measurement(s: &mut Section, d: &StudyData) -> bool {
             name.to_string(),
             cell(p.threaded, *unit),
             cell(p.merged, *unit),
-            match &verdict {
-                Some(v) if v.contains("better beyond") => "merged".into(),
-                Some(v) if v.contains("worse beyond") => "threaded".into(),
-                Some(_) => "neither beyond CI".into(),
-                None => "—".into(),
-            },
+            match (p.threaded, p.merged) {
+                (Some(t), Some(m)) => match direction(&t, &m, *lower) {
+                    Direction::Better => "merged",
+                    Direction::Worse => "threaded",
+                    Direction::Same => "neither beyond the 95% CIs",
+                    Direction::Unclaimed => "no CIs (single trials)",
+                },
+                _ => "—",
+            }
+            .to_string(),
         ]);
         if let Some(v) = verdict {
             s.finding(v);

@@ -117,13 +117,19 @@ fn a_change_finding_names_each_measure_it_has() {
 
 #[test]
 fn sws_avoidance_cannot_show_only_when_every_segment_was_full() {
-    let full = sws_note(&cp(1447.0, 2.0), &cp(1446.0, 2.0), 1460.0);
+    let full = sws_note(&cp(1447.0, 2.0), &cp(1446.0, 2.0), 1460.0, false);
     assert!(
         full.starts_with("SWS avoidance cannot show on this bulk transfer"),
         "{full}"
     );
     assert!(full.contains("1447 and 1446 bytes"), "{full}");
-    let small = sws_note(&cp(90.0, 5.0), &cp(1446.0, 2.0), 1460.0);
+    assert!(!full.contains("SWS section"), "{full}");
+    let pointed = sws_note(&cp(1447.0, 2.0), &cp(1446.0, 2.0), 1460.0, true);
+    assert!(
+        pointed.contains("the SWS section runs such a reader against Linux"),
+        "{pointed}"
+    );
+    let small = sws_note(&cp(90.0, 5.0), &cp(1446.0, 2.0), 1460.0, true);
     assert!(
         small.starts_with("SWS avoidance had small segments to act on"),
         "{small}"
@@ -337,4 +343,115 @@ fn an_impossible_cpu_figure_is_warned_of_and_left_out_of_the_claims() {
     assert!(warnings([0.004, 0.004])
         .iter()
         .all(|w| !w.contains("tuning-")));
+}
+
+/// A run of the stack's layers experiments whose tcp-rr round trip is
+/// `p50[0]` threaded and `p50[1]` merged.
+fn layers_run(p50: [f64; 2]) -> StudyData {
+    use super::stack_layers::{RR, STREAM};
+    use record::factor::Layers;
+    let mut points = Vec::new();
+    let mut trials = Vec::new();
+    let mut experiments = Vec::new();
+    for (e, id) in [STREAM, RR].into_iter().enumerate() {
+        for (l, layers) in [Layers::Threaded, Layers::Merged].into_iter().enumerate() {
+            let i = e * 2 + l;
+            let mut params = TrialParams::defaults(if e == 0 {
+                TestKind::TcpStream
+            } else {
+                TestKind::TcpRr
+            });
+            params.stack = StackImpl::Tcplab;
+            params.layers = Some(layers);
+            points.push(PointRecord {
+                id: i as i64 + 1,
+                index: i as u32,
+                params,
+                precision: None,
+            });
+            for rep in 0..5 {
+                let jitter = 1.0 + 0.01 * rep as f64;
+                let outcome = TrialOutcome {
+                    metrics: BTreeMap::from([
+                        ("throughput_bps".to_string(), 2e9 * jitter),
+                        ("latency_p50_s".to_string(), p50[l] * jitter),
+                        ("cpu_sender_s".to_string(), 0.05 * jitter),
+                        ("sender_wall_s".to_string(), 0.2),
+                        ("stack_client_segments_out".to_string(), 10_000.0),
+                    ]),
+                    ..TrialOutcome::default()
+                };
+                trials.push(ok_trial(&trials, i as i64 + 1, rep, outcome));
+            }
+        }
+        experiments.push(ExperimentRecord {
+            id: id.into(),
+            title: String::new(),
+            command: String::new(),
+            first_point: e as u32 * 2,
+            points: 2,
+        });
+    }
+    let settings = StudySettings {
+        study: super::NAME.into(),
+        quick: true,
+        experiments,
+        skipped: Vec::new(),
+    };
+    let run = stored_study_run(settings, "loopback", points, trials);
+    let summaries = analysis::summarize_run(&run);
+    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn the_layers_section_measures_the_stack_and_names_the_better_arrangement() {
+    let section = |p50: [f64; 2]| {
+        super::report(&layers_run(p50))
+            .into_iter()
+            .find(|s| s.title == super::merged::TITLE)
+            .expect("the layers-merged section")
+    };
+    let round_trip_row = |s: &report::Section| -> Vec<String> {
+        s.blocks
+            .iter()
+            .find_map(|b| match b {
+                report::Block::Table(t) => t
+                    .rows
+                    .iter()
+                    .find(|r| r[0] == "request/response: round trip p50")
+                    .cloned(),
+                _ => None,
+            })
+            .expect("the round-trip row")
+    };
+    let merged_faster = section([36e-6, 12e-6]);
+    assert_eq!(round_trip_row(&merged_faster)[3], "merged");
+    let text = finding_texts(vec![merged_faster]).join("\n");
+    assert!(
+        text.contains("(request/response), merging the layers (threaded → merged): round trip p50")
+            && text.contains("better beyond the 95% CIs"),
+        "{text}"
+    );
+    assert_eq!(round_trip_row(&section([12e-6, 36e-6]))[3], "threaded");
+    let same = section([12e-6, 12e-6]);
+    assert_eq!(round_trip_row(&same)[3], "neither beyond the 95% CIs");
+    let paragraphs: Vec<&str> = same
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            report::Block::Paragraph(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        paragraphs.iter().any(|p| p.contains("not processes")),
+        "{paragraphs:?}"
+    );
+    assert!(
+        paragraphs
+            .iter()
+            .any(|p| p
+                .contains("Controls: the client (sender) is tcplab's stack behind a plain TUN")),
+        "{paragraphs:?}"
+    );
 }

@@ -257,6 +257,37 @@ pub(super) fn cell(p: Option<CurvePoint>, unit: Unit) -> String {
     })
 }
 
+/// Which way a change went, by the 95% CIs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Direction {
+    /// Better beyond the CIs.
+    Better,
+    /// Worse beyond the CIs.
+    Worse,
+    /// Within the CIs.
+    Same,
+    /// Without a CI on both sides (single trials): nothing claimed.
+    Unclaimed,
+}
+
+/// Which way `before` → `after` went (`lower_is_better` says which way
+/// is better): a difference only where the 95% CIs do not overlap.
+pub(super) fn direction(
+    before: &CurvePoint,
+    after: &CurvePoint,
+    lower_is_better: bool,
+) -> Direction {
+    if !(before.ci > 0.0 && after.ci > 0.0) || before.mean <= 0.0 {
+        Direction::Unclaimed
+    } else if !differ(before, after) {
+        Direction::Same
+    } else if (after.mean < before.mean) == lower_is_better {
+        Direction::Better
+    } else {
+        Direction::Worse
+    }
+}
+
 /// One clause of a change's claim: `metric` from `before` to `after`,
 /// better or worse beyond the 95% CIs (`lower_is_better` says which way
 /// is better), or no change with the smallest change the trials could
@@ -270,22 +301,18 @@ pub(super) fn clause(
 ) -> String {
     let v = |p: &CurvePoint| measure(p.mean, (p.ci > 0.0).then_some(p.ci), unit);
     let head = format!("{metric} {} → {}", v(before), v(after));
-    if !(before.ci > 0.0 && after.ci > 0.0) || before.mean <= 0.0 {
-        return format!("{head}, without CIs (single trials): no change claimed");
-    }
     let rel = (after.mean - before.mean) / before.mean * 100.0;
-    if differ(before, after) {
-        let better = (after.mean < before.mean) == lower_is_better;
-        format!(
-            "{head} ({rel:+.0}%), {} beyond the 95% CIs",
-            if better { "better" } else { "worse" }
-        )
-    } else {
-        let smallest = (before.ci + after.ci) / before.mean * 100.0;
-        format!(
-            "{head}: no change beyond the 95% CIs (a change under {smallest:.0}% could not have \
-             been seen)"
-        )
+    match direction(before, after, lower_is_better) {
+        Direction::Unclaimed => format!("{head}, without CIs (single trials): no change claimed"),
+        Direction::Better => format!("{head} ({rel:+.0}%), better beyond the 95% CIs"),
+        Direction::Worse => format!("{head} ({rel:+.0}%), worse beyond the 95% CIs"),
+        Direction::Same => {
+            let smallest = (before.ci + after.ci) / before.mean * 100.0;
+            format!(
+                "{head}: no change beyond the 95% CIs (a change under {smallest:.0}% could not \
+                 have been seen)"
+            )
+        }
     }
 }
 
@@ -330,8 +357,14 @@ pub(super) fn change_finding(change: &str, before: &Step, after: &Step) -> Optio
 /// Whether SWS avoidance had anything to avoid on this transfer: with the
 /// mean segment at or above 90% of the MSS both without and with it, no
 /// small segments were sent, so the change cannot show here; otherwise
-/// the segment sizes are stated beside the change's claim.
-pub(super) fn sws_note(before: &CurvePoint, after: &CurvePoint, mss: f64) -> String {
+/// the segment sizes are stated beside the change's claim. `pathological`:
+/// whether this run has the SWS section's pathological reader to point to.
+pub(super) fn sws_note(
+    before: &CurvePoint,
+    after: &CurvePoint,
+    mss: f64,
+    pathological: bool,
+) -> String {
     let full = |p: &CurvePoint| p.mean >= 0.9 * mss;
     let sizes = format!(
         "segments carried {:.0} and {:.0} bytes on average without and with it (MSS {mss:.0})",
@@ -341,7 +374,12 @@ pub(super) fn sws_note(before: &CurvePoint, after: &CurvePoint, mss: f64) -> Str
         format!(
             "SWS avoidance cannot show on this bulk transfer: {sizes}, so there were no small \
              segments or windows to avoid; the paper's SWS came from a peer that opened its \
-             window a few bytes at a time (the SWS section shows Linux with such a reader)."
+             window a few bytes at a time{}.",
+            if pathological {
+                " (the SWS section runs such a reader against Linux)"
+            } else {
+                ""
+            }
         )
     } else {
         format!(
@@ -414,7 +452,8 @@ pub(super) fn tuning_section(d: &StudyData) -> Section {
             let mss = metric_of(d, &step_id(1), "stack_client_snd_mss").map(|p| p.mean);
             if let (Some(b), Some(a), Some(mss)) = (before.segment_bytes, after.segment_bytes, mss)
             {
-                s.finding(sws_note(&b, &a, mss));
+                let pathological = !d.points_of("sws-pathological").is_empty();
+                s.finding(sws_note(&b, &a, mss, pathological));
             }
         }
     }
