@@ -286,6 +286,13 @@ fn the_controls_name_the_ends_and_device_each_point_ran_with() {
     p.server_stack = StackImpl::Kernel;
     let offload = controls(&p);
     assert!(offload.contains("TSO and checksum offloads"), "{offload}");
+    // Request/response: both ends send.
+    p.test = TestKind::TcpRr;
+    assert!(
+        controls(&p).starts_with("the client is tcplab's stack"),
+        "{}",
+        controls(&p)
+    );
     assert!(!offload.contains("no segmentation"), "{offload}");
 }
 

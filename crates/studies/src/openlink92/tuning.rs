@@ -9,7 +9,7 @@ use crate::data::StudyData;
 use crate::spec::{repeat, Experiment, PlanOptions};
 use analysis::findings::{differ, size_words, CurvePoint};
 use record::factor::Layers;
-use record::{StackImpl, TrialParams};
+use record::{StackImpl, TestKind, TrialParams};
 use report::{measure, Section, Table, Unit};
 use std::collections::BTreeMap;
 
@@ -219,8 +219,13 @@ pub(super) fn controls(p: &TrialParams) -> String {
     let ends = match (p.stack, p.server_stack) {
         (StackImpl::Kernel, StackImpl::Kernel) => "both ends are Linux's TCP".to_string(),
         (c, StackImpl::Kernel) => format!(
-            "the client (sender) is tcplab's stack behind {}, the server Linux in the stack's \
+            "the client{} is tcplab's stack behind {}, the server Linux in the stack's \
              namespace",
+            if p.test == TestKind::TcpStream {
+                " (sender)"
+            } else {
+                ""
+            },
             device(c)
         ),
         (StackImpl::Kernel, s) => format!(
