@@ -697,7 +697,7 @@ fn the_implementation_matrix_and_stream_size_findings_follow_the_data() {
     let a = matrix(94.0, 47.0);
     assert!(
         a.iter().any(
-            |f| f.starts_with("On lan100, congestion control reno is fastest (94.0")
+            |f| f.starts_with("On lan100, Linux TCP, reno is the fastest sender (94.0")
                 && f.contains("2.00× apart beyond the 95% CIs")
         ),
         "{a:#?}"

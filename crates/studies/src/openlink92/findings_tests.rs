@@ -146,14 +146,14 @@ fn the_srtt_sentence_says_which_rtt_is_larger_and_whether_beyond_ci() {
 
 #[test]
 fn congestion_control_modules_differ_only_beyond_their_cis() {
-    let (reno, bbr) = ("reno".to_string(), "bbr".to_string());
+    let (reno, bbr) = ("Linux TCP, reno".to_string(), "Linux TCP, bbr".to_string());
     let apart = congestion_control_finding(
         "lan100",
         &[(&reno, cp(0.0, 94e6, 1e6)), (&bbr, cp(0.0, 47e6, 1e6))],
     )
     .unwrap();
     assert!(
-        apart.contains("congestion control reno is fastest")
+        apart.contains("Linux TCP, reno is the fastest sender")
             && apart.contains("2.00× apart beyond"),
         "{apart}"
     );

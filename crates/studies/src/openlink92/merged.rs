@@ -1,13 +1,15 @@
 //! Figs 3–4 of the paper, the layers merged into one process: what was
-//! measured, and why this host's Linux cannot show it (its layers are not
-//! separate processes to merge). A statement, not a measurement.
+//! measured, why this host's Linux cannot show it (its layers are not
+//! separate processes to merge), and tcplab's stack's measurement of it
+//! (`stack_layers`).
 
 use super::CITE;
 use crate::data::StudyData;
 use report::Section;
 
 /// The section's title.
-pub(super) const TITLE: &str = "Layers merged into one process (Figs 3–4): not measurable here";
+pub(super) const TITLE: &str =
+    "Layers merged into one process (Figs 3–4): not on Linux, measured on tcplab's stack";
 
 /// The section: the paper's experiment, why Linux cannot repeat it, what
 /// this run measured instead, and which issue adds it.
@@ -47,12 +49,13 @@ pub(super) fn layers_merged_section(d: &StudyData) -> Section {
          measured in this run), which correspond to the paper's merged Figs 3–4 more than to \
          its separated Figs 1–2."
     ));
-    s.paragraph(
-        "What adds it: tcplab's own TCP/IP stack (issue 18), made a laboratory whose \
-         mechanisms can be switched (issue 19), runs its layers either in one thread or as \
-         separate threads joined by queues: Figs 3–4 will be repeated there, both ways, on this \
-         host.",
-    );
+    if !super::stack_layers::add_stack_measurement(&mut s, d) {
+        s.paragraph(
+            "Where it can be measured: tcplab's own TCP/IP stack (issue 18) runs its layers \
+             either in one thread or as separate threads joined by queues (issue 19's \
+             --layers); this run has no successful trial of that experiment.",
+        );
+    }
     s
 }
 

@@ -6,17 +6,23 @@
 //! update (Fig. 8); silly window syndrome on a healthy flow and a
 //! pathological one; the kernel's smoothed RTT against the RTT an
 //! application measures; and a performance matrix between the TCP
-//! implementations this host offers (Table 1).
+//! implementations this host offers (Table 1), tcplab's own stack among
+//! them. On tcplab's stack: the paper's tuning changes applied in turn
+//! (the tuning table) and the layers merged or threaded (Figs 3–4).
 
 use crate::spec::{repeat, Experiment, PlanOptions, StudyPlan};
 
 mod merged;
 mod report;
+mod stack_layers;
 mod trace;
+mod tuning;
 pub use report::report;
 
 #[cfg(test)]
 mod findings_tests;
+#[cfg(test)]
+mod stack_tests;
 
 /// The paper, as the report cites it.
 const CITE: &str = "Guerrero & Frieder 1992";
@@ -108,6 +114,9 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             ),
         ),
     ];
+    let mut e = e;
+    e.extend(tuning::experiments(o));
+    e.extend(stack_experiments(o));
     StudyPlan {
         study: NAME.into(),
         experiments: e,
@@ -115,9 +124,75 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
     }
 }
 
+/// How long a stack trial sends: 0.2 s in `--quick` (the stack's trials
+/// add up to about 20 s there), 1 s in the full study.
+pub(crate) fn stack_duration(o: &PlanOptions) -> &'static str {
+    if o.quick {
+        "0.2s"
+    } else {
+        "1s"
+    }
+}
+
+/// The experiments of tcplab's own stack besides the tuning steps: its row
+/// of Table 1 (a stack sender with each of its congestion controls to
+/// Linux, over the plain TUN device in the stack's own namespace: stack
+/// trials take no `--topology`) and the layers merged or threaded (Figs
+/// 3–4) on a stream and on request/response.
+fn stack_experiments(o: &PlanOptions) -> Vec<Experiment> {
+    let r = repeat(o);
+    let dur = stack_duration(o);
+    vec![
+        Experiment::bench(
+            IMPLEMENTATIONS_STACK,
+            "Table 1: tcplab's own stack as a second implementation, sending to Linux over a plain TUN (no offloads) with each of its congestion controls",
+            format!("tcp-stream --stack tcplab --cc reno,cubic --duration {dur} --repeat {r}"),
+        ),
+        Experiment::bench(
+            stack_layers::STREAM,
+            "Figs 3–4 on tcplab's stack: a stream to Linux with the device driver on the stack's thread (merged) or a thread of its own joined by queues (threaded)",
+            format!("tcp-stream --stack tcplab --layers merged,threaded --duration {dur} --repeat {r}"),
+        ),
+        Experiment::bench(
+            stack_layers::RR,
+            "Figs 3–4 on tcplab's stack: 1-byte request/response to Linux, layers merged or threaded",
+            format!("tcp-rr --stack tcplab --write-size 1 --layers merged,threaded --duration {dur} --repeat {r}"),
+        ),
+    ]
+}
+
+/// The id of Table 1's stack experiment.
+pub(crate) const IMPLEMENTATIONS_STACK: &str = "implementations-stack";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stack_experiments_run_on_the_plain_tun_without_a_topology() {
+        for o in [
+            PlanOptions::default(),
+            PlanOptions {
+                quick: true,
+                topology: Some("ether10".into()),
+            },
+        ] {
+            let p = plan(&o);
+            let stack: Vec<&Experiment> = p
+                .experiments
+                .iter()
+                .filter(|e| e.args.windows(2).any(|w| w[0] == "--stack"))
+                .collect();
+            // Six tuning steps, Table 1's row, two layers experiments.
+            assert_eq!(stack.len(), 9, "{stack:?}");
+            for e in stack {
+                let at = e.args.iter().position(|a| a == "--stack").unwrap();
+                assert_eq!(e.args[at + 1], "tcplab", "{}", e.command());
+                assert!(!e.args.iter().any(|a| a == "--topology"), "{}", e.command());
+                assert!(!e.is_probed(), "{}", e.command());
+            }
+        }
+    }
 
     #[test]
     fn frame_sizes_run_from_64_to_1512() {

@@ -11,6 +11,7 @@ use analysis::findings::{differ, CurvePoint};
 use analysis::models::linear_fit;
 use analysis::stats::{t_quantile, Summary};
 use analysis::summary::PointSummary;
+use record::params::StackImpl;
 use record::probe_event::ProbeId;
 use record::TrialParams;
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
@@ -25,6 +26,7 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         sws_section(d),
         rtt_section(d),
         implementations_section(d),
+        super::tuning::tuning_section(d),
     ]
 }
 
@@ -458,16 +460,41 @@ pub(super) fn transfer_amount(pts: &[&PointSummary]) -> String {
     }
 }
 
+/// The place a Table 1 point ran at: its topology, or, for tcplab's stack
+/// (which takes no `--topology`), the plain TUN devices of its namespace.
+fn implementation_place(p: &TrialParams) -> String {
+    if p.stack == StackImpl::Kernel {
+        place(p)
+    } else {
+        STACK_PLACE.to_string()
+    }
+}
+
+/// The column of the stack's trials in Table 1.
+pub(super) const STACK_PLACE: &str = "TUN (stack's namespace)";
+
+/// A Table 1 row's name: the sending implementation and its congestion
+/// control.
+fn implementation_row(p: &TrialParams) -> String {
+    let cc = p.cc.clone().unwrap_or_else(|| "default".into());
+    if p.stack == StackImpl::Kernel {
+        format!("Linux TCP, {cc}")
+    } else {
+        format!("tcplab stack, {cc}")
+    }
+}
+
 fn implementations_section(d: &StudyData) -> Section {
     let mut s = Section::new(
-        "Congestion-control modules on this host, in place of Table 1's TCP implementations",
+        "TCP implementations on this host: Linux's congestion-control modules and tcplab's stack (Table 1)",
     );
     s.paper_finding(
         format!("{CITE}, Table 1"),
         "A 2.5 MB binary transfer between eight vendors' TCPs ran from 5 to 250 KB/s; the \
          untuned OPEN-Link release managed 5 KB/s against every peer, the tuned one 62–70.",
     );
-    let pts = d.points_of("implementations");
+    let mut pts = d.points_of("implementations");
+    pts.extend(d.points_of(super::IMPLEMENTATIONS_STACK));
     if pts.is_empty() {
         s.warning("The implementations experiment has no successful trials in this run.");
         return s;
@@ -475,8 +502,8 @@ fn implementations_section(d: &StudyData) -> Section {
     let mut by_cc: BTreeMap<String, BTreeMap<String, (f64, f64, f64)>> = BTreeMap::new();
     let mut places: Vec<String> = Vec::new();
     for p in &pts {
-        let cc = p.params.cc.clone().unwrap_or_else(|| "default".into());
-        let pl = place(&p.params);
+        let cc = implementation_row(&p.params);
+        let pl = implementation_place(&p.params);
         if !places.contains(&pl) {
             places.push(pl.clone());
         }
@@ -488,7 +515,8 @@ fn implementations_section(d: &StudyData) -> Section {
                 .insert(pl, (m.mean, m.ci95, retx));
         }
     }
-    let mut header = vec!["sender's congestion control \\ receiver (Linux default)".to_string()];
+    let mut header =
+        vec!["sender: implementation, congestion control \\ receiver (Linux default)".to_string()];
     header.extend(
         places
             .iter()
@@ -496,10 +524,11 @@ fn implementations_section(d: &StudyData) -> Section {
     );
     let mut t = Table::new(header)
         .with_caption(format!(
-            "{}; each row is one congestion-control module of the same Linux TCP as sender. \
-             The paper compared eight vendors' TCP implementations (2.5 MB each); this host \
-             has one, so this table compares congestion control, not implementations. A \
-             user-space stack would be a real second implementation.",
+            "{}; each row is a sender: Linux's TCP with one of its congestion-control modules, \
+             or tcplab's own user-space stack with one of its own, a second real \
+             implementation. The paper compared eight vendors' TCPs (2.5 MB each). The stack \
+             runs in a namespace of its own behind a plain TUN device (no offloads), not on \
+             Linux's places, so its rows have their own column: {STACK_PLACE}.",
             transfer_amount(&pts)
         ))
         .key();
@@ -514,8 +543,8 @@ fn implementations_section(d: &StudyData) -> Section {
     }
     s.push(t);
     let mut f = Figure::new(
-        "Throughput of each congestion-control module, by place",
-        "sender's congestion-control module (Linux TCP)",
+        "Throughput of each sender, by place",
+        "sender: implementation and congestion control",
         "throughput",
     );
     let names: Vec<&String> = by_cc.keys().collect();
@@ -568,8 +597,8 @@ fn implementations_section(d: &StudyData) -> Section {
     s
 }
 
-/// The fastest against the slowest congestion-control module on `place`
-/// (`modules`: name and throughput, bit/s), a difference claimed only
+/// The fastest against the slowest sender on `place` (`modules`: the
+/// implementation and congestion control, and throughput, bit/s), a difference claimed only
 /// beyond the 95% CIs; `None` with fewer than two modules.
 pub(super) fn congestion_control_finding(
     place: &str,
@@ -593,7 +622,7 @@ pub(super) fn congestion_control_finding(
     Some(if !(has_ci(b) && has_ci(w)) {
         format!(
             "On {place}, {} moved {} and {} {}; without CIs (one trial) no difference between \
-             congestion-control modules is claimed.",
+             senders is claimed.",
             best.0,
             bits(b),
             worst.0,
@@ -601,7 +630,7 @@ pub(super) fn congestion_control_finding(
         )
     } else if differ(b, w) {
         format!(
-            "On {place}, congestion control {} is fastest ({}) and {} slowest ({}), {:.2}× \
+            "On {place}, {} is the fastest sender ({}) and {} the slowest ({}), {:.2}× \
              apart beyond the 95% CIs.",
             best.0,
             bits(b),
@@ -611,7 +640,7 @@ pub(super) fn congestion_control_finding(
         )
     } else {
         format!(
-            "On {place}, the congestion-control modules do not differ beyond their 95% CIs \
+            "On {place}, the senders do not differ beyond their 95% CIs \
              ({} {}, {} {}; a difference under {} could not have been seen), unlike the paper's \
              50× spread between implementations.",
             best.0,
