@@ -46,6 +46,7 @@
 //! `scripts/bench-stack` measure it against smoltcp, the TUN device's
 //! per-packet limit and kernel-to-kernel veth.
 
+pub mod account;
 pub mod iface;
 pub mod phy;
 pub mod socket;
