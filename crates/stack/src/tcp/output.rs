@@ -38,6 +38,7 @@ impl Connection {
 
     /// [`Connection::on_timer`] appending to `out`.
     pub fn on_timer_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let timers = crate::account::enter(crate::account::Block::Timers);
         while let Some(kind) = self.timers.poll_expired(now) {
             match kind {
                 TimerKind::Retransmit => self.on_retransmit_timeout(now),
@@ -48,6 +49,7 @@ impl Connection {
                 TimerKind::LossProbe => self.on_loss_probe(now, out),
             }
         }
+        drop(timers);
         self.output(now, out);
     }
 
@@ -208,6 +210,7 @@ impl Connection {
 
     /// One output pass: everything due now.
     pub(crate) fn output(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let _b = crate::account::enter(crate::account::Block::TcpOutput);
         match self.state {
             State::Closed | State::Listen => return,
             State::SynSent | State::SynReceived => {
@@ -234,6 +237,7 @@ impl Connection {
             }
         }
         if out.len() == before && self.ack_now {
+            let _ack = crate::account::enter(crate::account::Block::AckGeneration);
             let h = self.header(self.snd_nxt, now);
             self.emit(h, Vec::new(), out);
         }
