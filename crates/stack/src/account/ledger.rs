@@ -59,7 +59,8 @@ pub(crate) struct Ledger {
     depth: usize,
     /// Depth of brackets inside an unsampled top-level one (not timed).
     skipping: usize,
-    top_seen: u64,
+    /// xorshift64 state for the sampling draws.
+    draw: u64,
     pub(crate) options: Options,
     /// Exclusive counts per block: signed, as each bracket's share is its
     /// interval less the mean bracket cost, which single brackets may fall
@@ -92,7 +93,7 @@ impl Ledger {
         open: [CLOSED; MAX_DEPTH],
         depth: 0,
         skipping: 0,
-        top_seen: 0,
+        draw: 0x9e37_79b9_7f4a_7c15,
         options: Options {
             timeline_capacity: 0,
             sample_one_in: 1,
@@ -135,27 +136,38 @@ impl Ledger {
         }
     }
 
-    /// Opens a bracket; returns whether it is timed (its exit must call
-    /// [`Ledger::exit`]) or skipped ([`Ledger::exit_skipped`]).
-    fn enter(&mut self, block: Block) -> bool {
+    /// Whether this top-level bracket is timed: a pseudo-random draw with
+    /// probability 1/N (not every N-th, which could fall in step with a
+    /// periodic pattern of brackets, such as reads that alternate between
+    /// a frame and none).
+    fn sampled(&mut self) -> bool {
+        let mut x = self.draw;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.draw = x;
+        x.is_multiple_of(u64::from(self.options.sample_one_in))
+    }
+
+    /// Opens a bracket: timed (its exit must call [`Ledger::exit`]),
+    /// skipped as too deep ([`Ledger::exit_skipped`]), or a top-level
+    /// bracket the sampling left out (everything inside it untimed).
+    fn enter(&mut self, block: Block) -> u8 {
         if self.skipping > 0 {
             self.skipping += 1;
-            return false;
+            return SKIPPED;
         }
-        if self.depth == 0 && block != Block::Idle && self.options.sample_one_in > 1 {
-            self.top_seen += 1;
-            if !self
-                .top_seen
-                .is_multiple_of(u64::from(self.options.sample_one_in))
-            {
-                self.skipping = 1;
-                return false;
-            }
+        if self.depth == 0
+            && block != Block::Idle
+            && self.options.sample_one_in > 1
+            && !self.sampled()
+        {
+            return UNSAMPLED;
         }
         if self.depth == MAX_DEPTH {
             self.too_deep += 1;
             self.skipping = 1;
-            return false;
+            return SKIPPED;
         }
         let start = cycles::now();
         let event = self.record(start, block, true);
@@ -166,7 +178,7 @@ impl Ledger {
             event,
         };
         self.depth += 1;
-        true
+        TIMED
     }
 
     fn exit(&mut self) {
@@ -210,15 +222,26 @@ impl Ledger {
 }
 
 thread_local! {
-    /// Whether this thread accounts: the one branch a bracket costs off.
+    /// Whether brackets on this thread time: the one branch a bracket
+    /// costs when accounting is off, or inside a top-level bracket the
+    /// sampling left out.
     static ON: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread accounts (frames and bytes are counted even
+    /// inside unsampled brackets).
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
     static LEDGER: RefCell<Ledger> = const { RefCell::new(Ledger::EMPTY) };
+}
+
+/// Whether brackets on the calling thread time now.
+#[inline(always)]
+pub fn is_on() -> bool {
+    ON.with(Cell::get)
 }
 
 /// Whether the calling thread is accounting.
 #[inline(always)]
-pub fn is_on() -> bool {
-    ON.with(Cell::get)
+fn is_counting() -> bool {
+    COUNTING.with(Cell::get)
 }
 
 /// An open bracket: its block's time runs until it is dropped. Brackets
@@ -232,6 +255,7 @@ pub struct Bracket {
 const OFF: u8 = 0;
 const TIMED: u8 = 1;
 const SKIPPED: u8 = 2;
+const UNSAMPLED: u8 = 3;
 
 /// Opens a bracket for `block` on the calling thread: a branch on a
 /// thread-local flag when accounting is off.
@@ -246,10 +270,12 @@ pub fn enter(block: Block) -> Bracket {
 
 #[inline(never)]
 fn open(block: Block) -> Bracket {
-    let timed = LEDGER.with(|l| l.borrow_mut().enter(block));
-    Bracket {
-        state: if timed { TIMED } else { SKIPPED },
+    let state = LEDGER.with(|l| l.borrow_mut().enter(block));
+    if state == UNSAMPLED {
+        // Brackets inside cost a branch until this one closes.
+        ON.with(|on| on.set(false));
     }
+    Bracket { state }
 }
 
 impl Drop for Bracket {
@@ -263,6 +289,11 @@ impl Drop for Bracket {
 
 #[inline(never)]
 fn close(state: u8) {
+    if state == UNSAMPLED {
+        // Only if still accounting: `stop` inside it would turn it off.
+        ON.with(|on| on.set(is_counting()));
+        return;
+    }
     LEDGER.with(|l| {
         let mut l = l.borrow_mut();
         if state == TIMED {
@@ -284,7 +315,7 @@ pub fn relabel(from: Block, to: Block) {
 /// Counts a frame of `len` bytes read from the device.
 #[inline(always)]
 pub fn frame_in(len: usize) {
-    if is_on() {
+    if is_counting() {
         LEDGER.with(|l| {
             let mut l = l.borrow_mut();
             l.frames_in += 1;
@@ -296,7 +327,7 @@ pub fn frame_in(len: usize) {
 /// Counts a frame of `len` bytes given to the device.
 #[inline(always)]
 pub fn frame_out(len: usize) {
-    if is_on() {
+    if is_counting() {
         LEDGER.with(|l| {
             let mut l = l.borrow_mut();
             l.frames_out += 1;
@@ -309,7 +340,7 @@ pub fn frame_out(len: usize) {
 /// (`recv`): the denominators of ns per byte.
 #[inline(always)]
 pub fn payload(sent: usize, received: usize) {
-    if is_on() {
+    if is_counting() {
         LEDGER.with(|l| {
             let mut l = l.borrow_mut();
             l.payload_in += sent as u64;
@@ -361,6 +392,7 @@ pub fn start(options: Options) {
         l.timeline = Vec::with_capacity(l.options.timeline_capacity);
     });
     ON.with(|on| on.set(true));
+    COUNTING.with(|c| c.set(true));
     let (inner, outer) = measure_bracket_cost();
     LEDGER.with(|l| {
         let mut l = l.borrow_mut();
@@ -396,13 +428,14 @@ pub(crate) struct Closed {
 /// Stops accounting on the calling thread and takes its ledger (`None`
 /// when it was not accounting).
 pub(crate) fn stop_ledger() -> Option<Closed> {
-    if !is_on() {
+    if !is_counting() {
         return None;
     }
     let end_count = cycles::now();
     let end_cpu_ns = cycles::thread_cpu_ns();
     let end_wall_ns = cycles::monotonic_ns();
     ON.with(|on| on.set(false));
+    COUNTING.with(|c| c.set(false));
     let end_run_delay_ns = cycles::thread_run_delay_ns();
     let end_steal_ns = cycles::steal_ns();
     let ledger = LEDGER.with(|l| std::mem::replace(&mut *l.borrow_mut(), Ledger::EMPTY));

@@ -104,20 +104,50 @@ fn relabel_renames_the_open_bracket() {
 }
 
 #[test]
-fn sampling_times_one_top_level_bracket_in_n_and_scales() {
+fn sampling_times_about_one_top_level_bracket_in_n_and_scales() {
     let _quiet = quiet();
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 4,
     });
-    for _ in 0..400 {
+    for _ in 0..4000 {
         let _b = enter(Block::TcpOutput);
         let _c = enter(Block::Checksum);
+        frame_out(100);
+    }
+    // Idle is timed every time, sampling or not.
+    for _ in 0..10 {
+        let _idle = enter(Block::Idle);
     }
     let r = stop().unwrap();
-    assert_eq!(r.brackets, 200, "100 top-level brackets and their children");
-    assert_eq!(r.row(Block::TcpOutput).count, 400.0);
-    assert_eq!(r.row(Block::Checksum).count, 400.0);
+    assert!(!is_on());
+    // 1000 expected pairs of 4000: a binomial draw, sd about 27.
+    let timed_pairs = (r.brackets - 10) / 2;
+    assert!(
+        (850..1150).contains(&timed_pairs),
+        "{timed_pairs} of 4000 top-level brackets timed"
+    );
+    let estimate = r.row(Block::TcpOutput).count;
+    assert_eq!(estimate, timed_pairs as f64 * 4.0);
+    assert_eq!(r.row(Block::Checksum).count, estimate);
+    assert_eq!(r.row(Block::Idle).count, 10.0);
+    // Frames are counted inside unsampled brackets too.
+    assert_eq!(r.frames_out, 4000);
+}
+
+#[test]
+fn stopping_inside_an_unsampled_bracket_leaves_accounting_off() {
+    let _quiet = quiet();
+    start(Options {
+        timeline_capacity: 0,
+        sample_one_in: 1_000_000,
+    });
+    let b = enter(Block::Timers);
+    assert!(!is_on(), "inside an unsampled bracket");
+    assert!(stop().is_some());
+    drop(b);
+    assert!(!is_on());
+    assert!(stop().is_none());
 }
 
 #[test]
