@@ -60,6 +60,11 @@ enum Command {
         /// per batch read (the stack's switch, for before/after figures).
         #[arg(long)]
         ack_each: bool,
+        /// tcplab: block-cost accounting on the stack's thread: `off`,
+        /// `on` (every bracket timed) or `sample:N` (one top-level
+        /// bracket in N).
+        #[arg(long, default_value = "off", value_parser = parse_account)]
+        account: Account,
     },
     /// 1-byte request/response, Linux the client; p50/p90/p99 in µs.
     Rr {
@@ -113,10 +118,26 @@ fn check_offload(implementation: Impl, offload: bool) -> Result<()> {
     Ok(())
 }
 
+/// `--account`: off, or one top-level bracket in N timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Account(Option<u32>);
+
+fn parse_account(s: &str) -> Result<Account, String> {
+    match s {
+        "off" => Ok(Account(None)),
+        "on" => Ok(Account(Some(1))),
+        _ => match s.strip_prefix("sample:").map(str::parse::<u32>) {
+            Some(Ok(n)) if n > 0 => Ok(Account(Some(n))),
+            _ => Err(format!("{s:?}: want off, on or sample:N (N > 0)")),
+        },
+    }
+}
+
 fn user_setup(ns: &Netns, buffer: usize) -> Setup {
     Setup {
         ack_per_batch: true,
         offload: false,
+        account: None,
         ns: ns.name.clone(),
         linux: Ipv4Addr::new(10, 83, 0, 1),
         ours: Ipv4Addr::new(10, 83, 0, 2),
@@ -141,7 +162,11 @@ fn stream(
     buffer: usize,
     ack_each: bool,
     offload: bool,
+    account: Account,
 ) -> Result<serde_json::Value> {
+    if account.0.is_some() && implementation != Impl::Tcplab {
+        bail!("--account is for --impl tcplab only");
+    }
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
     }
@@ -149,6 +174,7 @@ fn stream(
     let mut setup = user_setup(&ns, buffer);
     setup.ack_per_batch = !ack_each;
     setup.offload = offload;
+    setup.account = account.0;
     let (timed, linux_bytes, linux_seconds) = match dir {
         Dir::ToLinux => {
             let (tx, rx) = mpsc::channel();
@@ -208,6 +234,7 @@ fn stream(
         "cpu_seconds": timed.cpu_seconds,
         "cpu_share": timed.cpu_seconds / timed.seconds,
         "linux_seconds": linux_seconds,
+        "account": timed.account,
     }))
 }
 
@@ -345,9 +372,18 @@ fn main() -> Result<()> {
             buffer,
             offload,
             ack_each,
+            account,
         } => {
             check_offload(implementation, offload)?;
-            stream(implementation, dir, bytes, buffer, ack_each, offload)?
+            stream(
+                implementation,
+                dir,
+                bytes,
+                buffer,
+                ack_each,
+                offload,
+                account,
+            )?
         }
         Command::Rr {
             implementation,
