@@ -65,6 +65,9 @@ enum Command {
         /// bracket in N).
         #[arg(long, default_value = "off", value_parser = parse_account)]
         account: Account,
+        /// Both ends' threads at SCHED_FIFO 1 (root), against a busy host.
+        #[arg(long)]
+        fifo: bool,
     },
     /// 1-byte request/response, Linux the client; p50/p90/p99 in µs.
     Rr {
@@ -373,7 +376,9 @@ fn main() -> Result<()> {
             offload,
             ack_each,
             account,
+            fifo,
         } => {
+            netns::FIFO.store(fifo, std::sync::atomic::Ordering::Relaxed);
             check_offload(implementation, offload)?;
             stream(
                 implementation,

@@ -96,6 +96,7 @@ fn summary(r: &Report) -> serde_json::Value {
         "thread_cpu_ns": r.thread_cpu_ns,
         "run_delay_ns": r.run_delay_ns,
         "steal_ns": r.steal_ns,
+        "irq_ns": r.irq_ns,
         "cpu_check_error": cpu.error,
         "inner_cost_cycles": r.inner_cost,
         "outer_cost_cycles": r.outer_cost,

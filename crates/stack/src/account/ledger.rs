@@ -86,6 +86,7 @@ pub(crate) struct Ledger {
     pub(crate) start_cpu_ns: u64,
     pub(crate) start_run_delay_ns: Option<u64>,
     pub(crate) start_steal_ns: Option<u64>,
+    pub(crate) start_irq_ns: Option<u64>,
 }
 
 impl Ledger {
@@ -117,6 +118,7 @@ impl Ledger {
         start_cpu_ns: 0,
         start_run_delay_ns: None,
         start_steal_ns: None,
+        start_irq_ns: None,
     };
 
     /// How many brackets are open now.
@@ -408,6 +410,7 @@ pub fn start(options: Options) {
         l.outer_cost = outer;
         l.start_run_delay_ns = cycles::thread_run_delay_ns();
         l.start_steal_ns = cycles::steal_ns();
+        l.start_irq_ns = cycles::irq_ns();
         l.start_wall_ns = cycles::monotonic_ns();
         l.start_cpu_ns = cycles::thread_cpu_ns();
         l.start_count = cycles::now();
@@ -423,6 +426,7 @@ pub(crate) struct Closed {
     pub(crate) end_cpu_ns: u64,
     pub(crate) end_run_delay_ns: Option<u64>,
     pub(crate) end_steal_ns: Option<u64>,
+    pub(crate) end_irq_ns: Option<u64>,
 }
 
 /// Stops accounting on the calling thread and takes its ledger (`None`
@@ -438,6 +442,7 @@ pub(crate) fn stop_ledger() -> Option<Closed> {
     COUNTING.with(|c| c.set(false));
     let end_run_delay_ns = cycles::thread_run_delay_ns();
     let end_steal_ns = cycles::steal_ns();
+    let end_irq_ns = cycles::irq_ns();
     let ledger = LEDGER.with(|l| std::mem::replace(&mut *l.borrow_mut(), Ledger::EMPTY));
     Some(Closed {
         ledger,
@@ -446,6 +451,7 @@ pub(crate) fn stop_ledger() -> Option<Closed> {
         end_cpu_ns,
         end_run_delay_ns,
         end_steal_ns,
+        end_irq_ns,
     })
 }
 

@@ -68,6 +68,10 @@ pub struct Report {
     /// ns of steal on all vCPUs over the run (`/proc/stat`; `None`
     /// without it): the hypervisor's, not the thread's.
     pub steal_ns: Option<f64>,
+    /// ns of hard and soft interrupts on all CPUs over the run
+    /// (`/proc/stat`; `None` without it): the part run at the end of this
+    /// thread's system calls is in the counter's blocks, not its CPU clock.
+    pub irq_ns: Option<f64>,
     /// Brackets still open at stop (0 when every scope closed).
     pub open_at_stop: usize,
     /// The module entries and exits, when a timeline was asked for.
@@ -141,6 +145,7 @@ impl Report {
             thread_cpu_ns: c.end_cpu_ns.saturating_sub(l.start_cpu_ns) as f64,
             run_delay_ns: delta(l.start_run_delay_ns, c.end_run_delay_ns),
             steal_ns: delta(l.start_steal_ns, c.end_steal_ns),
+            irq_ns: delta(l.start_irq_ns, c.end_irq_ns),
             open_at_stop: l.open_depth(),
             timeline: ledger::timeline_of(&c),
         }
@@ -209,6 +214,8 @@ impl Report {
     /// not: both show up as disagreement, and both are reported beside it
     /// (`run_delay_ns`, [`Report::steal_ns`]) rather than subtracted, as
     /// the run-queue delay also falls in idle (the wake-up after poll).
+    /// So does softirq work the kernel runs at the end of the thread's
+    /// system calls ([`Report::irq_ns`], host-wide).
     pub fn cpu_check(&self, tolerance: f64) -> CpuCheck {
         let accounted_ns = self.attributed_ns() + self.bracket_cost_ns() + self.unattributed_ns();
         let run_delay_ns = self.run_delay_ns.unwrap_or(0.0);
@@ -297,7 +304,8 @@ impl Report {
         line("(unattributed)", "-".into(), self.unattributed_ns());
         out.push_str(&format!(
             "{} packets, {} application bytes; busy {:.1} ms, idle {:.1} ms, \
-             thread CPU {:.1} ms, run-queue wait {}, steal {}, wall {:.1} ms; \
+             thread CPU {:.1} ms, run-queue wait {}, steal {}, host irq+softirq {}, \
+             wall {:.1} ms; \
              one top-level bracket in {} timed\n",
             self.packets(),
             self.payload_bytes(),
@@ -306,6 +314,7 @@ impl Report {
             self.thread_cpu_ns / 1e6,
             ms_or_unknown(self.run_delay_ns),
             ms_or_unknown(self.steal_ns),
+            ms_or_unknown(self.irq_ns),
             self.wall_ns / 1e6,
             self.sample_one_in
         ));
