@@ -310,19 +310,20 @@ fn close(state: u8) {
 #[inline(always)]
 pub fn relabel(from: Block, to: Block) {
     if is_on() {
-        LEDGER.with(|l| l.borrow_mut().relabel(from, to));
+        relabel_open(from, to);
     }
+}
+
+#[inline(never)]
+fn relabel_open(from: Block, to: Block) {
+    LEDGER.with(|l| l.borrow_mut().relabel(from, to));
 }
 
 /// Counts a frame of `len` bytes read from the device.
 #[inline(always)]
 pub fn frame_in(len: usize) {
     if is_counting() {
-        LEDGER.with(|l| {
-            let mut l = l.borrow_mut();
-            l.frames_in += 1;
-            l.frame_bytes_in += len as u64;
-        });
+        count(Count::FrameIn, len);
     }
 }
 
@@ -330,11 +331,7 @@ pub fn frame_in(len: usize) {
 #[inline(always)]
 pub fn frame_out(len: usize) {
     if is_counting() {
-        LEDGER.with(|l| {
-            let mut l = l.borrow_mut();
-            l.frames_out += 1;
-            l.frame_bytes_out += len as u64;
-        });
+        count(Count::FrameOut, len);
     }
 }
 
@@ -343,12 +340,39 @@ pub fn frame_out(len: usize) {
 #[inline(always)]
 pub fn payload(sent: usize, received: usize) {
     if is_counting() {
-        LEDGER.with(|l| {
-            let mut l = l.borrow_mut();
-            l.payload_in += sent as u64;
-            l.payload_out += received as u64;
-        });
+        count(Count::PayloadIn, sent);
+        count(Count::PayloadOut, received);
     }
+}
+
+/// What [`count`] adds to.
+#[derive(Clone, Copy)]
+enum Count {
+    FrameIn,
+    FrameOut,
+    PayloadIn,
+    PayloadOut,
+}
+
+/// Adds to a count, out of line: the hot paths keep only the branch.
+#[inline(never)]
+fn count(what: Count, bytes: usize) {
+    LEDGER.with(|l| {
+        let mut l = l.borrow_mut();
+        let bytes = bytes as u64;
+        match what {
+            Count::FrameIn => {
+                l.frames_in += 1;
+                l.frame_bytes_in += bytes;
+            }
+            Count::FrameOut => {
+                l.frames_out += 1;
+                l.frame_bytes_out += bytes;
+            }
+            Count::PayloadIn => l.payload_in += bytes,
+            Count::PayloadOut => l.payload_out += bytes,
+        }
+    });
 }
 
 /// Median of empty-bracket costs: (inner, outer) in counts.
