@@ -8,6 +8,7 @@
 //!
 //! `scripts/bench-stack` runs them alternately and prints the ratios.
 
+mod bracket_cost;
 mod linux_end;
 mod netns;
 mod setup;
@@ -68,6 +69,13 @@ enum Command {
         /// Both ends' threads at SCHED_FIFO 1 (root), against a busy host.
         #[arg(long)]
         fifo: bool,
+    },
+    /// The accountant's bracket in a tight loop: ns per bracket with
+    /// accounting off, on, and sampled one in 8 (release build).
+    BracketCost {
+        /// Brackets per measurement.
+        #[arg(long, default_value_t = 20_000_000)]
+        count: u64,
     },
     /// 1-byte request/response, Linux the client; p50/p90/p99 in µs.
     Rr {
@@ -368,6 +376,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let line = match cli.command {
         Command::TunLimit { seconds } => tun_limit(seconds)?,
+        Command::BracketCost { count } => bracket_cost::measure(count),
         Command::Stream {
             implementation,
             dir,
