@@ -175,9 +175,6 @@ fn stream(
     offload: bool,
     account: Account,
 ) -> Result<serde_json::Value> {
-    if account.0.is_some() && implementation != Impl::Tcplab {
-        bail!("--account is for --impl tcplab only");
-    }
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
     }
@@ -389,6 +386,10 @@ fn main() -> Result<()> {
         } => {
             netns::FIFO.store(fifo, std::sync::atomic::Ordering::Relaxed);
             check_offload(implementation, offload)?;
+            if account.0.is_some() && implementation != Impl::Tcplab {
+                eprintln!("stack-peers: --account is for --impl tcplab only");
+                std::process::exit(2);
+            }
             stream(
                 implementation,
                 dir,
