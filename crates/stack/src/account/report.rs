@@ -23,6 +23,9 @@ pub struct BlockRow {
     pub block: Block,
     /// Times it was entered (estimated, scaled by the sampling).
     pub count: f64,
+    /// Exclusive time, counter counts (TSC cycles on x86_64; estimated,
+    /// scaled by the sampling).
+    pub cycles: f64,
     /// Exclusive time, ns (estimated, scaled by the sampling).
     pub ns: f64,
 }
@@ -122,6 +125,7 @@ impl Report {
                 BlockRow {
                     block,
                     count: l.counts[block.index()] as f64 * s,
+                    cycles: l.cycles[block.index()] as f64 * s,
                     ns: l.cycles[block.index()] as f64 * s / rate,
                 }
             })

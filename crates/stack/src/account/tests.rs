@@ -210,6 +210,8 @@ fn frames_and_bytes_are_the_denominators() {
     let r = stop().unwrap();
     assert_eq!(r.packets(), 2);
     assert_eq!(r.payload_bytes(), 1448);
+    let row = r.row(Block::TcpOutput);
+    assert!((row.cycles / r.counts_per_ns - row.ns).abs() < 1.0);
     let per_packet = r.ns_per_packet(Block::TcpOutput).unwrap();
     assert!((per_packet - 0.5e6).abs() < 0.1e6, "{per_packet}");
     assert!(r.ns_per_byte(Block::Arp) == Some(0.0));
