@@ -304,6 +304,7 @@ fn a_stream_from_linux_is_accounted_within_five_percent_of_thread_cpu() {
             Block::AckGeneration,
             Block::BufferManagement,
             Block::SocketCopyOut,
+            Block::DeviceWait,
             Block::Idle,
         ],
     );

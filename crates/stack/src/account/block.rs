@@ -47,13 +47,18 @@ pub enum Block {
     SocketCopyOut,
     /// The caller's own work between stack calls, where it brackets it.
     Application,
-    /// Blocked waiting for the device (poll): not CPU time.
+    /// The CPU time inside the wait for the device (`poll(2)` in, out and
+    /// its context switches), read from the thread's CPU clock around
+    /// each wait: busy, and taken out of [`Block::Idle`].
+    DeviceWait,
+    /// Blocked waiting for the device (poll): the wait's time less its
+    /// CPU time ([`Block::DeviceWait`]).
     Idle,
 }
 
 impl Block {
     /// Every block, in table order.
-    pub const ALL: [Block; 21] = [
+    pub const ALL: [Block; 22] = [
         Block::DeviceReceive,
         Block::DeviceReceiveSyscall,
         Block::DeviceSend,
@@ -74,6 +79,7 @@ impl Block {
         Block::SocketCopyIn,
         Block::SocketCopyOut,
         Block::Application,
+        Block::DeviceWait,
         Block::Idle,
     ];
 
@@ -108,6 +114,7 @@ impl Block {
             Block::SocketCopyIn => "socket copy in",
             Block::SocketCopyOut => "socket copy out",
             Block::Application => "application",
+            Block::DeviceWait => "device wait: poll(2) cpu",
             Block::Idle => "idle (poll)",
         }
     }
@@ -121,7 +128,10 @@ impl Block {
     pub fn is_syscall(self) -> bool {
         matches!(
             self,
-            Block::DeviceReceiveSyscall | Block::DeviceSendSyscall | Block::Idle
+            Block::DeviceReceiveSyscall
+                | Block::DeviceSendSyscall
+                | Block::DeviceWait
+                | Block::Idle
         )
     }
 }

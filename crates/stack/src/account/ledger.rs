@@ -43,6 +43,8 @@ struct Open {
     start: u64,
     child: u64,
     event: Option<usize>,
+    /// The thread's CPU clock at entry (ns), read for [`Block::Idle`] only.
+    cpu_ns: u64,
 }
 
 const CLOSED: Open = Open {
@@ -50,6 +52,7 @@ const CLOSED: Open = Open {
     start: 0,
     child: 0,
     event: None,
+    cpu_ns: 0,
 };
 
 /// What one thread has counted since `start`.
@@ -173,22 +176,44 @@ impl Ledger {
         }
         let start = cycles::now();
         let event = self.record(start, block, true);
+        // Inside the interval, so the CPU the wait takes is within it.
+        let cpu_ns = if block == Block::Idle {
+            cycles::thread_cpu_ns()
+        } else {
+            0
+        };
         self.open[self.depth] = Open {
             block,
             start,
             child: 0,
             event,
+            cpu_ns,
         };
         self.depth += 1;
         TIMED
     }
 
     fn exit(&mut self) {
+        let top = self.depth - 1;
+        let cpu_end_ns = if self.open[top].block == Block::Idle {
+            cycles::thread_cpu_ns()
+        } else {
+            0
+        };
         let end = cycles::now();
         self.depth -= 1;
         let o = self.open[self.depth];
         let raw = end.saturating_sub(o.start);
-        let exclusive = raw as i64 - (o.child + self.inner_cost) as i64;
+        let mut exclusive = raw as i64 - (o.child + self.inner_cost) as i64;
+        if o.block == Block::Idle {
+            // The wait's CPU (the poll call and its context switches) is
+            // busy time: charged to its own block, out of idle.
+            let cpu = cpu_end_ns.saturating_sub(o.cpu_ns) as f64 * cycles::counts_per_ns();
+            let cpu = (cpu as i64).min(exclusive.max(0));
+            self.cycles[Block::DeviceWait.index()] += cpu;
+            self.counts[Block::DeviceWait.index()] += 1;
+            exclusive -= cpu;
+        }
         let b = o.block.index();
         self.cycles[b] += exclusive;
         self.counts[b] += 1;

@@ -121,7 +121,12 @@ impl Report {
         let rows = Block::ALL
             .iter()
             .map(|&block| {
-                let s = if block == Block::Idle { 1.0 } else { scale };
+                // The wait is timed every time, sampling or not.
+                let s = if matches!(block, Block::Idle | Block::DeviceWait) {
+                    1.0
+                } else {
+                    scale
+                };
                 BlockRow {
                     block,
                     count: l.counts[block.index()] as f64 * s,

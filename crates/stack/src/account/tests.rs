@@ -166,6 +166,14 @@ fn busy_work_agrees_with_thread_cpu_and_a_sleep_outside_idle_does_not() {
     let check = r.cpu_check(0.05);
     assert!(check.agrees, "{check:?}\n{}", r.table());
     assert!((r.idle_ns() - 20e6).abs() < 5e6, "idle {} ns", r.idle_ns());
+    // The sleep's own CPU (the call, the switches) is busy, not idle.
+    let wait = r.row(Block::DeviceWait);
+    assert_eq!(wait.count, 1.0);
+    assert!(
+        wait.ns > 0.0 && wait.ns < 1e6,
+        "{} ns of CPU in the wait",
+        wait.ns
+    );
     let wall = r.wall_check(0.01);
     assert!(wall.agrees, "{wall:?}");
 

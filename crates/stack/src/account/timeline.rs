@@ -35,7 +35,8 @@ pub struct TimelineSplit {
     pub in_modules: u64,
     /// Between top-level modules: busy, but in no module.
     pub between_modules: u64,
-    /// Inside idle (blocked in poll).
+    /// Inside idle (the whole poll: the timeline has its entry and exit,
+    /// not the CPU part the ledger takes out into its own block).
     pub idle: u64,
     /// Exits that did not match the innermost open entry, and entries
     /// never exited: 0 for a well-formed timeline.
