@@ -62,8 +62,8 @@ enum Command {
         #[arg(long)]
         ack_each: bool,
         /// tcplab: block-cost accounting on the stack's thread: `off`,
-        /// `on` (every bracket timed) or `sample:N` (one top-level
-        /// bracket in N).
+        /// `on` (every bracket timed) or `sample:N` (one round, a poll
+        /// and the work after it, in N).
         #[arg(long, default_value = "off", value_parser = parse_account)]
         account: Account,
         /// Both ends' threads at SCHED_FIFO 1 (root), against a busy host.
@@ -129,7 +129,7 @@ fn check_offload(implementation: Impl, offload: bool) -> Result<()> {
     Ok(())
 }
 
-/// `--account`: off, or one top-level bracket in N timed.
+/// `--account`: off, or one round (a poll and the work after it) in N timed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Account(Option<u32>);
 

@@ -29,8 +29,8 @@ pub struct Setup {
     /// tcplab only: the TUN with virtio-net-header offloads (TSO4, CSUM).
     pub offload: bool,
     /// tcplab only: block-cost accounting on the stack's thread over the
-    /// timed interval, timing one top-level bracket in this many (`None`:
-    /// off).
+    /// timed interval, timing one round (a poll and the work after it) in
+    /// this many (`None`: off).
     pub account: Option<u32>,
 }
 

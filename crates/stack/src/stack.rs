@@ -117,6 +117,9 @@ impl<D: Device> Stack<D> {
     /// runs due timers, sends what is queued. Returns how many frames were
     /// read.
     pub fn poll(&mut self, now: Instant) -> Result<usize, IfaceError> {
+        // A round of the accountant's sampling: this poll and the
+        // application's work until the next.
+        account::round();
         let mut transports = Transports {
             udp: &mut self.udp,
             tcp: &mut self.tcp,
@@ -151,7 +154,7 @@ impl<D: Device> Stack<D> {
         };
         let timeout = wake.since(now);
         if timeout > Duration::ZERO {
-            let _b = account::enter(Block::Idle);
+            let _b = account::enter_wait();
             self.device.wait(Some(timeout))?;
         }
         let now = self.clock.now();

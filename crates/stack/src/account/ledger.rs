@@ -22,8 +22,10 @@ pub struct Options {
     /// Module entries and exits kept in the timeline (0: no timeline);
     /// later ones are counted as dropped.
     pub timeline_capacity: usize,
-    /// Time one top-level bracket (and everything inside it) in this many;
-    /// 1 times every one. Idle is always timed.
+    /// Time one round in this many, a round being everything from one
+    /// [`round`] call to the next (the stack calls it at each poll, so a
+    /// round is a poll and the application's work after it); 1 times
+    /// every one. Idle is always timed.
     pub sample_one_in: u32,
 }
 
@@ -60,7 +62,7 @@ const CLOSED: Open = Open {
 pub(crate) struct Ledger {
     open: [Open; MAX_DEPTH],
     depth: usize,
-    /// Depth of brackets inside an unsampled top-level one (not timed).
+    /// Depth of brackets inside one too deep to time (not timed either).
     skipping: usize,
     /// xorshift64 state for the sampling draws.
     draw: u64,
@@ -141,10 +143,10 @@ impl Ledger {
         }
     }
 
-    /// Whether this top-level bracket is timed: a pseudo-random draw with
+    /// Whether the next round is timed: a pseudo-random draw with
     /// probability 1/N (not every N-th, which could fall in step with a
-    /// periodic pattern of brackets, such as reads that alternate between
-    /// a frame and none).
+    /// periodic pattern of rounds, such as polls that alternate between
+    /// reading frames and timing out).
     fn sampled(&mut self) -> bool {
         let mut x = self.draw;
         x ^= x << 13;
@@ -154,20 +156,12 @@ impl Ledger {
         x.is_multiple_of(u64::from(self.options.sample_one_in))
     }
 
-    /// Opens a bracket: timed (its exit must call [`Ledger::exit`]),
-    /// skipped as too deep ([`Ledger::exit_skipped`]), or a top-level
-    /// bracket the sampling left out (everything inside it untimed).
+    /// Opens a bracket: timed (its exit must call [`Ledger::exit`]) or
+    /// skipped as too deep ([`Ledger::exit_skipped`]).
     fn enter(&mut self, block: Block) -> u8 {
         if self.skipping > 0 {
             self.skipping += 1;
             return SKIPPED;
-        }
-        if self.depth == 0
-            && block != Block::Idle
-            && self.options.sample_one_in > 1
-            && !self.sampled()
-        {
-            return UNSAMPLED;
         }
         if self.depth == MAX_DEPTH {
             self.too_deep += 1;
@@ -250,8 +244,7 @@ impl Ledger {
 
 thread_local! {
     /// Whether brackets on this thread time: the one branch a bracket
-    /// costs when accounting is off, or inside a top-level bracket the
-    /// sampling left out.
+    /// costs when accounting is off, or in a round the sampling left out.
     static ON: Cell<bool> = const { Cell::new(false) };
     /// Whether this thread accounts (frames and bytes are counted even
     /// inside unsampled brackets).
@@ -282,7 +275,6 @@ pub struct Bracket {
 const OFF: u8 = 0;
 const TIMED: u8 = 1;
 const SKIPPED: u8 = 2;
-const UNSAMPLED: u8 = 3;
 
 /// Opens a bracket for `block` on the calling thread: a branch on a
 /// thread-local flag when accounting is off.
@@ -295,14 +287,46 @@ pub fn enter(block: Block) -> Bracket {
     }
 }
 
+/// [`enter`] for the wait for the device: timed whenever the thread
+/// accounts, in sampled-out rounds too (idle is never sampled).
+#[inline(always)]
+pub fn enter_wait() -> Bracket {
+    if is_counting() {
+        open(Block::Idle)
+    } else {
+        Bracket { state: OFF }
+    }
+}
+
 #[inline(never)]
 fn open(block: Block) -> Bracket {
     let state = LEDGER.with(|l| l.borrow_mut().enter(block));
-    if state == UNSAMPLED {
-        // Brackets inside cost a branch until this one closes.
-        ON.with(|on| on.set(false));
-    }
     Bracket { state }
+}
+
+/// Marks the start of a round (the stack calls it at each poll): when
+/// sampling, draws whether brackets time until the next round, so a
+/// round left out costs its brackets one branch each. Nothing when not
+/// accounting or not sampling, or with brackets open.
+#[inline(always)]
+pub fn round() {
+    if is_counting() {
+        next_round();
+    }
+}
+
+#[inline(never)]
+fn next_round() {
+    let timed = LEDGER.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.options.sample_one_in <= 1 || l.depth > 0 {
+            return None;
+        }
+        Some(l.sampled())
+    });
+    if let Some(timed) = timed {
+        ON.with(|on| on.set(timed));
+    }
 }
 
 impl Drop for Bracket {
@@ -316,11 +340,6 @@ impl Drop for Bracket {
 
 #[inline(never)]
 fn close(state: u8) {
-    if state == UNSAMPLED {
-        // Only if still accounting: `stop` inside it would turn it off.
-        ON.with(|on| on.set(is_counting()));
-        return;
-    }
     LEDGER.with(|l| {
         let mut l = l.borrow_mut();
         if state == TIMED {

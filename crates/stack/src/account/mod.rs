@@ -20,7 +20,9 @@ pub mod report;
 pub mod timeline;
 
 pub use block::Block;
-pub use ledger::{enter, frame_in, frame_out, is_on, payload, relabel, start, Bracket, Options};
+pub use ledger::{
+    enter, enter_wait, frame_in, frame_out, is_on, payload, relabel, round, start, Bracket, Options,
+};
 pub use report::{BlockRow, CpuCheck, Report, WallCheck};
 
 /// Stops accounting on the calling thread and reports what it counted

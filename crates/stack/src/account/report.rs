@@ -45,7 +45,7 @@ pub struct Report {
     pub brackets: u64,
     /// Brackets deeper than the ledger holds (left untimed).
     pub too_deep: u64,
-    /// One top-level bracket in this many was timed.
+    /// One round in this many was timed.
     pub sample_one_in: u32,
     /// Frames read from the device.
     pub frames_in: u64,
@@ -315,7 +315,7 @@ impl Report {
             "{} packets, {} application bytes; busy {:.1} ms, idle {:.1} ms, \
              thread CPU {:.1} ms, run-queue wait {}, steal {}, host irq+softirq {}, \
              wall {:.1} ms; \
-             one top-level bracket in {} timed\n",
+             one round in {} timed\n",
             self.packets(),
             self.payload_bytes(),
             busy / 1e6,

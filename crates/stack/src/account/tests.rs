@@ -104,48 +104,61 @@ fn relabel_renames_the_open_bracket() {
 }
 
 #[test]
-fn sampling_times_about_one_top_level_bracket_in_n_and_scales() {
+fn sampling_times_about_one_round_in_n_and_scales() {
     let _quiet = quiet();
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 4,
     });
     for _ in 0..4000 {
+        round();
         let _b = enter(Block::TcpOutput);
         let _c = enter(Block::Checksum);
         frame_out(100);
     }
-    // Idle is timed every time, sampling or not.
+    // Idle is timed every time, in rounds left out too.
     for _ in 0..10 {
-        let _idle = enter(Block::Idle);
+        round();
+        let _idle = enter_wait();
     }
     let r = stop().unwrap();
     assert!(!is_on());
-    // 1000 expected pairs of 4000: a binomial draw, sd about 27.
+    // 1000 expected rounds of 4000: a binomial draw, sd about 27.
     let timed_pairs = (r.brackets - 10) / 2;
     assert!(
         (850..1150).contains(&timed_pairs),
-        "{timed_pairs} of 4000 top-level brackets timed"
+        "{timed_pairs} of 4000 rounds timed"
     );
     let estimate = r.row(Block::TcpOutput).count;
     assert_eq!(estimate, timed_pairs as f64 * 4.0);
     assert_eq!(r.row(Block::Checksum).count, estimate);
     assert_eq!(r.row(Block::Idle).count, 10.0);
-    // Frames are counted inside unsampled brackets too.
+    // Frames are counted in rounds left out too.
     assert_eq!(r.frames_out, 4000);
 }
 
 #[test]
-fn stopping_inside_an_unsampled_bracket_leaves_accounting_off() {
+fn rounds_change_nothing_without_sampling_or_with_brackets_open() {
     let _quiet = quiet();
+    start(Options::default());
+    for _ in 0..100 {
+        round();
+        assert!(is_on());
+    }
+    assert!(stop().is_some());
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 1_000_000,
     });
-    let b = enter(Block::Timers);
-    assert!(!is_on(), "inside an unsampled bracket");
+    let open = enter(Block::Timers);
+    for _ in 0..100 {
+        round();
+        assert!(is_on(), "a round inside an open bracket");
+    }
+    drop(open);
+    round();
+    assert!(!is_on(), "a round left out");
     assert!(stop().is_some());
-    drop(b);
     assert!(!is_on());
     assert!(stop().is_none());
 }
