@@ -8,6 +8,7 @@
 //!
 //! `scripts/bench-stack` runs them alternately and prints the ratios.
 
+mod bracket_cost;
 mod linux_end;
 mod netns;
 mod setup;
@@ -60,6 +61,21 @@ enum Command {
         /// per batch read (the stack's switch, for before/after figures).
         #[arg(long)]
         ack_each: bool,
+        /// tcplab: block-cost accounting on the stack's thread: `off`,
+        /// `on` (every bracket timed) or `sample:N` (one round, a poll
+        /// and the work after it, in N).
+        #[arg(long, default_value = "off", value_parser = parse_account)]
+        account: Account,
+        /// Both ends' threads at SCHED_FIFO 1 (root), against a busy host.
+        #[arg(long)]
+        fifo: bool,
+    },
+    /// The accountant's bracket in a tight loop: ns per bracket with
+    /// accounting off, on, and sampled one in 8 (release build).
+    BracketCost {
+        /// Brackets per measurement.
+        #[arg(long, default_value_t = 20_000_000)]
+        count: u64,
     },
     /// 1-byte request/response, Linux the client; p50/p90/p99 in µs.
     Rr {
@@ -113,10 +129,26 @@ fn check_offload(implementation: Impl, offload: bool) -> Result<()> {
     Ok(())
 }
 
+/// `--account`: off, or one round (a poll and the work after it) in N timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Account(Option<u32>);
+
+fn parse_account(s: &str) -> Result<Account, String> {
+    match s {
+        "off" => Ok(Account(None)),
+        "on" => Ok(Account(Some(1))),
+        _ => match s.strip_prefix("sample:").map(str::parse::<u32>) {
+            Some(Ok(n)) if n > 0 => Ok(Account(Some(n))),
+            _ => Err(format!("{s:?}: want off, on or sample:N (N > 0)")),
+        },
+    }
+}
+
 fn user_setup(ns: &Netns, buffer: usize) -> Setup {
     Setup {
         ack_per_batch: true,
         offload: false,
+        account: None,
         ns: ns.name.clone(),
         linux: Ipv4Addr::new(10, 83, 0, 1),
         ours: Ipv4Addr::new(10, 83, 0, 2),
@@ -141,6 +173,7 @@ fn stream(
     buffer: usize,
     ack_each: bool,
     offload: bool,
+    account: Account,
 ) -> Result<serde_json::Value> {
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
@@ -149,6 +182,7 @@ fn stream(
     let mut setup = user_setup(&ns, buffer);
     setup.ack_per_batch = !ack_each;
     setup.offload = offload;
+    setup.account = account.0;
     let (timed, linux_bytes, linux_seconds) = match dir {
         Dir::ToLinux => {
             let (tx, rx) = mpsc::channel();
@@ -208,6 +242,7 @@ fn stream(
         "cpu_seconds": timed.cpu_seconds,
         "cpu_share": timed.cpu_seconds / timed.seconds,
         "linux_seconds": linux_seconds,
+        "account": timed.account,
     }))
 }
 
@@ -338,6 +373,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let line = match cli.command {
         Command::TunLimit { seconds } => tun_limit(seconds)?,
+        Command::BracketCost { count } => bracket_cost::measure(count),
         Command::Stream {
             implementation,
             dir,
@@ -345,9 +381,24 @@ fn main() -> Result<()> {
             buffer,
             offload,
             ack_each,
+            account,
+            fifo,
         } => {
+            netns::FIFO.store(fifo, std::sync::atomic::Ordering::Relaxed);
             check_offload(implementation, offload)?;
-            stream(implementation, dir, bytes, buffer, ack_each, offload)?
+            if account.0.is_some() && implementation != Impl::Tcplab {
+                eprintln!("stack-peers: --account is for --impl tcplab only");
+                std::process::exit(2);
+            }
+            stream(
+                implementation,
+                dir,
+                bytes,
+                buffer,
+                ack_each,
+                offload,
+                account,
+            )?
         }
         Command::Rr {
             implementation,

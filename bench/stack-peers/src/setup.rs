@@ -28,6 +28,10 @@ pub struct Setup {
     pub ack_per_batch: bool,
     /// tcplab only: the TUN with virtio-net-header offloads (TSO4, CSUM).
     pub offload: bool,
+    /// tcplab only: block-cost accounting on the stack's thread over the
+    /// timed interval, timing one round (a poll and the work after it) in
+    /// this many (`None`: off).
+    pub account: Option<u32>,
 }
 
 impl Setup {
@@ -52,7 +56,7 @@ impl Setup {
 }
 
 /// The wall and CPU time of one end's measured interval.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Timed {
     /// Wall seconds.
     pub seconds: f64,
@@ -61,6 +65,8 @@ pub struct Timed {
     /// Packets on the TUN over the interval, as Linux counts them (rx:
     /// from the user-space end).
     pub packets: LinkPackets,
+    /// tcplab with `--account`: the accountant's summary of the interval.
+    pub account: Option<serde_json::Value>,
 }
 
 /// Starts a measured interval.
@@ -91,6 +97,7 @@ impl Stopwatch<'_> {
             seconds,
             cpu_seconds,
             packets: self.setup.tun_packets().since(self.packets),
+            account: None,
         }
     }
 }

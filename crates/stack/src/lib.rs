@@ -29,6 +29,11 @@
 //!   accept, connect, send, recv, shutdown, close; RST for no socket);
 //! - [`stack`]: the whole stack on one device and its loop on the
 //!   caller's thread, sleeping until the next frame or TCP timer.
+//! - [`account`]: cost accounting per function block (issue 19): the
+//!   code paths above are bracketed with the cycle counter, off by default
+//!   (a branch per bracket); on a thread that starts it, each block's
+//!   exclusive time, ns per packet and per byte, an entry/exit timeline,
+//!   and checks against the thread's CPU time and wall time.
 //!
 //! Fuzzing: `tests/wire_fuzz.rs` feeds arbitrary and mutated bytes to
 //! every wire parser (no panic, no allocation, truncations refused);
@@ -46,6 +51,7 @@
 //! `scripts/bench-stack` measure it against smoltcp, the TUN device's
 //! per-packet limit and kernel-to-kernel veth.
 
+pub mod account;
 pub mod iface;
 pub mod phy;
 pub mod socket;

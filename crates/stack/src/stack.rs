@@ -9,6 +9,7 @@
 //! or the deadline, and polls again: the caller's own work (reading and
 //! writing sockets) goes between two calls.
 
+use crate::account::{self, Block};
 use crate::iface::udp::UdpSockets;
 use crate::iface::{Delivery, IfaceError, Interface, InterfaceConfig, IpHandler};
 use crate::phy::Device;
@@ -33,6 +34,8 @@ impl IpHandler for Transports<'_> {
     }
 
     fn tcp(&mut self, ip: &Ipv4Repr, segment: &[u8], checksum: ChecksumMethod) -> Delivery {
+        // Relabelled to the fast path when header prediction takes it.
+        let _b = account::enter(Block::TcpInputSlow);
         self.tcp
             .process_with_checksum(ip, segment, self.now, checksum)
     }
@@ -114,14 +117,23 @@ impl<D: Device> Stack<D> {
     /// runs due timers, sends what is queued. Returns how many frames were
     /// read.
     pub fn poll(&mut self, now: Instant) -> Result<usize, IfaceError> {
+        // A round of the accountant's sampling: this poll and the
+        // application's work until the next.
+        account::round();
         let mut transports = Transports {
             udp: &mut self.udp,
             tcp: &mut self.tcp,
             now,
         };
         let read = self.iface.poll(&mut self.device, now, &mut transports)?;
-        self.tcp.on_timers(now);
-        self.tcp.flush(&mut self.iface, &mut self.device, now)?;
+        {
+            let _b = account::enter(Block::Timers);
+            self.tcp.on_timers(now);
+        }
+        {
+            let _b = account::enter(Block::TcpOutput);
+            self.tcp.flush(&mut self.iface, &mut self.device, now)?;
+        }
         self.udp.flush(&mut self.iface, &mut self.device, now)?;
         Ok(read)
     }
@@ -142,6 +154,7 @@ impl<D: Device> Stack<D> {
         };
         let timeout = wake.since(now);
         if timeout > Duration::ZERO {
+            let _b = account::enter_wait();
             self.device.wait(Some(timeout))?;
         }
         let now = self.clock.now();

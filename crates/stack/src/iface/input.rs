@@ -32,6 +32,7 @@ impl Interface {
         if self.medium == Medium::Ip {
             return self.process_ipv4(device, now, frame, transport, upper);
         }
+        let _b = crate::account::enter(crate::account::Block::Ethernet);
         let eth = match EthernetFrame::new_checked(frame).and_then(|f| EthernetRepr::parse(&f)) {
             Ok(eth) => eth,
             Err(_) => return self.drop(DropReason::Malformed),
@@ -63,6 +64,7 @@ impl Interface {
         now: Instant,
         payload: &[u8],
     ) -> Result<(), IfaceError> {
+        let _b = crate::account::enter(crate::account::Block::Arp);
         let arp = match ArpPacket::new_checked(payload).and_then(|p| ArpRepr::parse(&p)) {
             Ok(arp) => arp,
             Err(_) => return self.drop(DropReason::Malformed),
@@ -101,6 +103,7 @@ impl Interface {
         transport: ChecksumMethod,
         upper: &mut dyn IpHandler,
     ) -> Result<(), IfaceError> {
+        let _b = crate::account::enter(crate::account::Block::IpInput);
         let packet = match Ipv4Packet::new_checked(bytes) {
             Ok(p) => p,
             Err(_) if bytes.first().is_some_and(|b| b >> 4 != 4) => {

@@ -288,8 +288,13 @@ impl Interface {
             if read == self.poll_budget {
                 break Ok(read);
             }
-            match device.receive(&mut buffer) {
+            let received = {
+                let _b = crate::account::enter(crate::account::Block::DeviceReceive);
+                device.receive(&mut buffer)
+            };
+            match received {
                 Ok(Some(len)) => {
+                    crate::account::frame_in(len);
                     read += 1;
                     self.counters.frames_in += 1;
                     self.counters.bytes_in += len as u64;

@@ -82,7 +82,12 @@ impl Interface {
         segment_size: Option<usize>,
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
-        let Some(route) = self.routes.lookup(dst.into()) else {
+        let _b = crate::account::enter(crate::account::Block::IpOutput);
+        let route = {
+            let _b = crate::account::enter(crate::account::Block::RouteLookup);
+            self.routes.lookup(dst.into())
+        };
+        let Some(route) = route else {
             self.counters.count_drop(DropReason::NoRoute);
             return Err(IfaceError::NoRoute(dst));
         };
@@ -203,6 +208,7 @@ impl Interface {
         frame: &mut [u8],
         vnet: usize,
     ) -> Result<SendOutcome, IfaceError> {
+        let _b = crate::account::enter(crate::account::Block::Arp);
         let broadcast =
             dst.is_broadcast() || self.addresses.iter().any(|c| c.broadcast() == Some(dst));
         let dst_mac = if broadcast {
@@ -286,6 +292,7 @@ impl Interface {
 
     /// Writes the Ethernet header at the start of `frame`.
     fn write_ethernet_header(&self, frame: &mut [u8], dst: EthernetAddress, ethertype: EtherType) {
+        let _b = crate::account::enter(crate::account::Block::Ethernet);
         EthernetRepr {
             src_addr: self.mac,
             dst_addr: dst,
@@ -301,8 +308,10 @@ impl Interface {
         device: &mut dyn Device,
         frame: &[u8],
     ) -> Result<(), IfaceError> {
+        let _b = crate::account::enter(crate::account::Block::DeviceSend);
         match device.transmit(frame) {
             Ok(()) => {
+                crate::account::frame_out(frame.len());
                 self.counters.frames_out += 1;
                 self.counters.bytes_out += frame.len() as u64;
                 Ok(())

@@ -183,6 +183,7 @@ impl Device for TunTap {
     }
 
     fn receive(&mut self, buf: &mut [u8]) -> Result<Option<usize>, PhyError> {
+        let _b = crate::account::enter(crate::account::Block::DeviceReceiveSyscall);
         loop {
             match nix::unistd::read(&self.file, buf) {
                 Ok(n) => return Ok(Some(n)),
@@ -205,6 +206,7 @@ impl Device for TunTap {
                 max: self.caps.max_frame,
             });
         }
+        let _b = crate::account::enter(crate::account::Block::DeviceSendSyscall);
         loop {
             match nix::unistd::write(&self.file, frame) {
                 Ok(_) => return Ok(()),

@@ -83,6 +83,11 @@ impl Connection {
             _ => {
                 if !(self.config.header_prediction && self.fast_path(seg, now)) {
                     self.input_synchronized(seg, now, out);
+                } else {
+                    crate::account::relabel(
+                        crate::account::Block::TcpInputSlow,
+                        crate::account::Block::TcpInputFast,
+                    );
                 }
             }
         }

@@ -264,10 +264,12 @@ impl Connection {
     /// Returns the bytes newly stored.
     fn take_data(&mut self, seq: SeqNumber, payload: &[u8]) -> usize {
         if self.reassembly.accept_in_order(seq, payload.len()) {
+            let _b = crate::account::enter(crate::account::Block::BufferManagement);
             self.recv_buf.extend(payload);
             self.rcv_nxt = self.reassembly.rcv_nxt();
             return payload.len();
         }
+        let _b = crate::account::enter(crate::account::Block::Reassembly);
         let outcome = self.reassembly.insert(seq, payload);
         if !self.reassembly.has_gap() && !self.reassembly.is_empty() {
             let mut ready = Vec::new();
@@ -280,6 +282,7 @@ impl Connection {
 
     /// The delayed-ACK decision for `len` bytes just taken.
     fn on_data_received(&mut self, len: usize, out_of_order: bool, now: Instant) {
+        let _b = crate::account::enter(crate::account::Block::AckGeneration);
         let segment = self.data_mss().min(self.config.mss as usize);
         let full = len >= segment;
         if len >= 2 * segment {

@@ -40,6 +40,7 @@ impl Connection {
 
     /// [`Connection::on_timer`] appending to `out`.
     pub fn on_timer_into(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let timers = crate::account::enter(crate::account::Block::Timers);
         while let Some(kind) = self.timers.poll_expired(now) {
             match kind {
                 TimerKind::Retransmit => self.on_retransmit_timeout(now),
@@ -52,6 +53,7 @@ impl Connection {
                 TimerKind::Pace => {}
             }
         }
+        drop(timers);
         self.output(now, out);
     }
 
@@ -258,6 +260,7 @@ impl Connection {
 
     /// One output pass: everything due now.
     pub(crate) fn output(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        let _b = crate::account::enter(crate::account::Block::TcpOutput);
         match self.state {
             State::Closed | State::Listen => return,
             State::SynSent | State::SynReceived => {
@@ -284,6 +287,7 @@ impl Connection {
             }
         }
         if out.len() == before && self.ack_now {
+            let _ack = crate::account::enter(crate::account::Block::AckGeneration);
             let h = self.header(self.snd_nxt, now);
             self.emit(h, Vec::new(), out);
         }

@@ -28,7 +28,10 @@ impl Connection {
             self.fin_acked = true;
         }
         let data_acked = acked.min(self.send_buf.len());
-        self.send_buf.drain(..data_acked);
+        {
+            let _b = crate::account::enter(crate::account::Block::BufferManagement);
+            self.send_buf.drain(..data_acked);
+        }
         self.snd_una = ack;
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;

@@ -439,9 +439,11 @@ impl Connection {
         if !self.state.sends_data() || self.fin_queued {
             return 0;
         }
+        let _b = crate::account::enter(crate::account::Block::SocketCopyIn);
         let room = self.config.send_buffer.saturating_sub(self.send_buf.len());
         let n = room.min(data.len());
         self.send_buf.extend(&data[..n]);
+        crate::account::payload(n, 0);
         n
     }
 
@@ -452,7 +454,9 @@ impl Connection {
 
     /// Reads received in-order data into `out`; returns how much.
     pub fn recv(&mut self, out: &mut [u8]) -> usize {
+        let _b = crate::account::enter(crate::account::Block::SocketCopyOut);
         let n = out.len().min(self.recv_buf.len());
+        crate::account::payload(0, n);
         // Two slice copies (the ring's halves), not a byte at a time.
         let (front, back) = self.recv_buf.as_slices();
         let first = n.min(front.len());

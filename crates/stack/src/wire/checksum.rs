@@ -37,6 +37,7 @@ impl ChecksumMethod {
     /// method; [`ChecksumMethod::Offload`] sums with RFC 1071, for the
     /// headers a device does not offload.
     pub fn sum(self, data: &[u8]) -> u16 {
+        let _b = crate::account::enter(crate::account::Block::Checksum);
         match self {
             ChecksumMethod::Bytewise => sum_bytewise(data),
             ChecksumMethod::Rfc1071 | ChecksumMethod::Incremental | ChecksumMethod::Offload => {

@@ -624,6 +624,7 @@ impl<'a> TcpRepr<'a> {
         dst: Ipv4Address,
         method: ChecksumMethod,
     ) {
+        let _b = crate::account::enter(crate::account::Block::TcpOutput);
         assert_eq!(packet.data().len(), self.buffer_len(), "tcp buffer length");
         self.emit_parts(packet, src, dst, method, [self.payload, &[]]);
     }

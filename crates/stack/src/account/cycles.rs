@@ -1,0 +1,161 @@
+//! The cycle counter and the clocks it is checked against: `rdtsc` (after
+//! `lfence`, so earlier instructions finish before the count is read) on
+//! x86_64, `CLOCK_MONOTONIC` in ns elsewhere; the counter's rate
+//! calibrated against `CLOCK_MONOTONIC`; the calling thread's CPU time.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How long the rate calibration watches both clocks.
+pub const CALIBRATION: Duration = Duration::from_millis(60);
+
+/// The counter now: TSC cycles on x86_64, ns elsewhere.
+#[inline(always)]
+pub fn now() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: lfence and rdtsc have no memory effects; every x86_64
+        // CPU has both (SSE2 is in the x86_64 baseline).
+        unsafe {
+            core::arch::x86_64::_mm_lfence();
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        monotonic_ns()
+    }
+}
+
+/// `clock_gettime(id)` in ns.
+fn clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec the call writes; the ids used here
+    // exist on every Linux.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `CLOCK_MONOTONIC` in ns (wall time, steal included).
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// `CLOCK_THREAD_CPUTIME_ID` in ns: the calling thread's CPU time, user
+/// and system (without the hypervisor's steal).
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// The calling thread's run-queue delay (`/proc/thread-self/schedstat`,
+/// second field): ns it was runnable but waited for a CPU, during which
+/// the cycle counter runs and its CPU clock does not. `None` where the
+/// kernel has no schedstat.
+pub fn thread_run_delay_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// All CPUs' steal time so far (`/proc/stat`'s `cpu` line, 8th value, in
+/// ns): time the hypervisor ran something else on this VM's vCPUs, which
+/// the cycle counter counts and thread CPU clocks do not. `None` where
+/// `/proc/stat` has no steal column.
+pub fn steal_ns() -> Option<u64> {
+    proc_stat_ns(&[8])
+}
+
+/// All CPUs' hard and soft interrupt time so far (`/proc/stat`'s `cpu`
+/// line, 6th and 7th values, in ns). The kernel charges a softirq run at
+/// the end of a thread's system call (a TUN write handing a packet to
+/// Linux's TCP) to interrupts, not to the thread: the cycle counter
+/// counts it in the block that made the call, the thread's CPU clock
+/// does not.
+pub fn irq_ns() -> Option<u64> {
+    proc_stat_ns(&[6, 7])
+}
+
+/// The sum of `/proc/stat`'s `cpu` line values at `fields`, in ns.
+fn proc_stat_ns(fields: &[usize]) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let values: Vec<&str> = line.split_whitespace().collect();
+    let mut ticks = 0u64;
+    for &f in fields {
+        ticks += values.get(f)?.parse::<u64>().ok()?;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks * 1_000_000_000 / hz as u64)
+}
+
+/// Counts per ns, measured once per process against `CLOCK_MONOTONIC`
+/// over [`CALIBRATION`] (1.0 where the counter is in ns already).
+pub fn counts_per_ns() -> f64 {
+    static RATE: OnceLock<f64> = OnceLock::new();
+    *RATE.get_or_init(|| calibrate(CALIBRATION))
+}
+
+/// The counter's rate against `CLOCK_MONOTONIC` over `span`: both read
+/// back to back at the start and the end, with a busy wait between (a
+/// sleep would let the CPU change frequency on machines without an
+/// invariant TSC, and the rate would not be that of a busy stack).
+pub fn calibrate(span: Duration) -> f64 {
+    let (c0, m0) = (now(), monotonic_ns());
+    let end = m0 + span.as_nanos() as u64;
+    let mut m1 = m0;
+    while m1 < end {
+        m1 = monotonic_ns();
+    }
+    let c1 = now();
+    (c1 - c0) as f64 / (m1 - m0) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_predicts_a_second_interval() {
+        let rate = counts_per_ns();
+        assert!(rate > 0.1 && rate < 10.0, "{rate} counts per ns");
+        let (c0, m0) = (now(), monotonic_ns());
+        std::thread::sleep(Duration::from_millis(30));
+        let (c1, m1) = (now(), monotonic_ns());
+        let predicted = (c1 - c0) as f64 / rate;
+        let actual = (m1 - m0) as f64;
+        assert!(
+            (predicted - actual).abs() / actual < 0.01,
+            "{predicted} ns from the counter, {actual} ns by CLOCK_MONOTONIC"
+        );
+    }
+
+    #[test]
+    fn run_delay_and_steal_are_read_here() {
+        // Both exist on the kernels tcplab runs on; a missing one is a
+        // kernel without schedstat, reported as such by the accountant.
+        assert!(
+            thread_run_delay_ns().is_some(),
+            "no /proc/thread-self/schedstat"
+        );
+        assert!(steal_ns().is_some(), "no steal column in /proc/stat");
+        assert!(irq_ns().is_some(), "no irq columns in /proc/stat");
+    }
+
+    #[test]
+    fn thread_cpu_grows_with_work_and_not_with_sleep() {
+        let t0 = thread_cpu_ns();
+        std::thread::sleep(Duration::from_millis(20));
+        let slept = thread_cpu_ns() - t0;
+        // Spin until 10 ms of CPU, giving up after 2 s of wall time (a
+        // loaded machine gives a niced test a small share of a CPU).
+        let t1 = thread_cpu_ns();
+        let give_up = monotonic_ns() + 2_000_000_000;
+        while thread_cpu_ns() - t1 < 10_000_000 && monotonic_ns() < give_up {}
+        let spun = thread_cpu_ns() - t1;
+        assert!(slept < 5_000_000, "{slept} ns of CPU asleep");
+        assert!(spun >= 10_000_000, "{spun} ns of CPU in 2 s of spinning");
+    }
+}
