@@ -152,7 +152,17 @@ pub fn attribute_with(p: &CpuProfile, layers: &LayerTable, blocks: &BlockTable) 
             1.0
         };
         let secs = s.ns as f64 * 1e-9 * scale;
-        let kernel: Vec<&str> = s.kernel.iter().map(|f| p.symbol(*f)).collect();
+        let mut kernel: Vec<&str> = s.kernel.iter().map(|f| p.symbol(*f)).collect();
+        // tcplab's own stack files its blocks' times under user frames
+        // `tcplab_stack::<block>` (`--account`): those, and only those,
+        // user frames are classified like kernel ones.
+        if kernel.is_empty() {
+            if let Some(u) = s.user.first().map(|f| p.symbol(*f)) {
+                if u.starts_with(STACK_BLOCK_PREFIX) {
+                    kernel.push(u);
+                }
+            }
+        }
         let (layer, by) = classify(layers, &kernel);
         let (block, _) = classify(blocks, &kernel);
         let function = match (by, kernel.first(), s.user.first()) {
@@ -177,6 +187,9 @@ pub fn attribute_with(p: &CpuProfile, layers: &LayerTable, blocks: &BlockTable) 
         host_idle_s: p.idle_s,
     }
 }
+
+/// The prefix of the symbols tcplab's stack files its block times under.
+pub const STACK_BLOCK_PREFIX: &str = "tcplab_stack::";
 
 fn classify<'a, K: Category>(t: &FunctionTable<K>, kernel: &[&'a str]) -> (K, Option<&'a str>) {
     t.classify(kernel.iter().copied())
@@ -405,6 +418,35 @@ mod tests {
         assert_eq!(s.functions[0].function, "rep_movs_alternative");
         let idle = a.role(ThreadRole::Idle).unwrap();
         assert!((idle.layer_s(CpuLayer::Idle) - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_stacks_block_frames_are_classified_and_other_user_frames_stay_application() {
+        let mut p = profile();
+        // The sender's user-mode stack: first a frame of tcplab's stack
+        // (`--account`), then the same time under an ordinary user frame.
+        p.symbols.push("tcplab_stack::checksum".into());
+        p.symbols.push("tcplab_stack::device_send_write".into());
+        p.symbols.push("memcpy".into());
+        let (sum, write, memcpy) = (6, 7, 8);
+        p.stacks[2].user = vec![sum];
+        let a = attribute(&p);
+        let s = a.role(ThreadRole::Sender).unwrap();
+        assert!((s.layer_s(CpuLayer::Checksum) - 0.3).abs() < 1e-9);
+        assert!(s.layer_s(CpuLayer::Application).abs() < 1e-9);
+        // A system-call block filed as a kernel frame: the syscall layer
+        // and the driver's output block.
+        p.stacks[2].user = vec![];
+        p.stacks[2].kernel = vec![write];
+        let s = attribute(&p).role(ThreadRole::Sender).unwrap().clone();
+        assert!((s.layer_s(CpuLayer::Syscall) - 0.3).abs() < 1e-9);
+        assert!((s.block_s(Block::DriverOut) - 0.3).abs() < 1e-9);
+        // Any other user frame is the application's, as before.
+        p.stacks[2].kernel = vec![];
+        p.stacks[2].user = vec![memcpy];
+        let s = attribute(&p).role(ThreadRole::Sender).unwrap().clone();
+        assert!((s.layer_s(CpuLayer::Application) - 0.3).abs() < 1e-9);
+        assert!(s.layer_s(CpuLayer::Copy) > 0.89, "{s:?}");
     }
 
     #[test]

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// Version of `data/kernel-layers.txt`; stored with every attribution.
-pub const LAYER_TABLE_VERSION: u32 = 1;
+pub const LAYER_TABLE_VERSION: u32 = 2;
 
 /// Version of `data/function-blocks.txt`; stored with every attribution.
-pub const BLOCK_TABLE_VERSION: u32 = 1;
+pub const BLOCK_TABLE_VERSION: u32 = 2;
 
 const LAYERS: &str = include_str!("../data/kernel-layers.txt");
 const BLOCKS: &str = include_str!("../data/function-blocks.txt");

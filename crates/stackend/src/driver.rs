@@ -3,6 +3,7 @@
 //! the work waits on the network), lingers until the connections have
 //! closed, and hands the stack back with what was measured.
 
+use crate::account_profile::AccountedEnd;
 use crate::end_device::EndStack;
 use crate::http::{HttpClient, HttpServe};
 use crate::metrics::StackStats;
@@ -171,6 +172,13 @@ impl StackRun {
         let fin = finish.clone();
         let cancel = cancel.clone();
         let duration = p.duration_s.map(Duration::from_secs_f64).filter(|_| active);
+        let account = p.account.and_then(|a| a.one_in());
+        if account.is_some() {
+            // The counter's rate is calibrated once per process by a busy
+            // wait (60 ms): here, not on the end's thread, whose CPU time
+            // is the trial's.
+            stack::account::cycles::counts_per_ns();
+        }
         let handle = std::thread::Builder::new()
             .name("tcplab-stack".into())
             .spawn(move || {
@@ -179,6 +187,14 @@ impl StackRun {
                 let stop = StopFlag::tied_to(&cancel);
                 let _timer = duration.and_then(|d| StopTimer::start(&stop, d).ok());
                 let mut stats = StackStats::default();
+                // Block-cost accounting (`--account`) on this thread, the
+                // one that runs the stack's loop.
+                if let Some(n) = account {
+                    stack::account::start(stack::account::Options {
+                        timeline_capacity: 0,
+                        sample_one_in: n,
+                    });
+                }
                 let failure = run(
                     &mut stack,
                     local,
@@ -188,6 +204,15 @@ impl StackRun {
                     &cancel,
                     &mut stats,
                 );
+                stats.account = stack::account::stop().map(|report| AccountedEnd {
+                    // SAFETY: gettid has no preconditions.
+                    tid: unsafe { libc::gettid() } as u32,
+                    tgid: std::process::id(),
+                    // The active end sends (or is the transaction client,
+                    // "the sender" of rr, crr and http).
+                    sender: active,
+                    report,
+                });
                 let mut conns = work.results();
                 // The driver thread's CPU (--layers threaded) is the
                 // end's too.

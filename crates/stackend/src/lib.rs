@@ -11,6 +11,7 @@
 //! requests and HTTP page), so either end can be either implementation and
 //! every byte is checked against the pattern.
 
+pub mod account_profile;
 pub mod config;
 mod driver;
 mod end_device;

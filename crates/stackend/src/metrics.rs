@@ -3,6 +3,7 @@
 //! the peer's window and by the send buffer, in nanoseconds (the stack
 //! times them on its own clock, not in 4 ms jiffies).
 
+use crate::account_profile::AccountedEnd;
 use stack::phy::threaded::QueueStats;
 use stack::socket::tcp::{TcpHandle, TcpSockets};
 use stack::tcp::pacing::SendSpan;
@@ -58,6 +59,8 @@ pub struct StackStats {
     pub pacing_dropped_ns: u64,
     /// What crossed the driver thread's queues (`--layers threaded`).
     pub driver_queues: Option<QueueStats>,
+    /// The end's block-cost accounting (`--account`).
+    pub account: Option<AccountedEnd>,
 }
 
 /// Adds `b`'s SWS counters to `a`'s (smallest: of both).
@@ -73,6 +76,8 @@ fn add_sws(a: &mut SwsCounters, b: &SwsCounters) {
     a.min_segment_out = least(a.min_segment_out, b.min_segment_out);
     a.small_segments_in += b.small_segments_in;
     a.min_segment_in = least(a.min_segment_in, b.min_segment_in);
+    a.data_segments_out += b.data_segments_out;
+    a.data_segments_in += b.data_segments_in;
 }
 
 impl StackStats {
@@ -182,6 +187,7 @@ impl StackStats {
             m.insert(name.to_string(), v);
         };
         put("segs_out", self.segments_out as f64);
+        put("data_segs_out", self.sws.data_segments_out as f64);
         put("segs_in", self.segments_in as f64);
         put("retransmits", self.retransmits as f64);
         put("rwnd_limited_s", self.rwnd_limited_ns as f64 / 1e9 / n);
@@ -200,6 +206,10 @@ impl StackStats {
     /// Fills the receiver's generic metric (segments it sent: its ACKs).
     pub fn add_as_receiver(&self, m: &mut BTreeMap<String, f64>) {
         m.insert("receiver_segs_out".into(), self.segments_out as f64);
+        m.insert(
+            "receiver_data_segs_in".into(),
+            self.sws.data_segments_in as f64,
+        );
     }
 }
 

@@ -7,6 +7,7 @@
 //! when the place drops (on error and panic too), and `lab clean` removes
 //! what a killed run left.
 
+use crate::account_profile::{add_metrics as add_account_metrics, profile_of};
 use crate::config::{ack_per_batch, tcp_config};
 use crate::driver::{work_for, EndRole, StackRun};
 use crate::end_device::{EndDevice, EndStack};
@@ -426,6 +427,17 @@ impl StackPlace {
                 s.add_as_receiver(&mut o.metrics);
             }
         }
+        // Block-cost accounting: the ends' blocks as the trial's CPU
+        // profile, and their self-checks as metrics.
+        let accounted: Vec<_> = [("client", &client_stats), ("server", &server_stats)]
+            .into_iter()
+            .filter_map(|(end, s)| Some((end, s.as_ref()?.account.clone()?)))
+            .collect();
+        for (end, a) in &accounted {
+            add_account_metrics(end, &a.report, &mut o.metrics);
+        }
+        let ends: Vec<_> = accounted.into_iter().map(|(_, a)| a).collect();
+        o.profile = profile_of(&ends);
         // TCP counters, for ends that had TCP connections.
         for (end, stats) in [("client", &client_stats), ("server", &server_stats)] {
             if let Some(s) = stats.as_ref().filter(|s| s.connections > 0) {

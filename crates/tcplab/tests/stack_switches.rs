@@ -157,6 +157,21 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
                 "tcp-stream",
                 "--stack",
                 "tcplab",
+                "--account",
+                "sample:1",
+            ][..],
+            "for --account",
+        ),
+        (
+            &["bench", "tcp-stream", "--account", "on"][..],
+            "--account: Linux has no such switch",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
                 "--checksum",
                 "offload",
             ][..],
@@ -356,4 +371,46 @@ fn flow_control_levels_are_stored_exported_and_the_rate_is_the_stacks_sending_ra
         page.contains("<td>flow_control</td><td>window, rate:40mbit (varies)</td>"),
         "the report's factor table lacks --flow-control's levels"
     );
+}
+
+/// `--account on` stores the stack end's block times as the trial's CPU
+/// profile, and `tcplab probes` prints them in the table the kernel's
+/// sampled breakdown uses: by layer, by Huang & Chen's block, by function.
+#[test]
+fn an_accounted_trials_blocks_print_where_sampled_cpu_profiles_do() {
+    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+        return;
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let run = tcplab(
+        &db,
+        &[
+            "bench",
+            "tcp-stream",
+            "--stack",
+            "tcplab",
+            "--account",
+            "on,off",
+            "--bytes",
+            "4M",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_success(&run);
+    let probes = tcplab(&db, &["probes", "latest"]);
+    assert_success(&probes);
+    let text = String::from_utf8_lossy(&probes.stdout);
+    assert!(text.contains("CPU samples (tsc"), "{text}");
+    assert!(
+        text.contains("tcplab_stack::device_send_write (syscall)"),
+        "{text}"
+    );
+    assert!(text.contains("blocks: write_socket"), "{text}");
+    // One accounted trial of two: the unaccounted one has no profile.
+    assert_eq!(text.matches("CPU samples (tsc").count(), 1, "{text}");
 }

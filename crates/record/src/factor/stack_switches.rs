@@ -314,6 +314,56 @@ impl Layers {
     }
 }
 
+/// Block-cost accounting on tcplab stack ends (`--account`, issue 19
+/// part 2): the stack's code paths timed with the cycle counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Account {
+    /// Nothing timed (a bracket costs one branch).
+    Off,
+    /// Every bracket timed.
+    On,
+    /// One poll round in N timed, the counts scaled up by N.
+    Sample(u32),
+}
+
+impl Account {
+    /// One round in how many is timed (None: off).
+    pub fn one_in(self) -> Option<u32> {
+        match self {
+            Account::Off => None,
+            Account::On => Some(1),
+            Account::Sample(n) => Some(n),
+        }
+    }
+
+    /// Parses a level: `off`, `on` or `sample:N` (N from 2 to 1,000,000).
+    pub fn parse(s: &str) -> Result<Account, LevelError> {
+        match s {
+            "off" => Ok(Account::Off),
+            "on" => Ok(Account::On),
+            _ => s
+                .strip_prefix("sample:")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| (2..=1_000_000).contains(n))
+                .map(Account::Sample)
+                .ok_or_else(|| {
+                    LevelError::new(s, "expected off, on or sample:N (N from 2 to 1000000)")
+                }),
+        }
+    }
+}
+
+impl fmt::Display for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Account::Off => f.write_str("off"),
+            Account::On => f.write_str("on"),
+            Account::Sample(n) => write!(f, "sample:{n}"),
+        }
+    }
+}
+
 /// Each switch's level is its flag's text in tables and exports.
 macro_rules! named_levels {
     ($($t:ty),*) => {$(
@@ -331,7 +381,8 @@ named_levels!(
     Checksum,
     RttEstimator,
     RouteTable,
-    Layers
+    Layers,
+    Account
 );
 
 macro_rules! display_by_name {
@@ -411,6 +462,13 @@ mod tests {
         assert_eq!(Layers::parse("threaded"), Ok(Layers::Threaded));
         assert_eq!(Layers::Merged.to_string(), "merged");
         assert!(Layers::parse("processes").is_err());
+        assert_eq!(Account::parse("sample:64"), Ok(Account::Sample(64)));
+        assert_eq!(Account::Sample(64).to_string(), "sample:64");
+        assert_eq!(Account::On.one_in(), Some(1));
+        assert_eq!(Account::Off.one_in(), None);
+        for bad in ["sample:1", "sample:0", "sample:x", "sample:", "yes"] {
+            assert!(Account::parse(bad).is_err(), "{bad}");
+        }
         assert_eq!(
             serde_json::to_string(&Sws::SenderOff).unwrap(),
             "\"sender-off\""

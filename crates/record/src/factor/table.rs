@@ -8,7 +8,7 @@ use super::level_types::{
 use super::offloads::OffloadsOff;
 use super::parse;
 use super::stack_switches::{
-    Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
+    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
 };
 
 factor_table! {
@@ -504,6 +504,19 @@ factor_table! {
         kind: Name,
         level: FlowControl,
         parse: |s, _| FlowControl::parse(s),
+        default: |_| None,
+    }
+    /// Block-cost accounting on tcplab stack ends (`--account`); `None`
+    /// keeps it off.
+    #[serde(default)]
+    account: Option<Account> {
+        flag: "account",
+        value_name: "off|on|sample:N",
+        help: "tcplab stack ends: time the stack's function blocks with the cycle counter (issue 19): off, on (every bracket: 5-16% of the stack's CPU here) or sample:N (one poll round in N, scaled up by N); stored as the trial's CPU profile, by layer and by Huang & Chen's blocks [default: off]",
+        label: "accounting",
+        kind: Name,
+        level: Account,
+        parse: |s, _| Account::parse(s),
         default: |_| None,
     }
 }

@@ -24,7 +24,8 @@ pub enum Block {
     IpOutput,
     /// The routing table's lookup.
     RouteLookup,
-    /// One's-complement sums (IPv4 header, TCP and UDP with pseudo-header).
+    /// One's-complement sums (IPv4 header, TCP and UDP with pseudo-header);
+    /// on the send path fused with the payload's copy into the frame.
     Checksum,
     /// TCP input that header prediction handled.
     TcpInputFast,

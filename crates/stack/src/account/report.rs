@@ -31,7 +31,7 @@ pub struct BlockRow {
 }
 
 /// An accounting run's results.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// One row per block, in [`Block::ALL`] order.
     pub rows: Vec<BlockRow>,

@@ -26,6 +26,11 @@ pub struct SwsCounters {
     pub small_segments_in: u64,
     /// The smallest data segment received, payload bytes.
     pub min_segment_in: Option<u64>,
+    /// Data segments sent, as the wire carries them (a super-segment
+    /// counts as the segments it is cut into); retransmissions included.
+    pub data_segments_out: u64,
+    /// Data segments received, as the wire carried them.
+    pub data_segments_in: u64,
 }
 
 /// Lowers `slot` to `v`, or sets it.
@@ -50,6 +55,7 @@ impl SwsCounters {
     /// segment's payload. A super-segment (`len` > `full`) is counted by
     /// the segment its tail becomes on the wire.
     pub fn on_data_out(&mut self, len: usize, full: usize) {
+        self.data_segments_out += len.div_ceil(full.max(1)) as u64;
         if let Some(tail) = wire_tail(len, full) {
             self.small_segments_out += 1;
             lower(&mut self.min_segment_out, tail as u64);
@@ -60,6 +66,7 @@ impl SwsCounters {
 
     /// A data segment of `len` payload bytes arrived (`full` as above).
     pub fn on_data_in(&mut self, len: usize, full: usize) {
+        self.data_segments_in += len.div_ceil(full.max(1)) as u64;
         if let Some(tail) = wire_tail(len, full) {
             self.small_segments_in += 1;
             lower(&mut self.min_segment_in, tail as u64);
@@ -79,6 +86,16 @@ fn wire_tail(len: usize, full: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_segments_are_counted_as_the_wire_carries_them() {
+        let mut c = SwsCounters::default();
+        c.on_data_out(1448, 1448);
+        c.on_data_out(3000, 1448); // a super-segment: 1448 + 1448 + 104
+        c.on_data_out(0, 1448); // a pure ACK is no data segment
+        c.on_data_in(500, 1448);
+        assert_eq!((c.data_segments_out, c.data_segments_in), (4, 1));
+    }
 
     #[test]
     fn a_move_below_the_step_is_small_and_one_at_it_is_not() {

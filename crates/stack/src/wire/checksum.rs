@@ -49,7 +49,12 @@ impl ChecksumMethod {
     /// Copies `src` into `dst` (of the same length) and returns the sum
     /// of the bytes, as [`ChecksumMethod::sum`] would: RFC 1071's form
     /// sums each block as it copies it, so the bytes are read once.
+    ///
+    /// Accounted as [`crate::account::Block::Checksum`]: on the send path
+    /// the payload's copy into the frame is fused with its sum and cannot
+    /// be timed apart, so that block then holds the copy too.
     pub fn copy_and_sum(self, dst: &mut [u8], src: &[u8]) -> u16 {
+        let _b = crate::account::enter(crate::account::Block::Checksum);
         match self {
             ChecksumMethod::Bytewise => {
                 dst.copy_from_slice(src);
