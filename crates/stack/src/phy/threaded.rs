@@ -99,15 +99,16 @@ struct Shared {
 }
 
 impl Shared {
-    fn stats(&self) -> QueueStats {
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    /// The queue counters, each read by `read` (a load, or a swap that
+    /// starts the count again).
+    fn stats_by(&self, read: impl Fn(&AtomicU64) -> u64) -> QueueStats {
         QueueStats {
-            inbound_frames: get(&self.inbound_frames),
-            outbound_frames: get(&self.outbound_frames),
-            inbound_max_depth: get(&self.inbound_max_depth),
-            outbound_max_depth: get(&self.outbound_max_depth),
-            driver_wakeups: get(&self.driver_wakeups),
-            outbound_full: get(&self.outbound_full),
+            inbound_frames: read(&self.inbound_frames),
+            outbound_frames: read(&self.outbound_frames),
+            inbound_max_depth: read(&self.inbound_max_depth),
+            outbound_max_depth: read(&self.outbound_max_depth),
+            driver_wakeups: read(&self.driver_wakeups),
+            outbound_full: read(&self.outbound_full),
         }
     }
 }
@@ -140,7 +141,7 @@ impl std::fmt::Debug for DriverThread {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DriverThread")
             .field("caps", &self.caps)
-            .field("stats", &self.shared.stats())
+            .field("stats", &self.stats())
             .finish_non_exhaustive()
     }
 }
@@ -196,23 +197,14 @@ impl DriverThread {
 
     /// What has crossed the queues so far.
     pub fn stats(&self) -> QueueStats {
-        self.shared.stats()
+        self.shared.stats_by(|a| a.load(Ordering::Relaxed))
     }
 
     /// What has crossed the queues since the last call (or the start),
     /// and counting starts again: a trial's own figures when the device
     /// outlives trials.
     pub fn take_stats(&self) -> QueueStats {
-        let take = |a: &AtomicU64| a.swap(0, Ordering::Relaxed);
-        let sh = &self.shared;
-        QueueStats {
-            inbound_frames: take(&sh.inbound_frames),
-            outbound_frames: take(&sh.outbound_frames),
-            inbound_max_depth: take(&sh.inbound_max_depth),
-            outbound_max_depth: take(&sh.outbound_max_depth),
-            driver_wakeups: take(&sh.driver_wakeups),
-            outbound_full: take(&sh.outbound_full),
-        }
+        self.shared.stats_by(|a| a.swap(0, Ordering::Relaxed))
     }
 
     /// The CPU time the driver thread has used, as of its last report
