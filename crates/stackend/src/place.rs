@@ -560,25 +560,33 @@ fn wait_for(
 /// How long a remade end waits for its old device's name to come free.
 const DEVICE_FREE_WAIT: Duration = Duration::from_secs(3);
 
-/// Opens the device, waiting while its name is still taken (EBUSY) by the
-/// end it replaces. Closing a TUN fd removes the device only when the
-/// file's last reference goes, and a process another thread is spawning
-/// holds a copy of every fd until its exec closes them (O_CLOEXEC), so the
-/// old device can outlive our close by a fraction of a millisecond. A name
-/// still busy after `DEVICE_FREE_WAIT` is a real error.
+/// Opens the device, waiting while its name is still taken by the end it
+/// replaces: TUNSETIFF says EBUSY when that device is of the same kind
+/// and EINVAL when it is of another (a TAP end replacing a TUN one).
+/// Closing a TUN fd removes the device only when the file's last
+/// reference goes, and a process another thread is spawning holds a copy
+/// of every fd until its exec closes them (O_CLOEXEC), so the old device
+/// can outlive our close by a fraction of a millisecond. A name still
+/// taken after `DEVICE_FREE_WAIT` is a real error.
 fn open_when_free(config: &TunConfig) -> Result<TunTap, PhyError> {
     let deadline = Instant::now() + DEVICE_FREE_WAIT;
     loop {
         match TunTap::open(config) {
-            Err(PhyError::Setup { source, .. })
-                if source.kind() == std::io::ErrorKind::ResourceBusy
-                    && Instant::now() < deadline =>
+            Err(PhyError::Setup { what, source })
+                if name_taken(&what, &source) && Instant::now() < deadline =>
             {
                 std::thread::sleep(Duration::from_millis(5));
             }
             other => return other,
         }
     }
+}
+
+/// Whether the device could not be attached because its name belongs to
+/// a device that still exists: TUNSETIFF's EBUSY (same kind) or EINVAL
+/// (another kind).
+fn name_taken(step: &str, e: &std::io::Error) -> bool {
+    step == "TUNSETIFF" && matches!(e.raw_os_error(), Some(libc::EBUSY | libc::EINVAL))
 }
 
 impl Drop for StackPlace {
