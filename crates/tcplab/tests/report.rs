@@ -163,9 +163,11 @@ fn probed_run_report_has_path_and_cpu_figures() {
             "--write-size",
             "1K,64K",
             // Long enough for the 1,000 CPU samples a side's share needs
-            // (10 kHz): a 2 MB transfer drew a few dozen.
+            // (10 kHz): a 2 MB transfer drew a few dozen, and 0.4 s trials
+            // left the figure's trials short of them once in CI, with the
+            // other report tests running beside this one.
             "--duration",
-            "0.4s",
+            "1s",
             "--repeat",
             "2",
             "--probe",
