@@ -238,7 +238,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         "§3.5, Figs 8–9: TCP throughput against min(λ, μ) for small receive buffers",
         format!(
             "tcp-stream --write-size 1024 --host-speed {speeds} --recv-work {work} --rcvbuf {bufs} --topology {fast} {pin} --duration {qdur} --repeat {r}",
-            bufs = levels(o, "4K,16K", "4K,8K,16K"),
+            bufs = levels(o, "4K", "4K,8K,16K"),
         ),
     ));
     StudyPlan {
