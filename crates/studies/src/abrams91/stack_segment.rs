@@ -20,10 +20,17 @@ pub(super) const PAPER_SENDER_US: f64 = 851.5;
 
 /// The paper's Table 6 sender rows beside the stack's blocks: the block,
 /// and the paper's µs with what they timed.
-const PAPER_ROWS: [(&str, &str); 4] = [
+const PAPER_ROWS: [(&str, &str); 5] = [
     ("tcp_output", "523 (TCP, send data)"),
     ("ip_output", "124 (IP, send data)"),
-    ("tcp_input_fast", "297 per ACK (TCP, processing ACK)"),
+    (
+        "tcp_input_fast",
+        "297 per ACK (TCP, processing ACK; fast path)",
+    ),
+    (
+        "tcp_input_slow",
+        "297 per ACK (TCP, processing ACK; slow path)",
+    ),
     ("ip_input", "112 per ACK (IP, processing ACK)"),
 ];
 

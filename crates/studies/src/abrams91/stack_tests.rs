@@ -30,24 +30,56 @@ fn est(mean: f64, ci: f64) -> Estimate {
 #[test]
 fn the_idle_claim_flips_around_the_papers_45_percent() {
     let wall = cp(0.2, 0.001);
-    let more = idle_finding(&cp(0.3, 0.02), &cp(0.7, 0.02), &wall, 5, 0.001, None);
+    let more = idle_finding(
+        "1 KB writes, 4 KB buffers",
+        &cp(0.3, 0.02),
+        &cp(0.7, 0.02),
+        &wall,
+        5,
+        0.001,
+        None,
+    );
     assert!(
         more.contains("busy 30.0 ± 2.0 % and idle 70.0 ± 2.0 %")
             && more.contains("more idle than the paper's 80386 sender (45.3%) by 24.7 points"),
         "{more}"
     );
     assert!(more.contains("was not measured in this run"), "{more}");
-    let less = idle_finding(&cp(0.9, 0.02), &cp(0.1, 0.02), &wall, 5, 0.001, None);
+    let less = idle_finding(
+        "1 KB writes, 4 KB buffers",
+        &cp(0.9, 0.02),
+        &cp(0.1, 0.02),
+        &wall,
+        5,
+        0.001,
+        None,
+    );
     assert!(
         less.contains("less idle than the paper's 80386 sender (45.3%) by 35.3 points"),
         "{less}"
     );
-    let same = idle_finding(&cp(0.55, 0.05), &cp(0.45, 0.05), &wall, 5, 0.001, None);
+    let same = idle_finding(
+        "1 KB writes, 4 KB buffers",
+        &cp(0.55, 0.05),
+        &cp(0.45, 0.05),
+        &wall,
+        5,
+        0.001,
+        None,
+    );
     assert!(
         same.contains("within its 95% CI of the paper's 45.3% (a difference under 6.00 %"),
         "{same}"
     );
-    let one = idle_finding(&cp(0.3, 0.0), &cp(0.7, 0.0), &wall, 1, 0.001, None);
+    let one = idle_finding(
+        "1 KB writes, 4 KB buffers",
+        &cp(0.3, 0.0),
+        &cp(0.7, 0.0),
+        &wall,
+        1,
+        0.001,
+        None,
+    );
     assert!(one.contains("from one trial there is no CI"), "{one}");
 }
 
@@ -285,12 +317,15 @@ fn flow(f: FlowControl, work: bool) -> TrialParams {
 }
 
 fn stack_run(idle: f64, bad: usize, window_rate: f64) -> StudyData {
+    let mut timeline = stack_params();
+    timeline.write_size = 1024;
+    timeline.rcvbuf = Some(4096);
     let mut seg = stack_params();
     seg.write_size = 1460;
     let w = FlowControl::Window;
     let r = FlowControl::Rate(50_000_000);
     run(vec![
-        (TIMELINE, stack_params(), accounted_trials(idle, bad)),
+        (TIMELINE, timeline, accounted_trials(idle, bad)),
         (SEGMENT_COST, seg, accounted_trials(0.0, 0)),
         (LAMBDA, flow(w, false), rates(&[2.0e9, 2.02e9, 1.98e9])),
         (LAMBDA, flow(r, false), rates(&[49.8e6, 50e6, 50.1e6])),
@@ -329,7 +364,7 @@ fn the_stack_sections_render_from_a_stored_runs_trials_and_profiles() {
     let has = |s: &str| t.iter().any(|f| f.contains(s));
     assert!(has("less idle than the paper's 80386 sender"), "{t:#?}");
     assert!(has("its accounting is impossible and left out"), "{t:#?}");
-    assert!(has("4 KB buffers, 4 trials of"), "{t:#?}");
+    assert!(has("(1 KB writes, 4 KB buffers, 4 trials of"), "{t:#?}");
     assert!(has("50% below the bound"), "{t:#?}");
     assert!(has("as the paper proposed"), "{t:#?}");
 }

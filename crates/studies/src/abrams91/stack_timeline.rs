@@ -7,7 +7,7 @@
 use super::stack_account::{accounted, impossible, Accounted, BRACKETS, UNATTRIBUTED};
 use super::stack_runs::TIMELINE;
 use crate::data::StudyData;
-use analysis::findings::{largest, CurvePoint, Largest};
+use analysis::findings::{largest, size_words, CurvePoint, Largest};
 use analysis::Summary;
 use report::{measure, Section, Table, Unit};
 
@@ -15,6 +15,9 @@ const CITE: &str = "Abrams & Chen 1991";
 
 /// The paper's sender's idle share (156.491 ms of 345.452 ms).
 pub(super) const PAPER_IDLE: f64 = 0.453;
+
+/// A part of the sender's time, seconds, from its accounting.
+type Part = dyn Fn(&Accounted) -> f64;
 
 /// Mean ± 95% CI of per-trial values (CI 0 for one trial).
 fn point(v: &[f64]) -> Option<CurvePoint> {
@@ -30,6 +33,7 @@ fn pct(p: &CurvePoint) -> String {
 /// beyond the stack's CI, with a 1-point floor) and Linux's sending
 /// thread's blocked share when measured.
 pub(super) fn idle_finding(
+    setup: &str,
     busy: &CurvePoint,
     idle: &CurvePoint,
     wall_s: &CurvePoint,
@@ -71,7 +75,7 @@ pub(super) fn idle_finding(
         },
     );
     format!(
-        "tcplab's stack sender (1 KB writes, 4 KB buffers, {n} trials of {} wall time) was busy \
+        "tcplab's stack sender ({setup}, {n} trials of {} wall time) was busy \
          {} and idle {} of its wall time by exact cycle-counter accounting (busy + idle within \
          {:.2}% of the wall time in every trial): {against}.{linux}",
         measure(
@@ -171,7 +175,7 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
             ok.len()
         ))
         .key();
-    let parts: [(&str, &dyn Fn(&Accounted) -> f64); 4] = [
+    let parts: [(&str, &Part); 4] = [
         ("in modules", &|a| a.in_modules_s()),
         ("between modules", &|a| {
             a.blocks.get(UNATTRIBUTED).copied().unwrap_or(0.0)
@@ -192,7 +196,14 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
     s.push(t);
     let worst = ok.iter().map(|a| a.wall_error()).fold(0.0, f64::max);
     let linux = super::idle::blocked_share(d, "timeline");
+    let p = &rows[0].1;
+    let setup = format!(
+        "{} writes, {} buffers",
+        size_words(p.write_size as f64),
+        p.rcvbuf.map_or("default".into(), |b| size_words(b as f64))
+    );
     s.finding(idle_finding(
+        &setup,
         &busy,
         &idle,
         &wall,
