@@ -13,6 +13,7 @@ use crate::data::{ExperimentRecord, StudyData, StudySettings};
 use crate::fixtures::{ok_trial, stored_study_run};
 use crate::sunos_ipc::change::Estimate;
 use analysis::findings::CurvePoint;
+use analysis::Summary;
 use record::cpu_profile::CpuProfile;
 use record::factor::FlowControl;
 use record::{PointRecord, StackImpl, TestKind, TrialOutcome, TrialParams};
@@ -70,6 +71,20 @@ fn the_idle_claim_flips_around_the_papers_45_percent() {
     assert!(
         same.contains("within its 95% CI of the paper's 45.3% (a difference under 6.00 %"),
         "{same}"
+    );
+    let b = Summary::new(&[0.96, 0.97, 0.95]).unwrap();
+    let linux = idle_finding(
+        "1 KB writes, 4 KB buffers",
+        &cp(0.3, 0.02),
+        &cp(0.7, 0.02),
+        &wall,
+        5,
+        0.001,
+        Some((&b, "ether10")),
+    );
+    assert!(
+        linux.contains("kernel timeline experiment (on ether10) was blocked 96.0 ± 2.5 %"),
+        "{linux}"
     );
     let one = idle_finding(
         "1 KB writes, 4 KB buffers",

@@ -39,7 +39,7 @@ pub(super) fn idle_finding(
     wall_s: &CurvePoint,
     n: usize,
     worst_error: f64,
-    linux_blocked: Option<&Summary>,
+    linux_blocked: Option<(&Summary, &str)>,
 ) -> String {
     let diff = idle.mean - PAPER_IDLE;
     let against = if n < 2 {
@@ -65,10 +65,10 @@ pub(super) fn idle_finding(
         " Linux's sending thread was not measured in this run (the kernel timeline experiment's \
          sched probe)."
             .to_string(),
-        |b| {
+        |(b, place)| {
             format!(
-                " Linux's sending thread in the kernel timeline experiment was blocked {} of its \
-                 time (sched probe, {} trials).",
+                " Linux's sending thread in the kernel timeline experiment (on {place}) was \
+                 blocked {} of its time (sched probe, {} trials).",
                 measure(b.mean, b.ci95.is_finite().then_some(b.ci95), Unit::Percent),
                 b.n
             )
@@ -196,6 +196,10 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
     s.push(t);
     let worst = ok.iter().map(|a| a.wall_error()).fold(0.0, f64::max);
     let linux = super::idle::blocked_share(d, "timeline");
+    let place = d
+        .points_of("timeline")
+        .first()
+        .map_or(String::new(), |p| p.params.topology.name().to_string());
     let p = &rows[0].1;
     let setup = format!(
         "{} writes, {} buffers",
@@ -209,7 +213,7 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
         &wall,
         ok.len(),
         worst,
-        linux.as_ref(),
+        linux.as_ref().map(|b| (b, place.as_str())),
     ));
     if let Some(f) = largest_block_finding(&block_shares(&ok)) {
         s.finding(f);
