@@ -200,7 +200,7 @@ pub(crate) fn idle_sentence(
 }
 
 /// The sending threads' blocked shares over the probed trials of `id`.
-fn blocked_share(d: &StudyData, id: &str) -> Option<Summary> {
+pub(super) fn blocked_share(d: &StudyData, id: &str) -> Option<Summary> {
     let idle: Vec<f64> = d
         .trials_of(id)
         .iter()

@@ -3,7 +3,11 @@
 //! against host load (Tables 3–5), the API comparison (Fig 4), the sender's
 //! timeline and idle time with a small receive buffer (§3.3, Fig 5), the
 //! per-segment cost (Table 6, Figs 6–7) and the speed-mismatch experiment
-//! (§3.5, Figs 8–9).
+//! (§3.5, Figs 8–9). On tcplab's own stack (its client end behind a plain
+//! TUN device, Linux the server): the sender's busy and idle time by exact
+//! accounting (Fig. 5), its time per segment and per block (Table 6), and
+//! window against rate-based flow control on a mismatched pair against
+//! min(λ, μ) (Figs 8–9).
 
 use crate::spec::{
     has_link_profile, levels, no_link_profile, repeat, Experiment, PlanOptions, Skipped, StudyPlan,
@@ -16,6 +20,13 @@ mod load_claim;
 mod loss;
 mod report;
 mod speeds;
+mod stack_account;
+mod stack_flow;
+mod stack_runs;
+mod stack_segment;
+#[cfg(test)]
+mod stack_tests;
+mod stack_timeline;
 #[cfg(test)]
 mod tests;
 pub use report::report;
@@ -241,6 +252,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             bufs = levels(o, "4K", "4K,8K,16K"),
         ),
     ));
+    e.extend(stack_runs::experiments(o));
     StudyPlan {
         study: NAME.into(),
         experiments: e,

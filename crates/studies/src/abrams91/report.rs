@@ -25,6 +25,9 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         super::idle::timeline_section(d),
         segment_cost_section(d),
         mismatch_section(d),
+        super::stack_timeline::stack_timeline_section(d),
+        super::stack_segment::stack_segment_section(d),
+        super::stack_flow::stack_flow_section(d),
     ]
 }
 

@@ -26,7 +26,7 @@ fn mbit(v: f64) -> String {
 
 /// Whether a trial's sides ran on CPUs of their own with their receive
 /// processing steered there, so that `cpu_<side>_whole_s` is the side's.
-fn steered(tr: &record::TrialRecord) -> bool {
+pub(super) fn steered(tr: &record::TrialRecord) -> bool {
     let st = &tr.outcome.details["lab"]["steering"];
     st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64()
 }
