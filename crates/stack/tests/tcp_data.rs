@@ -474,6 +474,30 @@ fn nagle_holds_a_small_segment_while_data_is_unacknowledged() {
 }
 
 #[test]
+fn nagle_lets_the_last_small_segment_go_when_the_application_closes() {
+    // Linux's tcp_nagle_test sends a small segment that carries the FIN:
+    // held, it would wait for the ACK of the data before it, which a
+    // receiver delaying its ACKs sends only when its timer fires.
+    for close in [false, true] {
+        let mut p = Pair::established(cfg(), cfg(), 5 * MS);
+        let before = p.sent(Dir::AtoB).len();
+        p.a.send(b"first");
+        let out = p.a.poll_output(p.now());
+        p.transmit(Dir::AtoB, out);
+        p.a.send(b"second");
+        if close {
+            p.a.close();
+        }
+        let out = p.a.poll_output(p.now());
+        p.transmit(Dir::AtoB, out);
+        let sent = &p.sent(Dir::AtoB)[before..];
+        let second_sent = sent.iter().any(|s| s.seg.payload == b"second");
+        assert_eq!(second_sent, close, "close {close}");
+        assert_eq!(p.a.counters().nagle_holds, u64::from(!close));
+    }
+}
+
+#[test]
 fn every_switch_combination_survives_a_fixed_loss_pattern_both_ways() {
     for cc in [
         CongestionControlKind::Reno,

@@ -324,6 +324,7 @@ impl Connection {
                 in_flight,
                 push: true,
                 override_expired: false,
+                fin_queued: self.fin_queued,
             };
             let decision = self.config.sender.decide(&state);
             if let (SendDecision::Send(_), Some(at)) = (decision, self.pacer.hold_until(now)) {

@@ -32,6 +32,7 @@ fn state(queued: usize, usable_window: usize, in_flight: usize) -> SendState {
         in_flight,
         push: true,
         override_expired: false,
+        fin_queued: false,
     }
 }
 

@@ -76,6 +76,13 @@ pub struct SendState {
     pub push: bool,
     /// The SWS override timer (0.1–1 s) has expired.
     pub override_expired: bool,
+    /// The application has closed: the queued data is the last there
+    /// will be and a FIN follows it. Nagle then lets the small last
+    /// segment go (as Linux's `tcp_nagle_test` does for a segment with
+    /// FIN): held, it would wait for the ACK of the data before it, which
+    /// a receiver delaying its ACKs sends only when its timer (40 ms in
+    /// Linux) fires.
+    pub fin_queued: bool,
 }
 
 /// The sender's decision.
@@ -101,7 +108,7 @@ impl SenderPolicy {
         if n >= s.mss {
             return SendDecision::Send(s.mss);
         }
-        let nagle_allows = !self.nagle || s.in_flight == 0;
+        let nagle_allows = !self.nagle || s.in_flight == 0 || s.fin_queued;
         if !self.sws_avoidance {
             return if nagle_allows {
                 SendDecision::Send(n)

@@ -44,6 +44,7 @@ fn state(queued: usize, usable: usize, in_flight: usize) -> SendState {
         in_flight,
         push: true,
         override_expired: false,
+        fin_queued: false,
     }
 }
 
@@ -85,6 +86,18 @@ fn nagle_holds_a_small_segment_while_data_is_unacknowledged() {
     );
     assert_eq!(BOTH.decide(&state(10, 64_000, 0)), SendDecision::Send(10));
     assert_eq!(BOTH.decide(&state(10, 64_000, 1)), SendDecision::Wait);
+}
+
+#[test]
+fn nagle_lets_a_small_segment_go_when_a_fin_follows_it() {
+    let mut closing = state(10, 64_000, 1);
+    assert_eq!(BOTH.decide(&closing), SendDecision::Wait);
+    closing.fin_queued = true;
+    assert_eq!(BOTH.decide(&closing), SendDecision::Send(10));
+    // SWS avoidance still holds what does not fit the window.
+    let mut squeezed = state(3000, 100, 1);
+    squeezed.fin_queued = true;
+    assert_eq!(BOTH.decide(&squeezed), SendDecision::Wait);
 }
 
 #[test]
