@@ -78,8 +78,9 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
     s.paragraph(
         "Each trial's stack time by the cycle counter (--account on), less the device's \
          system calls (the TUN write and read, where Linux's own input and output of the \
-         packet run), against the data segments it sent and the bytes, fitted as cost = \
-         a·packets + b·bytes over the MSS levels, per checksum variant; a fit whose R² is \
+         packet run), per data segment it sent, against the payload bytes per segment, fitted \
+         as cost = a·packets + b·bytes (per packet: a + b·bytes per packet) over the MSS \
+         levels, per checksum variant; a fit whose R² is \
          below 0 predicts worse than the mean and is reported as failed. Offload runs over the \
          offloading TUN (64 KB super-packets, the checksum left to the kernel), so its packets \
          are super-packets. ± are 95% intervals (1.96 standard errors of a fit, t intervals \
@@ -108,9 +109,12 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
         } else {
             CHECKSUM
         };
+        // Per packet: cost per packet = a + b·(bytes per packet), the
+        // same fit with each trial's counts divided by its packets, so the
+        // trials' lengths do not weigh.
         let obs: Vec<(f64, f64, f64)> = v
             .iter()
-            .map(|t| (t.segments, t.bytes, own_time_s(t)))
+            .map(|t| (1.0, t.bytes / t.segments, own_time_s(t) / t.segments))
             .collect();
         let fit = fit_packet_byte(&obs);
         let share = point(&checksum_shares(v, id, &mut warnings));
@@ -126,7 +130,7 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
             direct.push((c.name().to_string(), p));
         }
         let (pp, pb, r2) = match &fit {
-            Ok(f) if f.r2 >= 0.0 => {
+            Ok(f) if f.r2 >= 0.0 && f.per_packet_us >= 0.0 && f.per_byte_ns >= 0.0 => {
                 fitted.push((
                     c.name().to_string(),
                     CurvePoint {
@@ -138,6 +142,22 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
                 (
                     format!("{:.3} ± {:.3}", f.per_packet_us, 1.96 * f.per_packet_se_us),
                     format!("{:.3} ± {:.3}", f.per_byte_ns, 1.96 * f.per_byte_se_ns),
+                    format!("{:.3}", f.r2),
+                )
+            }
+            Ok(f) if f.r2 >= 0.0 => {
+                warnings.push(format!(
+                    "The fit with --checksum {} gives a negative cost ({:.3} ± {:.3} µs per \
+                     packet, {:.3} ± {:.3} ns per byte): impossible, so neither is reported.",
+                    c.name(),
+                    f.per_packet_us,
+                    1.96 * f.per_packet_se_us,
+                    f.per_byte_ns,
+                    1.96 * f.per_byte_se_ns
+                ));
+                (
+                    "impossible".into(),
+                    "impossible".into(),
                     format!("{:.3}", f.r2),
                 )
             }
