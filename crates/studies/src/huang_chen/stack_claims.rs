@@ -3,6 +3,7 @@
 //! per byte, offload's checksum share, the ACKs delayed ACKs save, and
 //! whether a routing table's cost grows with its size.
 
+use analysis::cpu::PacketByteFit;
 use analysis::findings::{differ, CurvePoint};
 
 /// The checksum block's share of the stack's busy time under which it is
@@ -222,4 +223,49 @@ pub(super) fn total_sentence(
     }
     out.push('.');
     out
+}
+
+/// A per-packet and per-byte fit's table cells (per packet, per byte, R²)
+/// and, when its costs are not reported, the warning saying why: R²
+/// below 0 (worse than the mean), or a negative cost (impossible when
+/// below zero beyond its 95% interval, else unresolved).
+pub(super) fn fit_cells(
+    variant: &str,
+    f: &PacketByteFit,
+) -> ((String, String, String), Option<String>) {
+    let r2 = format!("{:.3}", f.r2);
+    if f.r2 < 0.0 {
+        let w = format!(
+            "The fit with --checksum {variant} failed: R² {:.2}, the trials' times scatter \
+             around any per-packet plus per-byte line more than the packets and bytes move \
+             them; neither cost is reported.",
+            f.r2
+        );
+        return (("fit failed".into(), "fit failed".into(), r2), Some(w));
+    }
+    let (pp, pb) = (1.96 * f.per_packet_se_us, 1.96 * f.per_byte_se_ns);
+    if f.per_packet_us < 0.0 || f.per_byte_ns < 0.0 {
+        let beyond = f.per_packet_us + pp < 0.0 || f.per_byte_ns + pb < 0.0;
+        let w = format!(
+            "The fit with --checksum {variant} gives a negative cost ({:.3} ± {pp:.3} µs per \
+             packet, {:.3} ± {pb:.3} ns per byte): {}, so neither is reported.",
+            f.per_packet_us,
+            f.per_byte_ns,
+            if beyond {
+                "below zero beyond its 95% interval, impossible"
+            } else {
+                "its 95% interval holds zero, unresolved"
+            }
+        );
+        let word = if beyond { "impossible" } else { "unresolved" };
+        return ((word.into(), word.into(), r2), Some(w));
+    }
+    (
+        (
+            format!("{:.3} ± {pp:.3}", f.per_packet_us),
+            format!("{:.3} ± {pb:.3}", f.per_byte_ns),
+            r2,
+        ),
+        None,
+    )
 }

@@ -6,7 +6,8 @@
 use super::paper::{TABLE2, TABLE2_PACKETS};
 use super::stack::{stack_trials, StackTrial, ACK, CHECKSUM, OFFLOAD, ROUTES};
 use super::stack_claims::{
-    cheapest_per_byte_sentence, delack_sentence, offload_share_sentence, route_growth_sentence,
+    cheapest_per_byte_sentence, delack_sentence, fit_cells, offload_share_sentence,
+    route_growth_sentence,
 };
 use super::stack_table1::{point, us_cell};
 use crate::data::StudyData;
@@ -26,7 +27,7 @@ fn pct_cell(p: Option<CurvePoint>) -> String {
 /// Each trial's checksum share of busy time; trials whose share cannot be
 /// (above 1: brackets preempted past the busy time) are left out with a
 /// warning.
-fn checksum_shares(v: &[StackTrial], id: &str, warnings: &mut Vec<String>) -> Vec<f64> {
+pub(super) fn checksum_shares(v: &[StackTrial], id: &str, warnings: &mut Vec<String>) -> Vec<f64> {
     let mut out = Vec::new();
     for t in v {
         let share = t.block_s("checksum") / t.busy_s;
@@ -43,10 +44,25 @@ fn checksum_shares(v: &[StackTrial], id: &str, warnings: &mut Vec<String>) -> Ve
     out
 }
 
-/// The stack's own time in a trial: its busy time less the device's
-/// system calls (Linux's side of the TUN runs inside them).
+/// What the stack's own time leaves out: the device's system calls
+/// (Linux's side of the TUN runs inside them), the wait for the device,
+/// the brackets' own cost and the busy time no bracket covered (where a
+/// preempted thread's lost time goes).
+const NOT_OWN: [&str; 5] = [
+    "device_send_write",
+    "device_receive_read",
+    "device_wait",
+    "accounting_brackets",
+    "unattributed",
+];
+
+/// The stack's own time in a trial: its timed blocks but [`NOT_OWN`].
 fn own_time_s(t: &StackTrial) -> f64 {
-    t.busy_s - t.block_s("device_send_write") - t.block_s("device_receive_read")
+    t.blocks
+        .iter()
+        .filter(|(k, _)| !NOT_OWN.contains(&k.as_str()))
+        .map(|(_, v)| *v)
+        .sum()
 }
 
 /// The per-packet and per-byte fit per checksum variant.
@@ -76,9 +92,10 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
         return s;
     }
     s.paragraph(
-        "Each trial's stack time by the cycle counter (--account on), less the device's \
-         system calls (the TUN write and read, where Linux's own input and output of the \
-         packet run), per data segment it sent, against the payload bytes per segment, fitted \
+        "Each trial's own stack time by the cycle counter (--account on): its timed blocks \
+         less the device's system calls (the TUN write and read, where Linux's own input and \
+         output of the packet run), the wait for the device, the brackets' cost and the \
+         unattributed rest; per data segment it sent, against the payload bytes per segment, fitted \
          as cost = a·packets + b·bytes (per packet: a + b·bytes per packet) over the MSS \
          levels, per checksum variant; a fit whose R² is \
          below 0 predicts worse than the mean and is reported as failed. Offload runs over the \
@@ -130,50 +147,21 @@ pub(super) fn fit_stack_section(d: &StudyData) -> Section {
             direct.push((c.name().to_string(), p));
         }
         let (pp, pb, r2) = match &fit {
-            Ok(f) if f.r2 >= 0.0 && f.per_packet_us >= 0.0 && f.per_byte_ns >= 0.0 => {
-                fitted.push((
-                    c.name().to_string(),
-                    CurvePoint {
-                        x: 0.0,
-                        mean: f.per_byte_ns,
-                        ci: 1.96 * f.per_byte_se_ns,
-                    },
-                ));
-                (
-                    format!("{:.3} ± {:.3}", f.per_packet_us, 1.96 * f.per_packet_se_us),
-                    format!("{:.3} ± {:.3}", f.per_byte_ns, 1.96 * f.per_byte_se_ns),
-                    format!("{:.3}", f.r2),
-                )
-            }
-            Ok(f) if f.r2 >= 0.0 => {
-                warnings.push(format!(
-                    "The fit with --checksum {} gives a negative cost ({:.3} ± {:.3} µs per \
-                     packet, {:.3} ± {:.3} ns per byte): impossible, so neither is reported.",
-                    c.name(),
-                    f.per_packet_us,
-                    1.96 * f.per_packet_se_us,
-                    f.per_byte_ns,
-                    1.96 * f.per_byte_se_ns
-                ));
-                (
-                    "impossible".into(),
-                    "impossible".into(),
-                    format!("{:.3}", f.r2),
-                )
-            }
             Ok(f) => {
-                warnings.push(format!(
-                    "The fit with --checksum {} failed: R² {:.2}, the trials' times scatter \
-                     around any per-packet plus per-byte line more than the packets and bytes \
-                     move them; neither cost is reported.",
-                    c.name(),
-                    f.r2
-                ));
-                (
-                    "fit failed".into(),
-                    "fit failed".into(),
-                    format!("{:.2}", f.r2),
-                )
+                let (cells, warning) = fit_cells(c.name(), f);
+                if let Some(w) = warning {
+                    warnings.push(w);
+                } else {
+                    fitted.push((
+                        c.name().to_string(),
+                        CurvePoint {
+                            x: 0.0,
+                            mean: f.per_byte_ns,
+                            ci: 1.96 * f.per_byte_se_ns,
+                        },
+                    ));
+                }
+                cells
             }
             Err(e) => {
                 warnings.push(format!("No fit with --checksum {}: {e}.", c.name()));

@@ -142,7 +142,9 @@ pub(super) fn table1_stack_section(d: &StudyData) -> Section {
          checksums) with every block bracketed by the cycle counter (--account on): times are \
          exact, not sampled, divided by the data segments the stack sent. The paper's column is \
          its seconds for 20 MB divided by its packet count; Linux's is the MSS experiment's \
-         sampled sender (its softirq input of the ACKs included), divided by its data segments.",
+         sampled sender (its softirq input of the ACKs included), divided by its data segments. \
+         The stack's driver_out is mostly the TUN write system call, inside which Linux takes \
+         the packet in (its IP and TCP input run there): it holds the peer's receive work too.",
     );
     let linux = linux_near(d, 1024);
     let mut header = vec!["block".to_string()];
@@ -246,8 +248,8 @@ fn own_blocks(s: &mut Section, d: &StudyData, mss: u32, sender: &[StackTrial]) {
     }
     s.push(t);
     for (k, side) in [
-        format!("sender at MSS {mss}"),
-        "receiver (Linux → stack, every2)".to_string(),
+        format!("sender, MSS {mss}"),
+        "receiver, Linux → stack, every2".to_string(),
     ]
     .iter()
     .enumerate()

@@ -2,14 +2,16 @@
 //! quick budget) and each stack claim on synthetic data, both ways.
 
 use super::paper::{table1_column, us_per_packet, TABLE1, TABLE1_SENDER_TOTAL, TABLE2};
-use super::stack::{experiments, stack_blocks};
+use super::stack::{experiments, stack_blocks, StackTrial};
 use super::stack_claims::{
-    cheapest_per_byte_sentence, delack_sentence, largest_block_sentence, offload_share_sentence,
-    route_growth_sentence, total_sentence,
+    cheapest_per_byte_sentence, delack_sentence, fit_cells, largest_block_sentence,
+    offload_share_sentence, route_growth_sentence, total_sentence,
 };
+use super::stack_costs::checksum_shares;
 use crate::spec::{Experiment, PlanOptions};
+use analysis::cpu::PacketByteFit;
 use analysis::findings::CurvePoint;
-use record::{CpuProfile, ProfiledStack, ProfiledThread, ThreadRole};
+use record::{CpuProfile, ProfiledStack, ProfiledThread, TestKind, ThreadRole, TrialParams};
 
 fn cp(mean: f64, ci: f64) -> CurvePoint {
     CurvePoint { x: 0.0, mean, ci }
@@ -285,4 +287,59 @@ fn a_routing_table_grows_with_its_size_only_beyond_the_cis() {
     assert!(down.contains("lower with more routes"), "{down}");
     let single = route_growth_sentence("hash", (1, &cp(0.09, 0.0)), (100000, &cp(0.05, 0.0)));
     assert!(single.contains("single trials"), "{single}");
+}
+
+fn fit(per_packet_us: f64, per_byte_ns: f64, se: f64, r2: f64) -> PacketByteFit {
+    PacketByteFit {
+        n: 10,
+        per_packet_us,
+        per_packet_se_us: se,
+        per_byte_ns,
+        per_byte_se_ns: se,
+        r2,
+        rms_rel_error: 0.1,
+    }
+}
+
+#[test]
+fn a_fit_is_reported_only_when_it_beats_the_mean_with_costs_not_below_zero() {
+    let (cells, w) = fit_cells("rfc1071", &fit(0.5, 0.2, 0.05, 0.8));
+    assert!(w.is_none());
+    assert_eq!(cells.0, "0.500 ± 0.098");
+    assert_eq!(cells.1, "0.200 ± 0.098");
+    let (cells, w) = fit_cells("rfc1071", &fit(0.5, 0.2, 0.05, -0.3));
+    assert_eq!(cells.0, "fit failed");
+    assert!(w.unwrap().contains("failed: R² -0.30"));
+    let (cells, w) = fit_cells("rfc1071", &fit(0.5, -0.1, 0.2, 0.3));
+    assert_eq!(cells.1, "unresolved");
+    assert!(w
+        .unwrap()
+        .contains("its 95% interval holds zero, unresolved"));
+    let (cells, w) = fit_cells("rfc1071", &fit(0.5, -1.0, 0.1, 0.3));
+    assert_eq!(cells.1, "impossible");
+    assert!(w
+        .unwrap()
+        .contains("below zero beyond its 95% interval, impossible"));
+}
+
+#[test]
+fn a_checksum_share_above_all_of_the_busy_time_is_left_out_as_impossible() {
+    let trial = |checksum_s: f64| StackTrial {
+        params: TrialParams::defaults(TestKind::TcpStream),
+        blocks: [("checksum".to_string(), checksum_s)].into_iter().collect(),
+        hc: Vec::new(),
+        busy_s: 0.1,
+        segments: 1000.0,
+        acks: 0.0,
+        bytes: 1e6,
+    };
+    let mut w = Vec::new();
+    let ok = checksum_shares(&[trial(0.02), trial(0.03)], "checksum-stack", &mut w);
+    assert_eq!(ok.len(), 2);
+    assert!(w.is_empty());
+    let v = checksum_shares(&[trial(0.02), trial(0.15)], "checksum-stack", &mut w);
+    assert_eq!(v.len(), 1);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].contains("150.0% of busy time"), "{}", w[0]);
+    assert!(w[0].contains("impossible, left out"), "{}", w[0]);
 }
