@@ -171,6 +171,14 @@ const NAMESPACE_FLAGS: [&str; 3] = ["--offload", "--checksum-offload", "--routes
 /// namespaces, or it changes a place's offloads or routes. `None` when it
 /// can.
 fn loopback_cannot(e: &Experiment) -> Option<String> {
+    // A tcplab stack end runs in a place of its own (a namespace and TUN
+    // devices, no --topology): its --routes go into the stack's own table.
+    let stack_end = ["--stack", "--server-stack"]
+        .iter()
+        .any(|f| arg_of(e, f).is_some_and(|v| v.split(',').all(|s| s.starts_with("tcplab"))));
+    if stack_end {
+        return None;
+    }
     let places = arg_of(e, "--topology").unwrap_or("loopback");
     if !places.split(',').any(|p| p == "loopback") {
         return None;
@@ -431,18 +439,26 @@ mod tests {
                 Experiment::bench("c", "C", "udp-stream --routes 1,1000"),
                 Experiment::bench("d", "D", "layer-rate --layer eth --topology loopback,veth"),
                 Experiment::bench("e", "E", "tcp-stream --topology loopback"),
+                Experiment::bench("f", "F", "tcp-stream --stack tcplab --routes 1,1000"),
+                Experiment::bench("g", "G", "tcp-stream --stack kernel,tcplab --routes 1"),
             ],
             skipped: Vec::new(),
         }
         .without_what_loopback_cannot_run();
         let kept: Vec<&str> = plan.experiments.iter().map(|e| e.id.as_str()).collect();
-        assert_eq!(kept, ["b", "e"]);
+        // A tcplab stack end runs in its own place: its --routes stay.
+        assert_eq!(kept, ["b", "e", "f"]);
         let reasons: Vec<(&str, &str)> = plan
             .skipped
             .iter()
             .map(|k| (k.id.as_str(), k.reason.as_str()))
             .collect();
-        assert_eq!(reasons.len(), 3);
+        assert_eq!(reasons.len(), 4);
+        assert_eq!(
+            reasons[3].0, "g",
+            "a kernel level among the stacks runs on loopback"
+        );
+        assert!(reasons[3].1.contains("(--routes)"));
         assert!(reasons[0]
             .1
             .contains("changes a place's namespaces (--offload)"));

@@ -408,3 +408,51 @@ fn write_index(results: &[StudyResult], out_dir: &Path, elapsed_s: f64) -> anyho
     std::fs::rename(&tmp, &out)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usage::UsageError;
+
+    fn args(name: &str) -> StudyArgs {
+        StudyArgs {
+            name: name.into(),
+            quick: true,
+            topology: Some("loopback".into()),
+            out: None,
+            plan: true,
+            seed: None,
+            json: false,
+            quiet: true,
+        }
+    }
+
+    /// Every study has experiments on loopback since tcplab's stack runs
+    /// in its own place; the refusal of a study with none is tested here.
+    #[test]
+    fn a_single_study_with_nothing_to_run_is_refused_in_one_line() {
+        let empty = StudyPlan {
+            study: "huang-chen".into(),
+            experiments: Vec::new(),
+            skipped: Vec::new(),
+        };
+        let e = runnable(vec![(empty, Vec::new())], &args("huang-chen"))
+            .err()
+            .expect("an empty plan is refused");
+        assert!(e.downcast_ref::<UsageError>().is_some(), "bad input: {e}");
+        assert_eq!(
+            e.to_string(),
+            "study huang-chen has no experiment that can run at --topology loopback: its plan \
+             is empty"
+        );
+        let plan = studies::plan(
+            "huang-chen",
+            &PlanOptions {
+                quick: true,
+                topology: None,
+            },
+        )
+        .unwrap();
+        assert!(runnable(vec![(plan, Vec::new())], &args("huang-chen")).is_ok());
+    }
+}

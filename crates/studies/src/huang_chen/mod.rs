@@ -7,6 +7,14 @@
 //! CPU share with offload on and off; and the cost of a larger routing
 //! table (Table 2).
 //!
+//! On tcplab's own stack (sender or receiver beside Linux over a plain
+//! TUN, every block timed by the cycle counter with `--account on`):
+//! Table 1 in exact µs per packet beside the paper's column and Linux's
+//! sampled one, the per-packet and per-byte fit per checksum variant with
+//! the checksum's share (offload among them), the ACK cost with delayed
+//! ACKs off and every2 on a stack receiver, and Table 2 for each routing
+//! table structure (linear, hash, trie) against its size.
+//!
 //! Segmentation and receive offloads (TSO, GSO, GRO) hide per-packet costs:
 //! every per-packet experiment runs with them off (the MSS and checksum
 //! experiments also with them as the devices have them, to show what they
@@ -20,9 +28,16 @@ mod claims;
 mod control_tests;
 mod fit_claims;
 mod offloads;
+mod paper;
 mod report;
 mod routes;
 mod samples;
+mod stack;
+mod stack_claims;
+mod stack_costs;
+mod stack_table1;
+#[cfg(test)]
+mod stack_tests;
 #[cfg(test)]
 mod tests;
 pub use report::report;
@@ -76,6 +91,8 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
             ),
         ),
     ];
+    let mut e = e;
+    e.extend(stack::experiments(o));
     StudyPlan {
         study: NAME.into(),
         experiments: e,

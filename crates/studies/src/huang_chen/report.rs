@@ -1,7 +1,8 @@
 //! The Huang & Chen report: CPU time per function block against MSS,
 //! its shares, the per-packet and per-byte fit, stream size with and
 //! without NODELAY, the checksum's share with offload on and off, and the
-//! routing table's cost. Every finding is computed from the run.
+//! routing table's cost; each also redone on tcplab's own stack. Every
+//! finding is computed from the run.
 
 use crate::data::StudyData;
 use crate::figures::series;
@@ -20,6 +21,8 @@ use super::fit_claims;
 use super::offloads::{self, offload_states};
 use super::routes::routes_section;
 use super::samples::role_samples;
+use super::stack_costs::{ack_stack_section, fit_stack_section, routes_stack_section};
+use super::stack_table1::table1_stack_section;
 
 const CITE: &str = "Huang & Chen";
 
@@ -30,11 +33,15 @@ const PAPER_BYTES: f64 = 20e6;
 pub fn report(d: &StudyData) -> Vec<Section> {
     vec![
         blocks_section(d),
+        table1_stack_section(d),
         fit_section(d),
+        fit_stack_section(d),
         stream_section(d),
         ack_section(d),
+        ack_stack_section(d),
         checksum_section(d),
         routes_section(d),
+        routes_stack_section(d),
     ]
 }
 
@@ -51,13 +58,13 @@ const PAPER_1024: [(Block, f64); 7] = [
 ];
 
 /// One CPU-sampled trial: its MSS, attribution and counters.
-struct Sampled {
-    mss: f64,
-    attribution: CpuAttribution,
+pub(super) struct Sampled {
+    pub mss: f64,
+    pub attribution: CpuAttribution,
     bytes: f64,
-    packets: f64,
+    pub packets: f64,
     /// The trial switched offloads off (`--offload`).
-    offloads_off: bool,
+    pub offloads_off: bool,
     /// Its samples of the sender's and the receiver's threads.
     samples: [u64; 2],
 }
@@ -70,7 +77,8 @@ const MSS_ARMS: [(bool, &str); 2] = [
     (false, "offloads as the devices have them"),
 ];
 
-fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
+/// The CPU-sampled trials of experiment `id`.
+pub(super) fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
     d.trials_of(id)
         .into_iter()
         .filter_map(|(t, p)| {
