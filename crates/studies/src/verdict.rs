@@ -270,6 +270,9 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
                 .map(|(t, _)| *t)
                 .collect();
             let p = &point.params;
+            if on_tcplab_stack(p) {
+                continue;
+            }
             window_share(&mut window, p, &of_point);
             let link_name = of_point.iter().find_map(|t| shaped_link(t, p));
             blocked_share(
@@ -323,6 +326,15 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
             })
     });
     out
+}
+
+/// Whether either end of a point is tcplab's own stack. The verdict is
+/// about this host's TCP/IP (Linux's): a stack end's accounted blocks (its
+/// TUN system calls, its poll wait) and its own windows describe the
+/// instrument, not the host, so its points are left out of every
+/// candidate (the studies report them in their own sections).
+fn on_tcplab_stack(p: &TrialParams) -> bool {
+    p.stack.is_tcplab() || p.server_stack.is_tcplab()
 }
 
 /// The sender's blocked (idle) share of one point from the sched probe,
@@ -536,7 +548,8 @@ pub fn section(d: &StudyData) -> Section {
          where. The first is named the bottleneck only above the runner-up beyond both CIs. \
          A TCP_INFO share counts only with {MIN_TICKS} or more 4 ms ticks of limited time at a point, and limits an experiment set on itself \
          (receive buffer, pacing, receiver work, shaped link, load, CPU quota) are listed \
-         apart, not ranked as the host's."
+         apart, not ranked as the host's. Trials with tcplab's own stack at either end are \
+         left out: they measure the stack, not this host's TCP/IP."
     ));
     let mut t = Table::new(["rank", "bottleneck", "score", "evidence"]).key();
     for (b, r) in v.iter().zip(rank_labels(&v)) {

@@ -290,6 +290,41 @@ fn a_cpu_share_needs_enough_samples_in_its_trial_to_be_ranked() {
 }
 
 #[test]
+fn a_tcplab_stack_ends_profile_is_not_the_hosts_bottleneck() {
+    let with = |stack: record::StackImpl, server: record::StackImpl| {
+        let mut p = stream();
+        p.stack = stack;
+        p.server_stack = server;
+        let d = window_run(p, 0.0, serde_json::Value::Null);
+        let mut run = d.run;
+        for t in run.trials.iter_mut() {
+            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
+            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
+        }
+        let profiles = run
+            .trials
+            .iter()
+            .map(|t| (t.id, copy_profile(MIN_CPU_SAMPLES)))
+            .collect();
+        let summaries = analysis::summarize_run(&run);
+        verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+    };
+    use record::StackImpl::{Kernel, Tcplab};
+    let linux = with(Kernel, Kernel);
+    assert!(
+        candidate(&linux, "data copy").score.is_some(),
+        "Linux at both ends is this host's TCP/IP: {linux:#?}"
+    );
+    for (c, s) in [(Tcplab, Kernel), (Kernel, Tcplab), (Tcplab, Tcplab)] {
+        let v = with(c, s);
+        assert!(
+            candidate(&v, "data copy").score.is_none(),
+            "{c:?} → {s:?}: a stack end's profile is left out: {v:#?}"
+        );
+    }
+}
+
+#[test]
 fn a_score_under_the_floor_never_prints_as_the_floor() {
     // Three digits by the one number rule; a score under 10% that would
     // round up to it is cut, never shown as the floor beside "under 10%".
