@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use netns::Netns;
 use serde_json::json;
-use setup::{Setup, PORT};
+use setup::{Cc, Setup, PORT};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::mpsc;
 
@@ -69,6 +69,10 @@ enum Command {
         /// Both ends' threads at SCHED_FIFO 1 (root), against a busy host.
         #[arg(long)]
         fifo: bool,
+        /// The user-space sender's congestion control, the same in tcplab
+        /// and smoltcp (ignored for kernel-veth).
+        #[arg(long, value_enum, default_value_t = Cc::Reno)]
+        cc: Cc,
     },
     /// The accountant's bracket in a tight loop: ns per bracket with
     /// accounting off, on, and sampled one in 8 (release build).
@@ -149,6 +153,7 @@ fn user_setup(ns: &Netns, buffer: usize) -> Setup {
         ack_per_batch: true,
         offload: false,
         account: None,
+        cc: Cc::Reno,
         ns: ns.name.clone(),
         linux: Ipv4Addr::new(10, 83, 0, 1),
         ours: Ipv4Addr::new(10, 83, 0, 2),
@@ -174,6 +179,7 @@ fn stream(
     ack_each: bool,
     offload: bool,
     account: Account,
+    cc: Cc,
 ) -> Result<serde_json::Value> {
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
@@ -183,6 +189,7 @@ fn stream(
     setup.ack_per_batch = !ack_each;
     setup.offload = offload;
     setup.account = account.0;
+    setup.cc = cc;
     let (timed, linux_bytes, linux_seconds) = match dir {
         Dir::ToLinux => {
             let (tx, rx) = mpsc::channel();
@@ -233,6 +240,7 @@ fn stream(
         "buffer": buffer,
         "mss": setup::MSS,
         "ack_per_batch": setup.ack_per_batch,
+        "cc": setup.cc.name(),
         "offload": setup.offload,
         "seconds": timed.seconds,
         "gbit_s": gbit(bytes, timed.seconds),
@@ -383,6 +391,7 @@ fn main() -> Result<()> {
             ack_each,
             account,
             fifo,
+            cc,
         } => {
             netns::FIFO.store(fifo, std::sync::atomic::Ordering::Relaxed);
             check_offload(implementation, offload)?;
@@ -398,6 +407,7 @@ fn main() -> Result<()> {
                 ack_each,
                 offload,
                 account,
+                cc,
             )?
         }
         Command::Rr {

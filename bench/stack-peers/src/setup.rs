@@ -32,6 +32,21 @@ pub struct Setup {
     /// timed interval, timing one round (a poll and the work after it) in
     /// this many (`None`: off).
     pub account: Option<u32>,
+    /// Both user-space ends: the congestion control their sender runs.
+    pub cc: Cc,
+}
+
+/// The congestion control a user-space end's sender runs, the same in
+/// both stacks so that a ratio compares their code, not their algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Cc {
+    /// RFC 5681 (tcplab's default).
+    Reno,
+    /// RFC 9438.
+    Cubic,
+    /// None: the windows alone bound what is outstanding (smoltcp's
+    /// default when built without a congestion-control feature).
+    None,
 }
 
 impl Setup {
@@ -104,3 +119,14 @@ impl Stopwatch<'_> {
 
 /// How long any one transfer may take.
 pub const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Cc {
+    /// The name on the command line and in the JSON line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::Reno => "reno",
+            Cc::Cubic => "cubic",
+            Cc::None => "none",
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! `phy::wait` for `poll_delay`). Same MSS (the device's MTU less 40) and
 //! buffer sizes as tcplab's end.
 
-use crate::setup::{Setup, Stopwatch, Timed, LIMIT, PORT, TUN_NAME};
+use crate::setup::{Cc, Setup, Stopwatch, Timed, LIMIT, PORT, TUN_NAME};
 use anyhow::{bail, Context, Result};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::{wait as phy_wait, Medium, TunTapInterface};
@@ -48,6 +48,11 @@ impl End {
         // 1448, and Linux acknowledges them differently, which is no part
         // of what the two stacks' code costs.
         socket.set_tsval_generator(Some(tsval_ms));
+        socket.set_congestion_control(match setup.cc {
+            Cc::Reno => tcp::CongestionControl::Reno,
+            Cc::Cubic => tcp::CongestionControl::Cubic,
+            Cc::None => tcp::CongestionControl::None,
+        });
         let handle = sockets.add(socket);
         Ok(End {
             device,
@@ -219,5 +224,8 @@ pub fn echo(setup: &Setup, ready: std::sync::mpsc::Sender<()>) -> Result<Timed> 
 /// A TCP timestamp clock for smoltcp: milliseconds since its first call.
 fn tsval_ms() -> u32 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u32
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u32
 }

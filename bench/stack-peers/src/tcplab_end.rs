@@ -2,7 +2,7 @@
 //! offloads: `--offload`) in the
 //! namespace, driven by `run_until` on this thread.
 
-use crate::setup::{Setup, Stopwatch, Timed, LIMIT, MSS, PORT, TUN_NAME};
+use crate::setup::{Cc, Setup, Stopwatch, Timed, LIMIT, MSS, PORT, TUN_NAME};
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 use stack::account::{self, Block, Report};
@@ -11,6 +11,7 @@ use stack::phy::tun::{TunConfig, TunKind, TunTap};
 use stack::phy::Medium;
 use stack::socket::tcp::TcpHandle;
 use stack::stack::Stack;
+use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::isn::{IsnGenerator, IsnPolicy};
 use stack::tcp::state::State;
 use stack::tcp::tcb::TcpConfig;
@@ -39,6 +40,11 @@ fn open(setup: &Setup) -> Result<Stack<TunTap>> {
         mss: MSS,
         send_buffer: setup.buffer,
         recv_buffer: setup.buffer,
+        congestion: match setup.cc {
+            Cc::Reno => CongestionControlKind::Reno,
+            Cc::Cubic => CongestionControlKind::Cubic,
+            Cc::None => CongestionControlKind::None,
+        },
         ..TcpConfig::default()
     };
     let isn = IsnGenerator::from_os_rng(IsnPolicy::Rfc6528).context("an ISN secret")?;
