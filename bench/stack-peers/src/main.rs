@@ -171,25 +171,30 @@ fn gbit(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 * 8.0 / seconds / 1e9
 }
 
+/// How the user-space end of a stream runs (ignored for kernel-veth).
+struct EndOptions {
+    ack_each: bool,
+    offload: bool,
+    account: Account,
+    cc: Cc,
+}
+
 fn stream(
     implementation: Impl,
     dir: Dir,
     bytes: u64,
     buffer: usize,
-    ack_each: bool,
-    offload: bool,
-    account: Account,
-    cc: Cc,
+    end: EndOptions,
 ) -> Result<serde_json::Value> {
     if implementation == Impl::KernelVeth {
         return stream_veth(bytes, buffer);
     }
     let ns = Netns::new("stream")?;
     let mut setup = user_setup(&ns, buffer);
-    setup.ack_per_batch = !ack_each;
-    setup.offload = offload;
-    setup.account = account.0;
-    setup.cc = cc;
+    setup.ack_per_batch = !end.ack_each;
+    setup.offload = end.offload;
+    setup.account = end.account.0;
+    setup.cc = end.cc;
     let (timed, linux_bytes, linux_seconds) = match dir {
         Dir::ToLinux => {
             let (tx, rx) = mpsc::channel();
@@ -404,10 +409,12 @@ fn main() -> Result<()> {
                 dir,
                 bytes,
                 buffer,
-                ack_each,
-                offload,
-                account,
-                cc,
+                EndOptions {
+                    ack_each,
+                    offload,
+                    account,
+                    cc,
+                },
             )?
         }
         Command::Rr {
