@@ -557,6 +557,25 @@ fn window_scaling_carries_a_4_mib_window() {
 }
 
 #[test]
+fn a_window_smaller_than_two_segments_is_counted_as_time_limited_by_the_window() {
+    // B's buffer offers 2000 bytes: one 1448-byte segment fits, and the
+    // 552 left are less than the next one, so A waits for each ACK with
+    // its window open but too small: window-limited, as Linux counts it.
+    let mut b_cfg = cfg();
+    b_cfg.recv_buffer = 2000;
+    let mut p = Pair::established(cfg(), b_cfg, 10 * MS);
+    let start = p.now();
+    transfer(&mut p, 100_000, 0);
+    let took = p.now().since(start).as_nanos() as u64;
+    let a = p.a.counters();
+    assert!(a.rwnd_limited_ns > took / 2, "{a:?} of {took} ns");
+    // The same transfer into a window that never binds: none of it.
+    let mut p = Pair::established(cfg(), cfg(), 10 * MS);
+    transfer(&mut p, 100_000, 0);
+    assert_eq!(p.a.counters().rwnd_limited_ns, 0, "{:?}", p.a.counters());
+}
+
+#[test]
 fn a_small_send_buffer_is_counted_as_time_limited_by_the_send_buffer() {
     let mut a_cfg = cfg();
     a_cfg.send_buffer = 8192;

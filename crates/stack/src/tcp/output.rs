@@ -479,10 +479,17 @@ impl Connection {
     }
 
     /// Accrues time limited by the peer's window and by the send buffer.
+    /// Window-limited, as Linux's `tcp_snd_wnd_test` counts it: data waits
+    /// and the next segment (a full one, or all that waits) does not fit
+    /// in what the offered window leaves, while the congestion window
+    /// still has room (else the congestion window is what holds it). A
+    /// window that is open but smaller than the next segment counts: the
+    /// sender then waits for an ACK, as it does for a closed one.
     fn update_limit_clocks(&mut self, now: Instant) {
         let in_flight = self.snd_nxt - self.snd_una;
-        let rwnd_limited =
-            self.unsent() > 0 && self.snd_wnd <= in_flight && self.cc.cwnd() > self.snd_wnd;
+        let next = self.unsent().min(self.data_mss());
+        let usable = self.snd_wnd.saturating_sub(in_flight);
+        let rwnd_limited = next > 0 && usable < next && self.cc.cwnd() > in_flight;
         let sndbuf_limited = self.send_buf.len() >= self.config.send_buffer;
         self.counters.rwnd_limited_ns += self.rwnd_clock.update(rwnd_limited, now);
         self.counters.sndbuf_limited_ns += self.sndbuf_clock.update(sndbuf_limited, now);
