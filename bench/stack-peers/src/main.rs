@@ -125,12 +125,13 @@ fn name(i: Impl) -> &'static str {
     }
 }
 
-/// The offload switch: only tcplab has one.
-fn check_offload(implementation: Impl, offload: bool) -> Result<()> {
+/// The offload switch: only tcplab has one. Asked of another end, it is
+/// bad input: one line and exit status 2, as for `--account`.
+fn check_offload(implementation: Impl, offload: bool) {
     if offload && implementation != Impl::Tcplab {
-        bail!("--offload is for --impl tcplab only");
+        eprintln!("stack-peers: --offload is for --impl tcplab only");
+        std::process::exit(2);
     }
-    Ok(())
 }
 
 /// `--account`: off, or one round (a poll and the work after it) in N timed.
@@ -399,7 +400,7 @@ fn main() -> Result<()> {
             cc,
         } => {
             netns::FIFO.store(fifo, std::sync::atomic::Ordering::Relaxed);
-            check_offload(implementation, offload)?;
+            check_offload(implementation, offload);
             if account.0.is_some() && implementation != Impl::Tcplab {
                 eprintln!("stack-peers: --account is for --impl tcplab only");
                 std::process::exit(2);
@@ -423,7 +424,7 @@ fn main() -> Result<()> {
             buffer,
             offload,
         } => {
-            check_offload(implementation, offload)?;
+            check_offload(implementation, offload);
             rr(implementation, count, buffer, offload)?
         }
     };
