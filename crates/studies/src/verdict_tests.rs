@@ -259,23 +259,27 @@ fn copy_profile(samples: u64) -> record::CpuProfile {
     }
 }
 
+/// The verdict of a run of `p` whose sender was half busy for 1 s, every
+/// trial's CPU profile holding `samples` samples, all of them in copy.
+fn copy_run_verdict(p: TrialParams, samples: u64) -> Vec<Bottleneck> {
+    let d = window_run(p, 0.0, serde_json::Value::Null);
+    let mut run = d.run;
+    for t in run.trials.iter_mut() {
+        t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
+        t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
+    }
+    let profiles = run
+        .trials
+        .iter()
+        .map(|t| (t.id, copy_profile(samples)))
+        .collect();
+    let summaries = analysis::summarize_run(&run);
+    verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+}
+
 #[test]
 fn a_cpu_share_needs_enough_samples_in_its_trial_to_be_ranked() {
-    let with = |samples: u64| {
-        let d = window_run(stream(), 0.0, serde_json::Value::Null);
-        let mut run = d.run;
-        for t in run.trials.iter_mut() {
-            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
-            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
-        }
-        let profiles = run
-            .trials
-            .iter()
-            .map(|t| (t.id, copy_profile(samples)))
-            .collect();
-        let summaries = analysis::summarize_run(&run);
-        verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
-    };
+    let with = |samples: u64| copy_run_verdict(stream(), samples);
     let enough = with(MIN_CPU_SAMPLES);
     let copy = candidate(&enough, "data copy");
     assert!(
@@ -295,19 +299,7 @@ fn a_tcplab_stack_ends_profile_is_not_the_hosts_bottleneck() {
         let mut p = stream();
         p.stack = stack;
         p.server_stack = server;
-        let d = window_run(p, 0.0, serde_json::Value::Null);
-        let mut run = d.run;
-        for t in run.trials.iter_mut() {
-            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
-            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
-        }
-        let profiles = run
-            .trials
-            .iter()
-            .map(|t| (t.id, copy_profile(MIN_CPU_SAMPLES)))
-            .collect();
-        let summaries = analysis::summarize_run(&run);
-        verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+        copy_run_verdict(p, MIN_CPU_SAMPLES)
     };
     use record::StackImpl::{Kernel, Tcplab};
     let linux = with(Kernel, Kernel);
