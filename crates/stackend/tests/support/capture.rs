@@ -117,14 +117,21 @@ pub struct Captured {
 }
 
 impl Captured {
-    /// tshark's own verdict on every TCP checksum in the capture (a check
-    /// independent of this parser): (good, bad), or None without tshark.
-    pub fn tshark_checksums(&self) -> Option<(usize, usize)> {
+    /// tshark's own verdict on the TCP checksums of the flow under test
+    /// (a check independent of this parser), in both directions:
+    /// (good, bad) among the flow's segments, and the bad ones of any
+    /// other connection the capture holds (described, one a line); None
+    /// without tshark.
+    pub fn tshark_checksums(&self) -> Option<TsharkChecksums> {
         let out = Command::new("tshark")
             .arg("-r")
             .arg(&self.file)
             .args(["-o", "tcp.check_checksum:TRUE", "-T", "fields"])
-            .args(["-e", "tcp.checksum.status"])
+            // TCP segments themselves, not the headers ICMP errors quote.
+            .args(["-Y", "tcp && !icmp"])
+            .args(["-e", "frame.number", "-e", "ip.src", "-e", "tcp.srcport"])
+            .args(["-e", "ip.dst", "-e", "tcp.dstport", "-e", "tcp.flags.str"])
+            .args(["-e", "tcp.len", "-e", "tcp.checksum.status"])
             .output()
             .ok()?;
         assert!(
@@ -133,10 +140,45 @@ impl Captured {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8_lossy(&out.stdout);
-        let good = text.lines().filter(|l| l.trim() == "1").count();
-        let bad = text.lines().filter(|l| l.trim() == "0").count();
-        Some((good, bad))
+        let ends = self
+            .flow
+            .segs
+            .first()
+            .map(|s| (s.src, s.dst))
+            .expect("the flow has segments");
+        let in_flow = |src: Endpoint, dst: Endpoint| (src, dst) == ends || (dst, src) == ends;
+        let mut sums = TsharkChecksums::default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let [_, src, sport, dst, dport, _, _, status] = f[..] else {
+                continue;
+            };
+            let endpoint =
+                |a: &str, p: &str| -> Option<Endpoint> { Some((a.parse().ok()?, p.parse().ok()?)) };
+            let (Some(src), Some(dst)) = (endpoint(src, sport), endpoint(dst, dport)) else {
+                continue;
+            };
+            match (in_flow(src, dst), status.trim()) {
+                (true, "1") => sums.good += 1,
+                (true, "0") => sums.bad += 1,
+                (false, "0") => sums.bad_elsewhere.push(line.to_string()),
+                _ => {}
+            }
+        }
+        Some(sums)
     }
+}
+
+/// tshark's checksum verdicts over a capture.
+#[derive(Debug, Default)]
+pub struct TsharkChecksums {
+    /// Segments of the flow under test with a correct checksum.
+    pub good: usize,
+    /// Segments of the flow under test with a wrong one.
+    pub bad: usize,
+    /// Other connections' segments with a wrong checksum, as tshark's
+    /// fields (frame, addresses, ports, flags, length, status).
+    pub bad_elsewhere: Vec<String>,
 }
 
 impl Drop for Captured {
