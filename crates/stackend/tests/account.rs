@@ -8,19 +8,12 @@ use analysis::cpu::attribute;
 use analysis::layers::{Block, CpuLayer};
 use record::factor::Account;
 use record::{StackImpl, TestKind, ThreadRole, TrialParams};
-use stackend::StackPlace;
+#[path = "support/stack_place.rs"]
+mod stack_place;
+
+use stack_place::place;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-fn place() -> Option<StackPlace> {
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
-    }
-}
 
 fn stream(account: Option<Account>, reverse: bool) -> TrialParams {
     let mut p = TrialParams::defaults(TestKind::TcpStream);

@@ -6,22 +6,16 @@
 
 use record::factor::Layers;
 use record::{StackImpl, TestKind, TrialParams};
+#[path = "support/stack_place.rs"]
+mod stack_place;
+
+use stack_place::place;
 use stackend::StackPlace;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 const BYTES: u64 = 16 << 20;
-
-fn place() -> Option<StackPlace> {
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
-    }
-}
 
 fn run(place: &mut StackPlace, p: &TrialParams) -> BTreeMap<String, f64> {
     let stop = Arc::new(AtomicBool::new(false));

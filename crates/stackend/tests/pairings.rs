@@ -3,19 +3,12 @@
 //! other end, every byte checked against the pattern. Needs root and TUN.
 
 use record::{StackImpl, TestKind, TrialParams};
-use stackend::StackPlace;
+#[path = "support/stack_place.rs"]
+mod stack_place;
+
+use stack_place::place;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-fn place() -> Option<StackPlace> {
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
-    }
-}
 
 fn trial(test: TestKind, client: StackImpl, server: StackImpl) -> TrialParams {
     let mut p = TrialParams::defaults(test);

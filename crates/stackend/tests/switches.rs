@@ -11,22 +11,16 @@ mod tcpdump;
 
 use record::factor::{Checksum, DelayedAck, FlowControl, RouteTable, RttEstimator};
 use record::{StackImpl, TestKind, TrialParams};
+#[path = "support/stack_place.rs"]
+mod stack_place;
+
+use stack_place::place;
 use stackend::StackPlace;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 const BYTES: u64 = 4 << 20;
-
-fn place() -> Option<StackPlace> {
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
-    }
-}
 
 /// A 4 MB tcp-stream from `client` to `server`.
 fn stream(client: StackImpl, server: StackImpl) -> TrialParams {

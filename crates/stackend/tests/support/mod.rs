@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod capture;
+pub mod stack_place;
 
 use capture::{Capture, Captured};
 use record::{StackImpl, TrialParams};
@@ -19,13 +20,7 @@ pub fn wire_place() -> Option<StackPlace> {
         eprintln!("skipped: tcpdump is not installed (scripts/setup-debian installs it)");
         return None;
     }
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
-    }
+    stack_place::place()
 }
 
 /// Which end's device to listen on.
