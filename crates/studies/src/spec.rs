@@ -246,6 +246,17 @@ pub(crate) fn repeat(o: &PlanOptions) -> String {
     (if o.quick { QUICK_TRIALS } else { FULL_TRIALS }).to_string()
 }
 
+/// How long a trial on tcplab's stack sends: 0.2 s in `--quick` (the
+/// stack experiments of all studies then fit in the 15 minutes), 1 s in
+/// the full study.
+pub(crate) fn stack_duration(o: &PlanOptions) -> &'static str {
+    if o.quick {
+        "0.2s"
+    } else {
+        "1s"
+    }
+}
+
 /// A factor list: the coarse one in quick mode.
 pub(crate) fn levels<'a>(o: &PlanOptions, quick: &'a str, full: &'a str) -> &'a str {
     if o.quick {

@@ -8,7 +8,7 @@
 //! Linux's paced reader (`--recv-work`, μ) make the mismatched pair of
 //! Figs 8–9.
 
-use crate::spec::{levels, repeat, Experiment, PlanOptions};
+use crate::spec::{levels, repeat, stack_duration, Experiment, PlanOptions};
 
 /// Fig. 5: the accounted sender with the timeline experiment's 1 KB writes
 /// and small buffers.
@@ -44,15 +44,6 @@ fn flow_controls(o: &PlanOptions) -> &'static str {
         "window,rate:50M,rate:300M",
         "window,rate:50M,rate:100M,rate:150M,rate:200M,rate:300M",
     )
-}
-
-/// How long a stack trial sends: 0.2 s in `--quick`, 1 s in the full study.
-pub(super) fn stack_duration(o: &PlanOptions) -> &'static str {
-    if o.quick {
-        "0.2s"
-    } else {
-        "1s"
-    }
 }
 
 /// The stack's experiments.

@@ -4,7 +4,7 @@
 //! profile the accounting stores (`tcplab_stack::<block>` frames).
 
 use crate::data::StudyData;
-use crate::spec::{levels, repeat, Experiment, PlanOptions};
+use crate::spec::{levels, repeat, stack_duration, Experiment, PlanOptions};
 use analysis::cpu::{attribute, STACK_BLOCK_PREFIX};
 use analysis::layers::Block;
 use record::{CpuProfile, ThreadRole, TrialParams};
@@ -19,15 +19,6 @@ pub(super) const OFFLOAD: &str = "checksum-offload-stack";
 pub(super) const ACK: &str = "ack-stack";
 /// The stack sender's routing table: structure against size.
 pub(super) const ROUTES: &str = "routes-stack";
-
-/// How long a stack trial sends: 0.2 s in `--quick`, 1 s in full.
-pub(super) fn stack_duration(o: &PlanOptions) -> &'static str {
-    if o.quick {
-        "0.2s"
-    } else {
-        "1s"
-    }
-}
 
 /// The MSS levels of the fit: two in `--quick` (enough to part packets
 /// from bytes), the paper's five in full.

@@ -10,7 +10,7 @@
 //! them. On tcplab's stack: the paper's tuning changes applied in turn
 //! (the tuning table) and the layers merged or threaded (Figs 3–4).
 
-use crate::spec::{repeat, Experiment, PlanOptions, StudyPlan};
+use crate::spec::{repeat, stack_duration, Experiment, PlanOptions, StudyPlan};
 
 mod merged;
 mod report;
@@ -121,16 +121,6 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         study: NAME.into(),
         experiments: e,
         skipped: Vec::new(),
-    }
-}
-
-/// How long a stack trial sends: 0.2 s in `--quick` (the stack's trials
-/// add up to about 20 s there), 1 s in the full study.
-pub(crate) fn stack_duration(o: &PlanOptions) -> &'static str {
-    if o.quick {
-        "0.2s"
-    } else {
-        "1s"
     }
 }
 

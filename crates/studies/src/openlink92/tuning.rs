@@ -69,7 +69,7 @@ pub(super) fn step_flags(i: usize) -> String {
 /// routes between the two devices.
 pub(super) fn experiments(o: &PlanOptions) -> Vec<Experiment> {
     let r = repeat(o);
-    let dur = super::stack_duration(o);
+    let dur = crate::spec::stack_duration(o);
     (0..=CHANGES.len())
         .map(|i| {
             let what = if i == 0 {
