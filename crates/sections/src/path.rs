@@ -78,7 +78,8 @@ pub fn path_section(
     let lost = t.outcome.metrics.get("probe_lost").copied().unwrap_or(0.0);
     if lost > 0.0 {
         s.warning(format!(
-            "the probes lost {lost:.0} records in this trial: its figures are incomplete"
+            "the probes lost {lost:.0} records in this trial ({}): its figures are incomplete",
+            crate::probes_text::loss_causes(&t.outcome.details["probe"])
         ));
     }
     // Time–sequence: the direction with the most data.

@@ -141,7 +141,10 @@ pub fn trial_path_text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
         a.records,
         a.span_s,
         if lost > 0.0 {
-            format!(" — WARNING: {lost:.0} records lost (ring buffer full)")
+            format!(
+                " — WARNING: {lost:.0} records lost ({})",
+                loss_causes(&t.outcome.details["probe"])
+            )
         } else {
             ", none lost".into()
         }
@@ -205,4 +208,60 @@ pub fn trial_path_text(run: i64, t: &TrialRecord, a: &PathAnalysis) -> String {
         );
     }
     s
+}
+
+/// Why a capture's records were lost, from its stored counters: the ring
+/// buffer was full or the invocation nested too deep (`lost`), the kernel
+/// skipped a probe that fired while the same probe ran on that CPU
+/// (`missed`), or batches handed to the ring buffer were not drained in
+/// time (`flushed` − `from_ring`).
+pub fn loss_causes(probe: &Value) -> String {
+    let sum = |k: &str| -> u64 {
+        probe[k]
+            .as_object()
+            .map(|m| m.values().filter_map(Value::as_u64).sum())
+            .unwrap_or(0)
+    };
+    let undrained = probe["flushed"]
+        .as_u64()
+        .unwrap_or(0)
+        .saturating_sub(probe["from_ring"].as_u64().unwrap_or(0));
+    let parts: Vec<String> = [
+        (sum("lost"), "ring buffer full or nested too deep"),
+        (
+            sum("missed"),
+            "skipped by the kernel while the same probe ran on that CPU",
+        ),
+        (undrained, "not drained from the ring buffer in time"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    if parts.is_empty() {
+        "cause not recorded".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod loss_tests {
+    use super::loss_causes;
+    use serde_json::json;
+
+    #[test]
+    fn each_cause_is_named_with_its_count_and_only_when_present() {
+        let d = json!({"lost": {"tcp_sendmsg": 32}, "missed": {"net_dev_xmit": 0},
+                       "flushed": 64, "from_ring": 64});
+        assert_eq!(loss_causes(&d), "32 ring buffer full or nested too deep");
+        let d = json!({"lost": {}, "missed": {"net_dev_xmit": 2, "netif_rx": 1},
+                       "flushed": 96, "from_ring": 64});
+        assert_eq!(
+            loss_causes(&d),
+            "3 skipped by the kernel while the same probe ran on that CPU; \
+             32 not drained from the ring buffer in time"
+        );
+        assert_eq!(loss_causes(&json!({})), "cause not recorded");
+    }
 }

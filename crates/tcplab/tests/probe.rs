@@ -50,7 +50,12 @@ fn probed_trials_store_their_records() {
     let m = &doc["points"][0]["metrics"];
     let records = m["probe_records"]["mean"].as_f64().unwrap();
     assert!(records > 1000.0, "{records} records");
-    assert_eq!(m["probe_lost"]["mean"].as_f64(), Some(0.0));
+    // A loaded machine can lose a few records: the kernel skips a probe
+    // that fires in an interrupt while the same probe runs on that CPU (CI
+    // once saw 4 of several thousand). Losses must stay rare, and each
+    // must be counted under its cause.
+    let lost = m["probe_lost"]["mean"].as_f64().unwrap();
+    assert!(lost <= records / 1000.0, "{lost} lost of {records}");
     let c = Connection::open(&db).unwrap();
     let mut st = c
         .prepare(
@@ -64,6 +69,34 @@ fn probed_trials_store_their_records() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(rows.len(), 2, "one blob per trial");
+    let mut st = c
+        .prepare(
+            "SELECT t.details_json, m.value FROM trials t
+             JOIN metrics m ON m.trial_id = t.id AND m.name = 'probe_lost'",
+        )
+        .unwrap();
+    let losses: Vec<(String, f64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(losses.len(), 2);
+    for (details, metric) in losses {
+        let p = &serde_json::from_str::<serde_json::Value>(&details).unwrap()["probe"];
+        let per = |k: &str| -> u64 {
+            p[k].as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum()
+        };
+        let undrained = p["flushed"].as_u64().unwrap() - p["from_ring"].as_u64().unwrap();
+        assert_eq!(
+            (per("lost") + per("missed") + undrained) as f64,
+            metric,
+            "the causes add up to the loss: {p}"
+        );
+    }
     for (n, bytes, metric) in rows {
         assert_eq!(n as f64, metric);
         assert_eq!(bytes, n * 64);
