@@ -255,6 +255,10 @@ fn stream(
         "tun_drops": timed.packets.tx_dropped,
         "cpu_seconds": timed.cpu_seconds,
         "cpu_share": timed.cpu_seconds / timed.seconds,
+        "user_seconds": timed.usage[0],
+        "system_seconds": timed.usage[1],
+        "voluntary_switches": timed.usage[2],
+        "involuntary_switches": timed.usage[3],
         "linux_seconds": linux_seconds,
         "account": timed.account,
     }))

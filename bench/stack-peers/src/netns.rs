@@ -137,6 +137,22 @@ pub fn run(cmd: &str, args: &[&str]) -> Result<String> {
 }
 
 /// CPU seconds (user + system) the calling thread has used.
+/// The calling thread's user and system CPU seconds and its voluntary
+/// (slept) and involuntary (preempted) context switches so far.
+pub fn thread_usage() -> [f64; 4] {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let Ok(u) = getrusage(UsageWho::RUSAGE_THREAD) else {
+        return [f64::NAN; 4];
+    };
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+    [
+        secs(u.user_time()),
+        secs(u.system_time()),
+        u.voluntary_context_switches() as f64,
+        u.involuntary_context_switches() as f64,
+    ]
+}
+
 pub fn thread_cpu_seconds() -> f64 {
     use nix::sys::resource::{getrusage, UsageWho};
     let Ok(usage) = getrusage(UsageWho::RUSAGE_THREAD) else {

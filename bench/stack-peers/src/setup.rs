@@ -82,6 +82,9 @@ pub struct Timed {
     pub packets: LinkPackets,
     /// tcplab with `--account`: the accountant's summary of the interval.
     pub account: Option<serde_json::Value>,
+    /// The thread's user seconds, system seconds, voluntary and
+    /// involuntary context switches over the interval.
+    pub usage: [f64; 4],
 }
 
 /// Starts a measured interval.
@@ -90,6 +93,7 @@ pub struct Stopwatch<'a> {
     packets: LinkPackets,
     wall: Instant,
     cpu: f64,
+    usage: [f64; 4],
 }
 
 impl Stopwatch<'_> {
@@ -101,6 +105,7 @@ impl Stopwatch<'_> {
             packets,
             wall: Instant::now(),
             cpu: crate::netns::thread_cpu_seconds(),
+            usage: crate::netns::thread_usage(),
         }
     }
 
@@ -108,7 +113,9 @@ impl Stopwatch<'_> {
     pub fn stop(&self) -> Timed {
         let seconds = self.wall.elapsed().as_secs_f64();
         let cpu_seconds = crate::netns::thread_cpu_seconds() - self.cpu;
+        let now = crate::netns::thread_usage();
         Timed {
+            usage: std::array::from_fn(|i| now[i] - self.usage[i]),
             seconds,
             cpu_seconds,
             packets: self.setup.tun_packets().since(self.packets),
