@@ -41,8 +41,13 @@ pub struct InterfaceConfig {
     /// Whether packets we send carry Don't Fragment (RFC 1191 path MTU
     /// discovery; on by default, as Linux does).
     pub dont_frag: bool,
-    /// Frames read per `poll` at most, so one call cannot starve the
-    /// layers above.
+    /// Frames with a payload read per `poll` at most, so one call cannot
+    /// starve the layers above: a batch of in-order data is answered by
+    /// one ACK after it. Header-only frames (at most [`SMALL_FRAME`]
+    /// bytes: pure ACKs, SYNs, RSTs) do not count, up to
+    /// [`SMALL_FRAMES_PER_BUDGET`] × this many in all: a sender reads
+    /// every ACK waiting before it sends again, so it sends on the
+    /// freshest window (and the TUN's queue of ACKs does not stay deep).
     pub poll_budget: usize,
     /// Fragment datagrams (not TCP) larger than the MTU instead of
     /// refusing them (on by default, as Linux does for UDP).
@@ -71,6 +76,16 @@ impl InterfaceConfig {
         }
     }
 }
+
+/// The largest frame that carries headers only, for the poll budget: a
+/// virtio-net header (12), Ethernet (14), IPv4 with no options (20) and
+/// TCP with every option (60) come to 106 bytes; 128 leaves room and
+/// still counts any frame with a real payload.
+pub const SMALL_FRAME: usize = 128;
+
+/// How many frames one `poll` reads in all, as a multiple of its budget,
+/// however many of them are header-only.
+pub const SMALL_FRAMES_PER_BUDGET: usize = 16;
 
 /// Why the interface could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -255,9 +270,12 @@ impl Interface {
                 .any(|c| c.address() == addr || c.broadcast() == Some(addr))
     }
 
-    /// Reads up to the poll budget of frames from `device`, answering ARP
-    /// and echo requests and handing UDP and TCP to `upper`; first drops
-    /// stale fragments and packets that waited too long for ARP. Returns how many frames were read.
+    /// Reads up to the poll budget of frames from `device` (header-only
+    /// frames not counted, within a cap: see
+    /// [`InterfaceConfig::poll_budget`]), answering ARP and echo requests
+    /// and handing UDP and TCP to `upper`; first drops stale fragments and
+    /// packets that waited too long for ARP. Returns how many frames were
+    /// read.
     pub fn poll(
         &mut self,
         device: &mut dyn Device,
@@ -284,8 +302,10 @@ impl Interface {
         let mut buffer = std::mem::take(&mut self.rx_buffer);
         buffer.resize(max_frame, 0);
         let mut read = 0;
+        let mut counted = 0;
+        let cap = self.poll_budget.saturating_mul(SMALL_FRAMES_PER_BUDGET);
         let result = loop {
-            if read == self.poll_budget {
+            if counted == self.poll_budget || read == cap {
                 break Ok(read);
             }
             let received = {
@@ -296,6 +316,9 @@ impl Interface {
                 Ok(Some(len)) => {
                     crate::account::frame_in(len);
                     read += 1;
+                    if len > SMALL_FRAME {
+                        counted += 1;
+                    }
                     self.counters.frames_in += 1;
                     self.counters.bytes_in += len as u64;
                     let (frame, transport) = if vnet {
