@@ -43,9 +43,21 @@ pub fn connect(to: SocketAddrV4, buffer: usize) -> Result<TcpStream> {
     }
 }
 
+/// The last transfer's Linux thread: user seconds, system seconds,
+/// voluntary (slept, so woken again) and involuntary context switches.
+pub static LAST_USAGE: std::sync::Mutex<Option<[f64; 4]>> = std::sync::Mutex::new(None);
+
+/// Keeps the calling thread's usage since `before` as [`LAST_USAGE`].
+fn keep_usage(before: [f64; 4]) {
+    let now = crate::netns::thread_usage();
+    *LAST_USAGE.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some(std::array::from_fn(|i| now[i] - before[i]));
+}
+
 /// Writes `bytes` then shuts down writing and waits for the peer's FIN.
 /// Returns the seconds from first write to the peer's FIN.
 pub fn send_all(mut s: TcpStream, bytes: u64) -> Result<f64> {
+    let usage = crate::netns::thread_usage();
     let start = Instant::now();
     let chunk = vec![0x5au8; 64 * 1024];
     let mut sent = 0u64;
@@ -57,12 +69,14 @@ pub fn send_all(mut s: TcpStream, bytes: u64) -> Result<f64> {
     s.shutdown(std::net::Shutdown::Write)?;
     let mut rest = [0u8; 64];
     while s.read(&mut rest)? > 0 {}
+    keep_usage(usage);
     Ok(start.elapsed().as_secs_f64())
 }
 
 /// Reads to EOF; returns the bytes read and the seconds from the first
 /// byte to EOF.
 pub fn receive_all(mut s: TcpStream) -> Result<(u64, f64)> {
+    let usage = crate::netns::thread_usage();
     let mut buf = vec![0u8; 256 * 1024];
     let mut got = 0u64;
     let mut start = None;
@@ -75,6 +89,7 @@ pub fn receive_all(mut s: TcpStream) -> Result<(u64, f64)> {
         got += n as u64;
     }
     let seconds = start.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    keep_usage(usage);
     Ok((got, seconds))
 }
 

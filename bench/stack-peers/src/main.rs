@@ -260,6 +260,7 @@ fn stream(
         "voluntary_switches": timed.usage[2],
         "involuntary_switches": timed.usage[3],
         "linux_seconds": linux_seconds,
+        "linux_thread": linux_thread_usage(),
         "account": timed.account,
     }))
 }
@@ -434,4 +435,21 @@ fn main() -> Result<()> {
     };
     println!("{line}");
     Ok(())
+}
+
+/// The Linux end's thread over the last transfer (its user and system
+/// seconds, and how often it slept and was woken), as JSON.
+fn linux_thread_usage() -> serde_json::Value {
+    match *linux_end::LAST_USAGE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        Some([user, system, voluntary, involuntary]) => json!({
+            "user_seconds": user,
+            "system_seconds": system,
+            "voluntary_switches": voluntary,
+            "involuntary_switches": involuntary,
+        }),
+        None => serde_json::Value::Null,
+    }
 }
