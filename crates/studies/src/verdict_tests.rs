@@ -212,6 +212,33 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
         f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is window and flow control at 4.00 ± 0 %"),
         "{f}"
     );
+    // A share of zero is not "the largest" of anything: with every ranked
+    // candidate at 0 the finding says so; with one above 0 it is named.
+    let ranked = |name: &'static str, score: f64| Bottleneck {
+        name,
+        score: Some(score),
+        ci: 0.0,
+        trials: 5,
+        standing: Standing::Ranked,
+        evidence: format!("{name} measured {score}"),
+        imposed: None,
+    };
+    let zero = closing_finding(&[
+        ranked("window and flow control", 0.0),
+        ranked("the scheduler", 0.0),
+    ]);
+    assert_eq!(
+        zero,
+        "No candidate accounts for 10% or more in this run, so none is named its bottleneck; every candidate ranked measured 0 (window and flow control, the scheduler). window and flow control: window and flow control measured 0."
+    );
+    let one = closing_finding(&[
+        ranked("window and flow control", 0.02),
+        ranked("the scheduler", 0.0),
+    ]);
+    assert!(
+        one.contains("; the largest is window and flow control at 2.00 ± 0 %"),
+        "{one}"
+    );
     let big = verdict(&window_run(stream(), 0.25, serde_json::Value::Null));
     assert!(closing_finding(&big)
         .starts_with("The first bottleneck in this run is window and flow control, the only candidate ranked: 25.0 ± 0 %"), "{}", closing_finding(&big));

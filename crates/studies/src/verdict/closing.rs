@@ -77,6 +77,19 @@ pub fn closing_finding(v: &[Bottleneck]) -> String {
         let score = top.score.unwrap_or(0.0);
         return if score >= MIN_SCORE {
             top_two(top, ranked.next())
+        } else if score <= 0.0 {
+            // Nothing measured above zero: no candidate is "the largest".
+            let zeros: Vec<&str> = std::iter::once(top.name)
+                .chain(ranked.map(|b| b.name))
+                .collect();
+            format!(
+                "No candidate accounts for {:.0}% or more in this run, so none is named its \
+                 bottleneck; every candidate ranked measured 0 ({}). {}: {}.",
+                MIN_SCORE * 100.0,
+                zeros.join(", "),
+                top.name,
+                top.evidence
+            )
         } else {
             format!(
                 "No candidate accounts for {:.0}% or more in this run, so none is named its \
