@@ -153,11 +153,8 @@ pub fn thread_usage() -> [f64; 4] {
     ]
 }
 
+/// The calling thread's CPU seconds so far (user + system).
 pub fn thread_cpu_seconds() -> f64 {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let Ok(usage) = getrusage(UsageWho::RUSAGE_THREAD) else {
-        return f64::NAN;
-    };
-    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
-    secs(usage.user_time()) + secs(usage.system_time())
+    let [user, system, ..] = thread_usage();
+    user + system
 }

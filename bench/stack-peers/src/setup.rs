@@ -92,7 +92,6 @@ pub struct Stopwatch<'a> {
     setup: &'a Setup,
     packets: LinkPackets,
     wall: Instant,
-    cpu: f64,
     usage: [f64; 4],
 }
 
@@ -104,7 +103,6 @@ impl Stopwatch<'_> {
             setup,
             packets,
             wall: Instant::now(),
-            cpu: crate::netns::thread_cpu_seconds(),
             usage: crate::netns::thread_usage(),
         }
     }
@@ -112,12 +110,12 @@ impl Stopwatch<'_> {
     /// The interval since `start` (the counters read last, outside it).
     pub fn stop(&self) -> Timed {
         let seconds = self.wall.elapsed().as_secs_f64();
-        let cpu_seconds = crate::netns::thread_cpu_seconds() - self.cpu;
         let now = crate::netns::thread_usage();
+        let usage: [f64; 4] = std::array::from_fn(|i| now[i] - self.usage[i]);
         Timed {
-            usage: std::array::from_fn(|i| now[i] - self.usage[i]),
+            usage,
             seconds,
-            cpu_seconds,
+            cpu_seconds: usage[0] + usage[1],
             packets: self.setup.tun_packets().since(self.packets),
             account: None,
         }
