@@ -41,10 +41,13 @@ impl TcpSockets {
         for (tuple, segment) in &outbox {
             let local = v4(tuple.local);
             let remote = v4(tuple.remote);
-            let mut repr = segment.repr();
-            // A payload left in the send buffer is copied from the ring
-            // into the frame: what an ACK since acknowledged is not sent.
-            let mut parts: [&[u8]; 2] = [&[], &[]];
+            // The header as queued (its payload field empty), emitted with
+            // the payload from `parts`: its own bytes, or, for a payload
+            // left in the send buffer, the ring's slices. What an ACK since
+            // acknowledged is not sent: the header then starts later.
+            let mut parts: [&[u8]; 2] = [&segment.payload, &[]];
+            let mut moved;
+            let mut repr = &segment.header;
             if segment.in_send_buffer > 0 {
                 let Some(in_place) = self
                     .connection_on(tuple)
@@ -52,10 +55,14 @@ impl TcpSockets {
                 else {
                     continue;
                 };
-                repr.seq_number = in_place.seq;
+                if in_place.seq != repr.seq_number {
+                    moved = repr.clone();
+                    moved.seq_number = in_place.seq;
+                    repr = &moved;
+                }
                 parts = in_place.parts;
             }
-            let payload_len = repr.payload.len() + parts[0].len() + parts[1].len();
+            let payload_len = parts[0].len() + parts[1].len();
             let segment_size = self.wire_segment_size(tuple, payload_len);
             let sent_one = iface.send_ip_cut(
                 device,
@@ -67,12 +74,13 @@ impl TcpSockets {
                 segment_size,
                 |ip, out| {
                     let mut packet = TcpPacket::new_unchecked(out);
-                    let (src, dst) = (ip.src_addr, ip.dst_addr);
-                    if segment.in_send_buffer > 0 {
-                        repr.emit_with_payload_parts(&mut packet, src, dst, method, parts)
-                    } else {
-                        repr.emit(&mut packet, src, dst, method)
-                    }
+                    repr.emit_with_payload_parts(
+                        &mut packet,
+                        ip.src_addr,
+                        ip.dst_addr,
+                        method,
+                        parts,
+                    )
                 },
             );
             match sent_one {

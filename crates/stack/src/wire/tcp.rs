@@ -640,6 +640,7 @@ impl<'a> TcpRepr<'a> {
         method: ChecksumMethod,
         parts: [&[u8]; 2],
     ) {
+        let _b = crate::account::enter(crate::account::Block::TcpOutput);
         assert!(self.payload.is_empty(), "the payload comes from parts");
         let payload_len = parts[0].len() + parts[1].len();
         assert_eq!(
@@ -678,15 +679,17 @@ impl<'a> TcpRepr<'a> {
         sum = checksum::combine(sum, method.sum(&packet.data()[..header_len]));
         let (first, second) = packet.payload_mut().split_at_mut(parts[0].len());
         sum = checksum::combine(sum, method.copy_and_sum(first, parts[0]));
-        let second_sum = method.copy_and_sum(second, parts[1]);
-        sum = checksum::combine(
-            sum,
-            if parts[0].len() % 2 == 1 {
-                checksum::at_odd_offset(second_sum)
-            } else {
-                second_sum
-            },
-        );
+        if !parts[1].is_empty() {
+            let second_sum = method.copy_and_sum(second, parts[1]);
+            sum = checksum::combine(
+                sum,
+                if parts[0].len() % 2 == 1 {
+                    checksum::at_odd_offset(second_sum)
+                } else {
+                    second_sum
+                },
+            );
+        }
         packet.set_checksum(checksum::finish(sum));
     }
 
