@@ -115,11 +115,22 @@ impl<D: Device> Stack<D> {
 
     /// One round at `now`: reads up to the interface's budget of frames,
     /// runs due timers, sends what is queued. Returns how many frames were
-    /// read.
+    /// read. The frames the round sends are written back to back as its
+    /// batch fills and at its end (`InterfaceConfig::tx_batch`), so none
+    /// is left held when it returns, even when it fails.
     pub fn poll(&mut self, now: Instant) -> Result<usize, IfaceError> {
         // A round of the accountant's sampling: this poll and the
         // application's work until the next.
         account::round();
+        self.iface.begin_round();
+        let result = self.round(now);
+        let written = self.iface.end_round(&mut self.device);
+        let read = result?;
+        written?;
+        Ok(read)
+    }
+
+    fn round(&mut self, now: Instant) -> Result<usize, IfaceError> {
         let mut transports = Transports {
             udp: &mut self.udp,
             tcp: &mut self.tcp,

@@ -54,6 +54,13 @@ pub struct InterfaceConfig {
     pub fragment_output: bool,
     /// Whether and how fast ICMP errors are sent.
     pub icmp_errors: super::icmp_error::IcmpErrorConfig,
+    /// Frames held within one round of the stack (`Stack::poll`) and
+    /// written back to back when this many are waiting or the round ends
+    /// (0 or 1: each is written as soon as it is built). Written one at a
+    /// time, frames reach Linux spaced by the stack's work on the next;
+    /// back to back, they find its reader still busy with the first. See
+    /// `tx_batch.rs`.
+    pub tx_batch: usize,
 }
 
 impl InterfaceConfig {
@@ -73,9 +80,14 @@ impl InterfaceConfig {
             poll_budget: 64,
             fragment_output: true,
             icmp_errors: super::icmp_error::IcmpErrorConfig::default(),
+            tx_batch: DEFAULT_TX_BATCH,
         }
     }
 }
+
+/// The frames a round holds back at most by default (32 full-sized
+/// frames: 48 KB).
+pub const DEFAULT_TX_BATCH: usize = 32;
 
 /// The largest frame that carries headers only, for the poll budget: a
 /// virtio-net header (12), Ethernet (14), IPv4 with no options (20) and
@@ -141,6 +153,7 @@ pub struct Interface {
     pub(super) counters: InterfaceCounters,
     pub(super) rx_buffer: Vec<u8>,
     pub(super) tx_buffer: Vec<u8>,
+    pub(super) tx_batch: super::tx_batch::TxBatch,
 }
 
 impl std::fmt::Debug for Interface {
@@ -178,6 +191,7 @@ impl Interface {
             counters: InterfaceCounters::default(),
             rx_buffer: Vec::new(),
             tx_buffer: Vec::new(),
+            tx_batch: super::tx_batch::TxBatch::new(config.tx_batch),
         };
         for cidr in config.addresses {
             iface.add_address(cidr);

@@ -15,6 +15,8 @@
 //!   verified) and written on output (partial checksums, TSO);
 //! - `fragment_out`: datagrams over the MTU sent in fragments (UDP; DF
 //!   respected when the switch is off);
+//! - `tx_batch`: frames held within a round of the stack and written
+//!   back to back at its end (`InterfaceConfig::tx_batch`);
 //! - [`icmp_error`]: destination unreachable out (port, protocol; rate
 //!   limited) and in (to the transport, as [`icmp_error::IcmpError`]).
 
@@ -28,6 +30,7 @@ pub mod interface;
 pub mod offload;
 mod output;
 pub mod route;
+mod tx_batch;
 pub mod udp;
 pub mod upper;
 

@@ -140,14 +140,26 @@ impl Interface {
         } else {
             0
         };
-        let mut frames = std::mem::take(&mut self.tx_buffer);
-        // Every byte is written below (the virtio-net, Ethernet and IPv4
-        // headers here, the payload by `emit`): only growth is zeroed.
         let len = vnet + link + ip_len;
-        frames.resize(len + FRAME_ALIGN, 0);
-        // The frame starts on a cache line: the kernel's copy of it (a
-        // TUN write) ran at half speed from wherever malloc put the Vec.
-        let start = frames.as_ptr().align_offset(FRAME_ALIGN).min(FRAME_ALIGN);
+        // On a TUN, a frame the round holds back is built where it waits
+        // (no copy); otherwise in the interface's own buffer.
+        let in_batch = self.medium == Medium::Ip && self.tx_batch.holds(len);
+        if in_batch && self.tx_batch.full_for(len) {
+            self.write_held(device)?;
+        }
+        let (mut frames, start) = if in_batch {
+            self.tx_batch.take_slot(len)
+        } else {
+            let mut frames = std::mem::take(&mut self.tx_buffer);
+            // Every byte is written below (the virtio-net, Ethernet and
+            // IPv4 headers here, the payload by `emit`): only growth is
+            // zeroed.
+            frames.resize(len + FRAME_ALIGN, 0);
+            // The frame starts on a cache line: the kernel's copy of it (a
+            // TUN write) ran at half speed from wherever malloc put the Vec.
+            let start = frames.as_ptr().align_offset(FRAME_ALIGN).min(FRAME_ALIGN);
+            (frames, start)
+        };
         let buffer = &mut frames[start..start + len];
         let ip_start = vnet + link;
         repr.emit(
@@ -173,6 +185,10 @@ impl Interface {
             }
         }
         self.next_ident = self.next_ident.wrapping_add(idents);
+        if in_batch {
+            self.tx_batch.commit(frames, len);
+            return Ok(SendOutcome::Sent);
+        }
         let result = match self.medium {
             Medium::Ip => self.transmit(device, buffer).map(|()| SendOutcome::Sent),
             Medium::Ethernet => {
@@ -309,6 +325,19 @@ impl Interface {
         frame: &[u8],
     ) -> Result<(), IfaceError> {
         let _b = crate::account::enter(crate::account::Block::DeviceSend);
+        if self.tx_batch.holds(frame.len()) {
+            if self.tx_batch.full_for(frame.len()) {
+                self.write_held(device)?;
+            }
+            self.tx_batch.push(frame);
+            return Ok(());
+        }
+        self.write_frame(device, frame)
+    }
+
+    /// Writes one frame to the device and counts it; a frame the device
+    /// refuses (full queue, too long) is counted as dropped.
+    fn write_frame(&mut self, device: &mut dyn Device, frame: &[u8]) -> Result<(), IfaceError> {
         match device.transmit(frame) {
             Ok(()) => {
                 crate::account::frame_out(frame.len());
@@ -322,6 +351,32 @@ impl Interface {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Writes the frames held back, in order. A device failure stops
+    /// the writing; the frames after it are lost (TCP retransmits).
+    fn write_held(&mut self, device: &mut dyn Device) -> Result<(), IfaceError> {
+        let mut batch = std::mem::take(&mut self.tx_batch);
+        let result = batch.drain(|frame| self.write_frame(device, frame));
+        self.tx_batch = batch;
+        result
+    }
+
+    /// From now until [`Interface::end_round`], frames are held back
+    /// (up to `InterfaceConfig::tx_batch` at a time) instead of written
+    /// as each is built.
+    pub fn begin_round(&mut self) {
+        self.tx_batch.open();
+    }
+
+    /// Writes the frames held back and stops holding them.
+    pub fn end_round(&mut self, device: &mut dyn Device) -> Result<(), IfaceError> {
+        self.tx_batch.close();
+        if self.tx_batch.len() == 0 {
+            return Ok(());
+        }
+        let _b = crate::account::enter(crate::account::Block::DeviceSend);
+        self.write_held(device)
     }
 }
 
