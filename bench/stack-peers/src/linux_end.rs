@@ -47,17 +47,48 @@ pub fn connect(to: SocketAddrV4, buffer: usize) -> Result<TcpStream> {
 /// voluntary (slept, so woken again) and involuntary context switches.
 pub static LAST_USAGE: std::sync::Mutex<Option<[f64; 4]>> = std::sync::Mutex::new(None);
 
-/// Keeps the calling thread's usage since `before` as [`LAST_USAGE`].
-fn keep_usage(before: [f64; 4]) {
+/// The last transfer's changes in Linux's `TcpExt` counters, those that
+/// moved: how Linux took the user-space end's segments.
+pub static LAST_TCP_EXT: std::sync::Mutex<Option<std::collections::BTreeMap<String, i64>>> =
+    std::sync::Mutex::new(None);
+
+/// What the calling thread has used and what Linux's TCP has counted,
+/// at the start of a transfer.
+struct Before {
+    usage: [f64; 4],
+    tcp_ext: std::collections::BTreeMap<String, i64>,
+}
+
+impl Before {
+    fn now() -> Before {
+        Before {
+            usage: crate::netns::thread_usage(),
+            tcp_ext: crate::netns::tcp_ext_counters(),
+        }
+    }
+}
+
+/// Keeps the calling thread's usage since `before` as [`LAST_USAGE`],
+/// and the counters that moved as [`LAST_TCP_EXT`].
+fn keep_usage(before: Before) {
     let now = crate::netns::thread_usage();
     *LAST_USAGE.lock().unwrap_or_else(|e| e.into_inner()) =
-        Some(std::array::from_fn(|i| now[i] - before[i]));
+        Some(std::array::from_fn(|i| now[i] - before.usage[i]));
+    let moved = crate::netns::tcp_ext_counters()
+        .into_iter()
+        .map(|(k, v)| {
+            let d = v - before.tcp_ext.get(&k).copied().unwrap_or(0);
+            (k, d)
+        })
+        .filter(|&(_, d)| d != 0)
+        .collect();
+    *LAST_TCP_EXT.lock().unwrap_or_else(|e| e.into_inner()) = Some(moved);
 }
 
 /// Writes `bytes` then shuts down writing and waits for the peer's FIN.
 /// Returns the seconds from first write to the peer's FIN.
 pub fn send_all(mut s: TcpStream, bytes: u64) -> Result<f64> {
-    let usage = crate::netns::thread_usage();
+    let usage = Before::now();
     let start = Instant::now();
     let chunk = vec![0x5au8; 64 * 1024];
     let mut sent = 0u64;
@@ -76,7 +107,7 @@ pub fn send_all(mut s: TcpStream, bytes: u64) -> Result<f64> {
 /// Reads to EOF; returns the bytes read and the seconds from the first
 /// byte to EOF.
 pub fn receive_all(mut s: TcpStream) -> Result<(u64, f64)> {
-    let usage = crate::netns::thread_usage();
+    let usage = Before::now();
     let mut buf = vec![0u8; 256 * 1024];
     let mut got = 0u64;
     let mut start = None;

@@ -61,6 +61,10 @@ enum Command {
         /// per batch read (the stack's switch, for before/after figures).
         #[arg(long)]
         ack_each: bool,
+        /// tcplab: frames held within a round and written back to back
+        /// (the interface's `tx_batch`; 1: each written as it is built).
+        #[arg(long, default_value_t = stack::iface::interface::DEFAULT_TX_BATCH)]
+        tx_batch: usize,
         /// tcplab: block-cost accounting on the stack's thread: `off`,
         /// `on` (every bracket timed) or `sample:N` (one round, a poll
         /// and the work after it, in N).
@@ -152,6 +156,7 @@ fn parse_account(s: &str) -> Result<Account, String> {
 fn user_setup(ns: &Netns, buffer: usize) -> Setup {
     Setup {
         ack_per_batch: true,
+        tx_batch: stack::iface::interface::DEFAULT_TX_BATCH,
         offload: false,
         account: None,
         cc: Cc::Reno,
@@ -175,6 +180,7 @@ fn gbit(bytes: u64, seconds: f64) -> f64 {
 /// How the user-space end of a stream runs (ignored for kernel-veth).
 struct EndOptions {
     ack_each: bool,
+    tx_batch: usize,
     offload: bool,
     account: Account,
     cc: Cc,
@@ -193,6 +199,7 @@ fn stream(
     let ns = Netns::new("stream")?;
     let mut setup = user_setup(&ns, buffer);
     setup.ack_per_batch = !end.ack_each;
+    setup.tx_batch = end.tx_batch;
     setup.offload = end.offload;
     setup.account = end.account.0;
     setup.cc = end.cc;
@@ -246,6 +253,7 @@ fn stream(
         "buffer": buffer,
         "mss": setup::MSS,
         "ack_per_batch": setup.ack_per_batch,
+        "tx_batch": setup.tx_batch,
         "cc": setup.cc.name(),
         "offload": setup.offload,
         "seconds": timed.seconds,
@@ -259,8 +267,11 @@ fn stream(
         "system_seconds": timed.usage[1],
         "voluntary_switches": timed.usage[2],
         "involuntary_switches": timed.usage[3],
+        "read_syscalls": timed.syscalls[0],
+        "write_syscalls": timed.syscalls[1],
         "linux_seconds": linux_seconds,
         "linux_thread": linux_thread_usage(),
+        "linux_tcp_ext": linux_end::LAST_TCP_EXT.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         "account": timed.account,
     }))
 }
@@ -400,6 +411,7 @@ fn main() -> Result<()> {
             buffer,
             offload,
             ack_each,
+            tx_batch,
             account,
             fifo,
             cc,
@@ -417,6 +429,7 @@ fn main() -> Result<()> {
                 buffer,
                 EndOptions {
                     ack_each,
+                    tx_batch,
                     offload,
                     account,
                     cc,

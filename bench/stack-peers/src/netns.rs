@@ -136,7 +136,6 @@ pub fn run(cmd: &str, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// CPU seconds (user + system) the calling thread has used.
 /// The calling thread's user and system CPU seconds and its voluntary
 /// (slept) and involuntary (preempted) context switches so far.
 pub fn thread_usage() -> [f64; 4] {
@@ -157,4 +156,33 @@ pub fn thread_usage() -> [f64; 4] {
 pub fn thread_cpu_seconds() -> f64 {
     let [user, system, ..] = thread_usage();
     user + system
+}
+
+/// Linux's TCP extended counters (`TcpExt` in `/proc/net/netstat`) in
+/// the calling thread's namespace: how Linux's end took our segments
+/// (header-predicted or not, coalesced into the backlog, delayed ACKs…).
+pub fn tcp_ext_counters() -> std::collections::BTreeMap<String, i64> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat").unwrap_or_default();
+    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
+        return Default::default();
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .skip(1)
+        .filter_map(|(n, v)| Some((n.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// The calling thread's read and write system calls so far (`syscr` and
+/// `syscw` of `/proc/thread-self/io`; zeros where it cannot be read).
+pub fn thread_syscalls() -> [u64; 2] {
+    let text = std::fs::read_to_string("/proc/thread-self/io").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    [field("syscr:"), field("syscw:")]
 }

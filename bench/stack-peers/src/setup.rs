@@ -26,6 +26,8 @@ pub struct Setup {
     pub buffer: usize,
     /// tcplab only: answer a batch of in-order segments with one ACK.
     pub ack_per_batch: bool,
+    /// tcplab only: frames a round holds back and writes back to back.
+    pub tx_batch: usize,
     /// tcplab only: the TUN with virtio-net-header offloads (TSO4, CSUM).
     pub offload: bool,
     /// tcplab only: block-cost accounting on the stack's thread over the
@@ -85,6 +87,9 @@ pub struct Timed {
     /// The thread's user seconds, system seconds, voluntary and
     /// involuntary context switches over the interval.
     pub usage: [f64; 4],
+    /// The thread's read and write system calls over the interval (each
+    /// read of a frame or of nothing, `EAGAIN`; each frame written).
+    pub syscalls: [u64; 2],
 }
 
 /// Starts a measured interval.
@@ -93,6 +98,7 @@ pub struct Stopwatch<'a> {
     packets: LinkPackets,
     wall: Instant,
     usage: [f64; 4],
+    syscalls: [u64; 2],
 }
 
 impl Stopwatch<'_> {
@@ -104,6 +110,7 @@ impl Stopwatch<'_> {
             packets,
             wall: Instant::now(),
             usage: crate::netns::thread_usage(),
+            syscalls: crate::netns::thread_syscalls(),
         }
     }
 
@@ -112,7 +119,9 @@ impl Stopwatch<'_> {
         let seconds = self.wall.elapsed().as_secs_f64();
         let now = crate::netns::thread_usage();
         let usage: [f64; 4] = std::array::from_fn(|i| now[i] - self.usage[i]);
+        let calls = crate::netns::thread_syscalls();
         Timed {
+            syscalls: std::array::from_fn(|i| calls[i] - self.syscalls[i]),
             usage,
             seconds,
             cpu_seconds: usage[0] + usage[1],

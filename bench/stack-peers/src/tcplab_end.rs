@@ -35,7 +35,10 @@ fn open(setup: &Setup) -> Result<Stack<TunTap>> {
     let device = TunTap::open(&TunConfig::new(TUN_NAME, kind)).context("opening the TUN")?;
     setup.configure_tun()?;
     let cidr = Ipv4Cidr::new(Ipv4Address::from(setup.ours), 24).context("our address")?;
-    let iface = InterfaceConfig::new(Medium::Ip, cidr);
+    let iface = InterfaceConfig {
+        tx_batch: setup.tx_batch,
+        ..InterfaceConfig::new(Medium::Ip, cidr)
+    };
     let tcp = TcpConfig {
         mss: MSS,
         send_buffer: setup.buffer,
