@@ -52,7 +52,9 @@ fn transfer(batch: usize, bytes: usize) -> Transfer {
         .tcp
         .connect(SENDER, SocketAddrV4::new(RECEIVER, 5001), clock.now())
         .unwrap();
-    let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8 ^ (i >> 10) as u8).collect();
+    let data: Vec<u8> = (0..bytes)
+        .map(|i| (i % 251) as u8 ^ (i >> 10) as u8)
+        .collect();
     let mut out = Transfer {
         frames: Vec::new(),
         most_in_one_poll: 0,
