@@ -9,6 +9,7 @@ use crate::tcp::isn::FourTuple;
 use crate::tcp::tcb::Connection;
 use crate::time::Instant;
 use crate::wire::{IpProtocol, Ipv4Address, TcpPacket};
+use std::borrow::Cow;
 use std::net::{SocketAddr, SocketAddrV4};
 
 /// Spare payload buffers kept: about a flush's worth of segments.
@@ -46,8 +47,7 @@ impl TcpSockets {
             // left in the send buffer, the ring's slices. What an ACK since
             // acknowledged is not sent: the header then starts later.
             let mut parts: [&[u8]; 2] = [&segment.payload, &[]];
-            let mut moved;
-            let mut repr = &segment.header;
+            let mut repr = Cow::Borrowed(&segment.header);
             if segment.in_send_buffer > 0 {
                 let Some(in_place) = self
                     .connection_on(tuple)
@@ -56,9 +56,7 @@ impl TcpSockets {
                     continue;
                 };
                 if in_place.seq != repr.seq_number {
-                    moved = repr.clone();
-                    moved.seq_number = in_place.seq;
-                    repr = &moved;
+                    repr.to_mut().seq_number = in_place.seq;
                 }
                 parts = in_place.parts;
             }
