@@ -3,7 +3,8 @@
 //! clock move the same data with batches of 32 frames and with none, and
 //! the sender's frames are the same bytes in the same order; every frame
 //! a round built is on the device when `poll` returns, a window of more
-//! than one batch included.
+//! than one batch included; and a frame too big to hold (an offload
+//! TUN's 64 KB super-packet) does not overtake the frames held before it.
 
 use stack::iface::InterfaceConfig;
 use stack::phy::loopback::Loopback;
@@ -123,4 +124,49 @@ fn batched_frames_are_the_same_frames_in_the_same_order_all_out_by_the_end_of_ea
         "the sender's frames differ with batching"
     );
     assert_eq!(batched.most_in_one_poll, unbatched.most_in_one_poll);
+}
+
+#[test]
+fn a_frame_too_big_to_hold_leaves_after_the_frames_held_before_it() {
+    use stack::iface::Interface;
+    use stack::wire::IpProtocol;
+    let cidr = Ipv4Cidr::new(Ipv4Address::from(SENDER), 24).unwrap();
+    let mut iface = Interface::new(InterfaceConfig::new(Medium::Ip, cidr));
+    // The offload TUN's device: super-packets of up to 64 KB.
+    let mut device = Loopback::with_offloads(Medium::Ip, 1500);
+    let (now, dst) = (Instant(0), Ipv4Address::from(RECEIVER));
+    iface.begin_round();
+    iface
+        .send_ip(&mut device, now, dst, IpProtocol::Udp, 8, |_, out| {
+            out.copy_from_slice(&[0x13, 0x89, 0x13, 0x89, 0, 8, 0, 0])
+        })
+        .unwrap();
+    assert!(device.outbound.is_empty(), "the datagram is held");
+    // A TCP super-segment whose frame (virtio-net header and 65,535-byte
+    // IP packet) is over the 64 KB a batch holds.
+    let tcp_len = 65_535 - 20;
+    iface
+        .send_ip_cut(
+            &mut device,
+            now,
+            None,
+            dst,
+            IpProtocol::Tcp,
+            tcp_len,
+            Some(1448),
+            |_, out| {
+                out.fill(0);
+                out[12] = 5 << 4; // a 20-byte TCP header
+            },
+        )
+        .unwrap();
+    let lens: Vec<usize> = device.outbound.iter().map(Vec::len).collect();
+    let vnet = lens[0] - (20 + 8);
+    assert_eq!(
+        lens,
+        vec![vnet + 20 + 8, vnet + 65_535],
+        "the held datagram first, then the super-packet"
+    );
+    iface.end_round(&mut device).unwrap();
+    assert_eq!(device.outbound.len(), 2, "nothing else was held");
 }

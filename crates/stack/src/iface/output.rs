@@ -143,10 +143,7 @@ impl Interface {
         let len = vnet + link + ip_len;
         // On a TUN, a frame the round holds back is built where it waits
         // (no copy); otherwise in the interface's own buffer.
-        let in_batch = self.medium == Medium::Ip && self.tx_batch.holds(len);
-        if in_batch && self.tx_batch.full_for(len) {
-            self.write_held(device)?;
-        }
+        let in_batch = self.medium == Medium::Ip && self.batch_room(device, len)?;
         let (mut frames, start) = if in_batch {
             self.tx_batch.take_slot(len)
         } else {
@@ -325,14 +322,27 @@ impl Interface {
         frame: &[u8],
     ) -> Result<(), IfaceError> {
         let _b = crate::account::enter(crate::account::Block::DeviceSend);
-        if self.tx_batch.holds(frame.len()) {
-            if self.tx_batch.full_for(frame.len()) {
-                self.write_held(device)?;
-            }
+        if self.batch_room(device, frame.len())? {
             self.tx_batch.push(frame);
             return Ok(());
         }
         self.write_frame(device, frame)
+    }
+
+    /// Whether a frame of `len` bytes joins the round's held frames. A
+    /// full batch is written first to make room; a frame too big to hold
+    /// goes out after the held ones, so frames always leave in order.
+    fn batch_room(&mut self, device: &mut dyn Device, len: usize) -> Result<bool, IfaceError> {
+        if self.tx_batch.holds(len) {
+            if self.tx_batch.full_for(len) {
+                self.write_held(device)?;
+            }
+            return Ok(true);
+        }
+        if self.tx_batch.len() > 0 {
+            self.write_held(device)?;
+        }
+        Ok(false)
     }
 
     /// Writes one frame to the device and counts it; a frame the device
