@@ -65,6 +65,11 @@ enum Command {
         /// (the interface's `tx_batch`; 1: each written as it is built).
         #[arg(long, default_value_t = stack::iface::interface::DEFAULT_TX_BATCH)]
         tx_batch: usize,
+        /// tcplab: frames with a payload read per round at most (the
+        /// interface's `poll_budget`; a receiver answers each round with
+        /// one ACK).
+        #[arg(long, default_value_t = stack::iface::interface::DEFAULT_POLL_BUDGET)]
+        poll_budget: usize,
         /// tcplab: block-cost accounting on the stack's thread: `off`,
         /// `on` (every bracket timed) or `sample:N` (one round, a poll
         /// and the work after it, in N).
@@ -157,6 +162,7 @@ fn user_setup(ns: &Netns, buffer: usize) -> Setup {
     Setup {
         ack_per_batch: true,
         tx_batch: stack::iface::interface::DEFAULT_TX_BATCH,
+        poll_budget: stack::iface::interface::DEFAULT_POLL_BUDGET,
         offload: false,
         account: None,
         cc: Cc::Reno,
@@ -181,6 +187,7 @@ fn gbit(bytes: u64, seconds: f64) -> f64 {
 struct EndOptions {
     ack_each: bool,
     tx_batch: usize,
+    poll_budget: usize,
     offload: bool,
     account: Account,
     cc: Cc,
@@ -200,6 +207,7 @@ fn stream(
     let mut setup = user_setup(&ns, buffer);
     setup.ack_per_batch = !end.ack_each;
     setup.tx_batch = end.tx_batch;
+    setup.poll_budget = end.poll_budget;
     setup.offload = end.offload;
     setup.account = end.account.0;
     setup.cc = end.cc;
@@ -254,6 +262,7 @@ fn stream(
         "mss": setup::MSS,
         "ack_per_batch": setup.ack_per_batch,
         "tx_batch": setup.tx_batch,
+        "poll_budget": setup.poll_budget,
         "cc": setup.cc.name(),
         "offload": setup.offload,
         "seconds": timed.seconds,
@@ -412,6 +421,7 @@ fn main() -> Result<()> {
             offload,
             ack_each,
             tx_batch,
+            poll_budget,
             account,
             fifo,
             cc,
@@ -430,6 +440,7 @@ fn main() -> Result<()> {
                 EndOptions {
                     ack_each,
                     tx_batch,
+                    poll_budget,
                     offload,
                     account,
                     cc,

@@ -28,6 +28,8 @@ pub struct Setup {
     pub ack_per_batch: bool,
     /// tcplab only: frames a round holds back and writes back to back.
     pub tx_batch: usize,
+    /// tcplab only: frames with a payload read per round at most.
+    pub poll_budget: usize,
     /// tcplab only: the TUN with virtio-net-header offloads (TSO4, CSUM).
     pub offload: bool,
     /// tcplab only: block-cost accounting on the stack's thread over the

@@ -37,6 +37,7 @@ fn open(setup: &Setup) -> Result<Stack<TunTap>> {
     let cidr = Ipv4Cidr::new(Ipv4Address::from(setup.ours), 24).context("our address")?;
     let iface = InterfaceConfig {
         tx_batch: setup.tx_batch,
+        poll_budget: setup.poll_budget,
         ..InterfaceConfig::new(Medium::Ip, cidr)
     };
     let tcp = TcpConfig {
