@@ -143,7 +143,8 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -175,9 +176,9 @@ fn main() {
     };
     println!(
         "segment_cost: {bytes} bytes × {rounds} rounds; median ns per data segment: sender {:.1} (range {}), receiver {:.1} (range {})",
-        median(sender.clone()),
+        median(&sender),
         spread(&sender),
-        median(receiver.clone()),
+        median(&receiver),
         spread(&receiver)
     );
 }

@@ -321,8 +321,8 @@ impl Interface {
         device: &mut dyn Device,
         frame: &[u8],
     ) -> Result<(), IfaceError> {
-        let _b = crate::account::enter(crate::account::Block::DeviceSend);
         if self.batch_room(device, frame.len())? {
+            let _b = crate::account::enter(crate::account::Block::DeviceSend);
             self.tx_batch.push(frame);
             return Ok(());
         }
@@ -346,8 +346,11 @@ impl Interface {
     }
 
     /// Writes one frame to the device and counts it; a frame the device
-    /// refuses (full queue, too long) is counted as dropped.
+    /// refuses (full queue, too long) is counted as dropped. Accounted as
+    /// device send wherever the write happens (as built, or when a full
+    /// batch or the round's end lets the held frames go).
     fn write_frame(&mut self, device: &mut dyn Device, frame: &[u8]) -> Result<(), IfaceError> {
+        let _b = crate::account::enter(crate::account::Block::DeviceSend);
         match device.transmit(frame) {
             Ok(()) => {
                 crate::account::frame_out(frame.len());
@@ -385,7 +388,6 @@ impl Interface {
         if self.tx_batch.len() == 0 {
             return Ok(());
         }
-        let _b = crate::account::enter(crate::account::Block::DeviceSend);
         self.write_held(device)
     }
 }
