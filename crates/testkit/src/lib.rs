@@ -1,0 +1,25 @@
+//! What every tcplab test crate shares to stay honest.
+//!
+//! - [`skip`]: the one way a test says it cannot run here. A skip is for a
+//!   missing precondition only (not root, no kernel feature, no tool); it
+//!   is printed past the test harness's capture and recorded, and under
+//!   `TCPLAB_REQUIRE_ALL=1` (CI) it fails the test, naming what is missing.
+//!   An error while setting up is never a skip: the test fails with it.
+//! - [`serial`]: one lock shared by every test binary, held by the tests
+//!   that time real transfers, so two of them never measure each other.
+//! - [`contention`]: how much of the host's CPU others (other processes,
+//!   the hypervisor) took while a measurement ran.
+//! - [`quiet`]: a measurement repeated until it ran quietly enough, and a
+//!   failure naming the contention when it never did.
+//!
+//! A dev-dependency only: no tcplab library or binary links it.
+
+pub mod contention;
+pub mod quiet;
+pub mod serial;
+pub mod skip;
+
+pub use contention::{Contention, Window};
+pub use quiet::{until_quiet, Quiet, QuietLimits};
+pub use serial::{timing_lock, TimingLock};
+pub use skip::{is_root, need, need_path, need_root, need_tool, require_all, skip};
