@@ -270,6 +270,15 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
     if body.trim_ascii_start().first() != Some(&b'{') {
         return Err(serde_json::Error::custom("a message must be a JSON object"));
     }
+    // JSON is UTF-8 (RFC 8259 §8.1). serde_json skips an unknown field's
+    // string without checking its bytes, so a payload whose only invalid
+    // UTF-8 sat in a field this parser ignores was taken, where the
+    // derived Deserialize refuses it: check the whole payload first.
+    if let Err(e) = std::str::from_utf8(body) {
+        return Err(serde_json::Error::custom(format!(
+            "a message must be UTF-8: {e}"
+        )));
+    }
     let tag: Tag = from_slice(body)?;
     Ok(match tag.kind.as_ref() {
         "hello" => Message::Hello {
@@ -342,6 +351,33 @@ mod tests {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
             self.largest_buffer = self.largest_buffer.max(buf.len());
             self.data.read(buf)
+        }
+    }
+
+    /// Found by `proto_fuzz`: a `check` whose only invalid UTF-8 is in a
+    /// field the parser skips was taken; serde refuses it, and so must
+    /// the parser (a recoverable `Malformed`), while the same message
+    /// with that byte valid is still taken.
+    #[test]
+    fn invalid_utf8_in_an_unknown_field_is_malformed() {
+        let good = br#"{"type":"hello","client":"c","x":"kernel"}"#.to_vec();
+        assert!(matches!(
+            parse_payload(&good),
+            Ok(Message::Hello { client }) if client == "c"
+        ));
+        let mut bad = good.clone();
+        let at = bad.windows(6).position(|w| w == b"kernel").unwrap();
+        bad[at] = 0x80;
+        assert!(serde_json::from_slice::<Message>(&bad).is_err());
+        let e = parse_payload(&bad).unwrap_err().to_string();
+        assert!(e.contains("must be UTF-8"), "{e}");
+        let mut frame = Vec::from(MAGIC);
+        frame.extend_from_slice(&VERSION.to_be_bytes());
+        frame.extend_from_slice(&(bad.len() as u32).to_be_bytes());
+        frame.extend_from_slice(&bad);
+        match read_message(&mut frame.as_slice()) {
+            Err(e @ FrameError::Malformed(_)) => assert!(e.recoverable(), "{e}"),
+            other => panic!("expected a recoverable Malformed, got {other:?}"),
         }
     }
 
