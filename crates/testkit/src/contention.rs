@@ -117,6 +117,11 @@ pub fn cpu_count() -> f64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }
 
+/// Ticks of contention a window may show whatever its length: the
+/// counters' own resolution (a tick read early at one end and late at the
+/// other), and the kernel's housekeeping threads.
+pub const TICKS_ALLOWED: u64 = 2;
+
 /// What others took of the host's CPUs over a window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contention {
@@ -124,6 +129,10 @@ pub struct Contention {
     pub others: f64,
     /// The hypervisor's steal, as a share of all CPUs.
     pub steal: f64,
+    /// Other processes' time, clock ticks.
+    pub others_ticks: u64,
+    /// Steal, clock ticks.
+    pub steal_ticks: u64,
     /// The window's length.
     pub span: Duration,
 }
@@ -135,13 +144,17 @@ impl Contention {
         Contention {
             others: others as f64 / capacity,
             steal: steal as f64 / capacity,
+            others_ticks: others,
+            steal_ticks: steal,
             span,
         }
     }
 
-    /// Both shares at or under their limits.
+    /// Each share at or under its limit, or no more than
+    /// [`TICKS_ALLOWED`] ticks (a short window's resolution).
     pub fn within(&self, max_others: f64, max_steal: f64) -> bool {
-        self.others <= max_others && self.steal <= max_steal
+        (self.others <= max_others || self.others_ticks <= TICKS_ALLOWED)
+            && (self.steal <= max_steal || self.steal_ticks <= TICKS_ALLOWED)
     }
 }
 
@@ -224,6 +237,15 @@ mod tests {
         assert!(c.within(0.25, 0.05));
         assert!(!c.within(0.2, 0.05));
         assert!(!c.within(0.25, 0.04));
+        // A short window: two ticks are the counters' resolution, three
+        // are contention.
+        let short = Duration::from_millis(100);
+        let two = Contention::from_ticks(2, 2, short, 100.0, 2.0);
+        assert!(two.others > 0.05 && two.within(0.05, 0.02), "{two:?}");
+        let three = Contention::from_ticks(3, 0, short, 100.0, 2.0);
+        assert!(!three.within(0.05, 0.02), "{three:?}");
+        let stolen = Contention::from_ticks(0, 3, short, 100.0, 2.0);
+        assert!(!stolen.within(0.05, 0.02), "{stolen:?}");
         assert_eq!(
             c.to_string(),
             "others 25.0% and steal 5.0% of the CPUs over 1.00 s"
