@@ -81,6 +81,13 @@ impl PlaceSpec {
 impl PlaceSpec {
     /// The mechanism this spec will use here, or why it cannot be built.
     pub fn check(&self) -> Result<Mechanism, LabError> {
+        self.check_with(shaper::netem_available())
+    }
+
+    /// The mechanism this spec would use on a kernel with or without the
+    /// netem qdisc, or why it could not be built there (so both cases can
+    /// be tested on either kind of kernel).
+    pub fn check_with(&self, netem_available: bool) -> Result<Mechanism, LabError> {
         if self.topology == Topology::Loopback {
             return Ok(Mechanism::None);
         }
@@ -88,7 +95,7 @@ impl PlaceSpec {
             .link
             .clone()
             .unwrap_or_default()
-            .resolve(shaper::netem_available())?;
+            .resolve(netem_available)?;
         if self.topology == Topology::Veth && mech == Mechanism::Emulator {
             return Err(LabError::Spec(
                 "the veth topology can shape rate only (no netem here); delay, jitter, loss and reordering need --topology router"

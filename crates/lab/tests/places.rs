@@ -1,7 +1,7 @@
 //! Real namespaces, veth pairs, bridges, qdiscs and the emulator: each place
 //! connects its two hosts, and nothing is left once it is dropped.
 
-use lab::{Place, PlaceSpec};
+use lab::{Mechanism, Place, PlaceSpec};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -85,9 +85,22 @@ fn every_topology_connects_and_cleans_up() {
 fn bad_specs_are_refused() {
     assert!(PlaceSpec::parse(Some("moon"), None).is_err());
     assert!(PlaceSpec::parse(Some("loopback"), Some("rate=1mbit")).is_err());
+    // A delay on plain veth needs netem: without it the spec is refused,
+    // pointing at the router topology; with it, netem carries the delay.
     let veth_delay = PlaceSpec::parse(Some("veth"), Some("delay=5ms")).unwrap();
-    if !lab::shaper::netem_available() {
-        let e = Place::build(&veth_delay).err().unwrap().to_string();
-        assert!(e.contains("router"), "{e}");
-    }
+    let e = veth_delay.check_with(false).unwrap_err().to_string();
+    assert!(e.contains("router"), "{e}");
+    assert_eq!(veth_delay.check_with(true).unwrap(), Mechanism::Netem);
+    // Asked for by name where there is none, netem is refused by name.
+    let netem = PlaceSpec::parse(Some("router"), Some("delay=5ms,via=netem")).unwrap();
+    let e = netem.check_with(false).unwrap_err().to_string();
+    assert!(e.contains("no netem qdisc"), "{e}");
+    assert_eq!(netem.check_with(true).unwrap(), Mechanism::Netem);
+    // This host takes the branch its kernel calls for.
+    assert_eq!(
+        veth_delay.check().is_ok(),
+        lab::shaper::netem_available(),
+        "{:?}",
+        veth_delay.check()
+    );
 }

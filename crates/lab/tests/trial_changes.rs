@@ -225,8 +225,10 @@ fn the_senders_trie_reports_its_leaves_and_depth() {
 #[test]
 fn receive_steering_is_applied_per_end_and_undone() {
     use lab::rps;
-    if lab::host::online_cpus() < 2 {
-        eprintln!("skipped: receive steering to two CPUs needs a host with two");
+    if !testkit::need(
+        lab::host::online_cpus() >= 2,
+        "a second CPU (receive steering to two CPUs)",
+    ) {
         return;
     }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();

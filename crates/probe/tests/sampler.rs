@@ -40,6 +40,9 @@ pub extern "C" fn tcplab_test_spin_user(ms: u64) -> u64 {
 
 #[test]
 fn a_busy_thread_is_sampled_for_its_cpu_time_in_its_function() {
+    if !testkit::need_root("a perf_event BPF sampler") {
+        return;
+    }
     let sampler = CpuSampler::start(SamplerConfig {
         tgid: std::process::id(),
         period_ns: DEFAULT_PERIOD_NS,
@@ -98,6 +101,9 @@ fn a_busy_thread_is_sampled_for_its_cpu_time_in_its_function() {
 
 #[test]
 fn time_in_a_system_call_is_sampled_with_its_kernel_stack() {
+    if !testkit::need_root("a perf_event BPF sampler") {
+        return;
+    }
     let sampler = CpuSampler::start(SamplerConfig {
         tgid: std::process::id(),
         period_ns: DEFAULT_PERIOD_NS,

@@ -96,13 +96,6 @@ impl Veth {
     }
 }
 
-fn tcpdump_available() -> bool {
-    Command::new("tcpdump")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 struct Tcpdump {
     child: Child,
     stderr: std::thread::JoinHandle<String>,
@@ -165,21 +158,21 @@ fn count(file: &str, filter: &str) -> usize {
 
 const PAYLOAD: &str = "(ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2))";
 
-fn has_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+/// Whether this host can run the probes against a veth pair: root and
+/// the kernel's BTF (each missing one a skip through testkit).
+fn can_probe() -> bool {
+    testkit::need_root("namespaces and BPF")
+        && testkit::need_path("/sys/kernel/btf/vmlinux", "kernel BTF for the CO-RE probes")
 }
 
 #[test]
 fn device_probes_see_what_tcpdump_sees_on_veth() {
-    if !has_root() {
-        eprintln!("SKIP: needs root for namespaces and BPF");
+    if !can_probe() {
         return;
     }
-    assert!(
-        tcpdump_available(),
-        "tcpdump is missing: run scripts/setup-debian"
-    );
+    if !testkit::need_tool("tcpdump") {
+        return;
+    }
     let mut v = veth(&[ProbeGroup::Queues]);
     let file = format!("/tmp/tcplab-validate-{}.pcap", std::process::id());
     let dump = start_tcpdump(&v.client_ns(), &file);
@@ -259,8 +252,7 @@ fn device_probes_see_what_tcpdump_sees_on_veth() {
 
 #[test]
 fn full_rate_veth_stream_loses_no_records() {
-    if !has_root() {
-        eprintln!("SKIP: needs root for namespaces and BPF");
+    if !can_probe() {
         return;
     }
     let mut v = veth(&[ProbeGroup::Queues, ProbeGroup::Tcp, ProbeGroup::Sched]);

@@ -17,7 +17,6 @@ use stack::phy::{Device, Medium};
 use stack::time::{Clock, MonotonicClock};
 use stack::wire::{Ipv4Address, Ipv4Cidr};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -102,11 +101,7 @@ fn echo_answer(data: &[u8]) -> Vec<u8> {
 }
 
 fn ping_installed() -> bool {
-    let found = Command::new("ping").arg("-V").output().is_ok();
-    if !found {
-        eprintln!("skipped: `ping` is not installed (iputils-ping)");
-    }
-    found
+    testkit::need_tool("ping")
 }
 
 /// Linux at 10.81.N.1/24 on a device of `kind`, the stack at 10.81.N.2.

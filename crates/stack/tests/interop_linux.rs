@@ -529,20 +529,17 @@ fn lossy_linux_to_stack(kind: TunKind, subnet: u8) {
 }
 
 /// tshark's expert information over the trace has no malformed packet
-/// (skipped, with a message, without tshark).
+/// (without tshark, a skip through testkit).
 fn tshark_reads_cleanly(path: &std::path::Path, frames: u64) {
-    let out = match Command::new("tshark")
+    if !testkit::need_tool("tshark") {
+        return;
+    }
+    let out = Command::new("tshark")
         .arg("-r")
         .arg(path)
         .args(["-q", "-z", "expert"])
         .output()
-    {
-        Ok(out) => out,
-        Err(_) => {
-            eprintln!("tshark check skipped: tshark is not installed");
-            return;
-        }
-    };
+        .expect("running tshark");
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     eprintln!("{} ({frames} frames):\n{text}", path.display());

@@ -17,17 +17,12 @@ use stack::tcp::tcb::TcpConfig;
 use stack::time::{Clock, MonotonicClock};
 use stack::wire::{Ipv4Address, Ipv4Cidr};
 use std::net::Ipv4Addr;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 fn ping_installed() -> bool {
-    let found = Command::new("ping").arg("-V").output().is_ok();
-    if !found {
-        eprintln!("skipped: `ping` is not installed (iputils-ping)");
-    }
-    found
+    testkit::need_tool("ping")
 }
 
 /// Linux pings the stack five times; every request gets its reply, and

@@ -29,14 +29,22 @@ fn stream(account: Option<Account>, reverse: bool) -> TrialParams {
 fn an_accounted_stream_stores_the_stacks_blocks_as_its_cpu_profile_by_layer_and_block() {
     let Some(mut place) = place() else { return };
     let stop = Arc::new(AtomicBool::new(false));
+    // The counter's busy time is compared with the thread's CPU clock:
+    // one timed test at a time, each trial on a quiet host.
+    let _timing = testkit::timing_lock();
     for (account, reverse) in [
         (Account::On, false),
         (Account::On, true),
         (Account::Sample(8), false),
     ] {
-        let o = place
-            .run(&stream(Some(account), reverse), &stop)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let what = format!("--account {account} reverse={reverse}");
+        let q = testkit::until_quiet(&what, testkit::QuietLimits::default(), &[], || {
+            place
+                .run(&stream(Some(account), reverse), &stop)
+                .unwrap_or_else(|e| panic!("{e}"))
+        });
+        eprintln!("{what}: {}", q.describe());
+        let o = q.value;
         assert_eq!(o.metrics["bytes"], (16 << 20) as f64);
         let profile = o.profile.as_ref().expect("an accounted trial's profile");
         assert!(profile.clock.starts_with("tsc"), "{}", profile.clock);
@@ -121,11 +129,20 @@ fn an_accounted_stream_stores_the_stacks_blocks_as_its_cpu_profile_by_layer_and_
             end.block_s(out_block) > 0.0 && end.block_s(in_block) > 0.0,
             "{end:?}"
         );
-        // The counter's busy time against the thread's CPU clock is the
-        // dedicated self-check's (stack/tests/account_linux.rs, 5% with
-        // the thread at SCHED_FIFO); among parallel tests the thread is
-        // preempted inside brackets, so here it is only recorded.
-        assert!(err.is_finite() && err >= 0.0, "{err}");
+        // The stored self-check is the one its metrics give: the
+        // counter's busy time against the thread's CPU clock.
+        let cpu = o.metrics["stack_client_account_thread_cpu_s"];
+        assert!(
+            (err - (busy - cpu).abs() / cpu).abs() < 1e-9,
+            "stored error {err} against busy {busy} s and thread CPU {cpu} s"
+        );
+        // On a quiet host they agree: within 10% here, where the stack's
+        // thread is not real-time and shares the CPUs with Linux's end
+        // (the 5% check, at SCHED_FIFO, is stack/tests/account_linux.rs).
+        assert!(
+            err <= 0.10,
+            "busy {busy} s against thread CPU {cpu} s: {err:.3}"
+        );
     }
     let plain = place.run(&stream(None, false), &stop).unwrap();
     assert!(plain.profile.is_none());

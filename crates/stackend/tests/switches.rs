@@ -285,11 +285,10 @@ fn paced_trial(
 
 #[test]
 fn flow_control_rate_holds_the_sending_rate_within_2_percent_and_window_is_faster() {
-    let Some(mut place) = place() else { return };
-    if !tcpdump::available() {
-        eprintln!("skipped: tcpdump is missing (scripts/setup-debian installs it)");
+    if !testkit::need_tool("tcpdump") {
         return;
     }
+    let Some(mut place) = place() else { return };
     let stop = Arc::new(AtomicBool::new(false));
     // Window flow control first (it also makes the client's TUN device,
     // which the capture then listens on).

@@ -17,12 +17,17 @@ pub struct Netns {
 }
 
 impl Netns {
-    /// A fresh namespace `tcplab-<what>-<pid>-<n>`, or `None` (the reason
-    /// printed) where this host cannot make one (no root, no TUN).
+    /// A fresh namespace `tcplab-<what>-<pid>-<n>`, or `None` when this
+    /// host lacks what one needs (root, the TUN driver, iproute2's `ip`):
+    /// the test is then skipped through testkit, and a failure under
+    /// `TCPLAB_REQUIRE_ALL=1`. With all of them here, a namespace that
+    /// cannot be made fails the test with `ip`'s message.
     pub fn new(what: &str) -> Option<Netns> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        if !std::path::Path::new("/dev/net/tun").exists() {
-            eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+        if !(testkit::need_root("network namespaces and TUN devices")
+            && testkit::need_path("/dev/net/tun", "the TUN driver")
+            && testkit::need_tool("ip"))
+        {
             return None;
         }
         let name = format!(
@@ -30,14 +35,16 @@ impl Netns {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::SeqCst)
         );
-        let made = Command::new("ip")
+        let out = Command::new("ip")
             .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !made {
-            eprintln!("skipped: `ip netns add` failed (needs root and iproute2)");
-            return None;
-        }
+            .output()
+            .expect("running ip netns add");
+        assert!(
+            out.status.success(),
+            "ip netns add {name}: {}{}",
+            String::from_utf8_lossy(&out.stderr).trim(),
+            out.status
+        );
         let ns = Netns { name };
         ns.ip(&["link", "set", "lo", "up"]);
         Some(ns)

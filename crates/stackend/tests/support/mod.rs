@@ -1,4 +1,4 @@
-//! What the wire tests share: a StackPlace (or a skip where there is
+//! What the wire tests share: a StackPlace (or a skip where this host lacks
 //! none), and a trial run with tcpdump listening on one of its devices.
 
 #![allow(dead_code)]
@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// A place for the stack's trials, or None (with the reason printed)
-/// where this host cannot build one or has no tcpdump.
+/// A place for the stack's trials, or None (a skip through testkit)
+/// where this host lacks what one needs or has no tcpdump.
 pub fn wire_place() -> Option<StackPlace> {
-    if !capture::tcpdump_available() {
-        eprintln!("skipped: tcpdump is not installed (scripts/setup-debian installs it)");
+    if !testkit::need_tool("tcpdump") {
         return None;
     }
     stack_place::place()

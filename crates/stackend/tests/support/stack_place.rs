@@ -1,16 +1,23 @@
-//! The place every stack-end test runs in: a StackPlace, or a skip (with
-//! why) where this host cannot build one.
+//! The place every stack-end test runs in: a StackPlace, or a skip
+//! (through testkit) where this host lacks what one needs.
 
 use stackend::StackPlace;
 
-/// A place for the stack's trials, or None with the reason printed (no
-/// root, no TUN): the calling test then passes as skipped, and says so.
+/// Whether this host has what a StackPlace needs (root, the TUN driver,
+/// iproute2's `ip`); each one missing is a skip through testkit.
+pub fn can_build() -> bool {
+    testkit::need_root("a network namespace and TUN devices")
+        && testkit::need_path("/dev/net/tun", "the TUN driver")
+        && testkit::need_tool("ip")
+}
+
+/// A place for the stack's trials, or `None` where this host lacks what
+/// one needs (the test is skipped, and fails under
+/// `TCPLAB_REQUIRE_ALL=1`). With all of it here, a place that cannot be
+/// built fails the test with the reason.
 pub fn place() -> Option<StackPlace> {
-    match StackPlace::build() {
-        Ok(p) => Some(p),
-        Err(e) => {
-            eprintln!("skipped: cannot build the stack's place here: {e}");
-            None
-        }
+    if !can_build() {
+        return None;
     }
+    Some(StackPlace::build().unwrap_or_else(|e| panic!("building the stack's place: {e}")))
 }

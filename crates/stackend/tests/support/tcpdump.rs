@@ -8,14 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// Whether tcpdump runs here.
-pub fn available() -> bool {
-    Command::new("tcpdump")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// A running capture into a pcap file.
 pub struct Capture {
     child: Child,
