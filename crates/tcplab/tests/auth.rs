@@ -7,7 +7,7 @@
 mod common;
 
 use common::server::ServerChild as ServerProc;
-use common::{assert_success, skip_unless_root, tcplab, tcplab_command};
+use common::{assert_success, tcplab, tcplab_command};
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
 use engine::proto::{read_message, write_message, Message};
 use record::{TestKind, TrialParams};
@@ -249,7 +249,7 @@ fn a_server_on_a_non_loopback_address_needs_a_key_or_insecure() {
         stderr_of(&out),
         "tcplab: --bind 0.0.0.0 is not a loopback address: give --key FILE (tcplab key new), or --insecure to serve anyone who can reach it\n"
     );
-    if skip_unless_root("a veth address in a namespace needs root") {
+    if !testkit::need_root("a veth address in a namespace needs root") {
         return;
     }
     struct Netns(String);

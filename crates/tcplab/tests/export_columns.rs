@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_success, json_of, skip_unless_root, tcplab};
+use common::{assert_success, json_of, tcplab};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -158,7 +158,7 @@ fn every_export_form_names_each_column_once_and_keeps_every_value() {
 
 #[test]
 fn probe_records_name_their_values_by_what_they_hold() {
-    if skip_unless_root("probes need root") {
+    if !testkit::need_root("probes need root") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -18,12 +18,16 @@ use std::time::{Duration, Instant};
 /// One fleet at a time: each is several tcplab runs on a 2-CPU machine.
 static ONE_FLEET: Mutex<()> = Mutex::new(());
 
+/// Whether this host lacks what real sshd hosts need (a skip through
+/// testkit, naming it).
 fn skip() -> bool {
-    if let Some(why) = missing_parts() {
-        eprintln!("SKIPPED: the fleet test needs real sshd hosts: {why}");
-        return true;
+    match missing_parts() {
+        Some(why) => {
+            testkit::skip(format_args!("real sshd hosts: {why}"));
+            true
+        }
+        None => false,
     }
-    false
 }
 
 /// (kind, fleet host, fleet server, hostname, status) of every run stored.

@@ -7,9 +7,7 @@
 
 mod common;
 
-use common::{
-    assert_success, json_of, skip_unless_root, tcplab, tcplab_command, temp_db, usage_error_line,
-};
+use common::{assert_success, json_of, tcplab, tcplab_command, temp_db, usage_error_line};
 use lab::offload::{self, Offload};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -139,7 +137,7 @@ fn tcplab_routes() -> usize {
 
 #[test]
 fn changed_places_leave_the_host_as_it_was() {
-    if skip_unless_root("routes, offloads and namespaces need root") {
+    if !testkit::need_root("routes, offloads and namespaces need root") {
         return;
     }
     let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());
@@ -237,7 +235,7 @@ fn changes_to_the_host_itself_are_refused() {
 
 #[test]
 fn every_trial_in_a_place_records_its_ends_offloads() {
-    if skip_unless_root("namespaces and offloads need root") {
+    if !testkit::need_root("namespaces and offloads need root") {
         return;
     }
     let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());

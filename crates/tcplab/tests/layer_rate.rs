@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::{json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
+use common::{json_of, tcplab, temp_db, usage_error_line};
 
 #[test]
 fn every_layer_delivers_frames_of_the_size_asked() {
-    if skip_unless_root("raw sockets and namespaces need root") {
+    if !testkit::need_root("raw sockets and namespaces need root") {
         return;
     }
     let (_dir, db) = temp_db();

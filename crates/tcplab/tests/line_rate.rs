@@ -14,7 +14,7 @@ mod common;
 
 use analysis::validity::{above_line_rate, too_few_datagrams, too_short_interval};
 use analysis::PointSummary;
-use common::{skip_unless_root, stdout_of, tcplab, temp_db};
+use common::{stdout_of, tcplab, temp_db};
 use record::{Store, TestKind, TrialStatus};
 use std::path::Path;
 use std::sync::Mutex;
@@ -38,7 +38,7 @@ fn left_out(p: &PointSummary) -> Option<&'static str> {
 
 #[test]
 fn no_plotted_throughput_exceeds_the_line_rate_on_any_profile() {
-    if skip_unless_root("namespaces and links need root") {
+    if !testkit::need_root("namespaces and links need root") {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -4,9 +4,7 @@
 mod common;
 
 use assert_cmd::cargo::cargo_bin;
-use common::{
-    assert_success, assert_usage_error, json_of, skip_unless_root, tcplab, tcplab_command, temp_db,
-};
+use common::{assert_success, assert_usage_error, json_of, tcplab, tcplab_command, temp_db};
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
@@ -28,7 +26,7 @@ fn one_stream(db: &std::path::Path, duration: &str, extra: &[&str]) -> serde_jso
 
 #[test]
 fn probed_trials_store_their_records() {
-    if skip_unless_root("--probe needs root") {
+    if !testkit::need_root("--probe needs root") {
         return;
     }
     let (dir, db) = temp_db();
@@ -313,7 +311,7 @@ fn probe_depth_needs_probe_and_a_known_depth() {
 
 #[test]
 fn only_full_depth_records_and_every_depth_runs_its_programs() {
-    if skip_unless_root("--probe needs root") {
+    if !testkit::need_root("--probe needs root") {
         return;
     }
     let (_dir, db) = temp_db();
@@ -378,7 +376,7 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
 
 #[test]
 fn sample_hz_sets_the_cpu_samplers_rate() {
-    if skip_unless_root("--probe cpu needs root") {
+    if !testkit::need_root("--probe cpu needs root") {
         return;
     }
     let (_dir, db) = temp_db();
@@ -402,7 +400,7 @@ fn sample_hz_sets_the_cpu_samplers_rate() {
 
 #[test]
 fn without_privileges_probe_fails_with_one_line() {
-    if skip_unless_root("needs root to drop to an unprivileged user") {
+    if !testkit::need_root("needs root to drop to an unprivileged user") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -448,7 +446,7 @@ fn without_privileges_probe_fails_with_one_line() {
 
 #[test]
 fn cpu_samples_account_for_the_engines_cpu_time_by_layer() {
-    if skip_unless_root("--probe cpu needs root") {
+    if !testkit::need_root("--probe cpu needs root") {
         return;
     }
     let (_dir, db) = temp_db();

@@ -1,19 +1,20 @@
 //! What probing costs on disk, and `--probe-keep summary`: the same short
-//! probed run kept whole and kept as a summary. Real BPF (root; skipped
-//! with a message when the kernel cannot load the probes): the summary
+//! probed run kept whole and kept as a summary. Real BPF (root and the
+//! kernel's BTF, or a skip through testkit; a run that fails is a
+//! failure): the summary
 //! stores a small fraction of the bytes, `tcplab probes` still gives the
 //! path analysis, and the views that need the records say they were not
 //! kept.
 
 mod common;
 
-use common::{assert_usage_error, json_of, skip_unless_root, tcplab, temp_db};
+use common::{assert_usage_error, json_of, tcplab, temp_db};
 use serde_json::Value;
 use std::path::Path;
 
 /// One probed 300 ms tcp-stream trial kept as `keep`: the run's JSON and
-/// its stderr, or `None` when this kernel cannot probe.
-fn probed(db: &Path, keep: &str) -> Option<(Value, String)> {
+/// its stderr (the run must succeed).
+fn probed(db: &Path, keep: &str) -> (Value, String) {
     let out = tcplab(
         db,
         &[
@@ -31,11 +32,14 @@ fn probed(db: &Path, keep: &str) -> Option<(Value, String)> {
         ],
     );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.code() == Some(2) && err.contains("--probe") {
-        eprintln!("SKIP: this kernel cannot load the probes: {err}");
-        return None;
-    }
-    Some((json_of(&out), err))
+    (json_of(&out), err)
+}
+
+/// Whether this host can probe: root and the kernel's BTF (a skip
+/// through testkit otherwise).
+fn can_probe() -> bool {
+    testkit::need_root("--probe needs root")
+        && testkit::need_path("/sys/kernel/btf/vmlinux", "kernel BTF for the CO-RE probes")
 }
 
 /// Rows of `table` in the database at `db`.
@@ -48,15 +52,13 @@ fn rows(db: &Path, table: &str) -> i64 {
 
 #[test]
 fn a_summary_keeps_the_analysis_in_a_fraction_of_the_bytes() {
-    if skip_unless_root("--probe needs root") {
+    if !can_probe() {
         return;
     }
     let (_a, all_db) = temp_db();
     let (_s, summary_db) = temp_db();
-    let Some((all, all_err)) = probed(&all_db, "all") else {
-        return;
-    };
-    let (summary, summary_err) = probed(&summary_db, "summary").expect("probes load");
+    let (all, all_err) = probed(&all_db, "all");
+    let (summary, summary_err) = probed(&summary_db, "summary");
 
     // Each run says what it stored, on stderr and in its JSON.
     let stored = |doc: &Value| doc["points"][0]["probe_stored"].clone();

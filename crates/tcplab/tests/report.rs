@@ -5,9 +5,7 @@
 mod common;
 
 use common::browser::{assert_rendered, assert_self_contained, attr_values, render};
-use common::{
-    assert_usage_error, json_of, skip_unless_root, stdout_of, tcplab, tcplab_command, temp_db,
-};
+use common::{assert_usage_error, json_of, stdout_of, tcplab, tcplab_command, temp_db};
 use report::format::column;
 use report::Unit;
 use serde_json::Value;
@@ -151,7 +149,9 @@ fn report_of_a_sweep_is_self_contained_and_renders() {
 
 #[test]
 fn probed_run_report_has_path_and_cpu_figures() {
-    if skip_unless_root("--probe needs root; the probe part of the report is not tested") {
+    if !(testkit::need_root("--probe needs root; the probe part of the report is not tested")
+        && testkit::need_path("/sys/kernel/btf/vmlinux", "kernel BTF for the CO-RE probes"))
+    {
         return;
     }
     let (dir, db) = temp_db();
@@ -175,13 +175,6 @@ fn probed_run_report_has_path_and_cpu_figures() {
             "--json",
         ],
     );
-    if out.status.code() == Some(2) {
-        println!(
-            "SKIP: probes are not available here: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        return;
-    }
     json_of(&out);
     let page = dir.path().join("probed.html");
     let text = stdout_of(&tcplab(

@@ -8,7 +8,7 @@
 mod common;
 
 use common::server::ServerChild as ServerProc;
-use common::{json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
+use common::{json_of, tcplab, temp_db, usage_error_line};
 use engine::proto::{read_message, write_message, Message};
 use record::{LoadSide, LoadSpec, ProtocolLayer, TestKind, TrialParams};
 use std::io::Write;
@@ -37,6 +37,19 @@ impl ServerProc {
         text.lines()
             .find_map(|l| l.strip_prefix(key)?.trim().split(' ').next()?.parse().ok())
             .unwrap_or_else(|| panic!("no {key} in /proc status"))
+    }
+
+    /// The server process's CPU time (user + system), in clock ticks.
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let f: Vec<u64> = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        f[0] + f[1]
     }
 
     /// The server process's threads.
@@ -242,13 +255,32 @@ fn receive_work_ends_when_its_client_leaves() {
     p.read_size = 1 << 20;
     let mut c = greeted(server.addr);
     let port = ports(setup(&mut c, &p))[0];
+    let before = server.cpu_ticks();
     let mut data = TcpStream::connect((server.addr.ip(), port)).unwrap();
     data.set_write_timeout(Some(Duration::from_secs(1)))
         .unwrap();
     let _ = data.write_all(&vec![0u8; 4 << 20]);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    let burning = server.cpu_ticks() - before;
+    assert!(
+        burning >= hz / 5,
+        "the receiver burned only {burning} ticks with its client there: nothing to stop"
+    );
     drop(data);
     drop(c);
     server.settle(1, Duration::from_secs(1));
+    // Its CPU time stops growing: over the next second, at most 2 ticks
+    // (the idle server's own wake-ups), where a receiver still burning
+    // would take a whole second's worth.
+    let left = server.cpu_ticks();
+    std::thread::sleep(Duration::from_secs(1));
+    let after = server.cpu_ticks() - left;
+    assert!(
+        after <= 2,
+        "the server used {after} ticks (of {hz} a second) after its client left"
+    );
 }
 
 /// Item 2: abandoned setups leave no thread behind (no timer per trial
@@ -294,7 +326,7 @@ fn abandoned_setups_leave_no_threads() {
 /// one line, and goes on serving what fits.
 #[test]
 fn a_pid_limit_gets_a_reason_not_a_panic() {
-    if skip_unless_root("a pids cgroup needs root") {
+    if !testkit::need_root("a pids cgroup needs root") {
         return;
     }
     let root = std::path::Path::new("/sys/fs/cgroup/pids");
@@ -304,7 +336,7 @@ fn a_pid_limit_gets_a_reason_not_a_panic() {
     } else if std::fs::read_to_string(unified).is_ok_and(|s| s.contains("pids")) {
         std::path::PathBuf::from("/sys/fs/cgroup")
     } else {
-        eprintln!("SKIP: no cgroup pids controller here");
+        testkit::skip("the cgroup pids controller (neither v1 pids nor v2 with pids)");
         return;
     };
     struct Cgroup(std::path::PathBuf);
@@ -431,7 +463,7 @@ fn a_quiet_setup_loses_its_slot() {
 /// shutdown(2) does not wake) gives back its threads and descriptors.
 #[test]
 fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
-    if skip_unless_root("AF_PACKET sockets and namespaces need root") {
+    if !testkit::need_root("AF_PACKET sockets and namespaces need root") {
         return;
     }
     struct Netns(String);

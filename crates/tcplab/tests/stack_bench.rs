@@ -6,17 +6,14 @@
 
 mod common;
 
-use common::{
-    assert_usage_error, json_of, lab_left_behind, lab_resources, skip_unless_root, tcplab, temp_db,
-};
+use common::{assert_usage_error, json_of, lab_left_behind, lab_resources, tcplab, temp_db};
 
 #[test]
 fn kernel_and_tcplab_ends_run_side_by_side_in_all_four_pairings() {
-    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+    if !testkit::need_root("the stack's place (a namespace and TUN devices) needs root") {
         return;
     }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+    if !testkit::need_path("/dev/net/tun", "the TUN driver") {
         return;
     }
     let before = lab_resources();
@@ -74,11 +71,10 @@ fn kernel_and_tcplab_ends_run_side_by_side_in_all_four_pairings() {
 
 #[test]
 fn udp_stream_and_transactions_run_on_the_stack_from_the_command_line() {
-    if skip_unless_root("the stack's place (a namespace and TUN devices) needs root") {
+    if !testkit::need_root("the stack's place (a namespace and TUN devices) needs root") {
         return;
     }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("skipped: /dev/net/tun is missing (no TUN driver here)");
+    if !testkit::need_path("/dev/net/tun", "the TUN driver") {
         return;
     }
     let (_dir, db) = temp_db();

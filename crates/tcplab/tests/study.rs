@@ -7,7 +7,7 @@
 mod common;
 
 use common::browser::{assert_rendered, assert_self_contained, attr_values, render};
-use common::{assert_success, json_of, skip_unless_root, tcplab, temp_db, usage_error_line};
+use common::{assert_success, json_of, tcplab, temp_db, usage_error_line};
 use record::{HostFacts, HostProfile, Measured, Store, HOST_PROFILE_VERSION};
 use rusqlite::Connection;
 use std::path::Path;
@@ -227,7 +227,7 @@ fn store_a_host_profile(db: &Path) {
 /// was written (the report and its data files), each file there.
 #[test]
 fn a_real_study_run_prints_what_ran_and_what_was_written_as_json() {
-    if skip_unless_root("studies build namespaces and need root") {
+    if !testkit::need_root("studies build namespaces and need root") {
         return;
     }
     let (dir, db) = temp_db();
@@ -307,7 +307,7 @@ fn a_real_study_run_prints_what_ran_and_what_was_written_as_json() {
 
 #[test]
 fn study_all_quick_runs_every_study_into_reports_and_an_index() {
-    if skip_unless_root("studies build namespaces and need root") {
+    if !testkit::need_root("studies build namespaces and need root") {
         return;
     }
     let (dir, db) = temp_db();

@@ -60,8 +60,7 @@ fn listening(port: u16) -> bool {
 
 #[test]
 fn an_iperf3_server_is_not_a_tcplab_server() {
-    if Command::new("iperf3").arg("--version").output().is_err() {
-        eprintln!("SKIP: iperf3 is not installed");
+    if !testkit::need_tool("iperf3") {
         return;
     }
     let port = free_port();
@@ -123,7 +122,7 @@ fn a_server_of_another_protocol_version_is_named_as_such() {
 
 #[test]
 fn a_host_that_drops_packets_costs_one_timeout_not_one_per_trial() {
-    if common::skip_unless_root("a namespace whose packets go nowhere needs root") {
+    if !testkit::need_root("a namespace whose packets go nowhere needs root") {
         return;
     }
     // A namespace of our own: 192.0.2.1 (TEST-NET-1) is a neighbour on a

@@ -93,10 +93,7 @@ pub fn chromium(page: &Path, out_dir: &Path, extra: &[String]) -> Output {
 }
 
 pub fn render(page: &Path, out_dir: &Path) -> Option<Rendered> {
-    if !Path::new(CHROMIUM).exists() {
-        println!(
-            "SKIP browser rendering: {CHROMIUM} is missing (scripts/setup-debian installs it)"
-        );
+    if !testkit::need_path(CHROMIUM, "Chromium to render the report") {
         return None;
     }
     let png = out_dir.join("page.png");

@@ -13,21 +13,8 @@ use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
 /// Whether the tests run as root (namespaces, raw sockets, routes and BPF
-/// need it).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Whether a test that needs root must be skipped here: when not root, it
-/// prints `SKIP: why` and says yes.
-pub fn skip_unless_root(why: &str) -> bool {
-    if is_root() {
-        return false;
-    }
-    eprintln!("SKIP: {why}");
-    true
-}
+/// need it). A test that needs it says so with `testkit::need_root`.
+pub use testkit::is_root;
 
 /// A fresh temporary directory and the path of a database `t.db` in it
 /// (not yet created); the directory goes when the `TempDir` is dropped.
