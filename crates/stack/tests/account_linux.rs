@@ -365,7 +365,7 @@ fn transfer_from_linux(subnet: u8) -> Run {
 /// the workspace); fails with each run's contention when none did.
 fn quiet_run(what: &str, transfer: impl FnMut() -> Run) -> Run {
     let _timing = testkit::timing_lock();
-    let q = testkit::until_quiet(what, testkit::QuietLimits::default(), &[], transfer);
+    let q = testkit::until_quiet(what, testkit::QuietLimits::no_steal(), &[], transfer);
     eprintln!("{what}: {}", q.describe());
     q.value
 }

@@ -170,6 +170,11 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
     put("busy_s", r.busy_ns() * 1e-9);
     put("thread_cpu_s", r.thread_cpu_ns * 1e-9);
     put("cpu_check_error", r.cpu_check(0.05).error);
+    // What the counter counts and the CPU clock does not: the time the
+    // thread waited runnable for a CPU (schedstat; absent without it).
+    if let Some(ns) = r.run_delay_ns {
+        put("run_delay_s", ns * 1e-9);
+    }
     put("bracket_cost_s", r.bracket_cost_ns() * 1e-9);
     // Negative when the brackets' times add up to more than the busy
     // time (preemption inside a bracket): the profile then holds no

@@ -117,11 +117,6 @@ pub fn cpu_count() -> f64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }
 
-/// Ticks of contention a window may show whatever its length: the
-/// counters' own resolution (a tick read early at one end and late at the
-/// other), and the kernel's housekeeping threads.
-pub const TICKS_ALLOWED: u64 = 2;
-
 /// What others took of the host's CPUs over a window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contention {
@@ -148,13 +143,6 @@ impl Contention {
             steal_ticks: steal,
             span,
         }
-    }
-
-    /// Each share at or under its limit, or no more than
-    /// [`TICKS_ALLOWED`] ticks (a short window's resolution).
-    pub fn within(&self, max_others: f64, max_steal: f64) -> bool {
-        (self.others <= max_others || self.others_ticks <= TICKS_ALLOWED)
-            && (self.steal <= max_steal || self.steal_ticks <= TICKS_ALLOWED)
     }
 }
 
@@ -234,18 +222,7 @@ mod tests {
     fn shares_are_of_all_cpus_over_the_window() {
         let c = Contention::from_ticks(50, 10, Duration::from_secs(1), 100.0, 2.0);
         assert!((c.others - 0.25).abs() < 1e-12 && (c.steal - 0.05).abs() < 1e-12);
-        assert!(c.within(0.25, 0.05));
-        assert!(!c.within(0.2, 0.05));
-        assert!(!c.within(0.25, 0.04));
-        // A short window: two ticks are the counters' resolution, three
-        // are contention.
-        let short = Duration::from_millis(100);
-        let two = Contention::from_ticks(2, 2, short, 100.0, 2.0);
-        assert!(two.others > 0.05 && two.within(0.05, 0.02), "{two:?}");
-        let three = Contention::from_ticks(3, 0, short, 100.0, 2.0);
-        assert!(!three.within(0.05, 0.02), "{three:?}");
-        let stolen = Contention::from_ticks(0, 3, short, 100.0, 2.0);
-        assert!(!stolen.within(0.05, 0.02), "{stolen:?}");
+        assert_eq!((c.others_ticks, c.steal_ticks), (50, 10));
         assert_eq!(
             c.to_string(),
             "others 25.0% and steal 5.0% of the CPUs over 1.00 s"

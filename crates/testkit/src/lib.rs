@@ -20,6 +20,6 @@ pub mod serial;
 pub mod skip;
 
 pub use contention::{Contention, Window};
-pub use quiet::{until_quiet, Quiet, QuietLimits};
+pub use quiet::{until_quiet, Quiet, QuietLimits, OTHERS_TICKS_ALLOWED};
 pub use serial::{timing_lock, TimingLock};
 pub use skip::{is_root, need, need_path, need_root, need_tool, require_all, skip};

@@ -7,13 +7,24 @@
 use crate::contention::{Contention, Window};
 use std::time::{Duration, Instant};
 
+/// Ticks of others' time a window may show whatever its length: the
+/// counters' own resolution (a tick read early at one end and late at the
+/// other), and the kernel's housekeeping threads.
+pub const OTHERS_TICKS_ALLOWED: u64 = 2;
+
 /// How quiet a measurement must be, and how hard to try.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuietLimits {
-    /// The most of the CPUs other processes may take meanwhile.
+    /// The most of the CPUs other processes may take meanwhile (or
+    /// [`OTHERS_TICKS_ALLOWED`] ticks, in a window too short to resolve
+    /// the share).
     pub others: f64,
     /// The most of the CPUs the hypervisor may steal meanwhile.
     pub steal: f64,
+    /// Steal ticks a window may show whatever its length: 2 (the
+    /// resolution) by default; 0 for a check that compares a wall clock
+    /// with a CPU clock, which steal sets apart directly.
+    pub steal_ticks: u64,
     /// Runs before the test fails.
     pub attempts: usize,
     /// How long, before each run, to wait for a quiet moment (idle
@@ -22,15 +33,34 @@ pub struct QuietLimits {
 }
 
 impl Default for QuietLimits {
-    /// Others at most 5% and steal at most 2% of the CPUs, six runs, up to
-    /// 5 s of waiting before each.
+    /// Others at most 5% and steal at most 2% of the CPUs (or 2 ticks of
+    /// each), six runs, up to 5 s of waiting before each.
     fn default() -> QuietLimits {
         QuietLimits {
             others: 0.05,
             steal: 0.02,
+            steal_ticks: 2,
             attempts: 6,
             settle: Duration::from_secs(5),
         }
+    }
+}
+
+impl QuietLimits {
+    /// For a check that compares the cycle counter (or any wall clock)
+    /// with a thread's CPU clock: no steal tick at all in the window.
+    pub fn no_steal() -> QuietLimits {
+        QuietLimits {
+            steal: 0.0,
+            steal_ticks: 0,
+            ..QuietLimits::default()
+        }
+    }
+
+    /// Whether a window's contention is within these limits.
+    pub fn admit(&self, c: &Contention) -> bool {
+        (c.others <= self.others || c.others_ticks <= OTHERS_TICKS_ALLOWED)
+            && (c.steal <= self.steal || c.steal_ticks <= self.steal_ticks)
     }
 }
 
@@ -74,7 +104,7 @@ fn wait_for_quiet(limits: &QuietLimits, extra: &[u32]) {
     while t0.elapsed() < limits.settle {
         let w = Window::open(extra);
         std::thread::sleep(Duration::from_millis(250));
-        if w.contention().within(limits.others, limits.steal) {
+        if limits.admit(&w.contention()) {
             return;
         }
     }
@@ -98,7 +128,7 @@ pub fn until_quiet<T>(
         let w = Window::open(extra);
         let value = measure();
         let contention = w.contention();
-        if contention.within(limits.others, limits.steal) {
+        if limits.admit(&contention) {
             return Quiet {
                 value,
                 contention,
@@ -122,6 +152,37 @@ pub fn until_quiet<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn window(others: u64, steal: u64, ms: u64) -> Contention {
+        let capacity = 100.0 * crate::contention::cpu_count() * ms as f64 / 1e3;
+        Contention {
+            others: others as f64 / capacity,
+            steal: steal as f64 / capacity,
+            others_ticks: others,
+            steal_ticks: steal,
+            span: Duration::from_millis(ms),
+        }
+    }
+
+    /// Shares decide over a long window; in a short one, two ticks are the
+    /// counters' resolution, three are contention; and a clock check
+    /// admits no steal tick at all.
+    #[test]
+    fn limits_admit_by_share_or_by_a_short_windows_ticks() {
+        let l = QuietLimits::default();
+        assert!(l.admit(&window(0, 0, 100)));
+        assert!(l.admit(&window(2, 2, 100)), "2 ticks in 0.1 s");
+        assert!(!l.admit(&window(3, 0, 100)), "3 ticks of others in 0.1 s");
+        assert!(!l.admit(&window(0, 3, 100)), "3 ticks of steal in 0.1 s");
+        let long = 10_000;
+        let cap = 100.0 * crate::contention::cpu_count() * 10.0;
+        assert!(l.admit(&window((0.05 * cap) as u64, (0.02 * cap) as u64, long)));
+        assert!(!l.admit(&window((0.06 * cap) as u64, 0, long)));
+        assert!(!l.admit(&window(0, (0.03 * cap) as u64, long)));
+        let exact = QuietLimits::no_steal();
+        assert!(exact.admit(&window(2, 0, 100)));
+        assert!(!exact.admit(&window(0, 1, 100)), "one steal tick");
+    }
 
     /// A spinning thread of this process is ours, not contention: the
     /// first run counts.
