@@ -284,9 +284,55 @@ mod tests {
         );
         assert!(u.contains("up to 30.0 ± 1.0 % of 5000 datagrams"), "{u}");
         assert!(
-            u.contains("n/a at 64 KB writes (8 sent)") || u.contains("(8 sent)"),
+            u.contains("; n/a at 65507 B writes (8 sent), fewer than 100 datagrams"),
             "{u}"
         );
         assert!(!u.contains("99"), "{u}");
+    }
+
+    /// The other side of the threshold: at MIN_DATAGRAMS_FOR_LOSS (100)
+    /// datagrams per trial both sentences give the loss figure, not n/a;
+    /// one datagram fewer (99) and the same loss is n/a with its count.
+    #[test]
+    fn loss_from_enough_datagrams_is_a_figure_and_one_fewer_is_na() {
+        assert_eq!(MIN_DATAGRAMS_FOR_LOSS, 100.0);
+        let s = receiver_loss_sentence(&pt(0.0, 0.0, 0.0, 100.0), &pt(2.0, 0.54, 0.05, 100.0));
+        assert!(
+            s.contains("a receiver working 2.00 ms per KB lost 54.0 ± 5.0 % of 100 datagrams per trial against 0 ± 0 % of 100 datagrams per trial"),
+            "{s}"
+        );
+        assert!(
+            !s.contains("too few datagrams") && !s.contains("n/a"),
+            "{s}"
+        );
+        let s = receiver_loss_sentence(&pt(0.0, 0.0, 0.0, 100.0), &pt(2.0, 0.54, 0.05, 99.0));
+        assert!(s.contains("rest on too few datagrams to compare"), "{s}");
+        assert!(
+            s.contains("n/a (99 datagrams sent per trial, fewer than the 100 a loss rate needs) with a receiver working 2.00 ms per KB"),
+            "{s}"
+        );
+        // Unpaced: the 65507 B writes' 99% loss is the worst once stated…
+        let at = |size: f64, loss: f64, sent: f64| LossPoint {
+            write_size: size,
+            ..pt(0.0, loss, 0.01, sent)
+        };
+        let u = unpaced_loss_sentence(
+            "ether10",
+            &[at(512.0, 0.3, 5000.0), at(65507.0, 0.99, 100.0)],
+        );
+        assert!(
+            u.starts_with("Unpaced on ether10, UDP lost up to 99.0 ± 1.0 % of 100 datagrams per trial (at 65507 B writes); an unpaced"),
+            "{u}"
+        );
+        assert!(!u.contains("n/a"), "{u}");
+        // …and n/a, with the 512 B writes' loss the worst, one datagram fewer.
+        let u = unpaced_loss_sentence(
+            "ether10",
+            &[at(512.0, 0.3, 5000.0), at(65507.0, 0.99, 99.0)],
+        );
+        assert!(
+            u.starts_with("Unpaced on ether10, UDP lost up to 30.0 ± 1.0 % of 5000 datagrams per trial (at 512 B writes); n/a at 65507 B writes (99 sent), fewer than 100 datagrams per trial;"),
+            "{u}"
+        );
     }
 }

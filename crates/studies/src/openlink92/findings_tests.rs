@@ -169,6 +169,49 @@ fn congestion_control_modules_differ_only_beyond_their_cis() {
     assert!(!alike.contains("fastest"), "{alike}");
 }
 
+/// The fastest and slowest modules are named by their throughput, not by
+/// where they stand: the data flip (bbr faster), the input order flips,
+/// and with three modules the fastest or slowest may sit in the middle.
+#[test]
+fn the_fastest_module_is_named_wherever_it_stands_in_the_input() {
+    let (reno, bbr, cubic) = (
+        "Linux TCP, reno".to_string(),
+        "Linux TCP, bbr".to_string(),
+        "Linux TCP, cubic".to_string(),
+    );
+    let finding = |m: &[(&String, CurvePoint)]| congestion_control_finding("lan100", m).unwrap();
+    // The data flip: bbr, second, is now the faster.
+    let flipped = finding(&[(&reno, cp(0.0, 47e6, 1e6)), (&bbr, cp(0.0, 94e6, 1e6))]);
+    assert_eq!(
+        flipped,
+        "On lan100, Linux TCP, bbr is the fastest sender (94.0 ± 1.0 Mbit/s) and Linux TCP, reno \
+         the slowest (47.0 ± 1.0 Mbit/s), 2.00× apart beyond the 95% CIs."
+    );
+    // The input order flips with the same data: the same sentence.
+    let swapped = finding(&[(&bbr, cp(0.0, 94e6, 1e6)), (&reno, cp(0.0, 47e6, 1e6))]);
+    assert_eq!(swapped, flipped);
+    // Three modules, the fastest in the middle and the slowest last.
+    let middle = finding(&[
+        (&reno, cp(0.0, 60e6, 1e6)),
+        (&cubic, cp(0.0, 90e6, 1e6)),
+        (&bbr, cp(0.0, 30e6, 1e6)),
+    ]);
+    assert!(
+        middle.starts_with("On lan100, Linux TCP, cubic is the fastest sender (90.0 ± 1.0 Mbit/s) and Linux TCP, bbr the slowest (30.0 ± 1.0 Mbit/s), 3.00× apart"),
+        "{middle}"
+    );
+    // The fastest last and the slowest in the middle.
+    let last = finding(&[
+        (&reno, cp(0.0, 60e6, 1e6)),
+        (&cubic, cp(0.0, 20e6, 1e6)),
+        (&bbr, cp(0.0, 80e6, 1e6)),
+    ]);
+    assert!(
+        last.starts_with("On lan100, Linux TCP, bbr is the fastest sender (80.0 ± 1.0 Mbit/s) and Linux TCP, cubic the slowest (20.0 ± 1.0 Mbit/s), 4.00× apart"),
+        "{last}"
+    );
+}
+
 #[test]
 fn throughput_is_cut_only_beyond_ci() {
     let h = cp(0.0, 5.6e9, 1.7e9);

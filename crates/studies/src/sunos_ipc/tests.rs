@@ -202,6 +202,22 @@ fn the_queue_finding_follows_the_data_in_kb_and_percent() {
     assert!(!g.contains("is higher"), "{g}");
 }
 
+/// Fig. 9's finding the other way: a loaded receive socket queue and a
+/// preempted share both lower beyond the CIs read "is lower", with the
+/// loaded value as a percentage of the unloaded, and never "is higher".
+#[test]
+fn the_queue_finding_says_lower_when_the_loaded_queue_and_preemption_fall() {
+    let unloaded = [20480.0, 21504.0, 19456.0];
+    let shrunk = [5120.0, 5376.0, 4864.0];
+    let (pu, pl) = ([0.30, 0.33, 0.27], [0.15, 0.165, 0.135]);
+    let f = queue_finding(&unloaded, &shrunk, (&pu, &pl)).unwrap();
+    assert_eq!(
+        f,
+        "Against the unloaded receive socket queue of 20.0 ± 2.5 KB on average (3 probed trials), with receiver load (3 trials) it is lower: 25% of the unloaded (5.00 ± 0.62 KB); the receiving thread's preempted share of its time, 30.0 ± 7.5 % unloaded, is lower: 50% of the unloaded (15.0 ± 3.7 %)."
+    );
+    assert!(!f.contains("is higher") && !f.contains("unchanged"), "{f}");
+}
+
 #[test]
 fn wilson_interval_brackets_the_share() {
     let (lo, hi) = wilson95(19, 26);
@@ -616,6 +632,39 @@ fn the_fullest_queue_and_slowest_hop_are_named_only_beyond_the_cis() {
     let s = slowest_hop_sentence(&one).unwrap();
     assert!(
         s.starts_with("In the one probed trial the largest is the tcp (20.0 µs); with no CI that is no claim against the other hops."),
+        "{s}"
+    );
+}
+
+/// The slowest hop and the largest share are named by the data, not by
+/// position: with the ip (the first entry) the slowest or largest, the ip
+/// is named, over three trials and in the one-trial case.
+#[test]
+fn the_slowest_hop_and_largest_share_are_named_when_they_come_first() {
+    use super::leaders::{largest_share_sentence, slowest_hop_sentence};
+    let s =
+        slowest_hop_sentence(&two(("ip", [20.0, 21.0, 19.0]), ("tcp", [5.0, 5.1, 4.9]))).unwrap();
+    assert_eq!(
+        s,
+        "The slowest hop at the median is the ip: 20.0 ± 2.5 µs over 3 trials, beyond the 95% CIs of the next, the tcp (5.00 ± 0.25 µs)."
+    );
+    let s = largest_share_sentence(&two(("ip", [0.8, 0.79, 0.81]), ("tcp", [0.2, 0.21, 0.19])))
+        .unwrap();
+    assert_eq!(
+        s,
+        "The largest share of a packet's time at the median is the ip: 80.0 ± 2.5 % over 3 trials, beyond the 95% CIs of the next, the tcp (20.0 ± 2.5 %)."
+    );
+    // One trial: the largest is the first entry, and still named.
+    let one = vec![vec![("ip".to_string(), 20.0), ("tcp".to_string(), 5.0)]];
+    let s = slowest_hop_sentence(&one).unwrap();
+    assert_eq!(
+        s,
+        "In the one probed trial the largest is the ip (20.0 µs); with no CI that is no claim against the other hops."
+    );
+    let one = vec![vec![("ip".to_string(), 0.7), ("tcp".to_string(), 0.3)]];
+    let s = largest_share_sentence(&one).unwrap();
+    assert!(
+        s.starts_with("In the one probed trial the largest is the ip (70.0 %)"),
         "{s}"
     );
 }
