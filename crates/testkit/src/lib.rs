@@ -21,5 +21,5 @@ pub mod skip;
 
 pub use contention::{Contention, Window};
 pub use quiet::{until_quiet, Quiet, QuietLimits, OTHERS_TICKS_ALLOWED};
-pub use serial::{timing_lock, TimingLock};
+pub use serial::{hold_for_this_test, timing_lock, TimingLock};
 pub use skip::{is_root, need, need_path, need_root, need_tool, require_all, skip};
