@@ -103,6 +103,7 @@ mod tests {
 
     #[test]
     fn a_score_is_positive() {
+        let _timing = testkit::timing_lock();
         let s = cpu_score(Duration::from_millis(200));
         assert!(s > 1.0, "{s}");
     }

@@ -118,8 +118,16 @@ mod tests {
 
     #[test]
     fn a_switch_costs_more_than_the_pipe_alone() {
-        let sw = context_switch(2000).unwrap();
-        let p = pipe_overhead(2000).unwrap();
+        // Timed against each other: one timed test at a time, both in one
+        // quiet run.
+        let _timing = testkit::timing_lock();
+        let q = testkit::until_quiet(
+            "a context switch and a pipe",
+            testkit::QuietLimits::default(),
+            &[],
+            || (context_switch(2000).unwrap(), pipe_overhead(2000).unwrap()),
+        );
+        let (sw, p) = q.value;
         assert!(sw > 1e-7 && sw < 1e-3, "switch {sw} s");
         assert!(p > 1e-8 && p < 1e-3, "pipe {p} s");
         // The pinned ping-pong does both pipe ends and a switch per pass.

@@ -20,6 +20,7 @@ mod tests {
 
     #[test]
     fn a_null_system_call_takes_nanoseconds_to_microseconds() {
+        let _timing = testkit::timing_lock();
         let t = null_syscall(100_000);
         // Tens of ns on bare metal, a few hundred under a hypervisor or
         // with mitigations; never below 10 ns nor above 100 µs.

@@ -397,6 +397,8 @@ mod tests {
 
     #[test]
     fn intervals_add_up_to_the_count_and_cover_the_run() {
+        // Timed: one timed test at a time across the workspace.
+        let _timing = testkit::timing_lock();
         let m = Meter::start(&spec(20)).unwrap();
         let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let reg = m.handle().register(1, &sock, false);

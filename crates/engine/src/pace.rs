@@ -42,6 +42,8 @@ mod tests {
 
     #[test]
     fn holds_the_rate() {
+        // Timed: one timed test at a time across the workspace.
+        let _timing = testkit::timing_lock();
         let mut p = Pacer::new(8_000_000); // 1 MB/s
         let t = Instant::now();
         let stop = StopFlag::new();

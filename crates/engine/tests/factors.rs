@@ -21,6 +21,15 @@ fn run(p: &TrialParams) -> BTreeMap<String, f64> {
         .metrics
 }
 
+/// A trial whose asserted values depend on the host's speed (a paced
+/// rate, a delay, CPU shares, datagrams delivered): run until it ran on a
+/// quiet host (testkit), and the caller holds the timing lock.
+fn quiet(what: &str, p: &TrialParams) -> BTreeMap<String, f64> {
+    let q = testkit::until_quiet(what, testkit::QuietLimits::default(), &[], || run(p));
+    eprintln!("{what}: {}", q.describe());
+    q.value
+}
+
 fn stream(bytes: Option<u64>, secs: Option<f64>) -> TrialParams {
     let mut p = TrialParams::defaults(TestKind::TcpStream);
     p.bytes = bytes;
@@ -38,11 +47,13 @@ fn process_cpu_s() -> f64 {
 
 #[test]
 fn send_rate_paces_the_sender() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     for (proto, rate) in [(TestKind::TcpStream, 50e6), (TestKind::UdpStream, 20e6)] {
         let mut p = TrialParams::defaults(proto);
         p.duration_s = Some(1.0);
         p.send_rate_bps = Some(rate as u64);
-        let m = run(&p);
+        let m = quiet(&format!("{proto} paced at {rate}"), &p);
         let got = m["throughput_bps"];
         assert!((got - rate).abs() < 0.1 * rate, "{proto}: {got} vs {rate}");
     }
@@ -50,21 +61,33 @@ fn send_rate_paces_the_sender() {
 
 #[test]
 fn recv_work_slows_the_receiver_and_is_its_cpu() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     let mut p = stream(Some(2 << 20), None);
     p.recv_work_ns_per_kb = Some(200_000); // 200 µs per KB: at most 5 MB/s
-    let m = run(&p);
+    let m = quiet("a receiver doing 200 µs per KB", &p);
     assert!(m["cpu_receiver_s"] >= 0.38, "{m:?}");
     assert!(m["throughput_bps"] < 45e6, "{}", m["throughput_bps"]);
 }
 
 #[test]
 fn load_workers_run_beside_but_are_not_transfer_cpu() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     for side in [LoadSide::Sender, LoadSide::Receiver] {
         let mut p = stream(None, Some(0.6));
         p.load = Some(LoadSpec { side, workers: 2 });
-        let before = process_cpu_s();
-        let m = run(&p);
-        let process = process_cpu_s() - before;
+        let q = testkit::until_quiet(
+            &format!("load workers on the {side:?}"),
+            testkit::QuietLimits::default(),
+            &[],
+            || {
+                let before = process_cpu_s();
+                let m = run(&p);
+                (m, process_cpu_s() - before)
+            },
+        );
+        let (m, process) = q.value;
         let transfer = m["cpu_sender_s"] + m["cpu_receiver_s"];
         // Two busy workers for ~0.6 s on two cores get well over 0.3 s of
         // CPU, all of it outside the transfer threads' accounts.
@@ -79,6 +102,8 @@ fn load_workers_run_beside_but_are_not_transfer_cpu() {
 
 #[test]
 fn mss_caps_the_segment_size() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     let mut p = stream(Some(1 << 20), None);
     p.mss = Some(536);
     let m = run(&p);
@@ -96,6 +121,8 @@ fn mss_caps_the_segment_size() {
 
 #[test]
 fn congestion_control_and_nodelay_and_buffers_apply() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     let mut p = stream(Some(1 << 20), None);
     p.cc = Some("reno".into());
     p.nodelay = true;
@@ -120,6 +147,7 @@ fn ipv6_loopback() {
     if !testkit::need(has_v6_loopback, "IPv6 on loopback (::1)") {
         return;
     }
+    let _timing = testkit::timing_lock();
     let server = Server::bind("[::1]:0".parse().unwrap(), Limits::default()).expect("binding ::1");
     let mut c = Client::connect(server.spawn().unwrap(), Duration::from_secs(5)).unwrap();
     for test in [TestKind::TcpStream, TestKind::UdpStream, TestKind::TcpRr] {
@@ -136,6 +164,8 @@ fn ipv6_loopback() {
 
 #[test]
 fn cpu_time_is_per_thread() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     let before = CpuTime::thread_now();
     let other = std::thread::spawn(|| engine::cpu::burn(Duration::from_millis(200), || false));
     other.join().unwrap();
@@ -144,6 +174,8 @@ fn cpu_time_is_per_thread() {
 
 #[test]
 fn rcvlowat_batches_reads_but_keeps_first_and_last_byte_times() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     // A paced sender (2 Mbit/s, 1460-byte writes, 120 KB): the kernel's
     // default wakes the receiver for nearly every write; a 32 KiB low-water
     // mark wakes it about every 32 KiB. The first-to-last-byte delay must be
@@ -158,7 +190,7 @@ fn rcvlowat_batches_reads_but_keeps_first_and_last_byte_times() {
         p.write_size = 1460;
         p.send_rate_bps = Some(rate as u64);
         p.rcvlowat = Some(lowat);
-        let m = run(&p);
+        let m = quiet(&format!("a paced stream read with lowat {lowat}"), &p);
         assert_eq!(m["bytes"], bytes as f64);
         let d = m["delay_s"];
         assert!(
@@ -179,6 +211,8 @@ fn rcvlowat_batches_reads_but_keeps_first_and_last_byte_times() {
 
 #[test]
 fn rcvlowat_larger_than_the_transfer_still_ends() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     // 1000 bytes under a 1 MiB low-water mark: FIN must wake the reader.
     let mut p = stream(Some(1000), None);
     p.write_size = 100;
@@ -211,6 +245,8 @@ fn auto_rcvlowat_follows_write_size_within_bounds_and_respects_read_size_and_rcv
 
 #[test]
 fn quickack_stream_delivers_and_acknowledges_each_read() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     // A paced sender and a reader woken per segment, TCP_QUICKACK re-armed
     // after each read: every byte arrives and every read that found data
     // draws an ACK. (Not one ACK per data segment: on a busy 2-CPU host a
@@ -224,7 +260,7 @@ fn quickack_stream_delivers_and_acknowledges_each_read() {
     p.send_rate_bps = Some(20_000_000);
     p.rcvlowat = Some(1);
     p.quickack = true;
-    let m = run(&p);
+    let m = quiet("a paced stream with quickack", &p);
     let (acks, reads) = (m["receiver_segs_out"], m["receiver_calls"]);
     assert_eq!(m["bytes"], (256 << 10) as f64);
     assert!(
@@ -236,6 +272,8 @@ fn quickack_stream_delivers_and_acknowledges_each_read() {
 
 #[test]
 fn an_unconnected_udp_sender_names_the_address_in_every_datagram() {
+    // Real loopback transfers: one timed or loading test at a time.
+    let _timing = testkit::timing_lock();
     // --connect off: sendto() with the address each time; the datagrams
     // arrive as from a connected sender.
     let mut p = TrialParams::defaults(TestKind::UdpStream);
@@ -244,7 +282,7 @@ fn an_unconnected_udp_sender_names_the_address_in_every_datagram() {
     p.write_size = 64;
     p.send_rate_bps = Some(20_000_000);
     p.connect = false;
-    let m = run(&p);
+    let m = quiet("an unconnected paced UDP sender", &p);
     assert_eq!(m["datagrams_sent"], 1000.0);
     assert!(m["datagrams_received"] >= 900.0, "{m:?}");
     // The option is refused where there is no client sender to unconnect.

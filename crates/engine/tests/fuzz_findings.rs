@@ -56,6 +56,8 @@ fn time_to_welcome(addr: SocketAddr, give_up: Duration) -> Duration {
 /// holding the client's slot: 2 such clients locked a 2-client server out.
 #[test]
 fn client_done_without_data_then_leaving_frees_the_slot() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let addr = server(Limits {
         max_clients: 1,
         ..Limits::default()
@@ -91,6 +93,8 @@ fn cpu_time() -> Duration {
 /// a loop without sleeping: one CPU spun until the trial's cap.
 #[test]
 fn a_message_during_a_reverse_trial_does_not_spin_a_cpu() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let addr = server(Limits {
         max_trial_s: 3.0,
         ..Limits::default()

@@ -21,6 +21,8 @@ fn run(c: &mut Client, p: &TrialParams) -> record::TrialOutcome {
 
 #[test]
 fn tcp_stream_delivers_every_byte_with_each_api() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let mut c = client();
     for api in [Api::Write, Api::Sendmsg, Api::Sendfile, Api::Zerocopy] {
         for ws in [10u64, 1460, 65536] {
@@ -40,6 +42,8 @@ fn tcp_stream_delivers_every_byte_with_each_api() {
 
 #[test]
 fn reverse_and_parallel_streams() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let mut c = client();
     let mut p = TrialParams::defaults(TestKind::TcpStream);
     p.duration_s = None;
@@ -58,6 +62,8 @@ fn reverse_and_parallel_streams() {
 
 #[test]
 fn udp_stream_counts_datagrams() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let mut c = client();
     for reverse in [false, true] {
         let mut p = TrialParams::defaults(TestKind::UdpStream);
@@ -78,6 +84,8 @@ fn udp_stream_counts_datagrams() {
 
 #[test]
 fn transactions_complete() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let mut c = client();
     for test in [TestKind::TcpRr, TestKind::TcpCrr, TestKind::Http] {
         let mut p = TrialParams::defaults(test);
@@ -95,6 +103,8 @@ fn transactions_complete() {
 
 #[test]
 fn udp_loss_matches_the_kernel_socket_drop_counter() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let mut c = client();
     // A tiny receive buffer and an unpaced sender force drops at the socket.
     let mut p = TrialParams::defaults(TestKind::UdpStream);

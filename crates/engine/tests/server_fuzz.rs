@@ -436,6 +436,8 @@ fn status(field: &str) -> u64 {
 
 #[test]
 fn arbitrary_sequences_never_hang_the_server_or_grow_it() {
+    // Real loopback transfers with timed bounds: one such test at a time.
+    let _timing = testkit::timing_lock();
     let limits = limits();
     let addr = Server::bind("127.0.0.1:0".parse().unwrap(), limits.clone())
         .unwrap()

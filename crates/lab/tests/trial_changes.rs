@@ -34,6 +34,9 @@ fn root_routes() -> String {
 
 #[test]
 fn routes_and_checksum_offload_are_applied_and_undone() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -83,6 +86,9 @@ fn routes_and_checksum_offload_are_applied_and_undone() {
 
 #[test]
 fn more_routes_than_the_benchmark_block_are_refused() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -103,6 +109,9 @@ fn more_routes_than_the_benchmark_block_are_refused() {
 
 #[test]
 fn offloads_are_switched_off_at_both_ends_and_back() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -172,6 +181,9 @@ fn quickack_lines(ns: &str) -> usize {
 
 #[test]
 fn the_quickack_metric_goes_on_the_receivers_routes_and_off_again() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -194,6 +206,9 @@ fn the_quickack_metric_goes_on_the_receivers_routes_and_off_again() {
 
 #[test]
 fn the_senders_trie_reports_its_leaves_and_depth() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -224,6 +239,9 @@ fn the_senders_trie_reports_its_leaves_and_depth() {
 /// undo and after a drop; the host's loopback is untouched.
 #[test]
 fn receive_steering_is_applied_per_end_and_undone() {
+    if !testkit::need_root("network namespaces and veth pairs") {
+        return;
+    }
     use lab::rps;
     if !testkit::need(
         lab::host::online_cpus() >= 2,

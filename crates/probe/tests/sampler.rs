@@ -43,21 +43,34 @@ fn a_busy_thread_is_sampled_for_its_cpu_time_in_its_function() {
     if !testkit::need_root("a perf_event BPF sampler") {
         return;
     }
-    let sampler = CpuSampler::start(SamplerConfig {
-        tgid: std::process::id(),
-        period_ns: DEFAULT_PERIOD_NS,
-        depth: ProbeDepth::Full,
-    })
-    .expect("the sampler starts (needs root)");
-    let (tid, cpu_s) = std::thread::spawn(|| {
-        let c0 = thread_cpu_s();
-        tcplab_test_spin_user(800);
-        // SAFETY: gettid has no preconditions.
-        (unsafe { libc::gettid() } as u32, thread_cpu_s() - c0)
-    })
-    .join()
-    .unwrap();
-    let (p, _raw) = sampler.stop().unwrap();
+    // Sampled time (a timer on the wall clock) against the thread's CPU
+    // clock: one timed test at a time, on a run with no steal (which the
+    // timer samples and the CPU clock does not count).
+    let _timing = testkit::timing_lock();
+    let q = testkit::until_quiet(
+        "a sampled spin",
+        testkit::QuietLimits::no_steal(),
+        &[],
+        || {
+            let sampler = CpuSampler::start(SamplerConfig {
+                tgid: std::process::id(),
+                period_ns: DEFAULT_PERIOD_NS,
+                depth: ProbeDepth::Full,
+            })
+            .expect("the sampler starts (needs root)");
+            let (tid, cpu_s) = std::thread::spawn(|| {
+                let c0 = thread_cpu_s();
+                tcplab_test_spin_user(800);
+                // SAFETY: gettid has no preconditions.
+                (unsafe { libc::gettid() } as u32, thread_cpu_s() - c0)
+            })
+            .join()
+            .unwrap();
+            (sampler.stop().unwrap().0, tid, cpu_s)
+        },
+    );
+    eprintln!("a sampled spin: {}", q.describe());
+    let (p, tid, cpu_s) = q.value;
     assert!(p.total_samples() > 0, "no samples at all");
     let got = p.thread_s(tid);
     assert!(
@@ -104,6 +117,7 @@ fn time_in_a_system_call_is_sampled_with_its_kernel_stack() {
     if !testkit::need_root("a perf_event BPF sampler") {
         return;
     }
+    let _timing = testkit::timing_lock();
     let sampler = CpuSampler::start(SamplerConfig {
         tgid: std::process::id(),
         period_ns: DEFAULT_PERIOD_NS,

@@ -173,15 +173,27 @@ fn device_probes_see_what_tcpdump_sees_on_veth() {
     if !testkit::need_tool("tcpdump") {
         return;
     }
+    // tcpdump must keep up to be the reference, and the probes' reader
+    // too: one timed test at a time, the capture on a quiet host.
+    let _timing = testkit::timing_lock();
     let mut v = veth(&[ProbeGroup::Queues]);
     let file = format!("/tmp/tcplab-validate-{}.pcap", std::process::id());
-    let dump = start_tcpdump(&v.client_ns(), &file);
     let mut p = TrialParams::defaults(TestKind::TcpStream);
     p.duration_s = Some(1.0);
     p.write_size = 16 * 1024;
     p.send_rate_bps = Some(400_000_000);
-    let cap = v.run(&p);
-    let stats = stop_tcpdump(dump, &file);
+    let q = testkit::until_quiet(
+        "a probed and captured veth stream",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let dump = start_tcpdump(&v.client_ns(), &file);
+            let cap = v.run(&p);
+            (cap, stop_tcpdump(dump, &file))
+        },
+    );
+    eprintln!("a probed and captured veth stream: {}", q.describe());
+    let (cap, stats) = q.value;
     eprintln!("tcpdump: {}", stats.replace('\n', "; "));
     let stat = |what: &str| -> u64 {
         stats
@@ -255,10 +267,20 @@ fn full_rate_veth_stream_loses_no_records() {
     if !can_probe() {
         return;
     }
+    // The ring's reader must keep up at full rate: one timed test at a
+    // time, on a quiet host.
+    let _timing = testkit::timing_lock();
     let mut v = veth(&[ProbeGroup::Queues, ProbeGroup::Tcp, ProbeGroup::Sched]);
     let mut p = TrialParams::defaults(TestKind::TcpStream);
     p.duration_s = Some(2.0);
-    let cap = v.run(&p);
+    let q = testkit::until_quiet(
+        "a full-rate probed veth stream",
+        testkit::QuietLimits::default(),
+        &[],
+        || v.run(&p),
+    );
+    eprintln!("a full-rate probed veth stream: {}", q.describe());
+    let cap = q.value;
     eprintln!(
         "full-rate veth stream: {} records in {:.2} s, lost {}",
         cap.count(),
