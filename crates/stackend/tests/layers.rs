@@ -68,25 +68,36 @@ fn threaded_layers_move_every_byte_both_ways_through_the_driver_queues() {
 #[test]
 fn threaded_layers_lengthen_a_round_trip() {
     let Some(mut place) = place() else { return };
-    let mut p50 = Vec::new();
-    for layers in [
-        Layers::Merged,
-        Layers::Threaded,
-        Layers::Merged,
-        Layers::Threaded,
-    ] {
-        let mut p = TrialParams::defaults(TestKind::TcpRr);
-        p.stack = StackImpl::Tcplab;
-        p.duration_s = Some(0.5);
-        p.layers = Some(layers);
-        let m = run(&mut place, &p);
-        let l = m["latency_p50_s"] * 1e6;
-        eprintln!(
-            "--layers {layers}: p50 {l:.1} µs, {:.0} transactions/s",
-            m["transactions_per_s"]
-        );
-        p50.push(l);
-    }
+    // Latencies compared: the four trials on a quiet host.
+    let q = testkit::until_quiet(
+        "merged and threaded round trips",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let mut p50 = Vec::new();
+            for layers in [
+                Layers::Merged,
+                Layers::Threaded,
+                Layers::Merged,
+                Layers::Threaded,
+            ] {
+                let mut p = TrialParams::defaults(TestKind::TcpRr);
+                p.stack = StackImpl::Tcplab;
+                p.duration_s = Some(0.5);
+                p.layers = Some(layers);
+                let m = run(&mut place, &p);
+                let l = m["latency_p50_s"] * 1e6;
+                eprintln!(
+                    "--layers {layers}: p50 {l:.1} µs, {:.0} transactions/s",
+                    m["transactions_per_s"]
+                );
+                p50.push(l);
+            }
+            p50
+        },
+    );
+    eprintln!("merged and threaded round trips: {}", q.describe());
+    let p50 = q.value;
     let merged = p50[0].min(p50[2]);
     let threaded = p50[1].min(p50[3]);
     assert!(

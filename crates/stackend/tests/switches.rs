@@ -32,6 +32,14 @@ fn stream(client: StackImpl, server: StackImpl) -> TrialParams {
     p
 }
 
+/// [`run`] until it ran on a quiet host: for the trials whose asserted
+/// values (ratios, rates) depend on the host's speed.
+fn quiet_run(what: &str, place: &mut StackPlace, p: &TrialParams) -> BTreeMap<String, f64> {
+    let q = testkit::until_quiet(what, testkit::QuietLimits::default(), &[], || run(place, p));
+    eprintln!("{what}: {}", q.describe());
+    q.value
+}
+
 fn run(place: &mut StackPlace, p: &TrialParams) -> BTreeMap<String, f64> {
     let stop = Arc::new(AtomicBool::new(false));
     let o = place.run(p, &stop).unwrap_or_else(|e| panic!("{p:?}: {e}"));
@@ -46,7 +54,7 @@ fn delack_off_acknowledges_every_segment_every2_every_second_and_timer_and_drain
     let ratio = |place: &mut StackPlace, level| {
         let mut p = stream(StackImpl::Kernel, StackImpl::Tcplab);
         p.delack = Some(level);
-        let m = run(place, &p);
+        let m = quiet_run(&format!("--delack {level}"), place, &p);
         let r = m["stack_server_segments_out"] / m["stack_server_segments_in"];
         eprintln!("--delack {level}: {r:.3} ACKs per segment received");
         r
@@ -179,8 +187,13 @@ fn nagle_on_stalls_a_request_with_a_short_tail_and_off_does_not() {
         p.write_size = 2000;
         p.duration_s = Some(0.5);
         p.nagle = Some(nagle);
-        let o = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
-        let t = o.metrics["transactions_per_s"];
+        let q = testkit::until_quiet(
+            &format!("--nagle {nagle}"),
+            testkit::QuietLimits::default(),
+            &[],
+            || place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let t = q.value.metrics["transactions_per_s"];
         eprintln!("--nagle {nagle}: {t:.0} transactions/s");
         rates.push(t);
     }
@@ -200,12 +213,22 @@ fn recv_work_holds_the_stacks_reader_to_its_rate() {
     p.read_size = 16 << 10;
     p.recv_work_ns_per_kb = Some(ns_per_kb);
     let stop = Arc::new(AtomicBool::new(false));
-    let o = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
+    // The reader's burn is CPU time: on a busy host it reads slower.
+    let q = testkit::until_quiet(
+        "--recv-work 1ms per KB, then none",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let o = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
+            let mut unpaced = p.clone();
+            unpaced.recv_work_ns_per_kb = None;
+            let free = place.run(&unpaced, &stop).unwrap_or_else(|e| panic!("{e}"));
+            (o, free.metrics["throughput_bps"])
+        },
+    );
+    let (o, free) = q.value;
     assert_eq!(o.metrics["bytes"], (1 << 20) as f64);
     let paced = o.metrics["throughput_bps"];
-    p.recv_work_ns_per_kb = None;
-    let free = place.run(&p, &stop).unwrap_or_else(|e| panic!("{e}"));
-    let free = free.metrics["throughput_bps"];
     eprintln!(
         "--recv-work 1ms per KB: {:.2} Mbit/s against its rate {:.2} (unpaced {:.0})",
         paced / 1e6,
@@ -244,12 +267,6 @@ fn assert_within_2_percent(what: &str, measured: f64, rate: u64) {
     );
     assert!(off.abs() < 0.02, "{what}: {measured} bit/s against {rate}");
 }
-
-/// Attempts at each rate: an attempt off by more than 2% is tried again
-/// when the stack's pacer gave up some of its schedule (a thread held off
-/// longer than the burst allowance, on a loaded host, is no measure of
-/// the pacer); after the last, the shortfall must be what was given up.
-const ATTEMPTS: usize = 3;
 
 /// One paced trial with a capture of the client's device: its metrics and
 /// the payload rate tcpdump saw, after checking the capture is whole.
@@ -305,51 +322,27 @@ fn flow_control_rate_holds_the_sending_rate_within_2_percent_and_window_is_faste
         let p = paced_stream(Some(FlowControl::Rate(rate)), 1.0);
         let file =
             std::env::temp_dir().join(format!("tcplab-flowctl-{}-{rate}.pcap", std::process::id()));
-        let within = |x: f64| (x / rate as f64 - 1.0).abs() < 0.02;
-        let mut last = None;
-        let measured = (1..=ATTEMPTS).find_map(|attempt| {
-            let (m, on_wire) = paced_trial(&mut place, &p, &device, &file);
-            let dropped = m["stack_client_pacing_dropped_s"];
-            let all_within = within(on_wire)
-                && within(m["stack_client_send_rate_bps"])
-                && within(m["throughput_bps"]);
-            if all_within || dropped == 0.0 {
-                // Within 2% (whatever the host did), or a shortfall the
-                // pacer cannot blame on a late thread: judged below.
-                return Some((m, on_wire));
-            }
-            eprintln!(
-                "rate:{} Mbit/s, attempt {attempt}: the stack's thread fell {:.1} ms behind its pacer beyond the burst allowance (a loaded host): {:.2} Mbit/s on the wire, tried again",
-                rate / 1_000_000,
-                dropped * 1e3,
-                on_wire / 1e6
-            );
-            last = Some((m, on_wire));
-            None
-        });
-        let Some((m, on_wire)) = measured else {
-            // Every attempt fell short on a host that held the stack's
-            // thread off: the shortfall must be the schedule the pacer
-            // counted as given up, and no more (the rate over the time
-            // the pacer had, within 2%).
-            let (m, on_wire) = last.expect("at least one attempt");
-            let dropped = m["stack_client_pacing_dropped_s"];
-            let paced_s = p.bytes.unwrap() as f64 * 8.0 / rate as f64;
-            let predicted = rate as f64 * paced_s / (paced_s + dropped);
-            eprintln!(
-                "rate:{rate}: behind in all {ATTEMPTS} attempts; {:.2} Mbit/s on the wire against {:.2} predicted from the {:.1} ms given up",
-                on_wire / 1e6,
-                predicted / 1e6,
-                dropped * 1e3
-            );
-            assert!(dropped < 0.1 * paced_s, "{dropped} s given up of {paced_s}");
-            assert!(
-                (on_wire / predicted - 1.0).abs() < 0.02,
-                "{on_wire} bit/s on the wire against {predicted} predicted"
-            );
-            paced.push(m["throughput_bps"]);
-            continue;
-        };
+        // Timed: on a quiet host (the lock is held for the test by its
+        // place). The pacer may give up at most 2% of its schedule (its
+        // thread held off past the burst allowance; none is expected), so
+        // a pacer that falls behind fails here rather than excusing its
+        // own rate.
+        let q = testkit::until_quiet(
+            &format!("rate:{} Mbit/s captured", rate / 1_000_000),
+            testkit::QuietLimits::default(),
+            &[],
+            || paced_trial(&mut place, &p, &device, &file),
+        );
+        eprintln!("rate:{}: {}", rate / 1_000_000, q.describe());
+        let (m, on_wire) = q.value;
+        let dropped = m["stack_client_pacing_dropped_s"];
+        let schedule = p.bytes.unwrap() as f64 * 8.0 / rate as f64;
+        assert!(
+            dropped <= 0.02 * schedule,
+            "rate:{rate}: the pacer gave up {:.1} ms of its {:.0} ms schedule (over 2%)",
+            dropped * 1e3,
+            schedule * 1e3
+        );
         assert_within_2_percent("tcpdump on the TUN device", on_wire, rate);
         assert_within_2_percent(
             "the stack's send span",

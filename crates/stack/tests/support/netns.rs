@@ -30,6 +30,9 @@ impl Netns {
         {
             return None;
         }
+        // A namespace carries a test's traffic: the test is serialized with
+        // every timed test of the workspace until it ends.
+        testkit::hold_for_this_test();
         let name = format!(
             "tcplab-{what}-{}-{}",
             std::process::id(),

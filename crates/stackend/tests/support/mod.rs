@@ -30,8 +30,24 @@ pub enum On {
 }
 
 /// Runs `p` with tcpdump on the `on` end's device: the trial's metrics
-/// and what the wire carried.
+/// and what the wire carried, from a run on a quiet host (testkit: the
+/// wire tests' ratios depend on how fast each end runs, and tcpdump must
+/// keep up).
 pub fn run_captured(
+    place: &mut StackPlace,
+    p: &TrialParams,
+    on: On,
+) -> (BTreeMap<String, f64>, Captured) {
+    let what = format!("{:?} captured", p.test);
+    let q = testkit::until_quiet(&what, testkit::QuietLimits::default(), &[], || {
+        run_captured_once(place, p, on)
+    });
+    eprintln!("{what}: {}", q.describe());
+    q.value
+}
+
+/// One run of [`run_captured`].
+fn run_captured_once(
     place: &mut StackPlace,
     p: &TrialParams,
     on: On,

@@ -19,5 +19,8 @@ pub fn place() -> Option<StackPlace> {
     if !can_build() {
         return None;
     }
+    // A place carries a test's trials: the test is serialized with every
+    // timed test of the workspace until it ends.
+    testkit::hold_for_this_test();
     Some(StackPlace::build().unwrap_or_else(|e| panic!("building the stack's place: {e}")))
 }
