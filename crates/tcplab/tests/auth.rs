@@ -113,6 +113,8 @@ fn a_key_file_others_may_read_is_refused_by_server_and_bench() {
 
 #[test]
 fn a_wrong_key_is_refused_on_both_sides_and_the_right_one_is_served() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let (right, wrong) = (new_key(dir.path(), "right"), new_key(dir.path(), "wrong"));
     let server = ServerProc::start(None, "127.0.0.1", &["--key", right.to_str().unwrap()]);
@@ -252,6 +254,8 @@ fn a_server_on_a_non_loopback_address_needs_a_key_or_insecure() {
     if !testkit::need_root("a veth address in a namespace needs root") {
         return;
     }
+    // Building a namespace is work a timed test beside it would see.
+    let _timing = testkit::timing_lock();
     struct Netns(String);
     impl Drop for Netns {
         fn drop(&mut self) {
@@ -315,6 +319,8 @@ fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (TcpStream, 
 
 #[test]
 fn a_data_connection_without_the_trials_token_is_refused() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = new_key(dir.path(), "k");
     let key = Key::read_file(&path).unwrap();
@@ -356,6 +362,8 @@ fn a_data_connection_without_the_trials_token_is_refused() {
 
 #[test]
 fn a_udp_hello_without_the_trials_token_gets_nothing() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = new_key(dir.path(), "k");
     let key = Key::read_file(&path).unwrap();
@@ -385,6 +393,8 @@ fn a_udp_hello_without_the_trials_token_gets_nothing() {
 
 #[test]
 fn a_keyed_bench_runs_every_test_with_tokens() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let key = new_key(dir.path(), "k");
     let server = ServerProc::start(None, "127.0.0.1", &["--key", key.to_str().unwrap()]);

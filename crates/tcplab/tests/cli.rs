@@ -42,6 +42,34 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Whether something listens on TCP `port` of 127.0.0.1 (from
+/// /proc/net/tcp, without connecting to it, which the server would log as
+/// a client).
+fn listening(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    table.lines().skip(1).any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3 && f[1] == local && f[3] == "0A"
+    })
+}
+
+/// Waits (at most 10 s) until `server` listens on `port`; fails the test
+/// if it exits first or never does.
+fn wait_until_listening(server: &mut std::process::Child, port: u16) {
+    let t0 = Instant::now();
+    while !listening(port) {
+        if let Some(status) = server.try_wait().unwrap() {
+            panic!("the server exited before it listened on {port}: {status}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the server did not listen on {port} within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_one_line_and_stores_nothing() {
     let (_dir, db) = temp_db();
@@ -84,6 +112,8 @@ fn bad_input_exits_2_with_one_line_and_stores_nothing() {
 
 #[test]
 fn every_test_type_runs_through_the_cli_and_is_stored() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     for test in ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr", "http"] {
         let out = tcplab(
@@ -151,6 +181,8 @@ fn every_test_type_runs_through_the_cli_and_is_stored() {
 
 #[test]
 fn sweep_covers_the_cartesian_product_in_seeded_random_order() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let args = [
         "bench",
@@ -213,6 +245,8 @@ fn sweep_covers_the_cartesian_product_in_seeded_random_order() {
 
 #[test]
 fn precision_target_stops_at_the_target_or_the_cap() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     // A loose target is met quickly: stops once the half-width is within 50 %.
     let doc = json_of(&tcplab(
@@ -260,6 +294,9 @@ fn precision_target_stops_at_the_target_or_the_cap() {
 
 #[test]
 fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
+    // Real transfers, and the interrupt is held to 5 s of wall clock: one
+    // timed test at a time.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let child = tcplab_command(&db)
         .args([
@@ -310,6 +347,8 @@ fn ctrl_c_keeps_completed_trials_and_marks_the_run_interrupted() {
 
 #[test]
 fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let port = free_port();
     let mut server = Command::new(cargo_bin("tcplab"))
@@ -317,7 +356,9 @@ fn peer_that_disappears_fails_the_trial_and_the_sweep_continues() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // The bench's first trial needs the server there: wait until it
+    // listens (a fixed sleep lost the race on a busy host).
+    wait_until_listening(&mut server, port);
     let to = format!("127.0.0.1:{port}");
     let bench = tcplab_command(&db)
         .args([

@@ -189,6 +189,8 @@ fn the_man_page_renders_and_names_every_command() {
 
 #[test]
 fn runs_delete_removes_everything_of_the_runs_and_refuses_unknown_ids() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let first = tiny_run(&db);
     let second = tiny_run(&db);
@@ -256,6 +258,8 @@ fn runs_delete_removes_everything_of_the_runs_and_refuses_unknown_ids() {
 
 #[test]
 fn json_on_every_command_that_prints_results() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let first = tiny_run(&db);
@@ -334,6 +338,8 @@ fn json_on_every_command_that_prints_results() {
 
 #[test]
 fn quiet_bench_draws_no_progress_even_on_a_terminal() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     // The progress bar is drawn only on a terminal: run under `script`,
     // which gives the command one.
     let (_dir, db) = temp_db();
@@ -386,6 +392,8 @@ fn quiet_bench_draws_no_progress_even_on_a_terminal() {
 
 #[test]
 fn quiet_calibration_prints_no_progress() {
+    // A calibration keeps the CPUs busy: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let out = tcplab(&db, &["calibrate", "--quick", "--quiet"]);
     assert_success(&out);

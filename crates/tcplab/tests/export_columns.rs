@@ -54,6 +54,8 @@ fn stdout(db: &Path, args: &[&str]) -> Vec<u8> {
 
 #[test]
 fn every_export_form_names_each_column_once_and_keeps_every_value() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let bench = [
@@ -161,6 +163,8 @@ fn probe_records_name_their_values_by_what_they_hold() {
     if !testkit::need_root("probes need root") {
         return;
     }
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     json_of(&tcplab(

@@ -47,11 +47,6 @@ struct HostState {
     lab: Vec<String>,
 }
 
-/// Held by the tests that build places: one test's snapshot of the host
-/// must not catch the namespaces another test of this file has up (or the
-/// lab's scratch namespace that looks for netem).
-static PLACES: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn snapshot() -> HostState {
     let mut s = BTreeMap::new();
     for d in [
@@ -140,7 +135,11 @@ fn changed_places_leave_the_host_as_it_was() {
     if !testkit::need_root("routes, offloads and namespaces need root") {
         return;
     }
-    let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());
+    // The timing lock, held by every test that builds places (in every
+    // test binary): its real transfers disturb no timed test, and this
+    // test's snapshots of the host catch no namespace another test has up
+    // (nor the lab's scratch namespace that looks for netem).
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let before = snapshot();
 
@@ -238,7 +237,9 @@ fn every_trial_in_a_place_records_its_ends_offloads() {
     if !testkit::need_root("namespaces and offloads need root") {
         return;
     }
-    let _places = PLACES.lock().unwrap_or_else(|e| e.into_inner());
+    // Real transfers in places: the timing lock (see
+    // changed_places_leave_the_host_as_it_was).
+    let _timing = testkit::timing_lock();
     // The host staying as it was, --offload included, is
     // changed_places_leave_the_host_as_it_was's (its namespaces would show
     // in a snapshot taken here while it runs).

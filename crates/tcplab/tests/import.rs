@@ -8,6 +8,8 @@ use common::{assert_success, json_of, tcplab, usage_error_line};
 
 #[test]
 fn a_database_and_an_export_import_once_each() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let theirs = dir.path().join("theirs.db");
     let bench = tcplab(

@@ -63,6 +63,8 @@ fn within_1_percent(got: f64, want: f64, what: &str) {
 
 #[test]
 fn tcp_interval_lines_sum_to_the_trial_total_and_count_duration_over_interval() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let out = stdout_of(&tcplab(
         &db,
@@ -97,6 +99,8 @@ fn tcp_interval_lines_sum_to_the_trial_total_and_count_duration_over_interval() 
 
 #[test]
 fn udp_interval_lines_sum_to_what_the_sender_sent() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let out = stdout_of(&tcplab(
         &db,
@@ -126,6 +130,8 @@ fn udp_interval_lines_sum_to_what_the_sender_sent() {
 
 #[test]
 fn parallel_streams_have_rows_that_add_up_to_their_sum() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let out = stdout_of(&tcplab(
         &db,
@@ -183,6 +189,8 @@ fn parallel_streams_have_rows_that_add_up_to_their_sum() {
 
 #[test]
 fn parallel_intervals_print_each_stream_and_a_sum_line() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let out = stdout_of(&tcplab(
         &db,
@@ -275,6 +283,8 @@ fn log_until(mut child: Child, last: &str) -> String {
 
 #[test]
 fn the_server_logs_each_client_and_trial_as_json_lines() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (server, port) = start_server(true);
     let (_dir, db) = temp_db();
     let to = format!("127.0.0.1:{port}");
@@ -328,6 +338,8 @@ fn the_server_logs_each_client_and_trial_as_json_lines() {
 
 #[test]
 fn the_server_logs_text_lines_by_default() {
+    // Real transfers on loopback: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (server, port) = start_server(false);
     let (_dir, db) = temp_db();
     let to = format!("127.0.0.1:{port}");

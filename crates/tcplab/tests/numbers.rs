@@ -68,6 +68,8 @@ fn bench(db: &Path, extra: &[&str]) -> String {
 
 #[test]
 fn bench_show_and_report_write_a_metric_in_one_unit_with_the_same_digits() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let benched = table_lines(&bench(&db, &[]));
@@ -108,6 +110,8 @@ fn bench_show_and_report_write_a_metric_in_one_unit_with_the_same_digits() {
 
 #[test]
 fn json_summaries_carry_median_min_and_max_and_csv_the_shortest_text() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let benched: Value = serde_json::from_str(&bench(&db, &["--json"])).unwrap();
@@ -183,6 +187,8 @@ fn imported(dir: &Path, name: &str, run: &Value, throughputs: [f64; 2]) -> std::
 
 #[test]
 fn two_wild_trials_carry_the_small_sample_mark_and_two_close_ones_do_not() {
+    // Real transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let theirs = dir.path().join("theirs.db");
     let out = tcplab(

@@ -28,6 +28,9 @@ fn stored_precision(db: &Path) -> Vec<Value> {
 
 #[test]
 fn a_missed_target_is_marked_warned_stored_and_reported() {
+    // Its real transfers would load the host beside the met-target test's
+    // timed run: one at a time.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     // ±0.001% of the mean is out of reach in three 50 ms trials.
     let out = tcplab(

@@ -29,22 +29,36 @@ fn probed_trials_store_their_records() {
     if !testkit::need_root("--probe needs root") {
         return;
     }
-    let (dir, db) = temp_db();
-    let out = tcplab(
-        &db,
-        &[
-            "bench",
-            "tcp-stream",
-            "--duration",
-            "300ms",
-            "--repeat",
-            "2",
-            "--probe",
-            "all",
-            "--json",
-        ],
+    // How many records 300 ms of streaming makes, and how few the kernel
+    // skips, depend on the CPUs the trial got: one timed test at a time,
+    // on a quiet run (each in a fresh database, which then holds exactly
+    // its two trials).
+    let _timing = testkit::timing_lock();
+    let q = testkit::until_quiet(
+        "probed trials",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let (dir, db) = temp_db();
+            let out = tcplab(
+                &db,
+                &[
+                    "bench",
+                    "tcp-stream",
+                    "--duration",
+                    "300ms",
+                    "--repeat",
+                    "2",
+                    "--probe",
+                    "all",
+                    "--json",
+                ],
+            );
+            (dir, db, json_of(&out))
+        },
     );
-    let doc = json_of(&out);
+    eprintln!("probed trials: {}", q.describe());
+    let (dir, db, doc) = q.value;
     let m = &doc["points"][0]["metrics"];
     let records = m["probe_records"]["mean"].as_f64().unwrap();
     assert!(records > 1000.0, "{records} records");
@@ -314,10 +328,14 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
     if !testkit::need_root("--probe needs root") {
         return;
     }
-    let (_dir, db) = temp_db();
-    let trial = |depth: &str| {
+    // Records, samples and the stream's rate in 300 ms depend on the CPUs
+    // the trials got: one timed test at a time, and the three trials
+    // count when they ran quietly (each time in a fresh database, which
+    // then holds exactly these three trials).
+    let _timing = testkit::timing_lock();
+    let trial = |db: &std::path::Path, depth: &str| {
         let m = one_stream(
-            &db,
+            db,
             "300ms",
             &["--probe", "queues,tcp,cpu", "--probe-depth", depth],
         );
@@ -327,7 +345,14 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
             m["probe_cpu_samples"]["mean"].as_f64(),
         )
     };
-    let (_, full_records, full_samples) = trial("full");
+    let q = testkit::until_quiet("depths", testkit::QuietLimits::default(), &[], || {
+        let (dir, db) = temp_db();
+        let full = trial(&db, "full");
+        let others = ["filter", "empty"].map(|depth| (depth, trial(&db, depth)));
+        (dir, db, full, others)
+    });
+    eprintln!("depths: {}", q.describe());
+    let (_dir, db, (_, full_records, full_samples), others) = q.value;
     assert!(
         full_records > 1000.0,
         "{full_records} records at full depth"
@@ -336,8 +361,7 @@ fn only_full_depth_records_and_every_depth_runs_its_programs() {
         full_samples.unwrap_or(0.0) > 100.0,
         "{full_samples:?} samples"
     );
-    for depth in ["filter", "empty"] {
-        let (bps, records, samples) = trial(depth);
+    for (depth, (bps, records, samples)) in others {
         assert!(bps > 1e8, "the stream ran at {depth} depth: {bps} bit/s");
         assert_eq!(records, 0.0, "{depth} depth records nothing");
         assert_eq!(samples, None, "{depth} depth stores no CPU profile");
@@ -379,14 +403,20 @@ fn sample_hz_sets_the_cpu_samplers_rate() {
     if !testkit::need_root("--probe cpu needs root") {
         return;
     }
+    // Samples count CPU time the trials got: one timed test at a time,
+    // and both rates from one quiet attempt.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
     let samples = |hz: &str| {
         one_stream(&db, "1s", &["--probe", "cpu", "--sample-hz", hz])["probe_cpu_samples"]["mean"]
             .as_f64()
             .expect("sample count")
     };
-    let slow = samples("1000");
-    let fast = samples("10000");
+    let q = testkit::until_quiet("sample rates", testkit::QuietLimits::default(), &[], || {
+        (samples("1000"), samples("10000"))
+    });
+    eprintln!("sample rates: {}", q.describe());
+    let (slow, fast) = q.value;
     eprintln!("samples in a 1 s trial: {slow} at 1 kHz, {fast} at 10 kHz");
     // Both CPUs for about a second: at most ~2,000 samples at 1 kHz (room
     // for the attach time around the trial), and ten times the rate gives
@@ -449,23 +479,31 @@ fn cpu_samples_account_for_the_engines_cpu_time_by_layer() {
     if !testkit::need_root("--probe cpu needs root") {
         return;
     }
+    // Sampled CPU is compared with the engine's CPU clocks within 5%: one
+    // timed test at a time, on a run that others and the hypervisor (whose
+    // steal sets the sampler's clock apart from a thread's) left alone.
+    let _timing = testkit::timing_lock();
     let (_dir, db) = temp_db();
-    let out = tcplab(
-        &db,
-        &[
-            "bench",
-            "tcp-stream",
-            "--duration",
-            "1s",
-            "--repeat",
-            "2",
-            "--write-size",
-            "65536",
-            "--probe",
-            "cpu",
-        ],
-    );
-    assert_success(&out);
+    let q = testkit::until_quiet("cpu samples", testkit::QuietLimits::no_steal(), &[], || {
+        let out = tcplab(
+            &db,
+            &[
+                "bench",
+                "tcp-stream",
+                "--duration",
+                "1s",
+                "--repeat",
+                "2",
+                "--write-size",
+                "65536",
+                "--probe",
+                "cpu",
+            ],
+        );
+        assert_success(&out);
+    });
+    eprintln!("cpu samples: {}", q.describe());
+    // `latest`: the quiet run's two trials.
     let out = tcplab(&db, &["probes", "latest", "--json"]);
     let doc = json_of(&out);
     let trials = doc["cpu"].as_array().expect("cpu attribution per trial");

@@ -55,6 +55,8 @@ fn a_summary_keeps_the_analysis_in_a_fraction_of_the_bytes() {
     if !can_probe() {
         return;
     }
+    // Real probed transfers: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (_a, all_db) = temp_db();
     let (_s, summary_db) = temp_db();
     let (all, all_err) = probed(&all_db, "all");

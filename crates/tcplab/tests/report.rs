@@ -30,6 +30,8 @@ fn sweep(db: &Path, extra: &[&str]) -> Value {
 
 #[test]
 fn report_of_a_sweep_is_self_contained_and_renders() {
+    // Real transfers (and a headless browser): not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
     let doc = sweep(&db, &[]);
     let run = doc["run_id"].as_i64().unwrap();
@@ -154,28 +156,41 @@ fn probed_run_report_has_path_and_cpu_figures() {
     {
         return;
     }
+    // The CPU samples a share claim needs come from the CPU time the
+    // trials got: one timed test at a time, and the report of a run that
+    // others left alone (the newest: `latest`).
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
-    let out = tcplab(
-        &db,
-        &[
-            "bench",
-            "tcp-stream",
-            "--write-size",
-            "1K,64K",
-            // Long enough for the 1,000 CPU samples a side's share needs
-            // (10 kHz): a 2 MB transfer drew a few dozen, and 0.4 s trials
-            // left the figure's trials short of them once in CI, with the
-            // other report tests running beside this one.
-            "--duration",
-            "1s",
-            "--repeat",
-            "2",
-            "--probe",
-            "all",
-            "--json",
-        ],
+    let q = testkit::until_quiet(
+        "a probed sweep",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let out = tcplab(
+                &db,
+                &[
+                    "bench",
+                    "tcp-stream",
+                    "--write-size",
+                    "1K,64K",
+                    // Long enough for the 1,000 CPU samples a side's share
+                    // needs (10 kHz): a 2 MB transfer drew a few dozen, and
+                    // 0.4 s trials left the figure's trials short of them once
+                    // in CI, with the other report tests running beside this
+                    // one.
+                    "--duration",
+                    "1s",
+                    "--repeat",
+                    "2",
+                    "--probe",
+                    "all",
+                    "--json",
+                ],
+            );
+            json_of(&out);
+        },
     );
-    json_of(&out);
+    eprintln!("a probed sweep: {}", q.describe());
     let page = dir.path().join("probed.html");
     let text = stdout_of(&tcplab(
         &db,
@@ -221,6 +236,8 @@ fn probed_run_report_has_path_and_cpu_figures() {
 
 #[test]
 fn compare_puts_runs_side_by_side() {
+    // Real transfers (and a headless browser): not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
     let a = sweep(&db, &[]);
     let b = sweep(&db, &["--nodelay"]);
@@ -260,6 +277,8 @@ fn compare_puts_runs_side_by_side() {
 
 #[test]
 fn bad_input_gets_one_line_and_status_2() {
+    // Real transfers (and a headless browser): not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
     // No database yet: a read-only command says so and creates none.
     assert_usage_error(&tcplab(&db, &["report", "latest"]), "no database at");

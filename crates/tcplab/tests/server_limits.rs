@@ -200,6 +200,9 @@ fn stream(reverse: bool) -> TrialParams {
 /// client leaving ends it at once. The default server refuses the rate.
 #[test]
 fn paced_trials_end_when_their_client_leaves() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let strict = ServerProc::loopback(&[]);
     let mut p = stream(true);
     p.send_rate_bps = Some(1);
@@ -249,6 +252,9 @@ fn paced_trials_end_when_their_client_leaves() {
 /// leaves (the server's CPU time stops growing).
 #[test]
 fn receive_work_ends_when_its_client_leaves() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let mut p = stream(false);
     p.recv_work_ns_per_kb = Some(10_000_000); // the limit: 164 s of CPU per 16 MiB read
@@ -287,6 +293,9 @@ fn receive_work_ends_when_its_client_leaves() {
 /// sleeping for the trial's duration).
 #[test]
 fn abandoned_setups_leave_no_threads() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let mut p = TrialParams::defaults(TestKind::UdpStream);
     p.reverse = true;
@@ -329,6 +338,9 @@ fn a_pid_limit_gets_a_reason_not_a_panic() {
     if !testkit::need_root("a pids cgroup needs root") {
         return;
     }
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let root = std::path::Path::new("/sys/fs/cgroup/pids");
     let unified = std::path::Path::new("/sys/fs/cgroup/cgroup.subtree_control");
     let base = if root.join("cgroup.procs").exists() {
@@ -385,6 +397,9 @@ fn a_pid_limit_gets_a_reason_not_a_panic() {
 /// a real client from another address is served meanwhile.
 #[test]
 fn trickling_connections_do_not_lock_out_a_real_client() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&["--handshake-timeout", "2s"]);
     let mut tricklers: Vec<TcpStream> = (0..40)
         .map(|_| connect_from([127, 0, 0, 2], server.addr))
@@ -429,6 +444,9 @@ fn trickling_connections_do_not_lock_out_a_real_client() {
 /// data connection goes quiet in a byte-bound trial, after the idle limit.
 #[test]
 fn a_quiet_setup_loses_its_slot() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[
         "--handshake-timeout",
         "1s",
@@ -466,6 +484,9 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     if !testkit::need_root("AF_PACKET sockets and namespaces need root") {
         return;
     }
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     struct Netns(String);
     impl Drop for Netns {
         fn drop(&mut self) {
@@ -527,6 +548,9 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
 /// refusal is one line on both sides.
 #[test]
 fn load_and_memory_per_client_are_refused_in_one_line() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let rss_idle = server.rss_kib();
     let mut c = greeted(server.addr);
@@ -576,6 +600,9 @@ fn load_and_memory_per_client_are_refused_in_one_line() {
 /// once the first leaves.
 #[test]
 fn load_workers_are_bounded_in_total() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server =
         ServerProc::loopback(&["--max-load-workers", "2", "--max-total-load-workers", "2"]);
     let mut p = stream(false);
@@ -636,6 +663,9 @@ fn server_help_lists_the_limits() {
 /// data port is closed unserved; the control connection's peer gets the data.
 #[test]
 fn a_data_connection_from_another_address_is_closed_unserved() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let mut c = greeted(server.addr);
     let mut p = stream(true);
@@ -661,6 +691,9 @@ fn a_data_connection_from_another_address_is_closed_unserved() {
 /// it; the control connection's peer's hello gets the trial's data.
 #[test]
 fn a_udp_hello_from_another_address_gets_nothing() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let mut c = greeted(server.addr);
     let mut p = TrialParams::defaults(TestKind::UdpStream);
@@ -721,6 +754,9 @@ impl engine::TrialObserver for Forger {
 /// client's udp-stream trial nor count as its integrity errors.
 #[test]
 fn forged_datagrams_from_another_address_do_not_touch_a_udp_trial() {
+    // The server must settle within a second, and its threads, CPU and
+    // counts are read in fixed time: one timed test at a time.
+    let _timing = testkit::timing_lock();
     let server = ServerProc::loopback(&[]);
     let mut c = engine::Client::connect(server.addr, Duration::from_secs(5)).unwrap();
     c.set_observer(Some(Box::new(Forger)));

@@ -204,30 +204,43 @@ fn a_sweep_of_switches_is_stored_and_exported_with_its_trials() {
         return;
     }
     let (_dir, db) = temp_db();
-    let doc = json_of(&tcplab(
-        &db,
-        &[
-            "bench",
-            "tcp-stream",
-            "--server-stack",
-            "tcplab",
-            "--delack",
-            "off,every2",
-            "--header-prediction",
-            "off",
-            "--route-table",
-            "linear",
-            "--routes",
-            "100",
-            "--layers",
-            "threaded",
-            "--bytes",
-            "2M",
-            "--repeat",
-            "1",
-            "--json",
-        ],
-    ));
+    // The ACK ratios depend on timing: a sender held off the CPU lets the
+    // delayed-ACK timer answer single segments. One timed test at a time,
+    // on a quiet run (the newest, which `latest` exports).
+    let _timing = testkit::timing_lock();
+    let q = testkit::until_quiet(
+        "a sweep of switches",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            json_of(&tcplab(
+                &db,
+                &[
+                    "bench",
+                    "tcp-stream",
+                    "--server-stack",
+                    "tcplab",
+                    "--delack",
+                    "off,every2",
+                    "--header-prediction",
+                    "off",
+                    "--route-table",
+                    "linear",
+                    "--routes",
+                    "100",
+                    "--layers",
+                    "threaded",
+                    "--bytes",
+                    "2M",
+                    "--repeat",
+                    "1",
+                    "--json",
+                ],
+            ))
+        },
+    );
+    eprintln!("a sweep of switches: {}", q.describe());
+    let doc = q.value;
     let points = doc["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{doc}");
     let mut ratios = Vec::new();
@@ -403,6 +416,8 @@ fn an_accounted_trials_blocks_print_where_sampled_cpu_profiles_do() {
         return;
     }
     let (_dir, db) = temp_db();
+    // A real transfer through the stack: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let run = tcplab(
         &db,
         &[

@@ -230,6 +230,8 @@ fn a_real_study_run_prints_what_ran_and_what_was_written_as_json() {
     if !testkit::need_root("studies build namespaces and need root") {
         return;
     }
+    // A real study runs real transfers in places: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
     store_a_host_profile(&db);
     let out_dir = dir.path().join("reports");
@@ -310,6 +312,8 @@ fn study_all_quick_runs_every_study_into_reports_and_an_index() {
     if !testkit::need_root("studies build namespaces and need root") {
         return;
     }
+    // A real study runs real transfers in places: not beside a timed test.
+    let _timing = testkit::timing_lock();
     let (dir, db) = temp_db();
     let out_dir = dir.path().join("reports");
     let lab_before = common::lab_resources();

@@ -12,6 +12,17 @@ use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// [`bench_to`] until a run was quiet: its wall-clock time (a debug
+/// binary's start included) is held to a ceiling a busy host can pass.
+/// The caller holds the timing lock.
+fn quiet_bench_to(what: &str, to: &str, extra: &[&str]) -> (String, Duration, tempfile::TempDir) {
+    let q = testkit::until_quiet(what, testkit::QuietLimits::default(), &[], || {
+        bench_to(to, extra)
+    });
+    eprintln!("{what}: {}", q.describe());
+    q.value
+}
+
 /// A loopback port nothing listens on (bound, then released).
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -38,8 +49,10 @@ fn bench_to(to: &str, extra: &[&str]) -> (String, Duration, tempfile::TempDir) {
 
 #[test]
 fn a_refused_connection_fails_at_once_and_stores_nothing() {
+    // Timed against a wall clock: one timed test at a time, on a quiet run.
+    let _timing = testkit::timing_lock();
     let to = format!("127.0.0.1:{}", free_port());
-    let (line, took, _dir) = bench_to(&to, &[]);
+    let (line, took, _dir) = quiet_bench_to("a refused connection", &to, &[]);
     assert_eq!(
         line,
         format!("tcplab: cannot reach {to}: connection refused\n")
@@ -63,6 +76,8 @@ fn an_iperf3_server_is_not_a_tcplab_server() {
     if !testkit::need_tool("iperf3") {
         return;
     }
+    // Timed against a wall clock: one timed test at a time, on a quiet run.
+    let _timing = testkit::timing_lock();
     let port = free_port();
     let mut iperf3 = Command::new("iperf3")
         .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
@@ -79,7 +94,7 @@ fn an_iperf3_server_is_not_a_tcplab_server() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let to = format!("127.0.0.1:{port}");
-    let (line, took, _dir) = bench_to(&to, &["--connect-timeout", "1s"]);
+    let (line, took, _dir) = quiet_bench_to("an iperf3 server", &to, &["--connect-timeout", "1s"]);
     iperf3.kill().unwrap();
     iperf3.wait().unwrap();
     assert_eq!(
@@ -125,6 +140,8 @@ fn a_host_that_drops_packets_costs_one_timeout_not_one_per_trial() {
     if !testkit::need_root("a namespace whose packets go nowhere needs root") {
         return;
     }
+    // Timed against a wall clock: one timed test at a time, on a quiet run.
+    let _timing = testkit::timing_lock();
     // A namespace of our own: 192.0.2.1 (TEST-NET-1) is a neighbour on a
     // veth whose peer accepts nothing, so every SYN is dropped and nothing
     // leaves the namespace.
@@ -156,18 +173,27 @@ fn a_host_that_drops_packets_costs_one_timeout_not_one_per_trial() {
     ip("neigh add 192.0.2.1 lladdr 02:00:00:00:00:01 dev v0 nud permanent");
     let (_dir, db) = temp_db();
     let bin = tcplab_command(&db).get_program().to_owned();
-    let t0 = Instant::now();
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0])
-        .arg(bin)
-        .arg("--db")
-        .arg(&db)
-        .args(["bench", "tcp-stream", "--to", "192.0.2.1:5301"])
-        .args(["--repeat", "5", "--connect-timeout", "1s", "-q"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let took = t0.elapsed();
+    let q = testkit::until_quiet(
+        "a dropping host",
+        testkit::QuietLimits::default(),
+        &[],
+        || {
+            let t0 = Instant::now();
+            let out = Command::new("ip")
+                .args(["netns", "exec", &ns.0])
+                .arg(&bin)
+                .arg("--db")
+                .arg(&db)
+                .args(["bench", "tcp-stream", "--to", "192.0.2.1:5301"])
+                .args(["--repeat", "5", "--connect-timeout", "1s", "-q"])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            (out, t0.elapsed())
+        },
+    );
+    eprintln!("a dropping host: {}", q.describe());
+    let (out, took) = q.value;
     let line = usage_error_line(&out, "dropping host");
     assert_eq!(
         line,
