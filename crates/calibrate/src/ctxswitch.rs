@@ -127,6 +127,7 @@ mod tests {
             &[],
             || (context_switch(2000).unwrap(), pipe_overhead(2000).unwrap()),
         );
+        eprintln!("a context switch and a pipe: {}", q.describe());
         let (sw, p) = q.value;
         assert!(sw > 1e-7 && sw < 1e-3, "switch {sw} s");
         assert!(p > 1e-8 && p < 1e-3, "pipe {p} s");

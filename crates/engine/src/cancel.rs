@@ -196,6 +196,8 @@ mod tests {
 
     #[test]
     fn a_dropped_timer_is_joined_at_once_and_never_fires() {
+        // Burns CPU or bounds wall time: one such test at a time.
+        let _timing = testkit::timing_lock();
         let flag = StopFlag::new();
         let t0 = Instant::now();
         drop(StopTimer::start(&flag, Duration::from_secs(3600)).unwrap());
@@ -211,6 +213,8 @@ mod tests {
 
     #[test]
     fn cancelling_the_trial_ends_a_sleep() {
+        // Burns CPU or bounds wall time: one such test at a time.
+        let _timing = testkit::timing_lock();
         let cancel = Canceller::new();
         let flag = StopFlag::tied_to(&cancel);
         let c = cancel.clone();

@@ -117,6 +117,8 @@ mod tests {
 
     #[test]
     fn burn_uses_cpu_of_this_thread() {
+        // Burns CPU or bounds wall time: one such test at a time.
+        let _timing = testkit::timing_lock();
         let before = CpuTime::thread_now();
         burn(Duration::from_millis(50), || false);
         let used = CpuTime::thread_now().since(before).total_s();

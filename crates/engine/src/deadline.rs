@@ -83,6 +83,8 @@ mod tests {
 
     #[test]
     fn a_trickled_frame_times_out_as_a_whole() {
+        // Burns CPU or bounds wall time: one such test at a time.
+        let _timing = testkit::timing_lock();
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();

@@ -397,21 +397,31 @@ mod tests {
 
     #[test]
     fn intervals_add_up_to_the_count_and_cover_the_run() {
-        // Timed: one timed test at a time across the workspace.
+        // How many intervals a 105 ms run makes depends on the meter's
+        // wake-ups: one timed test at a time, on a quiet host.
         let _timing = testkit::timing_lock();
-        let m = Meter::start(&spec(20)).unwrap();
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let reg = m.handle().register(1, &sock, false);
-        let mut total = 0u64;
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_millis(105) {
-            total += 1000;
-            reg.counter().store(total, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        reg.ended_at(Instant::now());
-        drop(reg);
-        let s = m.stop();
+        let q = testkit::until_quiet(
+            "a 105 ms run metered every 20 ms",
+            testkit::QuietLimits::default(),
+            &[],
+            || {
+                let m = Meter::start(&spec(20)).unwrap();
+                let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                let reg = m.handle().register(1, &sock, false);
+                let mut total = 0u64;
+                let t0 = Instant::now();
+                while t0.elapsed() < Duration::from_millis(105) {
+                    total += 1000;
+                    reg.counter().store(total, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                reg.ended_at(Instant::now());
+                drop(reg);
+                (m.stop(), total)
+            },
+        );
+        eprintln!("a 105 ms run metered every 20 ms: {}", q.describe());
+        let (s, total) = q.value;
         assert_eq!(s.iter().map(|i| i.bytes).sum::<u64>(), total);
         // 105 ms at 20 ms: five whole intervals and a 5 ms tail (25% of
         // one), kept as its own; a late wake-up on a busy host may merge two.

@@ -97,6 +97,8 @@ mod tests {
     /// minute) instead of asserting CPU seconds after a fixed sleep.
     #[test]
     fn workers_run_and_stop() {
+        // Burns CPU or bounds wall time: one such test at a time.
+        let _timing = testkit::timing_lock();
         let w = LoadWorkers::start(2).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while w.rounds().iter().any(|&r| r < 3) {

@@ -21,7 +21,7 @@ fn run(c: &mut Client, p: &TrialParams) -> record::TrialOutcome {
 
 #[test]
 fn tcp_stream_delivers_every_byte_with_each_api() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let mut c = client();
     for api in [Api::Write, Api::Sendmsg, Api::Sendfile, Api::Zerocopy] {
@@ -42,7 +42,7 @@ fn tcp_stream_delivers_every_byte_with_each_api() {
 
 #[test]
 fn reverse_and_parallel_streams() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let mut c = client();
     let mut p = TrialParams::defaults(TestKind::TcpStream);
@@ -62,7 +62,7 @@ fn reverse_and_parallel_streams() {
 
 #[test]
 fn udp_stream_counts_datagrams() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let mut c = client();
     for reverse in [false, true] {
@@ -84,7 +84,7 @@ fn udp_stream_counts_datagrams() {
 
 #[test]
 fn transactions_complete() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let mut c = client();
     for test in [TestKind::TcpRr, TestKind::TcpCrr, TestKind::Http] {
@@ -103,7 +103,7 @@ fn transactions_complete() {
 
 #[test]
 fn udp_loss_matches_the_kernel_socket_drop_counter() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let mut c = client();
     // A tiny receive buffer and an unpaced sender force drops at the socket.

@@ -35,7 +35,7 @@ fn quick_trial(addr: SocketAddr) {
 
 #[test]
 fn malformed_messages_get_errors_and_others_are_served() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let addr = server(Limits::default());
     // A client that speaks nonsense inside valid frames: errors, connection kept.
@@ -81,7 +81,7 @@ fn malformed_messages_get_errors_and_others_are_served() {
 
 #[test]
 fn invalid_setup_is_refused_and_the_connection_stays_usable() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let addr = server(Limits::default());
     let mut c = Client::connect(addr, Duration::from_secs(5)).unwrap();
@@ -99,8 +99,6 @@ fn invalid_setup_is_refused_and_the_connection_stays_usable() {
 
 #[test]
 fn per_client_bounds_are_enforced() {
-    // Real loopback transfers with timed bounds: one such test at a time.
-    let _timing = testkit::timing_lock();
     let addr = server(Limits {
         max_parallel: 4,
         max_clients: 2,
@@ -136,7 +134,7 @@ fn per_client_bounds_are_enforced() {
 
 #[test]
 fn several_clients_at_once() {
-    // Real loopback transfers with timed bounds: one such test at a time.
+    // Real loopback transfers: one timed or loading test at a time.
     let _timing = testkit::timing_lock();
     let addr = server(Limits::default());
     let hs: Vec<_> = (0..3)

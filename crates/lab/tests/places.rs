@@ -69,12 +69,11 @@ fn every_topology_connects_and_cleans_up() {
         let spec = PlaceSpec::parse(topo, link).unwrap();
         let place = Place::build(&spec).unwrap_or_else(|e| panic!("{topo:?} {link:?}: {e}"));
         let names = place.info().namespaces.clone();
-        let q = testkit::until_quiet(
-            &format!("round trips over {topo:?} {link:?}"),
-            testkit::QuietLimits::default(),
-            &[],
-            || (round_trip(&place, false), round_trip(&place, true)),
-        );
+        let what = format!("round trips over {topo:?} {link:?}");
+        let q = testkit::until_quiet(&what, testkit::QuietLimits::default(), &[], || {
+            (round_trip(&place, false), round_trip(&place, true))
+        });
+        eprintln!("{what}: {}", q.describe());
         let (rtt, rtt6) = q.value;
         if link == Some("delay=1ms,via=emulator") {
             assert!(

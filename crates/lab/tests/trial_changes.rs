@@ -37,6 +37,9 @@ fn routes_and_checksum_offload_are_applied_and_undone() {
     if !testkit::need_root("network namespaces and veth pairs") {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -89,6 +92,9 @@ fn more_routes_than_the_benchmark_block_are_refused() {
     if !testkit::need_root("network namespaces and veth pairs") {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -112,6 +118,9 @@ fn offloads_are_switched_off_at_both_ends_and_back() {
     if !testkit::need_root("network namespaces and veth pairs") {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -184,6 +193,9 @@ fn the_quickack_metric_goes_on_the_receivers_routes_and_off_again() {
     if !testkit::need_root("network namespaces and veth pairs") {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -209,6 +221,9 @@ fn the_senders_trie_reports_its_leaves_and_depth() {
     if !testkit::need_root("network namespaces and veth pairs") {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),
@@ -249,6 +264,9 @@ fn receive_steering_is_applied_per_end_and_undone() {
     ) {
         return;
     }
+    // A veth place is built and torn down by the kernel (its workers'
+    // time counts as a timed test's own): one such test at a time.
+    let _timing = testkit::timing_lock();
     let place = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
     let (s, r) = (
         place.endpoint(true).unwrap(),

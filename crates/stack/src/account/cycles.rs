@@ -98,18 +98,34 @@ pub fn counts_per_ns() -> f64 {
     *RATE.get_or_init(|| calibrate(CALIBRATION))
 }
 
+/// The counter and `CLOCK_MONOTONIC` read together, as (counter, clock
+/// ns): of five tries, the one whose two clock reads lie closest around
+/// the counter's, the clock taken at their midpoint. One pair read back
+/// to back is put apart by a preemption (or a stolen vCPU) between the
+/// reads, and a rate from it is off by that much.
+pub fn paired_now() -> (u64, u64) {
+    (0..5)
+        .map(|_| {
+            let m0 = monotonic_ns();
+            let c = now();
+            let m1 = monotonic_ns();
+            (m1 - m0, c, m0 + (m1 - m0) / 2)
+        })
+        .min()
+        .map(|(_, c, m)| (c, m))
+        .expect("five tries")
+}
+
 /// The counter's rate against `CLOCK_MONOTONIC` over `span`: both read
-/// back to back at the start and the end, with a busy wait between (a
-/// sleep would let the CPU change frequency on machines without an
-/// invariant TSC, and the rate would not be that of a busy stack).
+/// together ([`paired_now`]) at the start and the end, with a busy wait
+/// between (a sleep would let the CPU change frequency on machines
+/// without an invariant TSC, and the rate would not be that of a busy
+/// stack).
 pub fn calibrate(span: Duration) -> f64 {
-    let (c0, m0) = (now(), monotonic_ns());
+    let (c0, m0) = paired_now();
     let end = m0 + span.as_nanos() as u64;
-    let mut m1 = m0;
-    while m1 < end {
-        m1 = monotonic_ns();
-    }
-    let c1 = now();
+    while monotonic_ns() < end {}
+    let (c1, m1) = paired_now();
     (c1 - c0) as f64 / (m1 - m0) as f64
 }
 
@@ -117,30 +133,14 @@ pub fn calibrate(span: Duration) -> f64 {
 mod tests {
     use super::*;
 
-    /// The counter and `CLOCK_MONOTONIC` read together: of five tries,
-    /// the one whose clock reads around the counter's lie closest (a
-    /// preemption between two reads would otherwise put them apart).
-    fn paired() -> (u64, u64) {
-        (0..5)
-            .map(|_| {
-                let m0 = monotonic_ns();
-                let c = now();
-                let m1 = monotonic_ns();
-                (m1 - m0, c, m0 + (m1 - m0) / 2)
-            })
-            .min()
-            .map(|(_, c, m)| (c, m))
-            .expect("five tries")
-    }
-
     #[test]
     fn the_rate_predicts_a_second_interval() {
         let _timing = testkit::timing_lock();
         let rate = counts_per_ns();
         assert!(rate > 0.1 && rate < 10.0, "{rate} counts per ns");
-        let (c0, m0) = paired();
+        let (c0, m0) = paired_now();
         std::thread::sleep(Duration::from_millis(30));
-        let (c1, m1) = paired();
+        let (c1, m1) = paired_now();
         let predicted = (c1 - c0) as f64 / rate;
         let actual = (m1 - m0) as f64;
         assert!(
