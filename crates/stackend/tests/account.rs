@@ -78,6 +78,20 @@ fn an_accounted_stream_stores_the_stacks_blocks_as_its_cpu_profile_by_layer_and_
             (stacks - busy.max(named)).abs() < 1e-6 + 1e-4 * busy,
             "{stacks} against busy {busy} and named blocks {named}"
         );
+        // And on a quiet run the named blocks (exclusive times, and the
+        // brackets' estimated cost) fit in the busy time: a parent that
+        // kept its children's time would count them twice and overflow.
+        let brackets = o.metrics["stack_client_account_bracket_cost_s"];
+        eprintln!(
+            "named blocks {:.2} ms, busy {:.2} ms, bracket cost {:.2} ms",
+            named * 1e3,
+            busy * 1e3,
+            brackets * 1e3
+        );
+        assert!(
+            named <= 1.02 * busy,
+            "named blocks {named} s over busy {busy} s (bracket cost {brackets} s)"
+        );
         assert_eq!(
             o.metrics["stack_client_account_sample_one_in"],
             f64::from(account.one_in().unwrap())

@@ -40,12 +40,12 @@ const BLOCKS: usize = 3;
 /// Each trial's `--duration`.
 const TRIAL: &str = "2s";
 /// The server's `--handshake-timeout`: longer than an attack lasts (two
-/// trials, each tried up to [`TRIES`] times after up to 2 s of waiting
-/// for a quiet moment: about 80 s at worst, and the overflow wave), so
-/// every attacker holds its slot
+/// trials, each tried for up to two minutes and [`TRIES`] times until
+/// quiet: about 5 minutes at worst, and the overflow wave), so every
+/// attacker holds its slot
 /// throughout (with the default 10 s a slowloris would reconnect, which
 /// these do not).
-const HANDSHAKE_TIMEOUT: &str = "300s";
+const HANDSHAKE_TIMEOUT: &str = "600s";
 /// Seconds between a slowloris connection's bytes.
 const TRICKLE_EVERY: Duration = Duration::from_secs(3);
 /// The most resident memory one held connection may add to the server, in
@@ -413,9 +413,9 @@ fn measure_quiet(ns: &Netns, db: &Path, key: &Path, server: SocketAddr, server_p
     let limits = testkit::QuietLimits {
         others: CONTENDED,
         attempts: TRIES,
-        // Tries, not minutes: the attackers must hold their slots through
-        // the loaded trials (see HANDSHAKE_TIMEOUT).
-        patience: Duration::ZERO,
+        // Two minutes, not the default four: the attackers must hold
+        // their slots through the loaded trials (see HANDSHAKE_TIMEOUT).
+        patience: Duration::from_secs(120),
         settle: Duration::from_secs(2),
         ..testkit::QuietLimits::default()
     };

@@ -13,7 +13,7 @@ fn kernel_and_tcplab_ends_run_side_by_side_in_all_four_pairings() {
     if !testkit::need_root("the stack's place (a namespace and TUN devices) needs root") {
         return;
     }
-    if !testkit::need_path("/dev/net/tun", "the TUN driver") {
+    if !(testkit::need_path("/dev/net/tun", "the TUN driver") && testkit::need_tool("ip")) {
         return;
     }
     // Real transfers through the stack: one timed test at a time.
@@ -76,7 +76,7 @@ fn udp_stream_and_transactions_run_on_the_stack_from_the_command_line() {
     if !testkit::need_root("the stack's place (a namespace and TUN devices) needs root") {
         return;
     }
-    if !testkit::need_path("/dev/net/tun", "the TUN driver") {
+    if !(testkit::need_path("/dev/net/tun", "the TUN driver") && testkit::need_tool("ip")) {
         return;
     }
     // Real transfers through the stack, and a transaction count in fixed

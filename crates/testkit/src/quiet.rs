@@ -55,10 +55,11 @@ impl Default for QuietLimits {
 
 impl QuietLimits {
     /// For a check that compares the cycle counter (or any wall clock)
-    /// with a thread's CPU clock: no steal tick at all in the window.
+    /// with a thread's CPU clock: steal at most 0.5% of the CPUs, and in
+    /// a window too short to resolve that, no steal tick at all.
     pub fn no_steal() -> QuietLimits {
         QuietLimits {
-            steal: 0.0,
+            steal: 0.005,
             steal_ticks: 0,
             ..QuietLimits::default()
         }
@@ -97,32 +98,48 @@ impl<T> Quiet<T> {
     /// One line: the quiet run's contention, and how many came before it.
     pub fn describe(&self) -> String {
         format!(
-            "{} (after {} contended run(s))",
+            "{} (after {} contended tries)",
             self.contention,
             self.noisy.len()
         )
     }
 }
 
-/// Sleeps, in quarter seconds, until a quarter second is within `limits`
-/// or `limits.settle` has passed.
-fn wait_for_quiet(limits: &QuietLimits, extra: &[u32]) {
+/// How long the quiet moment before a measurement lasts: the window a
+/// measurement is judged by starts with it, so a measurement of a few
+/// milliseconds (shorter than the clock tick contention is counted in)
+/// is judged over at least this long, not waved through.
+pub const QUIET_LEAD: Duration = Duration::from_millis(250);
+
+/// Sleeps, in [`QUIET_LEAD`]s, until one is within `limits` (at least
+/// one is checked; more until `limits.settle` has passed): the window
+/// opened at its start, for the measurement to run on in; or the last
+/// one's contention, when none was quiet.
+fn wait_for_quiet(limits: &QuietLimits, extra: &[u32]) -> Result<Window, Contention> {
     let t0 = Instant::now();
-    while t0.elapsed() < limits.settle {
+    loop {
         let w = Window::open(extra);
-        std::thread::sleep(Duration::from_millis(250));
-        if limits.admit(&w.contention()) {
-            return;
+        std::thread::sleep(QUIET_LEAD);
+        let c = w.contention();
+        if limits.admit(&c) {
+            return Ok(w);
+        }
+        if t0.elapsed() >= limits.settle {
+            return Err(c);
         }
     }
 }
 
-/// Runs `measure` until a run is quiet (its contention within `limits`;
-/// `extra` names processes whose CPU is the measurement's although they
-/// are not this test's descendants, such as a server it did not spawn)
-/// and returns that run. Panics, naming `what` and every run's
-/// contention, when `limits.attempts` runs were all contended and
-/// `limits.patience` has passed since the first.
+/// Runs `measure` until a run is quiet and returns that run. A try waits
+/// for a quiet moment ([`QUIET_LEAD`], up to `limits.settle`), then runs
+/// the measurement; it counts when the window from the start of that
+/// moment to the end of the measurement is within `limits` (`extra`
+/// names processes whose CPU is the measurement's although they are not
+/// this test's descendants, such as a server it did not spawn). A try
+/// that found no quiet moment does not run the measurement. Panics,
+/// naming `what` and every try's contention, when `limits.attempts`
+/// tries were all contended and `limits.patience` has passed since the
+/// first.
 #[track_caller]
 pub fn until_quiet<T>(
     what: &str,
@@ -133,8 +150,13 @@ pub fn until_quiet<T>(
     let mut noisy = Vec::new();
     let started = Instant::now();
     while noisy.len() < limits.attempts.max(1) || started.elapsed() < limits.patience {
-        wait_for_quiet(&limits, extra);
-        let w = Window::open(extra);
+        let w = match wait_for_quiet(&limits, extra) {
+            Ok(w) => w,
+            Err(c) => {
+                noisy.push(c);
+                continue;
+            }
+        };
         let value = measure();
         let contention = w.contention();
         if limits.admit(&contention) {
@@ -149,10 +171,10 @@ pub fn until_quiet<T>(
     let runs: Vec<String> = noisy
         .iter()
         .enumerate()
-        .map(|(i, c)| format!("run {}: {c}", i + 1))
+        .map(|(i, c)| format!("try {}: {c}", i + 1))
         .collect();
     panic!(
-        "{what}: the host was never quiet enough to measure ({limits}) in {} runs over {:.0} s; {}",
+        "{what}: the host was never quiet enough to measure ({limits}) in {} tries over {:.0} s; {}",
         noisy.len(),
         started.elapsed().as_secs_f64(),
         runs.join("; ")
@@ -199,7 +221,14 @@ mod tests {
     #[test]
     fn our_own_work_is_quiet() {
         let _lock = crate::timing_lock();
-        let q = until_quiet("a spin", QuietLimits::default(), &[], || {
+        // Two tries and no patience: our own spin counted as others'
+        // fails here at once, not after minutes.
+        let limits = QuietLimits {
+            attempts: 2,
+            patience: Duration::ZERO,
+            ..QuietLimits::default()
+        };
+        let q = until_quiet("a spin", limits, &[], || {
             let t0 = Instant::now();
             while t0.elapsed() < Duration::from_millis(300) {
                 std::hint::spin_loop();
@@ -207,7 +236,9 @@ mod tests {
             7
         });
         assert_eq!(q.value, 7);
-        assert!(q.contention.span >= Duration::from_millis(300));
+        assert!(q.noisy.len() <= 1, "{:?}", q.noisy);
+        // Judged from the quiet moment before it to its end.
+        assert!(q.contention.span >= Duration::from_millis(300) + QUIET_LEAD);
     }
 
     /// A measurement beside a process that is not ours burning a CPU is
@@ -231,8 +262,10 @@ mod tests {
             ..QuietLimits::default()
         };
         let failed = std::panic::catch_unwind(|| {
+            // A measurement of a millisecond: judged over the quiet
+            // moment before it too, so not waved through.
             until_quiet("beside a stranger", limits, &[], || {
-                std::thread::sleep(Duration::from_millis(600))
+                std::thread::sleep(Duration::from_millis(1))
             })
         });
         // SAFETY: kill has no memory preconditions; the pid is the loop
@@ -247,12 +280,12 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("run 1: others ") && message.contains("run 2: others "),
+            message.contains("try 1: others ") && message.contains("try 2: others "),
             "{message}"
         );
         // The loop took about one of the two CPUs.
         let share: f64 = message["beside a stranger".len()..]
-            .split("run 1: others ")
+            .split("try 1: others ")
             .nth(1)
             .and_then(|s| s.split('%').next())
             .and_then(|s| s.parse().ok())

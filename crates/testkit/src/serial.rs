@@ -12,8 +12,11 @@
 //! test then loads the CPUs with.
 
 use std::cell::RefCell;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// The lock file's path.
 pub fn lock_path() -> PathBuf {
@@ -35,22 +38,81 @@ thread_local! {
     static HELD: RefCell<Held> = RefCell::new(Held::default());
 }
 
-/// Opens and locks the file, waiting for another holder.
+/// After this long waiting, the waiter says who holds the lock.
+const WAIT_REPORT: Duration = Duration::from_secs(60);
+/// After this long waiting, the test fails naming the holder: a holder
+/// that hung (or another session's endless run) must not hang CI.
+const WAIT_LIMIT: Duration = Duration::from_secs(30 * 60);
+
+/// Opens and locks the file, waiting for another holder; then writes
+/// this holder (pid and test) into it for a waiter to name.
 fn lock_file() -> File {
     let path = lock_path();
     // Read-only suffices for flock: a file another user created (root's,
-    // 0644) still locks.
-    let file = OpenOptions::new()
+    // 0644) still locks, though this holder cannot write its name.
+    let (file, writable) = match OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(&path)
-        .or_else(|_| File::open(&path))
-        .unwrap_or_else(|e| panic!("opening the timing lock {}: {e}", path.display()));
-    file.lock()
-        .unwrap_or_else(|e| panic!("taking the timing lock {}: {e}", path.display()));
+    {
+        Ok(f) => (f, true),
+        Err(_) => (
+            File::open(&path)
+                .unwrap_or_else(|e| panic!("opening the timing lock {}: {e}", path.display())),
+            false,
+        ),
+    };
+    let t0 = Instant::now();
+    let mut reported = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => {
+                panic!("taking the timing lock {}: {e}", path.display())
+            }
+        }
+        let waited = t0.elapsed();
+        if waited >= WAIT_LIMIT {
+            panic!(
+                "waited {waited:?} for the timing lock {}, held by {}",
+                path.display(),
+                holder(&path)
+            );
+        }
+        if waited >= WAIT_REPORT && !reported {
+            reported = true;
+            let line = format!(
+                "{}: waiting {waited:?} for the timing lock, held by {}\n",
+                crate::skip::current_test(),
+                holder(&path)
+            );
+            // Past the harness's capture: a long wait is worth seeing.
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if writable {
+        let me = format!(
+            "pid {} ({})\n",
+            std::process::id(),
+            crate::skip::current_test()
+        );
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.write_all_at(me.as_bytes(), 0));
+    }
     file
+}
+
+/// Who the lock file says holds it.
+fn holder(path: &std::path::Path) -> String {
+    match std::fs::read_to_string(path) {
+        Ok(s) if !s.trim().is_empty() => s.trim().to_string(),
+        _ => "an unnamed holder".into(),
+    }
 }
 
 /// Takes one hold on this thread, locking the file on the first.
@@ -111,7 +173,6 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    use std::time::Duration;
 
     /// Whether another process could take the lock now (flock(1), no wait).
     fn free_to_others() -> bool {
@@ -128,6 +189,12 @@ mod tests {
     #[test]
     fn a_second_taker_waits_and_the_holder_may_take_it_again() {
         let held = timing_lock();
+        // The file names its holder for a waiter to report.
+        assert!(
+            holder(&lock_path()).starts_with(&format!("pid {} (", std::process::id())),
+            "{}",
+            holder(&lock_path())
+        );
         let nested = timing_lock();
         let got = Arc::new(AtomicBool::new(false));
         let g = got.clone();

@@ -70,6 +70,32 @@ fn with_nothing_skipped_or_failed_every_test_passed() {
     assert_eq!(s, "15 passed, 0 failed, 0 skipped\n");
 }
 
+/// A part of a test skipped in a loop is one skipped test; a test that
+/// skipped a part and then failed is a failure, not a skip.
+#[test]
+fn a_test_is_skipped_once_however_many_parts_skipped_and_a_failure_is_not_a_skip() {
+    let s = summary(
+        TWO_BINARIES,
+        "wire::a\tno tshark\nwire::a\tno tshark\nwire::a\tno tshark\nalpha::m::two\tno ping\n",
+        101,
+    );
+    assert_eq!(last_line(&s), "12 passed, 1 failed, 2 skipped", "{s}");
+    assert!(!s.contains("alpha::m::two: no ping"), "{s}");
+}
+
+/// A binary killed mid-run (no result line) is a failure, named, even
+/// when another test failed too.
+#[test]
+fn a_binary_without_its_result_line_is_a_failure() {
+    let crashed = format!(
+        "{TWO_BINARIES}\n     Running tests/probe.rs (target/debug/deps/probe-00112233445566aa)\n\n\
+         running 4 tests\ntest one ... ok\nerror: test failed, to rerun pass `--test probe`\n"
+    );
+    let s = summary(&crashed, "", 101);
+    assert!(s.contains("ended without a result (1):\n  probe\n"), "{s}");
+    assert_eq!(last_line(&s), "13 passed, 2 failed, 1 skipped", "{s}");
+}
+
 #[test]
 fn a_failing_run_with_no_test_named_is_a_failure() {
     let s = summary("error: could not compile `alpha`\n", "", 101);

@@ -21,6 +21,12 @@ fn quiet() -> Option<testkit::TimingLock> {
     Some(lock)
 }
 
+/// The timing lock only, for the tests that time nothing but use the
+/// accountant's thread-local state beside the timed ones (no root).
+fn serial() -> testkit::TimingLock {
+    testkit::timing_lock()
+}
+
 /// A gap between two clock reads of a spin longer than this is time the
 /// thread was off its CPU (its vCPU stolen by the hypervisor, or the
 /// thread preempted), not the spin's own: reads are tens of ns apart.
@@ -67,7 +73,7 @@ fn with_timeline() -> Options {
 
 #[test]
 fn off_by_default_and_stop_without_start_reports_nothing() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     assert!(!is_on());
     {
         let _b = enter(Block::TcpOutput);
@@ -208,7 +214,7 @@ fn empty_brackets_cost_nothing_once_their_cost_is_subtracted() {
 
 #[test]
 fn relabel_renames_the_open_bracket() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     start(with_timeline());
     {
         let _b = enter(Block::TcpInputSlow);
@@ -222,7 +228,7 @@ fn relabel_renames_the_open_bracket() {
 
 #[test]
 fn sampling_times_about_one_round_in_n_and_scales() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 4,
@@ -256,7 +262,7 @@ fn sampling_times_about_one_round_in_n_and_scales() {
 
 #[test]
 fn rounds_change_nothing_without_sampling_or_with_brackets_open() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     start(Options::default());
     for _ in 0..100 {
         round();
@@ -284,13 +290,15 @@ fn rounds_change_nothing_without_sampling_or_with_brackets_open() {
 /// like: the counter runs on while the thread is off its CPU (its vCPU
 /// stolen by the hypervisor: 10 ms of a 20 ms spin once failed a CI run),
 /// and the CPU clock does not, so the time the spin measured off its CPU
-/// is taken from the counter's side; and a run that lost more than a
-/// tenth of its spin that way is done again (up to five times, then the
-/// test fails with what each lost).
+/// is taken from the counter's side. Only a run that lost over a quarter
+/// of its spin that way, where the correction would outweigh the check,
+/// is done again, for as long as a spell of steal lasts (up to four
+/// minutes, then the test fails with what each run lost).
 #[test]
 fn busy_work_agrees_with_thread_cpu_and_a_sleep_outside_idle_does_not() {
     let Some(_quiet) = quiet() else { return };
     let mut lost_each = Vec::new();
+    let t0 = std::time::Instant::now();
     let (r, lost) = loop {
         start(with_timeline());
         let lost = {
@@ -302,14 +310,15 @@ fn busy_work_agrees_with_thread_cpu_and_a_sleep_outside_idle_does_not() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let r = stop().unwrap();
-        if lost <= 2_000_000 {
+        if lost <= 5_000_000 {
             break (r, lost);
         }
         lost_each.push(lost);
         assert!(
-            lost_each.len() < 5,
-            "every run's spin lost over 2 ms off its CPU (ns: {lost_each:?})"
+            t0.elapsed() < Duration::from_secs(240),
+            "every run's 20 ms spin lost over 5 ms off its CPU for 4 minutes (ns: {lost_each:?})"
         );
+        std::thread::sleep(Duration::from_millis(500));
     };
     let check = r.cpu_check(0.05);
     let on_cpu = check.accounted_ns - lost as f64;
@@ -347,7 +356,7 @@ fn busy_work_agrees_with_thread_cpu_and_a_sleep_outside_idle_does_not() {
 
 #[test]
 fn the_wall_check_fails_when_the_timeline_overflowed() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     start(Options {
         timeline_capacity: 4,
         sample_one_in: 1,
@@ -362,7 +371,7 @@ fn the_wall_check_fails_when_the_timeline_overflowed() {
 
 #[test]
 fn frames_and_bytes_are_the_denominators() {
-    let Some(_quiet) = quiet() else { return };
+    let _serial = serial();
     start(Options::default());
     frame_in(1500);
     frame_out(52);
