@@ -44,7 +44,7 @@ impl Netns {
             .expect("running ip netns add");
         assert!(
             out.status.success(),
-            "ip netns add {name}: {}{}",
+            "ip netns add {name}: {} ({})",
             String::from_utf8_lossy(&out.stderr).trim(),
             out.status
         );
