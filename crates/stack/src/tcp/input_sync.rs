@@ -322,7 +322,8 @@ impl Connection {
     /// 4.3BSD-Reno's header prediction: in ESTABLISHED, a segment with
     /// no flags but ACK, at RCV.NXT, the window unchanged and nothing being
     /// retransmitted is either a pure ACK of new data or in-order data
-    /// acknowledging nothing new. Returns false to take the full path.
+    /// acknowledging nothing new (with nothing queued out of order, an
+    /// early FIN included). Returns false to take the full path.
     pub(crate) fn fast_path(&mut self, seg: &TcpRepr<'_>, now: Instant) -> bool {
         let Some(ack) = seg.ack_number else {
             return false;
@@ -349,8 +350,12 @@ impl Connection {
             debug_assert!(none.is_empty());
             self.snd_wl2 = ack;
         } else {
+            // A FIN that came ahead of its data waits in `peer_fin_at`
+            // (BSD keeps it in the reassembly queue, which its prediction
+            // checks): the full path applies it when the data reaches it.
             if ack != self.snd_una
                 || !self.reassembly.is_empty()
+                || self.peer_fin_at.is_some()
                 || seg.payload.len() > self.open_window()
             {
                 return false;
