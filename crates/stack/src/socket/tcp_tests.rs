@@ -150,3 +150,41 @@ fn connect_picks_distinct_ephemeral_ports_and_emits_a_syn() {
     assert!(out.iter().all(|seg| seg.header.control == TcpControl::Syn));
     assert!(s.poll_at().is_some(), "the SYN's retransmission timer");
 }
+
+#[test]
+fn a_rst_in_syn_received_frees_the_backlog_slot_of_its_embryonic_connection() {
+    let mut s = sockets();
+    let l = s.listen(5001, 2).unwrap();
+    // Two SYNs, each reset by its sender before the handshake completes.
+    for port in [40001, 40002] {
+        let mut first = syn(5001, 1000);
+        first.src_port = port;
+        deliver(&mut s, &first, Instant::ZERO);
+        let out = taken(&mut s);
+        assert_eq!(out.len(), 1, "a SYN-ACK: {out:?}");
+        let mut rst = TcpRepr::bare(port, 5001, SeqNumber(1001));
+        rst.control = TcpControl::Rst;
+        deliver(&mut s, &rst, Instant(1_000));
+        assert!(taken(&mut s).is_empty(), "a RST is not answered");
+    }
+    assert_eq!(s.accept(l).unwrap(), None, "nothing to accept");
+    // An honest SYN finds the backlog free again and completes.
+    let mut honest = syn(5001, 7000);
+    honest.src_port = 40003;
+    deliver(&mut s, &honest, Instant(2_000));
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1, "the honest SYN is answered: {out:?}");
+    assert_eq!(out[0].header.control, TcpControl::Syn);
+    assert_eq!(
+        s.counters().backlog_drops,
+        0,
+        "the reset embryonic connections must not hold backlog slots"
+    );
+    let mut ack = TcpRepr::bare(40003, 5001, SeqNumber(7001));
+    ack.ack_number = Some(out[0].header.seq_number + 1);
+    ack.window_len = 64240;
+    deliver(&mut s, &ack, Instant(3_000));
+    let c = s.accept(l).unwrap().expect("the honest connection");
+    assert_eq!(s.connection(c).unwrap().tuple().remote.port(), 40003);
+    assert_eq!(s.connections().count(), 1, "the reset ones are gone");
+}

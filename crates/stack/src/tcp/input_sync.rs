@@ -149,15 +149,12 @@ impl Connection {
             self.challenge_ack(now);
             return;
         }
-        if self.state == State::SynReceived && self.passive {
-            // §3.10.7.4: a passive open returns to LISTEN.
-            self.timers = super::timers::Timers::new(self.config.timers);
-            self.state = State::Listen;
-            self.snd_nxt = self.iss;
-            self.snd_una = self.iss;
-            self.snd_max = self.iss;
-            return;
-        }
+        // §3.10.7.4 returns a passive open in SYN-RECEIVED to LISTEN. Here
+        // the LISTEN is the socket layer's listener, which stays; this
+        // connection was made for one SYN's 4-tuple, and is dropped as BSD
+        // and Linux drop an embryonic connection (its backlog slot is
+        // freed when the socket layer reaps it). Kept in LISTEN it would
+        // hold the slot forever: nothing accepts or reaps a LISTEN one.
         let error = if self.state == State::SynReceived {
             ConnectionError::Refused
         } else {

@@ -284,7 +284,6 @@ pub struct Connection {
     pub(crate) config: TcpConfig,
     pub(crate) tuple: FourTuple,
     pub(crate) state: State,
-    pub(crate) passive: bool,
     pub(crate) error: Option<ConnectionError>,
     // Send sequence variables.
     pub(crate) iss: SeqNumber,
@@ -361,7 +360,6 @@ impl Connection {
         Connection {
             tuple,
             state,
-            passive: state == State::Listen,
             error: None,
             iss,
             snd_una: iss,
@@ -424,7 +422,9 @@ impl Connection {
     }
 
     /// A passive open on `tuple` (the socket layer makes one per arriving
-    /// SYN's 4-tuple): the connection waits in LISTEN.
+    /// SYN's 4-tuple): the connection waits in LISTEN. It serves one
+    /// handshake: a RST in SYN-RECEIVED closes it (the embryonic
+    /// connection is dropped; the listener that made it stays).
     pub fn listen(
         config: TcpConfig,
         tuple: FourTuple,
