@@ -272,7 +272,8 @@ pub(crate) struct Recovery {
     pub(crate) inflation: usize,
     /// Consecutive duplicate ACKs.
     pub(crate) dup_acks: usize,
-    /// RFC 6582's "recover": the highest sequence sent at the last loss.
+    /// RFC 6582's "recover": the highest sequence sent at the last loss,
+    /// pulled up to SND.UNA once passed, so it never falls 2^31 behind.
     pub(crate) recover: SeqNumber,
     /// Retransmission timeouts since SND.UNA last advanced.
     pub(crate) consecutive_timeouts: u32,
