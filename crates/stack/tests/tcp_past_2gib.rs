@@ -15,6 +15,7 @@ use std::time::Duration;
 use stack::tcp::state::State;
 use stack::tcp::tcb::{Connection, Segment, TcpConfig};
 use stack::time::{Clock, Instant, ManualClock};
+use stack::wire::tcp::TcpRepr;
 use tcp_pair::{Dir, Pair};
 
 const MIB: u64 = 1 << 20;
@@ -42,6 +43,9 @@ struct Bulk {
     write_limit: u64,
     /// The next data segment from A is lost.
     lose_next_data: bool,
+    /// The header of the last segment A sent (for a crafted one in its
+    /// likeness).
+    last_from_a: Option<TcpRepr<'static>>,
     /// One period of the pattern and then some, to write and compare from.
     pattern: Vec<u8>,
     scratch: Vec<u8>,
@@ -69,6 +73,7 @@ impl Bulk {
             read: 0,
             write_limit: 0,
             lose_next_data: false,
+            last_from_a: None,
             pattern,
             scratch: vec![0; 251 * 1024],
         }
@@ -86,6 +91,7 @@ impl Bulk {
                     self.lose_next_data = false;
                     continue;
                 }
+                self.last_from_a = Some(seg.header.clone());
             }
             self.link.push_back((at, dir, seg));
         }
@@ -212,4 +218,38 @@ fn fast_retransmit_still_works_after_2_gib_without_a_loss() {
              retransmission timer)"
         );
     }
+}
+
+#[test]
+fn the_peers_window_still_updates_after_2_gib_received_on_the_fast_path() {
+    let mut bulk = Bulk::new();
+    bulk.stream_to(2 * GIB + MIB);
+    let hits = bulk.b.counters().header_prediction_hits;
+    let data_segments = (2 * GIB + MIB).div_ceil(65_483);
+    assert!(
+        hits >= data_segments * 9 / 10,
+        "B took the stream on the header-prediction fast path: {hits} hits \
+         for {data_segments} data segments"
+    );
+    // A advertises 1000 octets (a reader that stopped, say): a pure ACK at
+    // A's SND.NXT, the latest timestamps, the window shrunk.
+    let mut header = bulk.last_from_a.clone().expect("A sent segments");
+    let (_, a_nxt, a_rcv_nxt) = bulk.a.sequence_points();
+    let shift = bulk.a.window_shifts().1;
+    header.seq_number = a_nxt;
+    header.ack_number = Some(a_rcv_nxt);
+    header.window_len = (1000 >> shift) as u16;
+    header.push = false;
+    let offered = usize::from(header.window_len) << shift;
+    assert!(bulk.b.send_window() > offered);
+    let now = bulk.now();
+    bulk.b
+        .on_segment(&Segment::new(header, Vec::new()).repr(), now);
+    assert_eq!(
+        bulk.b.send_window(),
+        offered,
+        "after 2 GiB taken by the data fast path the window-update rule \
+         must still take the peer's window (SND.WL1 left behind by the fast \
+         path reads as ahead of SEG.SEQ)"
+    );
 }

@@ -345,6 +345,9 @@ impl Connection {
             let mut none = Vec::new();
             self.on_new_ack(ack, now, &mut none);
             debug_assert!(none.is_empty());
+            // What the full path's window-update rule would do (the window
+            // is unchanged): both edges follow the segment.
+            self.snd_wl1 = seg.seq_number;
             self.snd_wl2 = ack;
         } else {
             // A FIN that came ahead of its data waits in `peer_fin_at`
@@ -358,6 +361,13 @@ impl Connection {
                 return false;
             }
             self.note_timestamp(seg);
+            // The window is unchanged, but SND.WL1 must follow SEG.SEQ as
+            // the full path's update rule would move it: left behind, it
+            // reads as ahead of SEG.SEQ after 2 GiB received and the rule
+            // then ignores the peer's window (4.4BSD's bug, which FreeBSD
+            // fixed the same way).
+            self.snd_wl1 = seg.seq_number;
+            self.snd_wl2 = ack;
             self.take_data(seg.seq_number, seg.payload);
             self.on_data_received(seg.payload.len(), false, now);
         }
