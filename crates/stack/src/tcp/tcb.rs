@@ -290,8 +290,13 @@ pub struct Connection {
     pub(crate) iss: SeqNumber,
     pub(crate) snd_una: SeqNumber,
     pub(crate) snd_nxt: SeqNumber,
-    /// The highest SND.NXT so far: below it, a send is a retransmission.
+    /// The highest SND.NXT so far: below it, a send is a retransmission
+    /// (except the octet of `window_probe`).
     pub(crate) snd_max: SeqNumber,
+    /// The octet a zero-window probe carried past all data sent before
+    /// (SND.MAX is one past it, so an ACK of it is acceptable): its first
+    /// send as data is not a retransmission.
+    pub(crate) window_probe: Option<SeqNumber>,
     pub(crate) snd_wnd: usize,
     pub(crate) max_snd_wnd: usize,
     pub(crate) snd_wl1: SeqNumber,
@@ -366,6 +371,7 @@ impl Connection {
             snd_una: iss,
             snd_nxt: iss,
             snd_max: iss,
+            window_probe: None,
             snd_wnd: 0,
             max_snd_wnd: 0,
             snd_wl1: SeqNumber(0),
