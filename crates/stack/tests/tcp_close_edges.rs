@@ -1,6 +1,7 @@
 //! The close at its edges, two connections back to back on a
 //! `ManualClock`: a FIN that overtakes the data before it, with the
-//! header-prediction fast path on and off.
+//! header-prediction fast path on and off; FIN-WAIT-2 with a peer that
+//! never closes, bounded for a released connection only.
 
 #[path = "support/tcp_pair.rs"]
 mod tcp_pair;
@@ -8,8 +9,10 @@ mod tcp_pair;
 use std::time::Duration;
 
 use stack::tcp::state::State;
-use stack::tcp::tcb::{Segment, TcpConfig};
-use tcp_pair::{pattern, Dir, Pair};
+use stack::tcp::tcb::{ConnectionError, Segment, TcpConfig};
+use stack::tcp::timers::TimerConfig;
+use stack::wire::tcp::TcpControl;
+use tcp_pair::{is, pattern, Dir, Pair};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -32,7 +35,7 @@ fn a_fin_that_overtakes_its_data_closes_the_receiver_when_the_data_arrives() {
         p.kick();
         let sent: Vec<_> = p.sent(Dir::AtoB).iter().map(|s| s.seg.clone()).collect();
         let fin = sent.last().expect("A sent");
-        assert!(tcp_pair::is(fin, stack::wire::tcp::TcpControl::Fin));
+        assert!(is(fin, TcpControl::Fin));
         assert!(fin.payload.is_empty(), "the FIN goes alone, after the data");
         p.run_until(|p| p.app_b.read.len() == 100);
         assert_eq!(
@@ -50,4 +53,68 @@ fn a_fin_that_overtakes_its_data_closes_the_receiver_when_the_data_arrives() {
         );
         assert!(p.app_b.read == pattern(100));
     }
+}
+
+/// A (closing first) and B established, B's application never closing:
+/// A reaches FIN-WAIT-2 and B CLOSE-WAIT, for good unless A's bound ends it.
+fn a_waits_in_fin_wait_2(release: bool) -> Pair {
+    let config = TcpConfig {
+        timers: TimerConfig {
+            fin_wait_2: Duration::from_secs(10),
+            ..TimerConfig::default()
+        },
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::established(config, TcpConfig::default(), 5 * MS);
+    if release {
+        p.a.release();
+    } else {
+        p.a.close();
+    }
+    p.kick();
+    p.run_until(|p| p.a.state() == State::FinWait2 && p.b.state() == State::CloseWait);
+    p
+}
+
+#[test]
+fn a_released_connection_leaves_fin_wait_2_after_its_bound_and_resets_the_peer() {
+    let mut p = a_waits_in_fin_wait_2(true);
+    let entered = p.now();
+    assert_eq!(p.a.poll_at(), Some(entered.after(Duration::from_secs(10))));
+    p.run_to(entered.after(Duration::from_millis(9_999)));
+    assert_eq!(p.a.state(), State::FinWait2, "not before the bound");
+    p.run_to(entered.after(Duration::from_secs(11)));
+    assert_eq!(p.a.state(), State::Closed);
+    assert_eq!(p.a.error(), Some(ConnectionError::TimedOut));
+    assert_eq!(p.a.poll_at(), None, "no timer outlives it");
+    let rst = p.sent(Dir::AtoB).last().expect("A sent").seg.clone();
+    assert!(is(&rst, TcpControl::Rst), "{rst:?}");
+    assert_eq!(p.b.state(), State::Closed, "the peer learns from the RST");
+    assert_eq!(p.b.error(), Some(ConnectionError::Reset));
+}
+
+#[test]
+fn a_half_closed_connection_waits_in_fin_wait_2_as_long_as_the_peer_likes() {
+    let mut p = a_waits_in_fin_wait_2(false);
+    assert_eq!(p.a.poll_at(), None, "no bound on a half close");
+    // B may still send, and A still reads, long after the bound.
+    let later = p.now().after(Duration::from_secs(600));
+    p.run_to(later);
+    p.app_b.to_write = pattern(1000);
+    p.app_b.close_when_written = true;
+    p.kick();
+    p.run_until(|p| p.a.state() == State::TimeWait);
+    assert!(p.app_a.read == pattern(1000));
+}
+
+#[test]
+fn release_in_fin_wait_2_starts_the_bound_then() {
+    let mut p = a_waits_in_fin_wait_2(false);
+    let later = p.now().after(Duration::from_secs(600));
+    p.run_to(later);
+    p.a.release();
+    p.kick();
+    assert_eq!(p.a.poll_at(), Some(later.after(Duration::from_secs(10))));
+    p.run_to(later.after(Duration::from_secs(10)));
+    assert_eq!(p.a.state(), State::Closed);
 }

@@ -428,7 +428,8 @@ impl TcpSockets {
     /// Closes the socket: a listener stops (its unaccepted connections
     /// are reset); a connection sends its FIN after the queued data and
     /// is removed once it reaches CLOSED (after TIME-WAIT if it closed
-    /// first). The handle is invalid afterwards.
+    /// first; reset after `TimerConfig::fin_wait_2` in FIN-WAIT-2 if the
+    /// peer never sends its FIN). The handle is invalid afterwards.
     pub fn close(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
         match self.entries.get_mut(handle.0).and_then(Option::as_mut) {
             Some(Entry::Listener(l)) => {
@@ -442,7 +443,7 @@ impl TcpSockets {
                 Ok(())
             }
             Some(Entry::Socket(s)) if !s.released => {
-                s.conn.close();
+                s.conn.release();
                 s.released = true;
                 self.mark_dirty(handle.0);
                 self.touched(handle.0);

@@ -188,3 +188,60 @@ fn a_rst_in_syn_received_frees_the_backlog_slot_of_its_embryonic_connection() {
     assert_eq!(s.connection(c).unwrap().tuple().remote.port(), 40003);
     assert_eq!(s.connections().count(), 1, "the reset ones are gone");
 }
+
+/// Completes a handshake from Linux's port 40000 (its ISN 1000) on a
+/// listener at 5001; returns the accepted connection and our ISN.
+fn accepted(s: &mut TcpSockets, l: TcpHandle, now: Instant) -> (TcpHandle, SeqNumber) {
+    deliver(s, &syn(5001, 1000), now);
+    let iss = taken(s)[0].header.seq_number;
+    let mut ack = TcpRepr::bare(40000, 5001, SeqNumber(1001));
+    ack.ack_number = Some(iss + 1);
+    ack.window_len = 64240;
+    deliver(s, &ack, now);
+    (s.accept(l).unwrap().expect("established"), iss)
+}
+
+#[test]
+fn a_closed_socket_whose_peer_never_sends_its_fin_is_dropped_after_fin_wait_2s_timeout() {
+    let mut s = sockets();
+    let l = s.listen(5001, 4).unwrap();
+    let (c, iss) = accepted(&mut s, l, Instant::ZERO);
+    s.close(c).unwrap();
+    s.on_timers(Instant(1_000));
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.control, TcpControl::Fin);
+    // The peer acknowledges the FIN and then falls silent (CLOSE-WAIT
+    // forever, as an application that never closes leaves it).
+    let mut ack = TcpRepr::bare(40000, 5001, SeqNumber(1001));
+    ack.ack_number = Some(iss + 2);
+    ack.window_len = 64240;
+    let fin_acked_at = Instant(2_000_000);
+    deliver(&mut s, &ack, fin_acked_at);
+    let conn = s.connections().next().expect("in FIN-WAIT-2");
+    assert_eq!(conn.state(), State::FinWait2);
+    let timeout = TcpConfig::default().timers.fin_wait_2;
+    assert_eq!(
+        timeout,
+        std::time::Duration::from_secs(60),
+        "Linux's tcp_fin_timeout"
+    );
+    let end = fin_acked_at.after(timeout);
+    s.on_timers(Instant(end.nanos() - 1));
+    assert_eq!(s.connections().count(), 1, "not before the timeout");
+    assert_eq!(s.poll_at(), Some(end), "the set reports the timeout");
+    s.on_timers(end);
+    assert_eq!(
+        s.connections().count(),
+        0,
+        "a released socket in FIN-WAIT-2 ends"
+    );
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(
+        out[0].header.control,
+        TcpControl::Rst,
+        "the peer learns, as from Linux"
+    );
+    assert_eq!(out[0].header.seq_number, iss + 2);
+}

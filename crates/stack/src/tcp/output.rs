@@ -51,6 +51,7 @@ impl Connection {
                 TimerKind::LossProbe => self.on_loss_probe(now, out),
                 // The pacer lets data go: the output pass below sends it.
                 TimerKind::Pace => {}
+                TimerKind::FinWait2 => self.on_fin_wait_2_timeout(out),
             }
         }
         drop(timers);
@@ -296,6 +297,7 @@ impl Connection {
             self.emit(h, Vec::new(), out);
         }
         self.arm_persist_if_blocked(now);
+        self.arm_fin_wait_2_if_released(now);
         self.update_limit_clocks(now);
     }
 
