@@ -1,7 +1,8 @@
 //! The close at its edges, two connections back to back on a
 //! `ManualClock`: a FIN that overtakes the data before it, with the
 //! header-prediction fast path on and off; FIN-WAIT-2 with a peer that
-//! never closes, bounded for a released connection only.
+//! never closes, bounded for a released connection only; which SYN may
+//! end TIME-WAIT (RFC 6191).
 
 #[path = "support/tcp_pair.rs"]
 mod tcp_pair;
@@ -11,7 +12,8 @@ use std::time::Duration;
 use stack::tcp::state::State;
 use stack::tcp::tcb::{ConnectionError, Segment, TcpConfig};
 use stack::tcp::timers::TimerConfig;
-use stack::wire::tcp::TcpControl;
+use stack::wire::seq::SeqNumber;
+use stack::wire::tcp::{TcpControl, TcpRepr};
 use tcp_pair::{is, pattern, Dir, Pair};
 
 const MS: Duration = Duration::from_millis(1);
@@ -117,4 +119,91 @@ fn release_in_fin_wait_2_starts_the_bound_then() {
     assert_eq!(p.a.poll_at(), Some(later.after(Duration::from_secs(10))));
     p.run_to(later.after(Duration::from_secs(10)));
     assert_eq!(p.a.state(), State::Closed);
+}
+
+/// A in TIME-WAIT after an orderly close it began; returns it with
+/// RCV.NXT and the TSval of B's FIN (A's TS.Recent), if timestamps were on.
+fn a_in_time_wait(timestamps: bool) -> (Pair, SeqNumber, Option<u32>) {
+    let config = TcpConfig {
+        timestamps,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::established(config.clone(), config, 5 * MS);
+    p.a.close();
+    p.kick();
+    p.run_until(|p| p.a.state() == State::FinWait2 && p.b.state() == State::CloseWait);
+    p.b.close();
+    p.kick();
+    p.run_until(|p| p.a.state() == State::TimeWait && p.b.state() == State::Closed);
+    let fin = p
+        .sent(Dir::BtoA)
+        .into_iter()
+        .rfind(|s| is(&s.seg, TcpControl::Fin))
+        .expect("B's FIN")
+        .seg
+        .header
+        .clone();
+    let rcv_nxt = p.a.sequence_points().2;
+    assert_eq!(rcv_nxt, fin.seq_number + 1);
+    (p, rcv_nxt, fin.timestamp.map(|(val, _)| val))
+}
+
+/// A SYN from B's port to A's at `seq`, with `tsval` if any.
+fn syn_at(seq: SeqNumber, tsval: Option<u32>) -> TcpRepr<'static> {
+    let mut syn = TcpRepr::bare(80, 40000, seq);
+    syn.control = TcpControl::Syn;
+    syn.window_len = 65535;
+    syn.timestamp = tsval.map(|val| (val, 0));
+    syn
+}
+
+#[test]
+fn rfc_6191_a_newer_timestamp_or_sequence_number_lets_a_syn_end_time_wait() {
+    let (p, rcv_nxt, recent) = a_in_time_wait(true);
+    let recent = recent.expect("timestamps on");
+    let (newer, older) = (rcv_nxt + 1000, rcv_nxt - 1000);
+    let cases = [
+        // (SYN's sequence number, its TSval, the new incarnation uses
+        // timestamps, accepted)
+        (older, Some(recent + 1), true, true),
+        (newer, Some(recent - 1), true, false),
+        (newer, Some(recent), true, true),
+        (older, Some(recent), true, false),
+        // The new incarnation without timestamps: the sequence number.
+        (newer, Some(recent - 1), false, true),
+        (older, Some(recent + 1), false, false),
+        (newer, None, true, true),
+        (older, None, true, false),
+        // "Greater than the last sequence number seen" (the FIN's).
+        (rcv_nxt, None, true, true),
+        (rcv_nxt - 1, None, true, false),
+    ];
+    for (seq, tsval, timestamps_on, accepted) in cases {
+        assert_eq!(
+            p.a.time_wait_accepts_syn(&syn_at(seq, tsval), timestamps_on),
+            accepted,
+            "SYN at {seq:?} (RCV.NXT {rcv_nxt:?}), TSval {tsval:?} \
+             (TS.Recent {recent}), timestamps {timestamps_on}"
+        );
+    }
+    let mut syn_ack = syn_at(newer, Some(recent + 1));
+    syn_ack.ack_number = Some(p.a.sequence_points().1);
+    assert!(
+        !p.a.time_wait_accepts_syn(&syn_ack, true),
+        "a SYN-ACK never"
+    );
+    assert!(
+        !p.b.time_wait_accepts_syn(&syn_at(newer, None), true),
+        "only in TIME-WAIT"
+    );
+
+    // Without timestamps on the old incarnation, the sequence number alone.
+    let (p, rcv_nxt, recent) = a_in_time_wait(false);
+    assert_eq!(recent, None);
+    assert!(p
+        .a
+        .time_wait_accepts_syn(&syn_at(rcv_nxt + 1, Some(1)), true));
+    assert!(!p
+        .a
+        .time_wait_accepts_syn(&syn_at(rcv_nxt - 2, Some(u32::MAX / 2)), true));
 }

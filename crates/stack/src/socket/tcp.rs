@@ -63,6 +63,8 @@ pub struct TcpSocketsCounters {
     /// TIME-WAIT connections whose 4-tuple an active open took over
     /// (`TcpConfig::time_wait_reuse`).
     pub time_wait_reused: u64,
+    /// TIME-WAIT connections a new SYN ended for a listener (RFC 6191).
+    pub time_wait_recycled: u64,
 }
 
 #[derive(Debug)]
@@ -633,6 +635,9 @@ impl TcpSockets {
         let Some(index) = self.by_tuple.get(&tuple) else {
             return self.unmatched(tuple, &seg, now);
         };
+        if self.syn_ends_time_wait(index, &seg) {
+            return self.unmatched(tuple, &seg, now);
+        }
         let Some(Entry::Socket(s)) = &mut self.entries[index] else {
             unreachable!("the tuple map names connections");
         };

@@ -245,3 +245,84 @@ fn a_closed_socket_whose_peer_never_sends_its_fin_is_dropped_after_fin_wait_2s_t
     );
     assert_eq!(out[0].header.seq_number, iss + 2);
 }
+
+/// A segment from Linux's port 40000 to 5001 with timestamps (TSval,
+/// TSecr).
+fn from_peer(seq: u32, ack: Option<SeqNumber>, ts: (u32, u32)) -> TcpRepr<'static> {
+    let mut seg = TcpRepr::bare(40000, 5001, SeqNumber(seq));
+    seg.ack_number = ack;
+    seg.window_len = 64240;
+    seg.timestamp = Some(ts);
+    seg
+}
+
+/// A connection accepted on 5001 with timestamps, closed by us first and
+/// then by the peer (its ISN 1000, its TSvals 100 to 102): ours is in
+/// TIME-WAIT, RCV.NXT 1002, TS.Recent 102. Returns the time it got there.
+fn in_time_wait(s: &mut TcpSockets) -> Instant {
+    let l = s.listen(5001, 4).unwrap();
+    let mut first = from_peer(1000, None, (100, 0));
+    first.control = TcpControl::Syn;
+    first.max_seg_size = Some(1460);
+    deliver(s, &first, Instant::ZERO);
+    let syn_ack = taken(s).remove(0).header;
+    let iss = syn_ack.seq_number;
+    let echo = syn_ack.timestamp.expect("timestamps on").0;
+    deliver(
+        s,
+        &from_peer(1001, Some(iss + 1), (101, echo)),
+        Instant(1_000),
+    );
+    let c = s.accept(l).unwrap().expect("established");
+    s.close(c).unwrap();
+    s.on_timers(Instant(2_000));
+    assert_eq!(taken(s)[0].header.control, TcpControl::Fin);
+    let mut fin = from_peer(1001, Some(iss + 2), (102, echo));
+    fin.control = TcpControl::Fin;
+    let at = Instant(3_000_000);
+    deliver(s, &fin, at);
+    taken(s);
+    let conn = s.connections().next().expect("ours");
+    assert_eq!(conn.state(), State::TimeWait);
+    at
+}
+
+#[test]
+fn a_syn_with_a_newer_timestamp_ends_time_wait_and_opens_a_new_incarnation() {
+    let mut s = sockets();
+    let at = in_time_wait(&mut s);
+    // An ISN below the old one, but a newer timestamp (RFC 6191).
+    let mut again = from_peer(500, None, (200, 0));
+    again.control = TcpControl::Syn;
+    again.max_seg_size = Some(1460);
+    deliver(&mut s, &again, at.after(std::time::Duration::from_secs(1)));
+    let out = taken(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let reply = &out[0].header;
+    assert_eq!(
+        (reply.control, reply.ack_number),
+        (TcpControl::Syn, Some(SeqNumber(501))),
+        "the new incarnation's SYN-ACK, not an ACK from TIME-WAIT: {reply:?}"
+    );
+    assert_eq!(s.counters().time_wait_recycled, 1);
+    let states: Vec<State> = s.connections().map(|c| c.state()).collect();
+    assert_eq!(states, [State::SynReceived], "the old one is gone");
+}
+
+#[test]
+fn a_syn_with_an_older_timestamp_leaves_time_wait_in_place() {
+    let mut s = sockets();
+    let at = in_time_wait(&mut s);
+    // A newer ISN does not make up for an older timestamp (RFC 6191).
+    let mut old = from_peer(9000, None, (90, 0));
+    old.control = TcpControl::Syn;
+    deliver(&mut s, &old, at.after(std::time::Duration::from_secs(1)));
+    let out = taken(&mut s);
+    assert!(
+        out.iter().all(|seg| seg.header.control != TcpControl::Syn),
+        "no SYN-ACK: {out:?}"
+    );
+    assert_eq!(s.counters().time_wait_recycled, 0);
+    let states: Vec<State> = s.connections().map(|c| c.state()).collect();
+    assert_eq!(states, [State::TimeWait]);
+}

@@ -2,8 +2,9 @@
 //! (RFC 7323 §5, checked in `options`), the sequence acceptability test, RST and SYN with RFC
 //! 5961's challenge ACKs (§3, §4), ACK acceptability (§5) and processing,
 //! the window update rules, data into the receive buffer or the
-//! reassembly queue, FIN and the close states through TIME-WAIT; and
-//! 4.3BSD-Reno's header prediction as a switchable fast path.
+//! reassembly queue, FIN and the close states through TIME-WAIT (and RFC
+//! 6191's rule for a new SYN in it); and 4.3BSD-Reno's header prediction
+//! as a switchable fast path.
 
 use std::time::Duration;
 
@@ -308,6 +309,35 @@ impl Connection {
             State::FinWait1 => self.state = State::Closing,
             State::FinWait2 => self.enter_time_wait(now),
             _ => {}
+        }
+    }
+
+    /// RFC 6191 §2: whether `seg`, a SYN for this connection's 4-tuple
+    /// while it is in TIME-WAIT, may end it for a new incarnation, which a
+    /// listener then opens; `timestamps_on` says whether the new one would
+    /// use timestamps (the SYN offers them and the listener is configured
+    /// to). With timestamps on both incarnations, a TSval above TS.Recent
+    /// qualifies, or an equal one with a newer sequence number; otherwise a
+    /// sequence number above the last one seen (the FIN's, RCV.NXT − 1).
+    /// A SYN that does not qualify is answered as RFC 9293 answers any
+    /// segment in TIME-WAIT (an ACK, or RFC 5961's challenge ACK; RFC 6191
+    /// would drop it silently): the peer's RST to that ACK then clears the
+    /// way, as with Linux, which also answers it.
+    pub fn time_wait_accepts_syn(&self, seg: &TcpRepr<'_>, timestamps_on: bool) -> bool {
+        if self.state != State::TimeWait
+            || seg.control != TcpControl::Syn
+            || seg.ack_number.is_some()
+        {
+            return false;
+        }
+        let newer_seq = seg.seq_number > self.rcv_nxt - 1;
+        let recent = self.ts_recent.filter(|_| self.ts_ok);
+        match (recent, seg.timestamp.filter(|_| timestamps_on)) {
+            (Some(recent), Some((val, _))) => {
+                let ahead = val.wrapping_sub(recent) as i32;
+                ahead > 0 || (ahead == 0 && newer_seq)
+            }
+            _ => newer_seq,
         }
     }
 
