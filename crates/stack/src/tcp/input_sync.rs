@@ -5,6 +5,16 @@
 //! reassembly queue, FIN and the close states through TIME-WAIT (and RFC
 //! 6191's rule for a new SYN in it); and 4.3BSD-Reno's header prediction
 //! as a switchable fast path.
+//!
+//! Where this departs from the RFCs' words, on purpose:
+//! - A RST in SYN-RECEIVED closes a passive open rather than returning it
+//!   to LISTEN (§3.10.7.4): the LISTEN is the socket layer's listener,
+//!   which stays; the connection was made for one SYN, and is dropped as
+//!   BSD and Linux drop an embryonic connection.
+//! - A SYN in TIME-WAIT that RFC 6191 does not let in is answered with an
+//!   ACK (RFC 9293's and RFC 5961's answer in TIME-WAIT) rather than
+//!   dropped silently as RFC 6191 words it, as Linux answers it: the
+//!   peer's RST to that ACK then clears the way.
 
 use std::time::Duration;
 
