@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use stack::tcp::state::State;
-use stack::tcp::tcb::{Connection, Segment, TcpConfig};
+use stack::tcp::tcb::{Connection, RecoveryKind, Segment, TcpConfig};
 use stack::time::{Clock, Instant, ManualClock};
 use stack::wire::tcp::TcpRepr;
 use tcp_pair::{Dir, Pair};
@@ -52,12 +52,14 @@ struct Bulk {
 }
 
 impl Bulk {
-    /// Both ends ESTABLISHED with 64 KB segments and 1 MiB buffers.
-    fn new() -> Bulk {
+    /// Both ends ESTABLISHED with 64 KB segments, 1 MiB buffers and
+    /// `recovery` for fast retransmit.
+    fn new(recovery: RecoveryKind) -> Bulk {
         let config = TcpConfig {
             mss: 65_495,
             send_buffer: MIB as usize,
             recv_buffer: MIB as usize,
+            recovery,
             ..TcpConfig::default()
         };
         let delay = Duration::from_micros(500);
@@ -184,8 +186,8 @@ impl Bulk {
 /// segments) whose first segment is lost: the 15 behind it bring
 /// duplicate ACKs. Returns the fast retransmits and the timeouts that
 /// repaired the loss.
-fn repair_of_a_loss_after(total: u64) -> (u64, u64) {
-    let mut bulk = Bulk::new();
+fn repair_of_a_loss_after(total: u64, recovery: RecoveryKind) -> (u64, u64) {
+    let mut bulk = Bulk::new(recovery);
     bulk.stream_to(total);
     let before = bulk.a.counters();
     assert_eq!(
@@ -210,7 +212,7 @@ fn repair_of_a_loss_after(total: u64) -> (u64, u64) {
 fn fast_retransmit_still_works_after_2_gib_without_a_loss() {
     for total in [GIB, 2 * GIB + MIB] {
         assert_eq!(
-            repair_of_a_loss_after(total),
+            repair_of_a_loss_after(total, RecoveryKind::NewReno),
             (1, 0),
             "after {total} octets without a loss, duplicate ACKs must \
              trigger fast retransmit (a stale RFC 6582 `recover` reads as \
@@ -221,8 +223,17 @@ fn fast_retransmit_still_works_after_2_gib_without_a_loss() {
 }
 
 #[test]
+fn sack_recovery_still_starts_after_2_gib_without_a_loss() {
+    assert_eq!(
+        repair_of_a_loss_after(2 * GIB + MIB, RecoveryKind::Sack),
+        (1, 0),
+        "RFC 6675's recovery, entered through the same `recover` check"
+    );
+}
+
+#[test]
 fn the_peers_window_still_updates_after_2_gib_received_on_the_fast_path() {
-    let mut bulk = Bulk::new();
+    let mut bulk = Bulk::new(RecoveryKind::default());
     bulk.stream_to(2 * GIB + MIB);
     let hits = bulk.b.counters().header_prediction_hits;
     let data_segments = (2 * GIB + MIB).div_ceil(65_483);
