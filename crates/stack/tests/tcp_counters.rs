@@ -137,6 +137,31 @@ fn zero_windows_sent_counts_each_segment_advertising_a_closed_window() {
     assert_eq!(p.b.counters().zero_windows_sent, zero, "none once reading");
 }
 
+#[test]
+fn a_zero_window_probe_does_not_make_the_data_after_it_a_retransmission() {
+    let b_config = TcpConfig {
+        recv_buffer: 8192,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::established(TcpConfig::default(), b_config, 5 * MS);
+    p.app_b.auto_read = false;
+    p.app_a.to_write = pattern(40_000);
+    p.kick();
+    p.run_until(|p| p.a.counters().window_probes == 2);
+    p.app_b.auto_read = true;
+    p.kick();
+    p.run_until(|p| p.app_b.read.len() == 40_000);
+    assert!(p.app_b.read == pattern(40_000));
+    let a = p.a.counters();
+    assert_eq!(a.timeouts, 0, "{a:?}");
+    assert_eq!(
+        (a.retransmits, a.retransmitted_bytes),
+        (0, 0),
+        "nothing was lost: the probe's octet sent again when the window \
+         opened is not a retransmission ({a:?})"
+    );
+}
+
 /// The SWS counters against the segments B sent: a reader taking 512
 /// bytes at a time from a full 8 KB buffer moves B's right edge by a read
 /// or a few at a time with receiver SWS avoidance off (small updates),

@@ -344,14 +344,15 @@ fn fix_tcp_checksum(bytes: &mut [u8], src: Ipv4Address, dst: Ipv4Address) {
 
 /// The arcs of RFC 9293's diagram a segment or a timer takes (CLOSED is
 /// reachable from every state by RST, timeout or the end of TIME-WAIT; a
-/// passive SYN-RECEIVED goes back to LISTEN on RST; SYN-RECEIVED goes to
-/// FIN-WAIT-1 when the application closed in it).
+/// passive SYN-RECEIVED closes on RST, as BSD and Linux drop an embryonic
+/// connection, the socket layer's listener staying in LISTEN; SYN-RECEIVED
+/// goes to FIN-WAIT-1 when the application closed in it).
 fn arcs(from: State) -> &'static [State] {
     use State::*;
     match from {
         Listen => &[SynReceived],
         SynSent => &[SynReceived, Established],
-        SynReceived => &[Listen, Established, FinWait1],
+        SynReceived => &[Established, FinWait1],
         Established => &[CloseWait],
         FinWait1 => &[FinWait2, Closing, TimeWait],
         FinWait2 => &[TimeWait],

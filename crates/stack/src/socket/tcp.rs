@@ -63,6 +63,8 @@ pub struct TcpSocketsCounters {
     /// TIME-WAIT connections whose 4-tuple an active open took over
     /// (`TcpConfig::time_wait_reuse`).
     pub time_wait_reused: u64,
+    /// TIME-WAIT connections a new SYN ended for a listener (RFC 6191).
+    pub time_wait_recycled: u64,
 }
 
 #[derive(Debug)]
@@ -428,7 +430,8 @@ impl TcpSockets {
     /// Closes the socket: a listener stops (its unaccepted connections
     /// are reset); a connection sends its FIN after the queued data and
     /// is removed once it reaches CLOSED (after TIME-WAIT if it closed
-    /// first). The handle is invalid afterwards.
+    /// first; reset after `TimerConfig::fin_wait_2` in FIN-WAIT-2 if the
+    /// peer never sends its FIN). The handle is invalid afterwards.
     pub fn close(&mut self, handle: TcpHandle) -> Result<(), TcpSocketError> {
         match self.entries.get_mut(handle.0).and_then(Option::as_mut) {
             Some(Entry::Listener(l)) => {
@@ -442,7 +445,7 @@ impl TcpSockets {
                 Ok(())
             }
             Some(Entry::Socket(s)) if !s.released => {
-                s.conn.close();
+                s.conn.release();
                 s.released = true;
                 self.mark_dirty(handle.0);
                 self.touched(handle.0);
@@ -632,6 +635,9 @@ impl TcpSockets {
         let Some(index) = self.by_tuple.get(&tuple) else {
             return self.unmatched(tuple, &seg, now);
         };
+        if self.syn_ends_time_wait(index, &seg) {
+            return self.unmatched(tuple, &seg, now);
+        }
         let Some(Entry::Socket(s)) = &mut self.entries[index] else {
             unreachable!("the tuple map names connections");
         };

@@ -1,10 +1,13 @@
-//! Ephemeral ports for active opens, and taking over a TIME-WAIT tuple of
-//! ours when `TcpConfig::time_wait_reuse` allows it.
+//! Ephemeral ports for active opens, and a TIME-WAIT tuple of ours taken
+//! over: by an active open when `TcpConfig::time_wait_reuse` allows it,
+//! or by a new SYN for a listener as RFC 6191 allows it.
 
 use super::{Entry, TcpSockets, EPHEMERAL_FIRST, TIME_WAIT_REUSE_AFTER};
 use crate::socket::TcpSocketError;
 use crate::tcp::isn::FourTuple;
+use crate::tcp::state::State;
 use crate::time::Instant;
+use crate::wire::{TcpControl, TcpRepr};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
 impl TcpSockets {
@@ -59,5 +62,38 @@ impl TcpSockets {
             && s.conn
                 .time_wait_since()
                 .is_some_and(|t| now.since(t) >= TIME_WAIT_REUSE_AFTER)
+    }
+
+    /// RFC 6191: `seg`, for the connection at `index`, is a SYN that ends
+    /// its TIME-WAIT ([`crate::tcp::tcb::Connection::time_wait_accepts_syn`])
+    /// and a listener on its port has room for it. If so the connection is
+    /// closed and its tuple unmapped, for the listener to take the SYN.
+    pub(super) fn syn_ends_time_wait(&mut self, index: usize, seg: &TcpRepr<'_>) -> bool {
+        // Cheap tests first: this runs for every segment of a connection.
+        let in_time_wait = matches!(self.entries.get(index),
+            Some(Some(Entry::Socket(s))) if s.conn.state() == State::TimeWait);
+        if seg.control != TcpControl::Syn || !in_time_wait {
+            return false;
+        }
+        let listener = self.listeners.get(&seg.dst_port).copied();
+        let Some(Some(Entry::Listener(l))) = listener.map(|li| &self.entries[li]) else {
+            return false;
+        };
+        let timestamps_on = l.config.timestamps;
+        let room = l.pending.len() < l.backlog;
+        let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
+            return false;
+        };
+        if !room || !s.conn.time_wait_accepts_syn(seg, timestamps_on) {
+            return false;
+        }
+        s.conn.enter_closed(None);
+        let tuple = s.conn.tuple();
+        self.by_tuple.remove(&tuple);
+        self.counters.time_wait_recycled += 1;
+        // Removed now if the application released it (as it has, unless
+        // it half-closed and holds the handle still).
+        self.touched(index);
+        true
     }
 }

@@ -2,8 +2,19 @@
 //! (RFC 7323 §5, checked in `options`), the sequence acceptability test, RST and SYN with RFC
 //! 5961's challenge ACKs (§3, §4), ACK acceptability (§5) and processing,
 //! the window update rules, data into the receive buffer or the
-//! reassembly queue, FIN and the close states through TIME-WAIT; and
-//! 4.3BSD-Reno's header prediction as a switchable fast path.
+//! reassembly queue, FIN and the close states through TIME-WAIT (and RFC
+//! 6191's rule for a new SYN in it); and 4.3BSD-Reno's header prediction
+//! as a switchable fast path.
+//!
+//! Where this departs from the RFCs' words, on purpose:
+//! - A RST in SYN-RECEIVED closes a passive open rather than returning it
+//!   to LISTEN (§3.10.7.4): the LISTEN is the socket layer's listener,
+//!   which stays; the connection was made for one SYN, and is dropped as
+//!   BSD and Linux drop an embryonic connection.
+//! - A SYN in TIME-WAIT that RFC 6191 does not let in is answered with an
+//!   ACK (RFC 9293's and RFC 5961's answer in TIME-WAIT) rather than
+//!   dropped silently as RFC 6191 words it, as Linux answers it: the
+//!   peer's RST to that ACK then clears the way.
 
 use std::time::Duration;
 
@@ -149,15 +160,12 @@ impl Connection {
             self.challenge_ack(now);
             return;
         }
-        if self.state == State::SynReceived && self.passive {
-            // §3.10.7.4: a passive open returns to LISTEN.
-            self.timers = super::timers::Timers::new(self.config.timers);
-            self.state = State::Listen;
-            self.snd_nxt = self.iss;
-            self.snd_una = self.iss;
-            self.snd_max = self.iss;
-            return;
-        }
+        // §3.10.7.4 returns a passive open in SYN-RECEIVED to LISTEN. Here
+        // the LISTEN is the socket layer's listener, which stays; this
+        // connection was made for one SYN's 4-tuple, and is dropped as BSD
+        // and Linux drop an embryonic connection (its backlog slot is
+        // freed when the socket layer reaps it). Kept in LISTEN it would
+        // hold the slot forever: nothing accepts or reaps a LISTEN one.
         let error = if self.state == State::SynReceived {
             ConnectionError::Refused
         } else {
@@ -314,6 +322,35 @@ impl Connection {
         }
     }
 
+    /// RFC 6191 §2: whether `seg`, a SYN for this connection's 4-tuple
+    /// while it is in TIME-WAIT, may end it for a new incarnation, which a
+    /// listener then opens; `timestamps_on` says whether the new one would
+    /// use timestamps (the SYN offers them and the listener is configured
+    /// to). With timestamps on both incarnations, a TSval above TS.Recent
+    /// qualifies, or an equal one with a newer sequence number; otherwise a
+    /// sequence number above the last one seen (the FIN's, RCV.NXT − 1).
+    /// A SYN that does not qualify is answered as RFC 9293 answers any
+    /// segment in TIME-WAIT (an ACK, or RFC 5961's challenge ACK; RFC 6191
+    /// would drop it silently): the peer's RST to that ACK then clears the
+    /// way, as with Linux, which also answers it.
+    pub fn time_wait_accepts_syn(&self, seg: &TcpRepr<'_>, timestamps_on: bool) -> bool {
+        if self.state != State::TimeWait
+            || seg.control != TcpControl::Syn
+            || seg.ack_number.is_some()
+        {
+            return false;
+        }
+        let newer_seq = seg.seq_number > self.rcv_nxt - 1;
+        let recent = self.ts_recent.filter(|_| self.ts_ok);
+        match (recent, seg.timestamp.filter(|_| timestamps_on)) {
+            (Some(recent), Some((val, _))) => {
+                let ahead = val.wrapping_sub(recent) as i32;
+                ahead > 0 || (ahead == 0 && newer_seq)
+            }
+            _ => newer_seq,
+        }
+    }
+
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
         self.timers.enter_time_wait(now);
@@ -322,7 +359,8 @@ impl Connection {
     /// 4.3BSD-Reno's header prediction: in ESTABLISHED, a segment with
     /// no flags but ACK, at RCV.NXT, the window unchanged and nothing being
     /// retransmitted is either a pure ACK of new data or in-order data
-    /// acknowledging nothing new. Returns false to take the full path.
+    /// acknowledging nothing new (with nothing queued out of order, an
+    /// early FIN included). Returns false to take the full path.
     pub(crate) fn fast_path(&mut self, seg: &TcpRepr<'_>, now: Instant) -> bool {
         let Some(ack) = seg.ack_number else {
             return false;
@@ -347,15 +385,29 @@ impl Connection {
             let mut none = Vec::new();
             self.on_new_ack(ack, now, &mut none);
             debug_assert!(none.is_empty());
+            // What the full path's window-update rule would do (the window
+            // is unchanged): both edges follow the segment.
+            self.snd_wl1 = seg.seq_number;
             self.snd_wl2 = ack;
         } else {
+            // A FIN that came ahead of its data waits in `peer_fin_at`
+            // (BSD keeps it in the reassembly queue, which its prediction
+            // checks): the full path applies it when the data reaches it.
             if ack != self.snd_una
                 || !self.reassembly.is_empty()
+                || self.peer_fin_at.is_some()
                 || seg.payload.len() > self.open_window()
             {
                 return false;
             }
             self.note_timestamp(seg);
+            // The window is unchanged, but SND.WL1 must follow SEG.SEQ as
+            // the full path's update rule would move it: left behind, it
+            // reads as ahead of SEG.SEQ after 2 GiB received and the rule
+            // then ignores the peer's window (4.4BSD's bug, which FreeBSD
+            // fixed the same way).
+            self.snd_wl1 = seg.seq_number;
+            self.snd_wl2 = ack;
             self.take_data(seg.seq_number, seg.payload);
             self.on_data_received(seg.payload.len(), false, now);
         }

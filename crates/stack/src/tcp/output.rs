@@ -51,6 +51,7 @@ impl Connection {
                 TimerKind::LossProbe => self.on_loss_probe(now, out),
                 // The pacer lets data go: the output pass below sends it.
                 TimerKind::Pace => {}
+                TimerKind::FinWait2 => self.on_fin_wait_2_timeout(out),
             }
         }
         drop(timers);
@@ -159,7 +160,11 @@ impl Connection {
         let end = seq + len;
         let mut h = self.header(seq, now);
         h.push = end_offset == self.send_buf.len();
-        let retransmission = seq < self.snd_max;
+        // A send from a zero-window probe's octet, with nothing sent past
+        // it, is that data's first send: the probe was expected to be
+        // dropped (Linux's carries no data at all), so it is no loss.
+        let after_probe = self.window_probe.take() == Some(seq) && self.snd_max == seq + 1;
+        let retransmission = seq < self.snd_max && !after_probe;
         let full = self.data_mss();
         self.counters.sws.on_data_out(len, full);
         if retransmission {
@@ -292,6 +297,7 @@ impl Connection {
             self.emit(h, Vec::new(), out);
         }
         self.arm_persist_if_blocked(now);
+        self.arm_fin_wait_2_if_released(now);
         self.update_limit_clocks(now);
     }
 
@@ -406,8 +412,10 @@ impl Connection {
 
     /// The persist timer fired. A closed window gets a zero-window probe:
     /// one octet past it, SND.NXT left where it is (an ACK of it is an ACK
-    /// of something sent, as SND.MAX covers it). An open but small window
-    /// gets what fits, as the SWS override allows.
+    /// of something sent, as SND.MAX covers it; `window_probe` marks the
+    /// octet, so sending it as data later is not counted, nor excluded from
+    /// RTT sampling, as a retransmission). An open but small window gets
+    /// what fits, as the SWS override allows.
     fn on_persist_expiry(&mut self, now: Instant, out: &mut Vec<Segment>) {
         let unsent = self.unsent();
         if unsent == 0 || self.snd_nxt != self.snd_una {
@@ -424,6 +432,7 @@ impl Connection {
         let h = self.header(seq, now);
         if seq + 1 > self.snd_max {
             self.snd_max = seq + 1;
+            self.window_probe = Some(seq);
         }
         self.counters.window_probes += 1;
         self.note_data_sent(1, now);

@@ -59,7 +59,20 @@ impl Connection {
             Some(_) => self.on_partial_ack(acked, now, out),
             None => self.cc.on_ack(data_acked, sample, now),
         }
+        self.pull_up_recover();
         self.loss_probe_on_ack(ack, now);
+    }
+
+    /// Outside recovery, RFC 6582's `recover` follows SND.UNA once SND.UNA
+    /// has passed it. Only whether SND.UNA has reached `recover` matters
+    /// (§3.2 step 2), and that answer is kept; but a `recover` left where
+    /// the last loss put it falls 2^31 octets behind after 2 GiB without
+    /// a loss, where the modular comparison reads it as ahead of SND.UNA
+    /// and fast retransmit would stay off until a timeout.
+    fn pull_up_recover(&mut self) {
+        if self.recovery.point.is_none() && self.recovery.recover < self.snd_una {
+            self.recovery.recover = self.snd_una;
+        }
     }
 
     /// An ACK inside recovery that does not reach the recovery point.

@@ -143,7 +143,8 @@ pub enum ConnectionError {
     /// The application aborted it.
     #[error("connection aborted")]
     Aborted,
-    /// Too many retransmission timeouts without an ACK.
+    /// Too many retransmission timeouts without an ACK, unanswered
+    /// keepalives, or a released connection's FIN-WAIT-2 bound ran out.
     #[error("connection timed out")]
     TimedOut,
 }
@@ -272,7 +273,8 @@ pub(crate) struct Recovery {
     pub(crate) inflation: usize,
     /// Consecutive duplicate ACKs.
     pub(crate) dup_acks: usize,
-    /// RFC 6582's "recover": the highest sequence sent at the last loss.
+    /// RFC 6582's "recover": the highest sequence sent at the last loss,
+    /// pulled up to SND.UNA once passed, so it never falls 2^31 behind.
     pub(crate) recover: SeqNumber,
     /// Retransmission timeouts since SND.UNA last advanced.
     pub(crate) consecutive_timeouts: u32,
@@ -284,14 +286,18 @@ pub struct Connection {
     pub(crate) config: TcpConfig,
     pub(crate) tuple: FourTuple,
     pub(crate) state: State,
-    pub(crate) passive: bool,
     pub(crate) error: Option<ConnectionError>,
     // Send sequence variables.
     pub(crate) iss: SeqNumber,
     pub(crate) snd_una: SeqNumber,
     pub(crate) snd_nxt: SeqNumber,
-    /// The highest SND.NXT so far: below it, a send is a retransmission.
+    /// The highest SND.NXT so far: below it, a send is a retransmission
+    /// (except the octet of `window_probe`).
     pub(crate) snd_max: SeqNumber,
+    /// The octet a zero-window probe carried past all data sent before
+    /// (SND.MAX is one past it, so an ACK of it is acceptable): its first
+    /// send as data is not a retransmission.
+    pub(crate) window_probe: Option<SeqNumber>,
     pub(crate) snd_wnd: usize,
     pub(crate) max_snd_wnd: usize,
     pub(crate) snd_wl1: SeqNumber,
@@ -326,6 +332,8 @@ pub struct Connection {
     pub(crate) fin_queued: bool,
     /// Our FIN has been acknowledged.
     pub(crate) fin_acked: bool,
+    /// The application released the connection ([`Connection::release`]).
+    pub(crate) released: bool,
     /// The peer permitted window scaling and we offered it.
     pub(crate) ws_ok: bool,
     // Building blocks.
@@ -361,12 +369,12 @@ impl Connection {
         Connection {
             tuple,
             state,
-            passive: state == State::Listen,
             error: None,
             iss,
             snd_una: iss,
             snd_nxt: iss,
             snd_max: iss,
+            window_probe: None,
             snd_wnd: 0,
             max_snd_wnd: 0,
             snd_wl1: SeqNumber(0),
@@ -389,6 +397,7 @@ impl Connection {
             peer_fin_at: None,
             fin_queued: false,
             fin_acked: false,
+            released: false,
             ws_ok: false,
             rtt: config.rtt.build(),
             rtt_timer: RttTimer::default(),
@@ -424,7 +433,9 @@ impl Connection {
     }
 
     /// A passive open on `tuple` (the socket layer makes one per arriving
-    /// SYN's 4-tuple): the connection waits in LISTEN.
+    /// SYN's 4-tuple): the connection waits in LISTEN. It serves one
+    /// handshake: a RST in SYN-RECEIVED closes it (the embryonic
+    /// connection is dropped; the listener that made it stays).
     pub fn listen(
         config: TcpConfig,
         tuple: FourTuple,
@@ -512,9 +523,27 @@ impl Connection {
         }
     }
 
+    /// The application let go of the connection: it closed the socket,
+    /// not only its sending half, and will read nothing more. As
+    /// [`Connection::close`], and a released connection waits in
+    /// FIN-WAIT-2 at most [`TimerConfig::fin_wait_2`] (from when it entered
+    /// FIN-WAIT-2 released, or was released in it) for the peer's FIN, as
+    /// Linux bounds an orphaned socket's; a half-closed one waits as long
+    /// as the peer likes.
+    pub fn release(&mut self) {
+        self.close();
+        self.released = true;
+    }
+
     /// Drops the connection at once; returns the RST to send, if the peer
     /// knows of the connection (RFC 9293 §3.10.5).
     pub fn abort(&mut self) -> Option<Segment> {
+        self.drop_with_reset(ConnectionError::Aborted)
+    }
+
+    /// Ends the connection with `error`; returns the RST that tells the
+    /// peer, if it knows of the connection.
+    fn drop_with_reset(&mut self, error: ConnectionError) -> Option<Segment> {
         let rst = match self.state {
             State::SynReceived
             | State::Established
@@ -527,11 +556,32 @@ impl Connection {
             }
             _ => None,
         };
-        self.enter_closed(Some(ConnectionError::Aborted));
+        self.enter_closed(Some(error));
         if rst.is_some() {
             self.counters.segments_out += 1;
         }
         rst
+    }
+
+    /// In an output pass: a released connection in FIN-WAIT-2 has its
+    /// bound running.
+    pub(crate) fn arm_fin_wait_2_if_released(&mut self, now: Instant) {
+        if self.released
+            && self.state == State::FinWait2
+            && self.timers.deadline(TimerKind::FinWait2).is_none()
+        {
+            let bound = self.timers.config().fin_wait_2;
+            self.timers.arm_after(TimerKind::FinWait2, now, bound);
+        }
+    }
+
+    /// FIN-WAIT-2's bound ran out without the peer's FIN: the connection
+    /// ends, and a RST tells the peer (as Linux's `tcp_fin_timeout` does;
+    /// BSD drops it silently).
+    pub(crate) fn on_fin_wait_2_timeout(&mut self, out: &mut Vec<Segment>) {
+        if self.state == State::FinWait2 {
+            out.extend(self.drop_with_reset(ConnectionError::TimedOut));
+        }
     }
 
     /// Swaps `pool` (spare, empty payload buffers) with the connection's

@@ -1,6 +1,7 @@
 //! A connection's timers on the injected clock: retransmission, delayed
 //! ACK, persist (zero-window probe, with backoff), keepalive, TIME-WAIT,
-//! the tail loss probe and the pacer's next send time.
+//! FIN-WAIT-2's bound for a released connection, the tail loss probe and
+//! the pacer's next send time.
 //! Each is a deadline or nothing; the struct says which fires next and
 //! when, so the event loop sleeps exactly until then, and hands out the
 //! expired ones in deadline order. The intervals (RTO, backoff) are
@@ -29,9 +30,12 @@ pub enum TimerKind {
     /// Rate-based flow control: the pacer lets the next data segment go
     /// (see [`super::pacing`]); nothing to do but run output.
     Pace,
+    /// A connection the application released waits this long in
+    /// FIN-WAIT-2 for the peer's FIN (Linux's `tcp_fin_timeout`).
+    FinWait2,
 }
 
-const KINDS: [TimerKind; 7] = [
+const KINDS: [TimerKind; 8] = [
     TimerKind::Retransmit,
     TimerKind::DelayedAck,
     TimerKind::Persist,
@@ -39,6 +43,7 @@ const KINDS: [TimerKind; 7] = [
     TimerKind::TimeWait,
     TimerKind::LossProbe,
     TimerKind::Pace,
+    TimerKind::FinWait2,
 ];
 
 /// The timers' settings.
@@ -59,6 +64,12 @@ pub struct TimerConfig {
     pub keepalive_probes: u32,
     /// The maximum segment lifetime (RFC 9293: 2 min); TIME-WAIT is twice it.
     pub msl: Duration,
+    /// How long a connection the application released (closed, not only
+    /// shut down for sending) waits in FIN-WAIT-2 for the peer's FIN
+    /// before it is reset and dropped (Linux's `tcp_fin_timeout`, 60 s;
+    /// BSD's `tcp_finwait2_timeout`, 60 s). RFC 9293 has no such bound:
+    /// without it a peer that never closes holds the connection forever.
+    pub fin_wait_2: Duration,
 }
 
 impl Default for TimerConfig {
@@ -71,6 +82,7 @@ impl Default for TimerConfig {
             keepalive_interval: Duration::from_secs(75),
             keepalive_probes: 9,
             msl: Duration::from_secs(120),
+            fin_wait_2: Duration::from_secs(60),
         }
     }
 }
