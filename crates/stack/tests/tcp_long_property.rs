@@ -15,6 +15,7 @@
 //! - both ends are built with the default config or with its switches
 //!   varied: header prediction, SACK, NewReno or SACK recovery, the
 //!   delayed-ACK policy, timestamps, Nagle, receiver SWS avoidance, the
+//!   tail loss probe, lost-retransmission detection, window scaling, the
 //!   MSS and both buffers; ISNs anywhere, often just below 2³².
 //!
 //! After every event: each application has read a prefix of what the
@@ -68,6 +69,9 @@ struct Switches {
     mss: u16,
     send_buffer: usize,
     recv_buffer: usize,
+    tail_loss_probe: bool,
+    lost_retransmit_detection: bool,
+    window_scaling: bool,
 }
 
 fn switches() -> impl Strategy<Value = Switches> {
@@ -91,11 +95,13 @@ fn switches() -> impl Strategy<Value = Switches> {
                 Just(64 * 1024)
             ],
         ),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
                 (header_prediction, sack, sack_recovery, delayed_ack, timestamps),
                 (nagle, receiver_sws, mss, send_buffer, recv_buffer),
+                (tail_loss_probe, lost_retransmit_detection, window_scaling),
             )| Switches {
                 header_prediction,
                 sack,
@@ -107,6 +113,9 @@ fn switches() -> impl Strategy<Value = Switches> {
                 mss,
                 send_buffer,
                 recv_buffer,
+                tail_loss_probe,
+                lost_retransmit_detection,
+                window_scaling,
             },
         )
 }
@@ -146,6 +155,9 @@ fn config(s: &Option<Switches>) -> TcpConfig {
     c.mss = s.mss;
     c.send_buffer = s.send_buffer;
     c.recv_buffer = s.recv_buffer;
+    c.tail_loss_probe = s.tail_loss_probe;
+    c.lost_retransmit_detection = s.lost_retransmit_detection;
+    c.window_scaling = s.window_scaling;
     c
 }
 

@@ -7,7 +7,8 @@
 //! sides of the wrap. Every byte is checked against the stream pattern
 //! (`support/stream_pattern.rs`), so data misplaced by a whole turn of
 //! the sequence space shows. Large segments (MSS 65000) and an 8 MiB
-//! window keep it to seconds.
+//! window keep it to seconds (about 5 s of CPU a transfer in the debug
+//! build, under the timing lock: not beside a timed test).
 
 #[path = "support/stream_pattern.rs"]
 mod stream_pattern;
@@ -241,6 +242,8 @@ fn assert_complete(p: &Pair, o: &Outcome) {
 /// ends' data across the wrap (A's twice), and nothing sent again.
 #[test]
 fn more_than_4_gib_crosses_the_wrap_both_ways_with_every_byte_checked() {
+    // Seconds of a CPU: not beside a timed test.
+    let _lock = testkit::timing_lock();
     let (mut p, stats) = pair(&config(), Vec::new());
     let t0 = std::time::Instant::now();
     let o = transfer(&mut p);
@@ -274,6 +277,7 @@ fn more_than_4_gib_crosses_the_wrap_both_ways_with_every_byte_checked() {
 /// again): each is repaired by fast retransmit, without a timeout, under
 /// NewReno and under SACK recovery.
 fn losses_past_the_wrap_are_repaired_by_fast_retransmit(recovery: RecoveryKind) {
+    let _lock = testkit::timing_lock();
     let cfg = TcpConfig {
         recovery,
         ..config()
