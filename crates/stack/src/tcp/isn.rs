@@ -4,6 +4,8 @@
 //! secret drawn once from the OS random generator. For a fixed 4-tuple the
 //! ISN then advances with the clock, as RFC 9293 §3.4.1 wants, while an
 //! off-path attacker cannot predict another connection's.
+//! [`IsnGenerator::fixed`] pins every ISN instead, for tests that must
+//! start in a chosen place of the sequence space (the wrap at 2³²).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -47,6 +49,8 @@ pub const ISN_TICK_NANOS: u64 = 4_000;
 pub struct IsnGenerator {
     policy: IsnPolicy,
     secret: [u8; 32],
+    /// Every ISN is this one ([`IsnGenerator::fixed`]; tests only).
+    fixed: Option<SeqNumber>,
 }
 
 impl std::fmt::Debug for IsnGenerator {
@@ -54,6 +58,7 @@ impl std::fmt::Debug for IsnGenerator {
         // The secret stays out of logs.
         f.debug_struct("IsnGenerator")
             .field("policy", &self.policy)
+            .field("fixed", &self.fixed)
             .finish_non_exhaustive()
     }
 }
@@ -63,12 +68,34 @@ impl IsnGenerator {
     pub fn from_os_rng(policy: IsnPolicy) -> Result<IsnGenerator, IsnError> {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).map_err(|e| IsnError::Random(e.to_string()))?;
-        Ok(IsnGenerator { policy, secret })
+        Ok(IsnGenerator {
+            policy,
+            secret,
+            fixed: None,
+        })
     }
 
     /// A generator with a given secret (tests, reproducible runs).
     pub fn with_secret(policy: IsnPolicy, secret: [u8; 32]) -> IsnGenerator {
-        IsnGenerator { policy, secret }
+        IsnGenerator {
+            policy,
+            secret,
+            fixed: None,
+        }
+    }
+
+    /// A generator whose every ISN is `isn`, whatever the 4-tuple and the
+    /// time: for tests that start a connection at a chosen place in the
+    /// sequence space (just below 2³², so its data crosses the wrap at
+    /// once; issue 27). Never for real traffic: a predictable ISN is what
+    /// RFC 6528 exists to prevent, and two incarnations of one 4-tuple
+    /// would start at the same number.
+    pub fn fixed(isn: SeqNumber) -> IsnGenerator {
+        IsnGenerator {
+            policy: IsnPolicy::ClockOnly,
+            secret: [0; 32],
+            fixed: Some(isn),
+        }
     }
 
     /// M: the 4 µs clock at `now`, modulo 2³².
@@ -96,6 +123,9 @@ impl IsnGenerator {
 
     /// The ISN for a connection on `tuple` opened at `now`.
     pub fn isn(&self, tuple: &FourTuple, now: Instant) -> SeqNumber {
+        if let Some(isn) = self.fixed {
+            return isn;
+        }
         SeqNumber(Self::clock_part(now).wrapping_add(self.tuple_part(tuple)))
     }
 }
@@ -168,5 +198,21 @@ mod tests {
         assert_eq!(g.isn(&tuple(1, "10.0.0.2:80"), now), SeqNumber(1_000));
         assert_eq!(g.isn(&tuple(2, "10.0.0.9:81"), now), SeqNumber(1_000));
         assert!(!format!("{g:?}").contains("secret"));
+    }
+
+    #[test]
+    fn a_fixed_generator_gives_its_isn_for_every_tuple_and_time() {
+        let g = IsnGenerator::fixed(SeqNumber(u32::MAX - 99));
+        for (port, nanos) in [(1, 0), (2, 4_000), (40_000, 3_000_000_000_000)] {
+            let t = tuple(port, "10.0.0.2:80");
+            assert_eq!(g.isn(&t, Instant(nanos)), SeqNumber(u32::MAX - 99));
+        }
+        assert!(format!("{g:?}").contains("4294967196"), "{g:?}");
+        // The other constructors leave it unset: the ISN moves.
+        let h = IsnGenerator::with_secret(IsnPolicy::ClockOnly, [1; 32]);
+        assert_ne!(
+            h.isn(&tuple(1, "10.0.0.2:80"), Instant(0)),
+            h.isn(&tuple(1, "10.0.0.2:80"), Instant(4_000))
+        );
     }
 }

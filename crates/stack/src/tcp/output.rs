@@ -248,6 +248,24 @@ impl Connection {
         self.arm_retransmit_if_idle(now);
     }
 
+    /// The sequence number of a segment without data: RFC 9293's SND.NXT,
+    /// the next new octet, which is SND.MAX here, as a retransmission
+    /// timeout takes `snd_nxt` back to SND.UNA to resend from there
+    /// (BSD's go-back-N). An ACK at `snd_nxt` would then lie left of the
+    /// window of a peer that has the data, and be dropped, ACK field and
+    /// all; two ends gone back at once dropped each other's ACKs and
+    /// answered each with another, forever (issue 27, found by
+    /// `tcp_long_property`). In persist, `snd_nxt`: a zero-window probe
+    /// took SND.MAX one octet past the peer's window. BSD's `tcp_output`
+    /// chooses the same way.
+    fn ack_seq(&self) -> SeqNumber {
+        if self.timers.deadline(TimerKind::Persist).is_some() {
+            self.snd_nxt
+        } else {
+            self.snd_max
+        }
+    }
+
     /// Bytes queued and not yet sent.
     pub(crate) fn unsent(&self) -> usize {
         let sent = if self.snd_nxt > self.snd_una {
@@ -293,7 +311,7 @@ impl Connection {
         }
         if out.len() == before && self.ack_now {
             let _ack = crate::account::enter(crate::account::Block::AckGeneration);
-            let h = self.header(self.snd_nxt, now);
+            let h = self.header(self.ack_seq(), now);
             self.emit(h, Vec::new(), out);
         }
         self.arm_persist_if_blocked(now);
