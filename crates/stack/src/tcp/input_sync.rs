@@ -279,6 +279,7 @@ impl Connection {
         }
         let _b = crate::account::enter(crate::account::Block::Reassembly);
         let outcome = self.reassembly.insert(seq, payload);
+        self.counters.ooo_pruned_bytes += (outcome.pruned + outcome.evicted) as u64;
         if !self.reassembly.has_gap() && !self.reassembly.is_empty() {
             let mut ready = Vec::new();
             self.reassembly.drain_ready(&mut ready);

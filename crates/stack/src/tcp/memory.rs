@@ -11,6 +11,21 @@
 
 use super::tcb::Connection;
 
+/// Heap bytes a `BTreeMap` of `len` entries of `K` and `V` holds at most:
+/// std's nodes hold 11 entries and, but for the root, at least 5; an
+/// internal node holds 12 edges more.
+pub(crate) fn btree_heap_bytes<K, V>(len: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let entries = 11 * (std::mem::size_of::<K>() + std::mem::size_of::<V>());
+    let leaf = (16 + entries).next_multiple_of(8);
+    let internal = leaf + 12 * std::mem::size_of::<usize>();
+    let leaves = len.div_ceil(5);
+    let internals = if leaves > 1 { leaves.div_ceil(5) } else { 0 };
+    leaves * leaf + internals * internal
+}
+
 impl Connection {
     /// Heap bytes owned beyond the struct itself: buffers by capacity, the
     /// reassembly queue, the scoreboard, the boxed estimator and controller.

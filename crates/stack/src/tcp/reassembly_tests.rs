@@ -64,7 +64,8 @@ fn overlaps_and_duplicates_are_trimmed_and_the_first_copy_wins() {
         InsertOutcome {
             stored: 10,
             duplicate: 10,
-            beyond_bound: 0
+            beyond_bound: 0,
+            ..InsertOutcome::default()
         }
     );
     q.insert(base, b"aaaaa");
@@ -77,7 +78,8 @@ fn overlaps_and_duplicates_are_trimmed_and_the_first_copy_wins() {
         InsertOutcome {
             stored: 0,
             duplicate: 8,
-            beyond_bound: 0
+            beyond_bound: 0,
+            ..InsertOutcome::default()
         }
     );
 }
@@ -91,7 +93,8 @@ fn the_byte_bound_drops_what_lies_beyond_it() {
         InsertOutcome {
             stored: 10,
             duplicate: 0,
-            beyond_bound: 20
+            beyond_bound: 20,
+            ..InsertOutcome::default()
         }
     );
     assert_eq!(q.held_bytes(), 10);
@@ -187,6 +190,202 @@ proptest! {
                         "first block {:?} misses the segment at {}+{}", first, offset, len);
                 }
             }
+            reported.sort();
+            prop_assert_eq!(reported, runs);
+        }
+    }
+}
+
+/// The flood's stated bounds for a window of `window` bytes: one piece
+/// per 512 bytes of window, and heap within twice the bytes held plus
+/// 256 bytes per piece allowed and 1 KiB.
+fn flood_bounds(window: usize, held: usize) -> (usize, usize) {
+    let pieces = window / 512;
+    (pieces, 2 * held + 256 * pieces + 1024)
+}
+
+/// Feeds one-byte segments at `offsets` past `base` (the stream byte at
+/// each), each followed by the SACK blocks of the ACK it draws, checking
+/// the bounds after every one and the time as it goes; returns the
+/// outcomes summed.
+fn flood(
+    q: &mut Reassembly,
+    base: SeqNumber,
+    offsets: &[usize],
+    window: usize,
+    what: &str,
+) -> InsertOutcome {
+    let limit = std::time::Duration::from_secs(20);
+    let started = std::time::Instant::now();
+    let mut sum = InsertOutcome::default();
+    for (n, &k) in offsets.iter().enumerate() {
+        let o = q.insert(base + k, &stream(k, 1));
+        sum.stored += o.stored;
+        sum.duplicate += o.duplicate;
+        sum.pruned += o.pruned;
+        sum.evicted += o.evicted;
+        let blocks = q.sack_blocks();
+        if o.stored > 0 {
+            let first = blocks[0].expect("a block when data is held");
+            assert!(
+                (base + k).in_range(first.0, first.1),
+                "{what}: {first:?} first, not {k}'s run"
+            );
+        }
+        let (max_pieces, _) = flood_bounds(window, q.held_bytes());
+        assert!(
+            q.piece_count() <= max_pieces,
+            "{what}: {} pieces held after {} one-byte segments, above the cap of {max_pieces} \
+             (a piece per 512 bytes of a {window}-byte window)",
+            q.piece_count(),
+            n + 1
+        );
+        if n % 1024 == 0 || n + 1 == offsets.len() {
+            let (_, heap) = flood_bounds(window, q.held_bytes());
+            assert!(
+                q.heap_bytes() <= heap,
+                "{what}: {} heap bytes after {} segments ({} held), above {heap}",
+                q.heap_bytes(),
+                n + 1,
+                q.held_bytes()
+            );
+            assert!(
+                started.elapsed() < limit,
+                "{what}: {} segments took {:?}, beyond {limit:?} for all {}",
+                n + 1,
+                started.elapsed(),
+                offsets.len()
+            );
+        }
+    }
+    sum
+}
+
+/// Issue 27, bug 5: the default window (256 KiB) admits 262,143 one-byte
+/// segments past a missing first byte. Against the stated bounds (a piece
+/// per 512 bytes of window, heap within 2·held + 256 B per piece + 1 KiB,
+/// and a coarse 20 s for the whole flood, which takes well under a second),
+/// in two orders: every odd offset ascending then every even one
+/// descending (the most pieces apart there can be, then every one
+/// joined), and a random permutation. The byte that was missing then
+/// releases a correct prefix of the stream: the cap kept the lowest runs.
+#[test]
+fn a_flood_of_one_byte_segments_takes_bounded_pieces_heap_and_time() {
+    let _timing = testkit::timing_lock();
+    let window = crate::tcp::tcb::TcpConfig::default().recv_buffer;
+    let base = SeqNumber(u32::MAX - 100_000);
+
+    let mut q = Reassembly::new(base, window);
+    assert_eq!(q.max_pieces(), flood_bounds(window, 0).0);
+    let mut offsets: Vec<usize> = (1..window).step_by(2).collect();
+    offsets.extend((2..window).step_by(2).rev());
+    assert_eq!(offsets.len(), window - 1);
+    let sum = flood(&mut q, base, &offsets, window, "odd then even");
+    // The odd offsets 1 to 1023 are kept (512 runs), every later one is
+    // above them all and dropped; of the even ones, those joining the kept
+    // runs (1024 down to 2) are kept, the rest dropped.
+    assert_eq!(
+        (sum.stored, sum.pruned, sum.evicted),
+        (1024, window - 1025, 0)
+    );
+    q.insert(base, &stream(0, 1));
+    let mut out = Vec::new();
+    assert_eq!(q.drain_ready(&mut out), 1025);
+    assert_eq!(out, stream(0, 1025));
+    assert!(q.is_empty(), "every piece joined and released");
+
+    let mut q = Reassembly::new(base, window);
+    let mut offsets: Vec<usize> = (1..window).collect();
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    offsets.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(27));
+    let sum = flood(&mut q, base, &offsets, window, "random");
+    assert!(sum.pruned + sum.evicted > 0, "the cap dropped some");
+    assert_eq!(sum.stored - sum.evicted, q.held_bytes());
+    let held = q.held_bytes();
+    q.insert(base, &stream(0, 1));
+    let mut out = Vec::new();
+    let released = q.drain_ready(&mut out);
+    assert_eq!(out, stream(0, released));
+    assert_eq!(q.held_bytes() + released, held + 1);
+}
+
+/// What a byte map says a queue with the piece cap does with a segment:
+/// the runs of `held`, and whether the segment's clipped range `[a, b)`
+/// overlaps or touches one.
+fn model_runs(held: &BTreeSet<usize>) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = vec![];
+    for &k in held {
+        match runs.last_mut() {
+            Some((_, end)) if *end == k => *end = k + 1,
+            _ => runs.push((k, k + 1)),
+        }
+    }
+    runs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// With the piece cap reached (many short segments in a window with
+    /// room for more runs than [`MIN_PIECES`]), against a byte map that
+    /// applies the stated policy: a segment that would make a run too many
+    /// is dropped when it lies above every run, else the highest run goes.
+    #[test]
+    fn the_piece_cap_drops_the_highest_run_as_stated(
+        base in any::<u32>(),
+        segments in prop::collection::vec((0usize..3000, 1usize..4, prop::bool::weighted(0.05)), 1..400),
+    ) {
+        let base = SeqNumber(base);
+        // The stated cap for 2 KiB: a run per 512 bytes, at least 64.
+        let capacity = 2048;
+        let cap = 64;
+        let mut q = Reassembly::new(base, capacity);
+        let mut held: BTreeSet<usize> = BTreeSet::new();
+        let mut delivered = 0usize;
+        let mut out = Vec::new();
+        for (offset, len, drain) in segments {
+            let a = offset.max(delivered);
+            let b = (offset + len).min(delivered + capacity);
+            let o = q.insert(base + offset, &stream(offset, len));
+            if a < b {
+                let runs = model_runs(&held);
+                let touches = runs.iter().any(|&(l, r)| l <= b && a <= r);
+                let fresh = (a..b).filter(|k| !held.contains(k)).count();
+                let (mut pruned, mut evicted) = (0, 0);
+                if !touches && runs.len() >= cap {
+                    let &(l, r) = runs.last().unwrap();
+                    if l > a {
+                        for k in l..r {
+                            held.remove(&k);
+                        }
+                        evicted = r - l;
+                    } else {
+                        pruned = b - a;
+                    }
+                }
+                if pruned == 0 {
+                    held.extend(a..b);
+                }
+                prop_assert_eq!((o.stored, o.pruned, o.evicted), (if pruned == 0 { fresh } else { 0 }, pruned, evicted));
+            }
+            prop_assert!(q.piece_count() <= cap);
+            if drain {
+                q.drain_ready(&mut out);
+                while held.remove(&delivered) {
+                    delivered += 1;
+                }
+                prop_assert_eq!(&out[..], &stream(0, delivered)[..]);
+            }
+            prop_assert_eq!(q.held_bytes(), held.len());
+            let mut runs = model_runs(&held);
+            let rcv_nxt_offset = q.rcv_nxt() - base;
+            runs.retain(|r| r.0 != rcv_nxt_offset);
+            let mut reported: Vec<(usize, usize)> = q
+                .sack_runs(usize::MAX)
+                .into_iter()
+                .map(|(l, r)| (l - base, r - base))
+                .collect();
             reported.sort();
             prop_assert_eq!(reported, runs);
         }

@@ -12,12 +12,14 @@ use crate::wire::tcp::TcpRepr;
 
 impl Connection {
     /// Feeds the ACK's SACK blocks to the scoreboard; returns the bytes
-    /// newly SACKed.
+    /// newly SACKed. Counts the ranges its cap dropped.
     pub(crate) fn update_scoreboard(&mut self, seg: &TcpRepr<'_>, ack: SeqNumber) -> usize {
         if !self.sack_ok {
             return 0;
         }
-        self.scoreboard.on_ack(ack, &seg.sack_ranges).newly_sacked
+        let update = self.scoreboard.on_ack(ack, &seg.sack_ranges);
+        self.counters.sack_ranges_pruned += update.pruned as u64;
+        update.newly_sacked
     }
 
     /// SND.UNA < ack ≤ SND.MAX: data (and perhaps our FIN) acknowledged.

@@ -244,6 +244,12 @@ pub struct Counters {
     pub data_out: SendSpan,
     /// Nanoseconds of its schedule the pacer gave up ([`Pacer::dropped_ns`]).
     pub pacing_dropped_ns: u64,
+    /// Out-of-order bytes the reassembly queue's piece cap dropped
+    /// (`reassembly::max_pieces`): a peer's flood of tiny segments.
+    pub ooo_pruned_bytes: u64,
+    /// SACKed ranges the scoreboard's range cap dropped
+    /// (`Scoreboard::max_ranges`): a peer SACKing tiny ranges.
+    pub sack_ranges_pruned: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.
