@@ -330,7 +330,8 @@ impl TcpSockets {
 
     /// Opens a connection from `local` (one of the interface's addresses)
     /// and an ephemeral port to `remote`: the SYN leaves at the next
-    /// [`TcpSockets::flush`].
+    /// [`TcpSockets::flush`]. Refused for a broadcast or multicast
+    /// address (RFC 1122 §4.2.3.10).
     pub fn connect(
         &mut self,
         local: Ipv4Addr,
@@ -349,6 +350,14 @@ impl TcpSockets {
         config: TcpConfig,
         now: Instant,
     ) -> Result<TcpHandle, TcpSocketError> {
+        // RFC 1122 §4.2.3.10: an open to a broadcast or multicast address
+        // is an error (a directed broadcast, which only the interface
+        // knows, is refused when the SYN would leave: see `flush`).
+        for addr in [*remote.ip(), local] {
+            if !crate::wire::Ipv4Address::from(addr).is_unicast() {
+                return Err(TcpSocketError::NotUnicast(addr));
+            }
+        }
         let tuple = self.free_tuple(local, remote, config.time_wait_reuse, now)?;
         let mut conn = Connection::open_active(config, tuple, &self.isn, now);
         conn.allow_super_segments(self.super_segment_limit);

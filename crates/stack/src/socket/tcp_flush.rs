@@ -6,7 +6,7 @@ use super::{Entry, TcpSockets};
 use crate::iface::{IfaceError, Interface};
 use crate::phy::Device;
 use crate::tcp::isn::FourTuple;
-use crate::tcp::tcb::Connection;
+use crate::tcp::tcb::{Connection, ConnectionError};
 use crate::time::Instant;
 use crate::wire::{IpProtocol, Ipv4Address, TcpPacket};
 use std::borrow::Cow;
@@ -27,8 +27,9 @@ fn v4(addr: SocketAddr) -> SocketAddrV4 {
 
 impl TcpSockets {
     /// Sends every queued segment through `iface`. A segment refused for a
-    /// reason of its own (no route) is dropped (TCP retransmits); a device
-    /// failure stops the flush and is returned.
+    /// reason of its own (no route) is dropped (TCP retransmits); one the
+    /// interface will not send because its peer is a broadcast ends its
+    /// connection; a device failure stops the flush and is returned.
     pub fn flush(
         &mut self,
         iface: &mut Interface,
@@ -39,6 +40,7 @@ impl TcpSockets {
         let mut sent = 0;
         let outbox = std::mem::take(&mut self.outbox);
         let mut result = Ok(());
+        let mut not_unicast = Vec::new();
         for (tuple, segment) in &outbox {
             let local = v4(tuple.local);
             let remote = v4(tuple.remote);
@@ -87,8 +89,12 @@ impl TcpSockets {
                     result = Err(IfaceError::Device(e));
                     break;
                 }
+                Err(IfaceError::NotUnicast(_)) => not_unicast.push(*tuple),
                 Err(_) => {}
             }
+        }
+        for tuple in not_unicast {
+            self.refuse_not_unicast(&tuple);
         }
         self.counters.segments_out += sent as u64;
         let mut outbox = outbox;
@@ -104,6 +110,19 @@ impl TcpSockets {
             self.outbox = outbox;
         }
         result.map(|()| sent)
+    }
+
+    /// The interface refused to send TCP to the connection's peer, one of
+    /// its networks' broadcasts (RFC 1122 §4.2.3.10): the open is refused,
+    /// the connection ends with that error.
+    fn refuse_not_unicast(&mut self, tuple: &FourTuple) {
+        let Some(index) = self.by_tuple.get(tuple) else {
+            return;
+        };
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            s.conn.enter_closed(Some(ConnectionError::NotUnicast));
+        }
+        self.touched(index);
     }
 
     /// The connection on `tuple`, if it is still there.

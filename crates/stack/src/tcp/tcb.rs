@@ -146,6 +146,10 @@ pub enum ConnectionError {
     /// Too many retransmission timeouts without an ACK.
     #[error("connection timed out")]
     TimedOut,
+    /// The interface refused to send to the peer's address: one of its
+    /// networks' broadcasts (RFC 1122 §4.2.3.10).
+    #[error("the peer's address is not unicast")]
+    NotUnicast,
 }
 
 /// An outgoing segment: the header meaning plus its own copy of the
