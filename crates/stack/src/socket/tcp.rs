@@ -89,6 +89,9 @@ struct Socket {
     scheduled: Option<Instant>,
     /// The last ICMP error it took (RFC 1122 §4.2.3.9's soft error).
     soft_error: Option<UnreachableCode>,
+    /// Its last pure ACK as sent, for the next to patch (`--checksum
+    /// incremental`; see `tcp_ack_template.rs`).
+    ack_template: Option<ack_template::AckTemplate>,
 }
 
 #[derive(Debug)]
@@ -369,6 +372,7 @@ impl TcpSockets {
             dirty: false,
             scheduled: None,
             soft_error: None,
+            ack_template: None,
         })));
         self.by_tuple.insert(tuple, index);
         self.counters.active_opens += 1;
@@ -589,6 +593,7 @@ impl TcpSockets {
                 dirty: false,
                 scheduled: None,
                 soft_error: None,
+                ack_template: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
@@ -691,6 +696,8 @@ impl IpHandler for TcpInput<'_> {
     }
 }
 
+#[path = "tcp_ack_template.rs"]
+mod ack_template;
 #[path = "tcp_flush.rs"]
 mod flush;
 #[path = "tcp_icmp.rs"]

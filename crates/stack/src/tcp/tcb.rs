@@ -247,6 +247,10 @@ pub struct Counters {
     pub data_out: SendSpan,
     /// Nanoseconds of its schedule the pacer gave up ([`Pacer::dropped_ns`]).
     pub pacing_dropped_ns: u64,
+    /// Segments whose checksum was patched by RFC 1624 from the last one
+    /// summed instead of summed whole (`--checksum incremental`: a pure
+    /// ACK written from the connection's ACK template).
+    pub incremental_checksums: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.

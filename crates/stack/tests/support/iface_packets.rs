@@ -147,3 +147,14 @@ pub fn tcp(
     s[16..18].copy_from_slice(&sum.to_be_bytes());
     s
 }
+
+/// The one's-complement sum of a TCP segment and its pseudo-header
+/// (0xffff when the segment's checksum verifies).
+pub fn tcp_sum(src: Ipv4Addr, dst: Ipv4Addr, segment: &[u8]) -> u16 {
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&src.octets());
+    pseudo.extend_from_slice(&dst.octets());
+    pseudo.extend_from_slice(&[0, 6]);
+    pseudo.extend_from_slice(&(segment.len() as u16).to_be_bytes());
+    ones_sum(segment, u32::from(ones_sum(&pseudo, 0)))
+}
