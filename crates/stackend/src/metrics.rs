@@ -30,6 +30,9 @@ pub struct StackStats {
     pub header_prediction_hits: u64,
     /// Zero-window probes sent.
     pub window_probes: u64,
+    /// Segments whose checksum RFC 1624 patched instead of a full sum
+    /// (`--checksum incremental`: pure ACKs from the ACK template).
+    pub incremental_checksums: u64,
     /// Nanoseconds with data queued and the peer's window closed to it.
     pub rwnd_limited_ns: u64,
     /// Nanoseconds with the send buffer full.
@@ -93,6 +96,7 @@ impl StackStats {
         self.fast_retransmits += k.fast_retransmits;
         self.header_prediction_hits += k.header_prediction_hits;
         self.window_probes += k.window_probes;
+        self.incremental_checksums += k.incremental_checksums;
         self.rwnd_limited_ns += k.rwnd_limited_ns;
         self.sndbuf_limited_ns += k.sndbuf_limited_ns;
         self.zero_windows_sent += k.zero_windows_sent;
@@ -126,6 +130,7 @@ impl StackStats {
             );
         }
         put("window_probes", self.window_probes as f64);
+        put("incremental_checksums", self.incremental_checksums as f64);
         put("rwnd_limited_s", self.rwnd_limited_ns as f64 / 1e9);
         put("sndbuf_limited_s", self.sndbuf_limited_ns as f64 / 1e9);
         if let Some(c) = self.cwnd {
@@ -251,11 +256,13 @@ mod tests {
             srtt_ns: Some(50_000),
             rto_ns: Some(1_000_000_000),
             routes: Some(1002),
+            incremental_checksums: 41,
             ..StackStats::default()
         };
         let mut m = BTreeMap::new();
         s.add_to("client", &mut m);
         assert_eq!(m["stack_client_rto_s"], 1.0);
+        assert_eq!(m["stack_client_incremental_checksums"], 41.0);
         // No segment in: no hit rate to report.
         assert!(!m.contains_key("stack_client_header_prediction_hit_rate"));
         let s = StackStats {

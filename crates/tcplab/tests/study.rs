@@ -149,6 +149,7 @@ fn every_study_plans_at_every_place_the_studies_take() {
             "checksum-stack",
             "checksum-offload-stack",
             "ack-stack",
+            "checksum-ack-stack",
             "routes-stack"
         ],
         "{plan:#}"

@@ -447,7 +447,7 @@ factor_table! {
     checksum: Option<Checksum> {
         flag: "checksum",
         value_name: "bytewise,rfc1071,…",
-        help: "tcplab stack ends: how TCP and UDP checksums are computed: bytewise (a 16-bit word at a time), rfc1071 (64-bit words), incremental (RFC 1624 for rewritten fields), offload (left to the kernel: only on --stack tcplab-offload, which always offloads) [default: rfc1071; offload on tcplab-offload]",
+        help: "tcplab stack ends: how TCP and UDP checksums are computed: bytewise (a 16-bit word at a time), rfc1071 (64-bit words), incremental (rfc1071, but a connection's pure ACKs patched from its last by RFC 1624; data segments are summed whole), offload (left to the kernel: only on --stack tcplab-offload, which always offloads) [default: rfc1071; offload on tcplab-offload]",
         label: "checksum",
         kind: Name,
         level: Checksum,

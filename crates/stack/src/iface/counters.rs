@@ -47,11 +47,16 @@ pub enum DropReason {
     TooBig,
     /// The device refused a frame (its queue was full, or an error).
     DeviceRefused,
+    /// A TCP segment to or from an address that is not one host's (a
+    /// broadcast, a multicast group, 0.0.0.0), received or about to be
+    /// sent: RFC 1122 §4.2.3.10 wants it silently discarded, never
+    /// answered (no SYN-ACK, no RST).
+    TcpNotUnicast,
 }
 
 impl DropReason {
     /// Every reason, in the order of [`DropReason::index`].
-    pub const ALL: [DropReason; 17] = [
+    pub const ALL: [DropReason; 18] = [
         DropReason::NotOurMac,
         DropReason::UnknownEthertype,
         DropReason::Malformed,
@@ -69,6 +74,7 @@ impl DropReason {
         DropReason::ArpUnresolved,
         DropReason::TooBig,
         DropReason::DeviceRefused,
+        DropReason::TcpNotUnicast,
     ];
 
     /// The reason's place in [`DropReason::ALL`].
@@ -99,6 +105,7 @@ impl DropReason {
             DropReason::ArpUnresolved => "arp_unresolved",
             DropReason::TooBig => "too_big",
             DropReason::DeviceRefused => "device_refused",
+            DropReason::TcpNotUnicast => "tcp_not_unicast",
         }
     }
 }

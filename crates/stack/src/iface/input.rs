@@ -1,7 +1,8 @@
 //! The interface's input path: Ethernet → ARP or IPv4; IPv4 checked
 //! (checksum by the interface's method, destination, TTL), fragments
 //! reassembled, then ICMP echo answered here and UDP and TCP handed to the
-//! [`IpHandler`].
+//! [`IpHandler`]; TCP only between two unicast addresses (RFC 1122
+//! §4.2.3.10: a segment to or from a broadcast is dropped unanswered).
 
 use super::counters::DropReason;
 use super::fragment::FragmentError;
@@ -172,7 +173,15 @@ impl Interface {
                     Err(_) => return self.drop(DropReason::Malformed),
                 }
             }
-            IpProtocol::Tcp => upper.tcp(ip, payload, transport),
+            IpProtocol::Tcp => {
+                // RFC 1122 §4.2.3.10: TCP to a broadcast (or multicast,
+                // which `accepts` already refused) is silently discarded,
+                // and so is TCP from one: no SYN-ACK, no RST.
+                if !self.has_address(ip.dst_addr) || !self.is_unicast(ip.src_addr) {
+                    return self.drop(DropReason::TcpNotUnicast);
+                }
+                upper.tcp(ip, payload, transport)
+            }
             IpProtocol::Unknown(_) => {
                 self.send_unreachable(device, now, ip, payload, UnreachableCode::Protocol)?;
                 return self.drop(DropReason::UnknownProtocol);

@@ -131,6 +131,10 @@ pub enum IfaceError {
     /// The interface has no address to send from.
     #[error("the interface has no address")]
     NoAddress,
+    /// TCP from or to an address that is not one host's (a broadcast, a
+    /// multicast group, 0.0.0.0): RFC 1122 §4.2.3.10.
+    #[error("tcp from or to {0}: not unicast")]
+    NotUnicast(Ipv4Address),
 }
 
 /// What became of a packet given to `send_ip`.
@@ -284,6 +288,13 @@ impl Interface {
     /// Whether `addr` is one of ours.
     pub fn has_address(&self, addr: Ipv4Address) -> bool {
         self.addresses.iter().any(|c| c.address() == addr)
+    }
+
+    /// Whether `addr` names one host, as TCP needs (RFC 1122
+    /// §4.2.3.10): not 0.0.0.0, the limited broadcast, a multicast group,
+    /// or the broadcast of one of our networks.
+    pub fn is_unicast(&self, addr: Ipv4Address) -> bool {
+        addr.is_unicast() && !self.addresses.iter().any(|c| c.broadcast() == Some(addr))
     }
 
     /// Whether a packet to `addr` is for us: one of our addresses, the

@@ -1,6 +1,7 @@
 //! The interface's output path: `send_ip` routes a packet, picks its
 //! source address, writes the IPv4 header (identification counter, DF by
-//! default) and the payload the caller emits, and on Ethernet resolves the
+//! default) and the payload the caller emits (TCP only between unicast
+//! addresses, RFC 1122 §4.2.3.10), and on Ethernet resolves the
 //! next hop through the ARP cache, holding one packet per unresolved next
 //! hop until the reply releases it.
 
@@ -83,6 +84,16 @@ impl Interface {
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
         let _b = crate::account::enter(crate::account::Block::IpOutput);
+        if protocol == IpProtocol::Tcp {
+            // RFC 1122 §4.2.3.10: TCP is between two hosts, never from or
+            // to a broadcast or multicast address (a source the route
+            // picks is one of ours).
+            let not_unicast = src.into_iter().chain([dst]).find(|a| !self.is_unicast(*a));
+            if let Some(addr) = not_unicast {
+                self.counters.count_drop(DropReason::TcpNotUnicast);
+                return Err(IfaceError::NotUnicast(addr));
+            }
+        }
         let route = {
             let _b = crate::account::enter(crate::account::Block::RouteLookup);
             self.routes.lookup(dst.into())

@@ -27,4 +27,8 @@ pub enum TcpSocketError {
     /// The connection can no longer send (closed or shut down).
     #[error("the connection is closed for sending")]
     NotSending,
+    /// A connect to an address that is not one host's (the limited
+    /// broadcast, a multicast group, 0.0.0.0): RFC 1122 §4.2.3.10.
+    #[error("tcp to {0}: not unicast")]
+    NotUnicast(std::net::Ipv4Addr),
 }

@@ -91,6 +91,9 @@ struct Socket {
     scheduled: Option<Instant>,
     /// The last ICMP error it took (RFC 1122 §4.2.3.9's soft error).
     soft_error: Option<UnreachableCode>,
+    /// Its last pure ACK as sent, for the next to patch (`--checksum
+    /// incremental`; see `tcp_ack_template.rs`).
+    ack_template: Option<ack_template::AckTemplate>,
 }
 
 #[derive(Debug)]
@@ -332,7 +335,8 @@ impl TcpSockets {
 
     /// Opens a connection from `local` (one of the interface's addresses)
     /// and an ephemeral port to `remote`: the SYN leaves at the next
-    /// [`TcpSockets::flush`].
+    /// [`TcpSockets::flush`]. Refused for a broadcast or multicast
+    /// address (RFC 1122 §4.2.3.10).
     pub fn connect(
         &mut self,
         local: Ipv4Addr,
@@ -351,6 +355,14 @@ impl TcpSockets {
         config: TcpConfig,
         now: Instant,
     ) -> Result<TcpHandle, TcpSocketError> {
+        // RFC 1122 §4.2.3.10: an open to a broadcast or multicast address
+        // is an error (a directed broadcast, which only the interface
+        // knows, is refused when the SYN would leave: see `flush`).
+        for addr in [*remote.ip(), local] {
+            if !crate::wire::Ipv4Address::from(addr).is_unicast() {
+                return Err(TcpSocketError::NotUnicast(addr));
+            }
+        }
         let tuple = self.free_tuple(local, remote, config.time_wait_reuse, now)?;
         let mut conn = Connection::open_active(config, tuple, &self.isn, now);
         conn.allow_super_segments(self.super_segment_limit);
@@ -362,6 +374,7 @@ impl TcpSockets {
             dirty: false,
             scheduled: None,
             soft_error: None,
+            ack_template: None,
         })));
         self.by_tuple.insert(tuple, index);
         self.counters.active_opens += 1;
@@ -583,6 +596,7 @@ impl TcpSockets {
                 dirty: false,
                 scheduled: None,
                 soft_error: None,
+                ack_template: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
@@ -688,6 +702,8 @@ impl IpHandler for TcpInput<'_> {
     }
 }
 
+#[path = "tcp_ack_template.rs"]
+mod ack_template;
 #[path = "tcp_flush.rs"]
 mod flush;
 #[path = "tcp_icmp.rs"]

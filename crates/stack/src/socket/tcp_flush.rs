@@ -1,14 +1,17 @@
 //! The TCP sockets' output: the segments connections queued leave
 //! through the interface at [`TcpSockets::flush`], and their payload
-//! buffers go back to the pool connections borrow from.
+//! buffers go back to the pool connections borrow from. Under
+//! `--checksum incremental` a pure ACK is written from its connection's
+//! ACK template (`tcp_ack_template.rs`).
 
+use super::ack_template::AckTemplate;
 use super::{Entry, TcpSockets};
 use crate::iface::{IfaceError, Interface};
 use crate::phy::Device;
 use crate::tcp::isn::FourTuple;
-use crate::tcp::tcb::Connection;
+use crate::tcp::tcb::{Connection, ConnectionError};
 use crate::time::Instant;
-use crate::wire::{IpProtocol, Ipv4Address, TcpPacket};
+use crate::wire::{ChecksumMethod, IpProtocol, Ipv4Address, TcpPacket};
 use std::borrow::Cow;
 use std::net::{SocketAddr, SocketAddrV4};
 
@@ -27,8 +30,9 @@ fn v4(addr: SocketAddr) -> SocketAddrV4 {
 
 impl TcpSockets {
     /// Sends every queued segment through `iface`. A segment refused for a
-    /// reason of its own (no route) is dropped (TCP retransmits); a device
-    /// failure stops the flush and is returned.
+    /// reason of its own (no route) is dropped (TCP retransmits); one the
+    /// interface will not send because its peer is a broadcast ends its
+    /// connection; a device failure stops the flush and is returned.
     pub fn flush(
         &mut self,
         iface: &mut Interface,
@@ -39,9 +43,20 @@ impl TcpSockets {
         let mut sent = 0;
         let outbox = std::mem::take(&mut self.outbox);
         let mut result = Ok(());
+        let mut not_unicast = Vec::new();
         for (tuple, segment) in &outbox {
             let local = v4(tuple.local);
             let remote = v4(tuple.remote);
+            // --checksum incremental: a pure ACK is written from the
+            // connection's last one, its checksum patched by RFC 1624.
+            let templated = method == ChecksumMethod::Incremental
+                && AckTemplate::takes(&segment.header, segment.payload_len());
+            let mut template = if templated {
+                self.take_ack_template(tuple)
+            } else {
+                None
+            };
+            let mut patched = false;
             // The header as queued (its payload field empty), emitted with
             // the payload from `parts`: its own bytes, or, for a payload
             // left in the send buffer, the ring's slices. What an ACK since
@@ -71,24 +86,34 @@ impl TcpSockets {
                 repr.header_len() + payload_len,
                 segment_size,
                 |ip, out| {
-                    let mut packet = TcpPacket::new_unchecked(out);
-                    repr.emit_with_payload_parts(
-                        &mut packet,
-                        ip.src_addr,
-                        ip.dst_addr,
-                        method,
-                        parts,
-                    )
+                    let addrs = (ip.src_addr, ip.dst_addr);
+                    if let Some(t) = template.as_mut().filter(|t| t.fits(&repr)) {
+                        t.write(&repr, out, addrs);
+                        patched = true;
+                        return;
+                    }
+                    let mut packet = TcpPacket::new_unchecked(&mut *out);
+                    repr.emit_with_payload_parts(&mut packet, addrs.0, addrs.1, method, parts);
+                    if templated {
+                        template = Some(AckTemplate::new(&repr, out));
+                    }
                 },
             );
+            if templated {
+                self.put_ack_template(tuple, template, patched);
+            }
             match sent_one {
                 Ok(_) => sent += 1,
                 Err(IfaceError::Device(e)) => {
                     result = Err(IfaceError::Device(e));
                     break;
                 }
+                Err(IfaceError::NotUnicast(_)) => not_unicast.push(*tuple),
                 Err(_) => {}
             }
+        }
+        for tuple in not_unicast {
+            self.refuse_not_unicast(&tuple);
         }
         self.counters.segments_out += sent as u64;
         let mut outbox = outbox;
@@ -104,6 +129,48 @@ impl TcpSockets {
             self.outbox = outbox;
         }
         result.map(|()| sent)
+    }
+
+    /// The interface refused to send TCP to the connection's peer, one of
+    /// its networks' broadcasts (RFC 1122 §4.2.3.10): the open is refused,
+    /// the connection ends with that error.
+    fn refuse_not_unicast(&mut self, tuple: &FourTuple) {
+        let Some(index) = self.by_tuple.get(tuple) else {
+            return;
+        };
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            s.conn.enter_closed(Some(ConnectionError::NotUnicast));
+        }
+        self.touched(index);
+    }
+
+    /// The ACK template of the connection on `tuple`, taken out while a
+    /// pure ACK is written from it.
+    fn take_ack_template(&mut self, tuple: &FourTuple) -> Option<AckTemplate> {
+        let index = self.by_tuple.get(tuple)?;
+        match self.entries.get_mut(index)?.as_mut()? {
+            Entry::Socket(s) => s.ack_template.take(),
+            Entry::Listener(_) => None,
+        }
+    }
+
+    /// Puts the connection's ACK template back (the one just written, or
+    /// built), counting a patched checksum in its counters.
+    fn put_ack_template(
+        &mut self,
+        tuple: &FourTuple,
+        template: Option<AckTemplate>,
+        patched: bool,
+    ) {
+        let Some(index) = self.by_tuple.get(tuple) else {
+            return;
+        };
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            s.ack_template = template;
+            if patched {
+                s.conn.counters.incremental_checksums += 1;
+            }
+        }
     }
 
     /// The connection on `tuple`, if it is still there.

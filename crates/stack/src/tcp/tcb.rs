@@ -147,6 +147,10 @@ pub enum ConnectionError {
     /// keepalives, or a released connection's FIN-WAIT-2 bound ran out.
     #[error("connection timed out")]
     TimedOut,
+    /// The interface refused to send to the peer's address: one of its
+    /// networks' broadcasts (RFC 1122 §4.2.3.10).
+    #[error("the peer's address is not unicast")]
+    NotUnicast,
 }
 
 /// An outgoing segment: the header meaning plus its own copy of the
@@ -250,6 +254,10 @@ pub struct Counters {
     /// SACKed ranges the scoreboard's range cap dropped
     /// (`Scoreboard::max_ranges`): a peer SACKing tiny ranges.
     pub sack_ranges_pruned: u64,
+    /// Segments whose checksum was patched by RFC 1624 from the last one
+    /// summed instead of summed whole (`--checksum incremental`: a pure
+    /// ACK written from the connection's ACK template).
+    pub incremental_checksums: u64,
 }
 
 /// Accumulates the time a condition holds, sampled at each event.

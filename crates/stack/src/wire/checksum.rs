@@ -7,7 +7,11 @@
 //!   once at the end;
 //! - [`update_incremental`]: RFC 1624's incremental update
 //!   `HC' = ~(~HC + ~m + m')`, for a field rewritten in a packet whose
-//!   checksum is already right (a TTL decrement, an ACK template);
+//!   checksum is already right: under [`ChecksumMethod::Incremental`] a
+//!   connection's pure ACK written from its last one (the ACK template,
+//!   `socket/tcp_ack_template.rs`, counted in the connection's
+//!   `incremental_checksums`) and an ICMP echo reply made from its
+//!   request;
 //! - none, when the device offloads ([`ChecksumMethod::Offload`]).
 //!
 //! Sums here are one's-complement sums folded to 16 bits and *not*
@@ -21,9 +25,12 @@ pub enum ChecksumMethod {
     /// RFC 1071 folded over 64-bit words (the default: the fast one).
     #[default]
     Rfc1071,
-    /// Full sums as [`ChecksumMethod::Rfc1071`]; fields rewritten in place
-    /// (TTL, ACK number, window) are patched by RFC 1624's update instead
-    /// of summing the packet again.
+    /// Full sums as [`ChecksumMethod::Rfc1071`], except where the stack
+    /// sends a header it already summed with some fields rewritten: a
+    /// connection's pure ACKs (ACK number, window, timestamps moved since
+    /// its last) and ICMP echo replies, patched by RFC 1624's update
+    /// instead of summed again. A data segment carries new payload and is
+    /// summed whole; the stack does not forward, so no TTL is decremented.
     Incremental,
     /// The device computes and checks TCP and UDP checksums: nothing is
     /// verified on input, and output leaves the pseudo-header sum in the

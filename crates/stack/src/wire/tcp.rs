@@ -358,33 +358,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         let sum = checksum::combine(pseudo, method.sum(self.data()));
         self.set_checksum(checksum::finish(sum));
     }
-
-    /// Rewrites the acknowledgment number and window of a segment whose
-    /// checksum is right (an ACK template): by RFC 1624's update under
-    /// [`ChecksumMethod::Incremental`], by summing the segment again under
-    /// the others, and not at all under offload.
-    pub fn rewrite_ack_and_window(
-        &mut self,
-        ack: SeqNumber,
-        window: u16,
-        (src, dst): (Ipv4Address, Ipv4Address),
-        method: ChecksumMethod,
-    ) {
-        let (old_ack, old_window) = (self.ack_number(), self.window_len());
-        self.set_ack_number(ack);
-        self.set_window_len(window);
-        match method {
-            ChecksumMethod::Incremental => {
-                let hc = checksum::update_incremental_u32(self.checksum(), old_ack.0, ack.0);
-                let hc = checksum::update_incremental(hc, old_window, window);
-                self.set_checksum(hc);
-            }
-            ChecksumMethod::Bytewise | ChecksumMethod::Rfc1071 => {
-                self.fill_checksum(src, dst, method)
-            }
-            ChecksumMethod::Offload => {}
-        }
-    }
 }
 
 /// One TCP option (RFC 9293 §3.2, RFC 7323, RFC 2018).
@@ -768,6 +741,9 @@ mod tests {
         assert_eq!(r.segment_len(), 3);
     }
 }
+
+#[path = "tcp_rewrite.rs"]
+mod rewrite;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]

@@ -280,6 +280,72 @@ fn incremental_ack_rewrite_matches_recomputation() {
     }
 }
 
+/// Timestamps rewritten in place: RFC 1624 gives the bytes a full sum
+/// gives, with the option where this stack puts it (after two NOPs) and
+/// at an odd offset (after one), where its values straddle 16-bit words.
+#[test]
+fn incremental_timestamp_rewrite_matches_recomputation() {
+    let (a, b) = (LINUX_SRC, LINUX_DST);
+    let mut repr = TcpRepr::bare(1, 2, SeqNumber(10));
+    repr.ack_number = Some(SeqNumber(0x0102_0304));
+    repr.timestamp = Some((0xfffe_0001, 7));
+    let mut ours = vec![0u8; repr.buffer_len()];
+    repr.emit(
+        &mut TcpPacket::new_unchecked(&mut ours[..]),
+        a,
+        b,
+        ChecksumMethod::Rfc1071,
+    );
+    // NOP, timestamps, NOP: the option at offset 21, TSval at 23.
+    let mut odd = ours.clone();
+    odd[20..32].copy_from_slice(&[1, 8, 10, 0xff, 0xfe, 0, 1, 0, 0, 0, 7, 1]);
+    TcpPacket::new_unchecked(&mut odd[..]).fill_checksum(a, b, ChecksumMethod::Rfc1071);
+    for (template, at) in [(ours, 24), (odd, 23)] {
+        assert_eq!(
+            TcpPacket::new_unchecked(&template[..]).timestamps_at(),
+            Some(at)
+        );
+        for values in [(0, 0), (0xffff_ffff, 0x8000_0000), (0x0001_fffe, 12345)] {
+            let mut patched = template.clone();
+            TcpPacket::new_unchecked(&mut patched[..]).rewrite_timestamps(
+                at,
+                values,
+                (a, b),
+                ChecksumMethod::Incremental,
+            );
+            let mut summed = template.clone();
+            TcpPacket::new_unchecked(&mut summed[..]).rewrite_timestamps(
+                at,
+                values,
+                (a, b),
+                ChecksumMethod::Bytewise,
+            );
+            assert_eq!(patched, summed, "TSval at {at}, {values:?}");
+            let parsed = TcpRepr::parse(
+                &TcpPacket::new_checked(&patched[..]).unwrap(),
+                a,
+                b,
+                ChecksumMethod::Rfc1071,
+            )
+            .unwrap();
+            assert_eq!(parsed.timestamp, Some(values));
+        }
+    }
+    let none = {
+        let mut r = repr.clone();
+        r.timestamp = None;
+        let mut out = vec![0u8; r.buffer_len()];
+        r.emit(
+            &mut TcpPacket::new_unchecked(&mut out[..]),
+            a,
+            b,
+            ChecksumMethod::Rfc1071,
+        );
+        out
+    };
+    assert_eq!(TcpPacket::new_unchecked(&none[..]).timestamps_at(), None);
+}
+
 #[test]
 fn a_payload_in_two_parts_emits_the_bytes_of_the_whole() {
     let (a, b) = (LINUX_SRC, LINUX_DST);

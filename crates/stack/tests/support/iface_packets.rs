@@ -118,3 +118,43 @@ pub fn arp(op: u16, sha: [u8; 6], spa: Ipv4Addr, tha: [u8; 6], tpa: Ipv4Addr) ->
     a.extend_from_slice(&tpa.octets());
     a
 }
+
+/// A TCP segment (RFC 9293 §3.1) with no options and no payload: `flags`
+/// as on the wire (0x02 SYN, 0x10 ACK, 0x04 RST), its checksum over the
+/// IPv4 pseudo-header.
+pub fn tcp(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    ports: (u16, u16),
+    seq: u32,
+    ack: u32,
+    flags: u8,
+) -> Vec<u8> {
+    let mut s = vec![0u8; 20];
+    s[0..2].copy_from_slice(&ports.0.to_be_bytes());
+    s[2..4].copy_from_slice(&ports.1.to_be_bytes());
+    s[4..8].copy_from_slice(&seq.to_be_bytes());
+    s[8..12].copy_from_slice(&ack.to_be_bytes());
+    s[12] = 5 << 4;
+    s[13] = flags;
+    s[14..16].copy_from_slice(&65535u16.to_be_bytes());
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&src.octets());
+    pseudo.extend_from_slice(&dst.octets());
+    pseudo.extend_from_slice(&[0, 6]);
+    pseudo.extend_from_slice(&(s.len() as u16).to_be_bytes());
+    let sum = !ones_sum(&s, u32::from(ones_sum(&pseudo, 0)));
+    s[16..18].copy_from_slice(&sum.to_be_bytes());
+    s
+}
+
+/// The one's-complement sum of a TCP segment and its pseudo-header
+/// (0xffff when the segment's checksum verifies).
+pub fn tcp_sum(src: Ipv4Addr, dst: Ipv4Addr, segment: &[u8]) -> u16 {
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&src.octets());
+    pseudo.extend_from_slice(&dst.octets());
+    pseudo.extend_from_slice(&[0, 6]);
+    pseudo.extend_from_slice(&(segment.len() as u16).to_be_bytes());
+    ones_sum(segment, u32::from(ones_sum(&pseudo, 0)))
+}

@@ -33,6 +33,7 @@ mod report;
 mod routes;
 mod samples;
 mod stack;
+mod stack_ack_checksum;
 mod stack_claims;
 mod stack_costs;
 mod stack_table1;

@@ -21,6 +21,7 @@ use super::fit_claims;
 use super::offloads::{self, offload_states};
 use super::routes::routes_section;
 use super::samples::role_samples;
+use super::stack_ack_checksum::ack_checksum_section;
 use super::stack_costs::{ack_stack_section, fit_stack_section, routes_stack_section};
 use super::stack_table1::table1_stack_section;
 
@@ -39,6 +40,7 @@ pub fn report(d: &StudyData) -> Vec<Section> {
         stream_section(d),
         ack_section(d),
         ack_stack_section(d),
+        ack_checksum_section(d),
         checksum_section(d),
         routes_section(d),
         routes_stack_section(d),

@@ -3,6 +3,7 @@
 
 use super::paper::{table1_column, us_per_packet, TABLE1, TABLE1_SENDER_TOTAL, TABLE2};
 use super::stack::{experiments, stack_blocks, StackTrial};
+use super::stack_ack_checksum::{ack_checksum_sentence, patched_acks_sentence};
 use super::stack_claims::{
     cheapest_per_byte_sentence, delack_sentence, fit_cells, largest_block_sentence,
     offload_share_sentence, route_growth_sentence, total_sentence,
@@ -48,7 +49,7 @@ fn the_stack_experiments_account_exactly_without_a_topology() {
             topology: Some("ether10".into()),
         };
         let e = experiments(&o);
-        assert_eq!(e.len(), 4);
+        assert_eq!(e.len(), 5);
         for x in &e {
             assert_eq!(arg(x, "--account"), Some("on"), "{}", x.command());
             assert!(arg(x, "--topology").is_none(), "{}", x.command());
@@ -331,6 +332,7 @@ fn a_checksum_share_above_all_of_the_busy_time_is_left_out_as_impossible() {
         busy_s: 0.1,
         segments: 1000.0,
         acks: 0.0,
+        incremental: None,
         bytes: 1e6,
     };
     let mut w = Vec::new();
@@ -342,4 +344,42 @@ fn a_checksum_share_above_all_of_the_busy_time_is_left_out_as_impossible() {
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("150.0% of busy time"), "{}", w[0]);
     assert!(w[0].contains("impossible, left out"), "{}", w[0]);
+}
+
+#[test]
+fn the_incremental_arms_patched_acks_are_counted_and_judged_both_ways() {
+    let most = patched_acks_sentence(9_990.0, 10_000.0);
+    assert!(most.contains("patched 9990 of the 10000 ACKs"), "{most}");
+    assert!(most.contains("(99.9%)"), "{most}");
+    assert!(
+        most.contains("measures the incremental update on most"),
+        "{most}"
+    );
+    let none = patched_acks_sentence(0.0, 10_000.0);
+    assert!(none.contains("(0.0%)"), "{none}");
+    assert!(
+        none.contains("rfc1071's full sums under another name"),
+        "{none}"
+    );
+    let few = patched_acks_sentence(1_000.0, 10_000.0);
+    assert!(few.contains("(10.0%)"), "{few}");
+    assert!(few.contains("mostly measured rfc1071's full sums"), "{few}");
+    // No ACK at all: nothing patched, no division by zero.
+    assert!(patched_acks_sentence(0.0, 0.0).contains("none"));
+}
+
+#[test]
+fn the_incremental_checksums_cost_is_claimed_only_beyond_the_cis() {
+    let down = ack_checksum_sentence(&cp(0.30, 0.01), &cp(0.25, 0.01));
+    assert!(down.contains("rfc1071 → incremental"), "{down}");
+    assert!(
+        down.contains(
+            "checksum-block µs per data packet 0.300 ± 0.010 → 0.250 ± 0.010 (-17%), down beyond"
+        ),
+        "{down}"
+    );
+    let up = ack_checksum_sentence(&cp(0.25, 0.01), &cp(0.30, 0.01));
+    assert!(up.contains("up beyond the 95% CIs"), "{up}");
+    let same = ack_checksum_sentence(&cp(0.30, 0.05), &cp(0.29, 0.05));
+    assert!(same.contains("no change beyond the 95% CIs"), "{same}");
 }
