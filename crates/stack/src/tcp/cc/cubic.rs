@@ -4,7 +4,9 @@
 //! than Reno would (the Reno-friendly region, §4.3, W_est with
 //! α = 3(1 − β)/(1 + β)); and with fast convergence (§4.7) a flow that
 //! loses below its last W_max gives some of it up. A loss sets ssthresh to
-//! β·FlightSize (§4.6; β·cwnd, as Linux does, is a switch). Windows are kept in
+//! β·FlightSize (§4.6; β·cwnd, as Linux does, is a switch); after a
+//! timeout cwnd slow-starts from one segment and the first congestion
+//! avoidance starts with K = 0 and W_max = its own window (§4.8). Windows are kept in
 //! segments as floating point, as the RFC writes them.
 
 use std::time::Duration;
@@ -69,6 +71,9 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// The latest RTT sample, for W_cubic(t + RTT).
     rtt: Duration,
+    /// A retransmission timeout was the last congestion event: the next
+    /// epoch starts with K = 0 and W_max = its own cwnd (§4.8).
+    after_timeout: bool,
 }
 
 impl Cubic {
@@ -87,6 +92,7 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             rtt: Duration::ZERO,
+            after_timeout: false,
         }
     }
 
@@ -118,11 +124,13 @@ impl Cubic {
         if let Some(e) = self.epoch {
             return e;
         }
-        if self.w_max < self.cwnd {
-            // No reduction yet (or cwnd passed W_max): the curve starts
-            // on its plateau.
+        if self.after_timeout || self.w_max < self.cwnd {
+            // No reduction yet (or cwnd passed W_max), or the first
+            // congestion avoidance after a timeout (§4.8: K = 0, W_max =
+            // the window at its start): the curve starts on its plateau.
             self.w_max = self.cwnd;
         }
+        self.after_timeout = false;
         let e = Epoch {
             start: now,
             k: ((self.w_max - self.cwnd) / self.config.c).cbrt(),
@@ -149,6 +157,7 @@ impl Cubic {
         self.ssthresh = (ssthresh * self.mss as f64) as usize;
         self.cwnd = ssthresh;
         self.epoch = None;
+        self.after_timeout = false;
     }
 }
 
@@ -195,9 +204,12 @@ impl CongestionControl for Cubic {
     }
 
     fn on_retransmit_timeout(&mut self, flight_size: usize, _now: Instant) {
-        // §4.8: the reduction as for a loss, then the loss window.
+        // §4.8: ssthresh by β as for a loss, then the loss window; the
+        // congestion avoidance after the slow start back to ssthresh
+        // starts a curve of its own (K = 0).
         self.reduce(flight_size);
         self.cwnd = 1.0;
+        self.after_timeout = true;
     }
 
     fn cwnd(&self) -> usize {
