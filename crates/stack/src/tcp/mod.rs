@@ -33,6 +33,7 @@
 //!   avoidance changes.
 
 pub mod cc;
+pub mod cc_events;
 pub mod icmp;
 pub mod input;
 pub mod input_sync;

@@ -69,7 +69,7 @@ pub struct Cubic {
     /// W_max in segments: the window before the last reduction.
     w_max: f64,
     epoch: Option<Epoch>,
-    /// The latest RTT sample, for W_cubic(t + RTT).
+    /// The smoothed RTT, for W_cubic(t + RTT).
     rtt: Duration,
     /// A retransmission timeout was the last congestion event: the next
     /// epoch starts with K = 0 and W_max = its own cwnd (§4.8).
@@ -162,9 +162,9 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
-    fn on_ack(&mut self, acked_bytes: usize, rtt: Option<Duration>, now: Instant) {
-        if let Some(rtt) = rtt {
-            self.rtt = rtt;
+    fn on_ack(&mut self, acked_bytes: usize, srtt: Option<Duration>, now: Instant) {
+        if let Some(srtt) = srtt {
+            self.rtt = srtt;
         }
         let mss = self.mss as f64;
         if self.cwnd() < self.ssthresh {

@@ -18,10 +18,11 @@ pub use reno::Reno;
 
 /// A congestion controller.
 pub trait CongestionControl: Debug + Send {
-    /// New data was acknowledged: `acked_bytes` newly covered, with the RTT
-    /// sample the ACK gave, if any. Not called for duplicate ACKs or inside
-    /// fast recovery.
-    fn on_ack(&mut self, acked_bytes: usize, rtt: Option<Duration>, now: Instant);
+    /// New data was acknowledged: `acked_bytes` newly covered, with the
+    /// smoothed RTT once there is one (RFC 9438 §4.2's RTT; the latest
+    /// sample alone would let one delayed ACK throw the target far ahead).
+    /// Not called for duplicate ACKs or inside fast recovery.
+    fn on_ack(&mut self, acked_bytes: usize, srtt: Option<Duration>, now: Instant);
     /// Fast retransmit (three duplicate ACKs or RFC 6675's loss): enter
     /// recovery with `flight_size` bytes outstanding.
     fn on_fast_retransmit(&mut self, flight_size: usize, now: Instant);

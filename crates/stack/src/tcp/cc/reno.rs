@@ -39,7 +39,7 @@ impl Reno {
 }
 
 impl CongestionControl for Reno {
-    fn on_ack(&mut self, acked_bytes: usize, _rtt: Option<Duration>, _now: Instant) {
+    fn on_ack(&mut self, acked_bytes: usize, _srtt: Option<Duration>, _now: Instant) {
         if self.cwnd < self.ssthresh {
             // §3.1 (2): at most one MSS per ACK in slow start.
             self.cwnd = self.cwnd.saturating_add(acked_bytes.min(self.mss));
