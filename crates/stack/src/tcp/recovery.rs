@@ -57,7 +57,7 @@ impl Connection {
                 self.cc.on_recovery_exit(now);
             }
             Some(_) => self.on_partial_ack(acked, now, out),
-            None => self.cc_on_ack(data_acked, now),
+            None => self.cc_on_ack(acked, data_acked, now),
         }
         self.loss_probe_on_ack(ack, now);
     }

@@ -332,6 +332,8 @@ pub struct Connection {
     pub(crate) rtt: Box<dyn RttEstimator>,
     pub(crate) rtt_timer: RttTimer,
     pub(crate) cc: Box<dyn CongestionControl>,
+    /// How much of cwnd the sender used lately (`cc_events`).
+    pub(crate) cwnd_use: super::cc_events::CwndUse,
     pub(crate) scoreboard: Scoreboard,
     pub(crate) recovery: Recovery,
     pub(crate) loss: super::loss::LossState,
@@ -393,6 +395,7 @@ impl Connection {
             rtt: config.rtt.build(),
             rtt_timer: RttTimer::default(),
             cc: config.congestion.build(mss),
+            cwnd_use: Default::default(),
             scoreboard: Scoreboard::new(iss, mss),
             recovery: Recovery {
                 recover: iss,

@@ -71,6 +71,9 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// The smoothed RTT, for W_cubic(t + RTT).
     rtt: Duration,
+    /// When the last ACK of new data came (the epoch moves on by the time
+    /// between ACKs the sender was application-limited, §5.8).
+    last_ack: Option<Instant>,
     /// A retransmission timeout was the last congestion event: the next
     /// epoch starts with K = 0 and W_max = its own cwnd (§4.8).
     after_timeout: bool,
@@ -92,6 +95,7 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             rtt: Duration::ZERO,
+            last_ack: None,
             after_timeout: false,
         }
     }
@@ -166,6 +170,7 @@ impl CongestionControl for Cubic {
         if let Some(srtt) = srtt {
             self.rtt = srtt;
         }
+        self.last_ack = Some(now);
         let mss = self.mss as f64;
         if self.cwnd() < self.ssthresh {
             self.cwnd += acked_bytes.min(self.mss) as f64 / mss;
@@ -224,6 +229,24 @@ impl CongestionControl for Cubic {
         let bytes = self.cwnd();
         self.mss = mss;
         self.cwnd = bytes as f64 / mss as f64;
+    }
+
+    fn on_app_limited_ack(&mut self, now: Instant) {
+        // §5.8: t must not include the time cwnd was not used; the curve
+        // (and W_est) resume where they stopped.
+        if let (Some(epoch), Some(last)) = (&mut self.epoch, self.last_ack) {
+            epoch.start = epoch.start.after(now.since(last));
+        }
+        self.last_ack = Some(now);
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant) {
+        // RFC 5681 §4.1's restart window; the congestion avoidance after
+        // the slow start back to ssthresh is a new epoch, so the idle
+        // time is not in its t (§5.8).
+        let iw = initial_window(self.mss) as f64 / self.mss as f64;
+        self.cwnd = self.cwnd.min(iw);
+        self.epoch = None;
     }
 }
 

@@ -194,3 +194,34 @@ fn after_a_timeout_the_first_epoch_starts_on_its_own_window_with_k_zero() {
     round_trip(&mut c, now, rtt);
     assert!(c.k().unwrap() > 0.0);
 }
+
+#[test]
+fn time_the_window_went_unused_is_left_out_of_the_curve() {
+    // §5.8: ACKs that find the window unused do not grow it, and t skips
+    // the time between them, so the curve resumes where it stopped.
+    let rtt = Duration::from_millis(100);
+    let mut limited = after_loss_at(100);
+    let mut steady = after_loss_at(100);
+    let mut now = Instant(1_000_000_000);
+    for _ in 0..10 {
+        round_trip(&mut limited, now, rtt);
+        now = round_trip(&mut steady, now, rtt);
+    }
+    let cwnd = limited.cwnd();
+    // Ten seconds of one application-limited ACK per round trip.
+    let mut later = now;
+    for _ in 0..100 {
+        later = later.after(rtt);
+        limited.on_app_limited_ack(later);
+    }
+    assert_eq!(limited.cwnd(), cwnd, "no growth while the window is unused");
+    round_trip(&mut limited, later, rtt);
+    round_trip(&mut steady, now, rtt);
+    // (Within the share of a round trip between the last ACK and the
+    // pause, which the limited sender also leaves out.)
+    let (l, s) = (limited.cwnd() as f64, steady.cwnd() as f64);
+    assert!(
+        (l - s).abs() < 1e-3 * s,
+        "cwnd {l} after the pause, {s} without it"
+    );
+}

@@ -36,6 +36,14 @@ pub trait CongestionControl: Debug + Send {
     fn ssthresh(&self) -> usize;
     /// The sender's maximum segment size changed (after the handshake).
     fn set_mss(&mut self, mss: usize);
+    /// New data was acknowledged while the sender did not use its window
+    /// (RFC 7661's non-validated phase; RFC 9438 §5.8): cwnd does not
+    /// grow, and a controller whose growth follows the clock leaves the
+    /// time since the last ACK out of it.
+    fn on_app_limited_ack(&mut self, now: Instant);
+    /// Nothing was sent for longer than the retransmission timeout (RFC
+    /// 5681 §4.1): cwnd falls to the restart window, min(IW, cwnd).
+    fn on_idle_restart(&mut self, now: Instant);
 }
 
 /// Which controller a connection uses: the switch issue 19 turns.
@@ -87,6 +95,8 @@ impl CongestionControl for Unlimited {
         usize::MAX
     }
     fn set_mss(&mut self, _: usize) {}
+    fn on_app_limited_ack(&mut self, _: Instant) {}
+    fn on_idle_restart(&mut self, _: Instant) {}
 }
 
 #[cfg(test)]

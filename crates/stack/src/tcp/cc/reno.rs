@@ -81,6 +81,13 @@ impl CongestionControl for Reno {
     fn set_mss(&mut self, mss: usize) {
         self.mss = mss;
     }
+
+    fn on_app_limited_ack(&mut self, _now: Instant) {}
+
+    fn on_idle_restart(&mut self, _now: Instant) {
+        self.cwnd = self.cwnd.min(initial_window(self.mss));
+        self.bytes_acked = 0;
+    }
 }
 
 #[cfg(test)]
