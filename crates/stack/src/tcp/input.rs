@@ -157,6 +157,7 @@ impl Connection {
                 if let Some(rtt) = self.rtt_timer.on_ack(ack, now) {
                     self.rtt.sample(rtt);
                 }
+                self.on_handshake_done();
                 self.timers.cancel(TimerKind::Retransmit);
                 self.scoreboard = Scoreboard::new(self.snd_una, self.data_mss());
                 self.state = State::Established;

@@ -106,6 +106,7 @@ impl Connection {
             if let Some(rtt) = self.rtt_timer.on_ack(self.snd_una, now) {
                 self.rtt.sample(rtt);
             }
+            self.on_handshake_done();
             if self.snd_una == self.snd_max {
                 self.timers.cancel(TimerKind::Retransmit);
             }

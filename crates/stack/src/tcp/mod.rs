@@ -46,6 +46,7 @@ pub mod pacing;
 pub mod reassembly;
 pub mod recovery;
 pub mod rtt;
+pub mod rtt_sampling;
 pub mod sack;
 pub mod send_in_place;
 pub mod state;

@@ -34,7 +34,14 @@ pub trait RttEstimator: Debug + Send {
     fn rttvar(&self) -> Option<Duration>;
     /// How many times the timeout has been backed off since the last sample.
     fn backoffs(&self) -> u32;
+    /// The handshake is done, the SYN or SYN-ACK timed out, and no sample
+    /// was taken (Karn's rule): RFC 6298 §5.7 begins data transmission
+    /// with an RTO of [`SYN_FALLBACK_RTO`] if it was less.
+    fn on_handshake_without_sample(&mut self);
 }
+
+/// RFC 6298 §5.7's RTO after a SYN timeout (the 3 s of RFC 1122).
+pub const SYN_FALLBACK_RTO: Duration = Duration::from_secs(3);
 
 /// Which estimator a connection uses, with its settings: the switch
 /// issue 19 turns.
@@ -153,6 +160,14 @@ impl RttEstimator for Rfc6298 {
 
     fn backoffs(&self) -> u32 {
         self.backoffs
+    }
+
+    fn on_handshake_without_sample(&mut self) {
+        if self.smoothed.is_none() {
+            let rto = nanos(self.config.initial_rto).max(nanos(SYN_FALLBACK_RTO));
+            self.base_rto = self.clamp(rto);
+            self.backoffs = 0;
+        }
     }
 }
 
@@ -305,6 +320,10 @@ impl RttEstimator for BsdReno {
     fn backoffs(&self) -> u32 {
         self.rxtshift
     }
+
+    /// 4.3BSD-Reno has no such rule (it predates RFC 6298): its timeout
+    /// before any sample is already 6 s, and it keeps its backoff.
+    fn on_handshake_without_sample(&mut self) {}
 }
 
 /// Times one segment at a time, as BSD's `t_rtt`/`t_rtseq` do, and applies
