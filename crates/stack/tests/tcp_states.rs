@@ -550,7 +550,17 @@ fn keepalive_probes_an_idle_peer_and_gives_up_when_it_goes_silent() {
 
 #[test]
 fn a_lost_handshake_ack_is_repaired_by_the_syn_ack_retransmission() {
-    let mut p = Pair::new(cfg(), cfg(), 10 * MS);
+    for ts in [false, true] {
+        a_lost_handshake_ack_is_repaired(ts);
+    }
+}
+
+fn a_lost_handshake_ack_is_repaired(ts: bool) {
+    let c = TcpConfig {
+        timestamps: ts,
+        ..cfg()
+    };
+    let mut p = Pair::new(c.clone(), c, 10 * MS);
     let mut dropped = false;
     p.drop = Box::new(move |dir, seg| {
         let handshake_ack = dir == Dir::AtoB && seg.header.control == TcpControl::None;
@@ -569,11 +579,19 @@ fn a_lost_handshake_ack_is_repaired_by_the_syn_ack_retransmission() {
     assert_eq!(syn_acks.len(), 2);
     assert_eq!(syn_acks[1].since(syn_acks[0]), Duration::from_secs(1));
     assert_eq!(p.b.counters().retransmits, 1);
-    assert_eq!(
-        p.b.srtt(),
-        None,
-        "Karn: no sample from a retransmitted SYN-ACK"
-    );
+    if ts {
+        // The echo names the copy A last took in order, the first one,
+        // whose ACK was lost: a long sample, never a short one (RFC 7323
+        // §4.3), 1 s + 20 ms rounded up to the millisecond.
+        let srtt = p.b.srtt().expect("a sample from the timestamp echo");
+        assert!(srtt >= Duration::from_millis(1020) && srtt <= Duration::from_millis(1021));
+    } else {
+        assert_eq!(
+            p.b.srtt(),
+            None,
+            "Karn: no sample from a retransmitted SYN-ACK"
+        );
+    }
 }
 
 #[test]

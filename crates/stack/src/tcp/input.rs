@@ -68,6 +68,10 @@ impl Connection {
     /// The input half of `on_segment`: returns whether output follows.
     fn input(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) -> bool {
         self.counters.segments_in += 1;
+        self.seg_tsecr = seg
+            .timestamp
+            .filter(|_| seg.ack_number.is_some())
+            .map(|(_, ecr)| ecr);
         let full = self.data_mss();
         self.counters.sws.on_data_in(seg.payload.len(), full);
         match self.state {
@@ -154,9 +158,7 @@ impl Connection {
                 self.snd_una = ack;
                 self.snd_wl2 = ack;
                 self.recovery.consecutive_timeouts = 0;
-                if let Some(rtt) = self.rtt_timer.on_ack(ack, now) {
-                    self.rtt.sample(rtt);
-                }
+                self.rtt_on_ack(ack, 1, now);
                 self.on_handshake_done();
                 self.timers.cancel(TimerKind::Retransmit);
                 self.scoreboard = Scoreboard::new(self.snd_una, self.data_mss());

@@ -103,9 +103,7 @@ impl Connection {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            if let Some(rtt) = self.rtt_timer.on_ack(self.snd_una, now) {
-                self.rtt.sample(rtt);
-            }
+            self.rtt_on_ack(self.snd_una, 1, now);
             self.on_handshake_done();
             if self.snd_una == self.snd_max {
                 self.timers.cancel(TimerKind::Retransmit);

@@ -54,6 +54,7 @@ impl Connection {
         }
         self.sack_ok = self.config.sack && seg.sack_permitted;
         self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
+        self.rtt_timer.time_every_segment(self.ts_ok);
         self.ts_recent = if self.ts_ok {
             seg.timestamp.map(|(val, _)| val)
         } else {

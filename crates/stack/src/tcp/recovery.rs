@@ -36,10 +36,7 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        let sample = self.rtt_timer.on_ack(ack, now);
-        if let Some(rtt) = sample {
-            self.rtt.sample(rtt);
-        }
+        self.rtt_on_ack(ack, acked, now);
         // RFC 6298 §5.2–5.3.
         if self.snd_una == self.snd_max {
             self.timers.cancel(TimerKind::Retransmit);

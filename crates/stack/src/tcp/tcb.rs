@@ -310,6 +310,9 @@ pub struct Connection {
     pub(crate) sack_ok: bool,
     pub(crate) ts_ok: bool,
     pub(crate) ts_recent: Option<u32>,
+    /// The TSecr of the segment being processed (with an ACK), for
+    /// `rtt_sampling`.
+    pub(crate) seg_tsecr: Option<u32>,
     // Buffers: `send_buf[0]` is the octet at SND.UNA once the SYN is acked.
     pub(crate) send_buf: VecDeque<u8>,
     pub(crate) recv_buf: VecDeque<u8>,
@@ -383,6 +386,7 @@ impl Connection {
             sack_ok: false,
             ts_ok: false,
             ts_recent: None,
+            seg_tsecr: None,
             send_buf: VecDeque::new(),
             recv_buf: VecDeque::new(),
             payload_pool: Vec::new(),
