@@ -366,6 +366,13 @@ fn b_next(p: &Pair) -> (SeqNumber, SeqNumber) {
     (b_nxt, b_rcv)
 }
 
+/// A timestamps option as either end would send it now (TSval: the
+/// clock in ms): once timestamps are in use a segment without one is
+/// dropped (RFC 7323 §3.2), RSTs excepted.
+fn timestamp_now(p: &Pair) -> Option<(u32, u32)> {
+    Some(((p.now().nanos() / 1_000_000) as u32, 0))
+}
+
 #[test]
 fn a_blind_in_window_rst_draws_a_challenge_ack_and_is_not_accepted() {
     let mut p = Pair::established(cfg(), cfg(), 10 * MS);
@@ -397,6 +404,7 @@ fn a_syn_in_a_synchronized_state_draws_a_challenge_ack() {
     let (b_nxt, _) = b_next(&p);
     let mut syn = TcpRepr::bare(80, 40000, b_nxt + 10);
     syn.control = TcpControl::Syn;
+    syn.timestamp = timestamp_now(&p);
     let out = p.inject(false, &syn);
     assert_eq!(p.a.state(), State::Established);
     assert_eq!(out.len(), 1);
@@ -412,6 +420,7 @@ fn an_ack_below_the_acceptable_range_draws_a_challenge_ack() {
     let mut seg = TcpRepr::bare(40000, 80, b_rcv);
     seg.ack_number = Some(b_nxt - 3_000_000);
     seg.window_len = 100;
+    seg.timestamp = timestamp_now(&p);
     let out = p.inject(true, &seg);
     assert_eq!(out.len(), 1);
     assert_eq!(p.b.counters().challenge_acks, 1);

@@ -120,14 +120,13 @@ impl Connection {
         if seg.control != TcpControl::Syn {
             return;
         }
-        self.accept_peer_syn(seg);
+        self.accept_peer_syn(seg, now);
         self.snd_wnd = seg.window_len as usize;
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = seg.seq_number;
         self.snd_wl2 = self.iss;
         self.state = State::SynReceived;
         self.snd_nxt = self.iss;
-        let _ = now;
     }
 
     /// §3.10.7.3: our SYN is out; the peer's SYN-ACK (or, in a
@@ -149,7 +148,7 @@ impl Connection {
         if seg.control != TcpControl::Syn {
             return;
         }
-        self.accept_peer_syn(seg);
+        self.accept_peer_syn(seg, now);
         self.snd_wnd = seg.window_len as usize;
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = seg.seq_number;
@@ -177,12 +176,12 @@ impl Connection {
     /// Takes the peer's SYN: IRS, RCV.NXT, and the options it offers
     /// (negotiated in `options`), then sizes the congestion controller
     /// and the scoreboard to the MSS that leaves.
-    fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>) {
+    fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>, now: Instant) {
         self.irs = seg.seq_number;
         self.rcv_nxt = seg.seq_number + 1;
         self.rcv_adv = self.rcv_nxt;
         self.reassembly = Reassembly::new(self.rcv_nxt, self.config.recv_buffer);
-        self.negotiate_options(seg);
+        self.negotiate_options(seg, now);
         self.cc = self.config.congestion.build(self.data_mss());
         self.scoreboard = Scoreboard::new(self.iss + 1, self.data_mss());
     }

@@ -65,7 +65,10 @@ impl Connection {
         now: Instant,
         out: &mut Vec<Segment>,
     ) {
-        if self.fails_paws(seg) {
+        if self.lacks_timestamp(seg) {
+            return;
+        }
+        if self.fails_paws(seg, now) {
             self.counters.paws_drops += 1;
             self.ack_now = true;
             return;
@@ -122,7 +125,7 @@ impl Connection {
         if !self.input_ack(seg, ack, now, out) {
             return;
         }
-        self.note_timestamp(seg);
+        self.note_timestamp(seg, now);
         match self.state {
             State::FinWait1 if self.fin_acked => self.state = State::FinWait2,
             State::Closing if self.fin_acked => self.enter_time_wait(now),
@@ -333,7 +336,7 @@ impl Connection {
             && self.snd_nxt == self.snd_max
             && self.recovery.point.is_none()
             && seg.sack_ranges.iter().all(Option::is_none)
-            && !self.fails_paws(seg)
+            && !self.fails_paws(seg, now)
             && (!self.ts_ok || seg.timestamp.is_some());
         if !predicted {
             return false;
@@ -342,7 +345,7 @@ impl Connection {
             if ack <= self.snd_una || ack > self.snd_max {
                 return false;
             }
-            self.note_timestamp(seg);
+            self.note_timestamp(seg, now);
             let mut none = Vec::new();
             self.on_new_ack(ack, now, &mut none);
             debug_assert!(none.is_empty());
@@ -354,7 +357,7 @@ impl Connection {
             {
                 return false;
             }
-            self.note_timestamp(seg);
+            self.note_timestamp(seg, now);
             self.take_data(seg.seq_number, seg.payload);
             self.on_data_received(seg.payload.len(), false, now);
         }

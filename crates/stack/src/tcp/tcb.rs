@@ -214,6 +214,9 @@ pub struct Counters {
     pub challenge_acks_suppressed: u64,
     /// Segments dropped by the PAWS check (RFC 7323 §5).
     pub paws_drops: u64,
+    /// Segments other than RSTs dropped for lacking the timestamps option
+    /// once timestamps were negotiated (RFC 7323 §3.2).
+    pub timestamp_missing_drops: u64,
     /// Zero-window probes sent.
     pub window_probes: u64,
     /// Keepalive probes sent.
@@ -310,6 +313,8 @@ pub struct Connection {
     pub(crate) sack_ok: bool,
     pub(crate) ts_ok: bool,
     pub(crate) ts_recent: Option<u32>,
+    /// When TS.Recent was last set (it expires 24 days on, RFC 7323 §5.5).
+    pub(crate) ts_recent_at: Instant,
     /// The TSecr of the segment being processed (with an ACK), for
     /// `rtt_sampling`.
     pub(crate) seg_tsecr: Option<u32>,
@@ -386,6 +391,7 @@ impl Connection {
             sack_ok: false,
             ts_ok: false,
             ts_recent: None,
+            ts_recent_at: Instant::ZERO,
             seg_tsecr: None,
             send_buf: VecDeque::new(),
             recv_buf: VecDeque::new(),
