@@ -345,6 +345,18 @@ impl RttEstimator for BsdReno {
     fn on_handshake_without_sample(&mut self) {}
 }
 
+/// What an ACK gave [`RttTimer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// A round trip measured from a timed segment's send time.
+    Sample(Duration),
+    /// It covers data sent before the last retransmission: Karn's rule
+    /// gives nothing (a timestamp echo would).
+    Ambiguous,
+    /// It covers no whole timed segment.
+    Nothing,
+}
+
 /// The most segments [`RttTimer`] times at once when timing every one
 /// (a 4 MB window of 1448-octet segments is about 2,900); beyond it a
 /// segment goes untimed and its ACK falls back on the timestamp echo.
@@ -406,9 +418,21 @@ impl RttTimer {
 
     /// An ACK for `ack` came at `now`: a sample from the oldest timed
     /// segment it covers, unless it also covers data sent before the last
-    /// retransmission (Linux's `FLAG_RETRANS_DATA_ACKED`: the copy is
-    /// unknown, and a segment behind the repaired hole waited for it).
+    /// retransmission (see [`RttTimer::on_ack_timed`]).
     pub fn on_ack(&mut self, ack: SeqNumber, now: Instant) -> Option<Duration> {
+        match self.on_ack_timed(ack, now) {
+            Timed::Sample(rtt) => Some(rtt),
+            Timed::Ambiguous | Timed::Nothing => None,
+        }
+    }
+
+    /// [`RttTimer::on_ack`], saying why there is no sample: timing every
+    /// segment, an ACK that newly covers data sent before the last
+    /// retransmission is [`Timed::Ambiguous`] (Linux's
+    /// `FLAG_RETRANS_DATA_ACKED`: the copy is unknown, and a segment behind
+    /// the repaired hole waited for it), one that covers no whole timed
+    /// segment [`Timed::Nothing`].
+    pub fn on_ack_timed(&mut self, ack: SeqNumber, now: Instant) -> Timed {
         let mut oldest = None;
         while let Some(&(end, sent)) = self.timed.front() {
             if end > ack {
@@ -430,10 +454,12 @@ impl RttTimer {
         if self.acked.is_none_or(|a| ack > a) {
             self.acked = Some(ack);
         }
-        if ambiguous && self.every_segment {
-            return None;
+        match oldest {
+            _ if ambiguous && self.every_segment => Timed::Ambiguous,
+            Some(sent) => Timed::Sample(now.since(sent)),
+            None if ambiguous => Timed::Ambiguous,
+            None => Timed::Nothing,
         }
-        oldest.map(|sent| now.since(sent))
     }
 
     /// Whether a segment is being timed.

@@ -3,15 +3,17 @@
 //!
 //! - Without timestamps, one segment a round trip is timed and Karn's
 //!   rule drops its sample when anything was retransmitted meanwhile.
-//! - With timestamps (RFC 7323 §4), every ACK that moves SND.UNA gives
-//!   one sample: from the send time of the oldest segment it newly covers
-//!   (kept to the nanosecond by [`RttTimer`](super::rtt::RttTimer)), or,
-//!   when it covers data sent before a retransmission or no whole timed
-//!   segment, from its TSecr, the echo of the TSval of the copy that
-//!   reached the peer: Karn's rule is lifted. TSvals are whole
-//!   milliseconds, so an echo sample is now less the start of the echoed
-//!   millisecond: at most 1 ms long, never short (a short RTO is the
-//!   dangerous error). RFC 6298's estimator weighs each of the round
+//! - With timestamps (RFC 7323 §4), every ACK that moves SND.UNA past a
+//!   whole segment gives one sample: from the send time of the oldest
+//!   segment it newly covers (kept to the nanosecond by
+//!   [`RttTimer`](super::rtt::RttTimer)), or, when it covers data sent
+//!   before a retransmission, from its TSecr, the echo of the TSval of
+//!   the copy that reached the peer: Karn's rule is lifted. TSvals are
+//!   whole milliseconds, so an echo sample is now less the start of the
+//!   echoed millisecond: at most 1 ms long, never short (a short RTO is
+//!   the dangerous error). An ACK inside a segment (the peer's ACKs of
+//!   the pieces of a super-segment a device cut) gives none, as its only
+//!   sample would be such an echo. RFC 6298's estimator weighs each of the round
 //!   trip's samples by 1/ExpectedSamples, ⌈FlightSize / (2·SMSS)⌉ (RFC
 //!   7323 Appendix G); 4.3BSD-Reno's takes each in full, as 4.4BSD-Lite
 //!   took every echo. Linux samples the same way from per-`skb` send
@@ -21,6 +23,7 @@
 
 use std::time::Duration;
 
+use super::rtt::Timed;
 use super::tcb::Connection;
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
@@ -32,12 +35,13 @@ impl Connection {
     /// An ACK moved SND.UNA to `ack`, `acked` octets on: one RTT sample
     /// if the rules above give one, taken by the estimator.
     pub(crate) fn rtt_on_ack(&mut self, ack: SeqNumber, acked: usize, now: Instant) {
-        let Some(rtt) = self
-            .rtt_timer
-            .on_ack(ack, now)
-            .or_else(|| self.echo_sample(now))
-        else {
-            return;
+        let rtt = match self.rtt_timer.on_ack_timed(ack, now) {
+            Timed::Sample(rtt) => rtt,
+            Timed::Ambiguous => match self.echo_sample(now) {
+                Some(rtt) => rtt,
+                None => return,
+            },
+            Timed::Nothing => return,
         };
         let per_rtt = if self.ts_ok {
             let flight = (self.snd_max - self.snd_una) + acked;

@@ -177,13 +177,20 @@ fn timing_every_segment_samples_each_ack_from_the_oldest_segment_it_covers() {
     // A delayed ACK of two segments: the older one's round trip.
     assert_eq!(t.on_ack(SeqNumber(1200), t0.after(us(500))), Some(us(500)));
     // An ACK inside a segment covers none whole: no sample.
-    assert_eq!(t.on_ack(SeqNumber(1250), t0.after(us(510))), None);
+    assert_eq!(
+        t.on_ack_timed(SeqNumber(1250), t0.after(us(510))),
+        Timed::Nothing
+    );
     assert_eq!(t.on_ack(SeqNumber(1300), t0.after(us(520))), Some(us(500)));
     // Segment 4 (sent at 30 µs) is retransmitted: its ACK is ambiguous,
     // and so is one that covers it with data sent after the retransmission.
     t.on_retransmit();
     t.on_send(SeqNumber(1500), t0.after(us(600)));
-    assert_eq!(t.on_ack(SeqNumber(1500), t0.after(us(700))), None);
+    assert_eq!(
+        t.on_ack_timed(SeqNumber(1500), t0.after(us(700))),
+        Timed::Ambiguous,
+        "the connection takes the timestamp echo then"
+    );
     // Data sent after it, acknowledged alone: a sample again.
     t.on_send(SeqNumber(1600), t0.after(us(800)));
     assert_eq!(t.on_ack(SeqNumber(1600), t0.after(us(850))), Some(us(50)));
