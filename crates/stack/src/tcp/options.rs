@@ -19,7 +19,7 @@
 //!   SHOULD; Linux takes it, tcplab keeps to the RFC: a peer that stops
 //!   sending timestamps mid-connection is broken or not the peer, and
 //!   such a segment would pass PAWS unchecked). Every segment then loses
-//!   12 bytes of payload to the option ([`Connection::data_mss`]).
+//!   12 bytes of payload to the option (`Connection::data_mss`).
 //!
 //! The state machine calls these from `input` (the peer's SYN), `output`
 //! (headers, the SYN) and `input_sync` (PAWS, TS.Recent); the switches
