@@ -198,3 +198,68 @@ fn fragmentation_needed_lowers_a_connections_mss_as_a_soft_error_and_forgeries_a
     }
     assert!(got == data, "{} of {} bytes", got.len(), data.len());
 }
+
+#[test]
+fn fragmentation_needed_resends_what_no_longer_fits_at_once_not_on_the_timer() {
+    let clock = clock();
+    let (mut a, mut b) = (stack_at(A, clock.clone()), stack_at(B, clock.clone()));
+    let listener = b.tcp.listen(80, 4).unwrap();
+    let c = a
+        .tcp
+        .connect(A, SocketAddrV4::new(B, 80), clock.now())
+        .unwrap();
+    for _ in 0..4 {
+        a.poll(clock.now()).unwrap();
+        b.device.inbound.extend(a.device.outbound.drain(..));
+        b.poll(clock.now()).unwrap();
+        a.device.inbound.extend(b.device.outbound.drain(..));
+    }
+    let server = b.tcp.accept(listener).unwrap().expect("accepted");
+    let data: Vec<u8> = (0..4000u32).map(|i| (i * 7) as u8).collect();
+    a.tcp.send(c, &data).unwrap();
+    a.poll(clock.now()).unwrap();
+    // The flight of 1500-byte packets dies at a router carrying 1000.
+    let flight: Vec<Vec<u8>> = a.device.outbound.drain(..).collect();
+    assert!(flight.len() >= 2 && flight.iter().all(|p| p.len() <= 1500));
+    assert_eq!(flight[0].len(), 1500);
+    let first_seq = u32::from_be_bytes(flight[0][24..28].try_into().unwrap());
+    clock.advance(Duration::from_millis(1));
+    a.device
+        .inbound
+        .push_back(unreachable(ROUTER, A, 4, 1000, &flight[0]));
+    a.poll(clock.now()).unwrap();
+    // The same poll resends from SND.UNA in segments that fit; the
+    // retransmission timer (1 s) has not fired.
+    let resent: Vec<Vec<u8>> = a.device.outbound.drain(..).collect();
+    assert!(
+        !resent.is_empty(),
+        "nothing resent on the error: the flight waits for the RTO"
+    );
+    assert!(resent.iter().all(|p| p.len() <= 1000), "all fit the path");
+    let seq = u32::from_be_bytes(resent[0][24..28].try_into().unwrap());
+    assert_eq!(seq, first_seq, "from SND.UNA");
+    assert_eq!(a.tcp.connection(c).unwrap().counters().timeouts, 0);
+    // And B gets every byte.
+    b.device.inbound.extend(resent);
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    for _ in 0..50 {
+        b.poll(clock.now()).unwrap();
+        a.device.inbound.extend(b.device.outbound.drain(..));
+        a.poll(clock.now()).unwrap();
+        b.device.inbound.extend(a.device.outbound.drain(..));
+        loop {
+            let n = b.tcp.recv(server, &mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        if got.len() == data.len() {
+            break;
+        }
+        clock.advance(Duration::from_millis(1));
+    }
+    assert!(got == data, "{} of {} bytes", got.len(), data.len());
+    assert_eq!(a.tcp.connection(c).unwrap().counters().timeouts, 0);
+}

@@ -366,6 +366,13 @@ fn b_next(p: &Pair) -> (SeqNumber, SeqNumber) {
     (b_nxt, b_rcv)
 }
 
+/// A timestamps option as either end would send it now (TSval: the
+/// clock in ms): once timestamps are in use a segment without one is
+/// dropped (RFC 7323 §3.2), RSTs excepted.
+fn timestamp_now(p: &Pair) -> Option<(u32, u32)> {
+    Some(((p.now().nanos() / 1_000_000) as u32, 0))
+}
+
 #[test]
 fn a_blind_in_window_rst_draws_a_challenge_ack_and_is_not_accepted() {
     let mut p = Pair::established(cfg(), cfg(), 10 * MS);
@@ -397,6 +404,7 @@ fn a_syn_in_a_synchronized_state_draws_a_challenge_ack() {
     let (b_nxt, _) = b_next(&p);
     let mut syn = TcpRepr::bare(80, 40000, b_nxt + 10);
     syn.control = TcpControl::Syn;
+    syn.timestamp = timestamp_now(&p);
     let out = p.inject(false, &syn);
     assert_eq!(p.a.state(), State::Established);
     assert_eq!(out.len(), 1);
@@ -412,6 +420,7 @@ fn an_ack_below_the_acceptable_range_draws_a_challenge_ack() {
     let mut seg = TcpRepr::bare(40000, 80, b_rcv);
     seg.ack_number = Some(b_nxt - 3_000_000);
     seg.window_len = 100;
+    seg.timestamp = timestamp_now(&p);
     let out = p.inject(true, &seg);
     assert_eq!(out.len(), 1);
     assert_eq!(p.b.counters().challenge_acks, 1);
@@ -553,7 +562,17 @@ fn keepalive_probes_an_idle_peer_and_gives_up_when_it_goes_silent() {
 
 #[test]
 fn a_lost_handshake_ack_is_repaired_by_the_syn_ack_retransmission() {
-    let mut p = Pair::new(cfg(), cfg(), 10 * MS);
+    for ts in [false, true] {
+        a_lost_handshake_ack_is_repaired(ts);
+    }
+}
+
+fn a_lost_handshake_ack_is_repaired(ts: bool) {
+    let c = TcpConfig {
+        timestamps: ts,
+        ..cfg()
+    };
+    let mut p = Pair::new(c.clone(), c, 10 * MS);
     let mut dropped = false;
     p.drop = Box::new(move |dir, seg| {
         let handshake_ack = dir == Dir::AtoB && seg.header.control == TcpControl::None;
@@ -572,11 +591,19 @@ fn a_lost_handshake_ack_is_repaired_by_the_syn_ack_retransmission() {
     assert_eq!(syn_acks.len(), 2);
     assert_eq!(syn_acks[1].since(syn_acks[0]), Duration::from_secs(1));
     assert_eq!(p.b.counters().retransmits, 1);
-    assert_eq!(
-        p.b.srtt(),
-        None,
-        "Karn: no sample from a retransmitted SYN-ACK"
-    );
+    if ts {
+        // The echo names the copy A last took in order, the first one,
+        // whose ACK was lost: a long sample, never a short one (RFC 7323
+        // §4.3), 1 s + 20 ms rounded up to the millisecond.
+        let srtt = p.b.srtt().expect("a sample from the timestamp echo");
+        assert!(srtt >= Duration::from_millis(1020) && srtt <= Duration::from_millis(1021));
+    } else {
+        assert_eq!(
+            p.b.srtt(),
+            None,
+            "Karn: no sample from a retransmitted SYN-ACK"
+        );
+    }
 }
 
 #[test]

@@ -176,6 +176,14 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
         put("run_delay_s", ns * 1e-9);
     }
     put("bracket_cost_s", r.bracket_cost_ns() * 1e-9);
+    // The brackets' cost is measured hot and subtracted; measured cold it
+    // is more, and the blocks may hold up to this much of the difference.
+    put("bracket_cold_excess_s", r.cold_excess_ns() * 1e-9);
+    // Whether the counter is an invariant TSC (1) or not (0): without it
+    // counts may not be time. Absent where the counter is not a TSC.
+    if let Some(invariant) = r.tsc_invariant {
+        put("tsc_invariant", f64::from(u8::from(invariant)));
+    }
     // Negative when the brackets' times add up to more than the busy
     // time (preemption inside a bracket): the profile then holds no
     // unattributed stack.

@@ -11,6 +11,7 @@ pub mod huang_chen;
 pub mod markatos02;
 pub mod openlink92;
 pub mod spec;
+pub mod stack_accounting;
 pub mod sunos_ipc;
 pub mod validity;
 pub mod verdict;

@@ -1,6 +1,9 @@
-//! The cycle counter and the clocks it is checked against: `rdtsc` (after
-//! `lfence`, so earlier instructions finish before the count is read) on
-//! x86_64, `CLOCK_MONOTONIC` in ns elsewhere; the counter's rate
+//! The cycle counter and the clocks it is checked against: `rdtsc`
+//! between two `lfence`s on x86_64 (the first lets earlier instructions
+//! finish before the count is read, the second keeps later ones from
+//! starting before it: Intel's serialised read), `CLOCK_MONOTONIC` in ns
+//! elsewhere; whether the TSC is invariant (counts time at one rate
+//! through frequency changes and deep sleep); the counter's rate
 //! calibrated against `CLOCK_MONOTONIC`; the calling thread's CPU time.
 
 use std::sync::OnceLock;
@@ -18,13 +21,75 @@ pub fn now() -> u64 {
         // CPU has both (SSE2 is in the x86_64 baseline).
         unsafe {
             core::arch::x86_64::_mm_lfence();
-            core::arch::x86_64::_rdtsc()
+            let count = core::arch::x86_64::_rdtsc();
+            core::arch::x86_64::_mm_lfence();
+            count
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         monotonic_ns()
     }
+}
+
+/// What says the TSC counts time: CPUID's invariant-TSC bit and the
+/// kernel's flags for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TscCheck {
+    /// CPUID leaf 0x8000_0007, EDX bit 8 (invariant TSC). A hypervisor may
+    /// hide it from a guest whose TSC is in fact stable (KVM without
+    /// `invtsc`).
+    pub cpuid_invariant: bool,
+    /// `/proc/cpuinfo`'s `constant_tsc`: one rate at every P-state.
+    pub constant_tsc: bool,
+    /// `/proc/cpuinfo`'s `nonstop_tsc`: it runs in deep C-states.
+    pub nonstop_tsc: bool,
+}
+
+impl TscCheck {
+    /// Invariant by CPUID, or by both of the kernel's flags.
+    pub fn invariant(&self) -> bool {
+        self.cpuid_invariant || (self.constant_tsc && self.nonstop_tsc)
+    }
+}
+
+/// Whether the counter is an invariant TSC (`None` where the counter is
+/// `CLOCK_MONOTONIC`, which needs no check). Without it the counter's
+/// rate moves with the CPU's frequency, and counts are not time: the
+/// accountant warns ([`crate::account::Report::table`]) rather than
+/// refuses, as the calibration against `CLOCK_MONOTONIC` and the CPU
+/// check still bound the error.
+pub fn tsc_check() -> Option<TscCheck> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static CHECK: OnceLock<TscCheck> = OnceLock::new();
+        Some(*CHECK.get_or_init(|| {
+            let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+            let flags: Vec<&str> = flags
+                .lines()
+                .find(|l| l.starts_with("flags"))
+                .map(|l| l.split_whitespace().collect())
+                .unwrap_or_default();
+            TscCheck {
+                cpuid_invariant: cpuid_invariant_tsc(),
+                constant_tsc: flags.contains(&"constant_tsc"),
+                nonstop_tsc: flags.contains(&"nonstop_tsc"),
+            }
+        }))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+/// CPUID 0x8000_0007 EDX bit 8, if the CPU has that leaf.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_invariant_tsc() -> bool {
+    // cpuid exists on every x86_64 CPU (safe there); leaf 0x8000_0000
+    // gives the highest extended leaf, and 0x8000_0007 is read only below.
+    let max = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+    max >= 0x8000_0007 && core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0
 }
 
 /// `clock_gettime(id)` in ns.
@@ -146,6 +211,25 @@ mod tests {
         assert!(
             (predicted - actual).abs() / actual < 0.01,
             "{predicted} ns from the counter, {actual} ns by CLOCK_MONOTONIC"
+        );
+    }
+
+    #[test]
+    fn the_tsc_check_reads_cpuid_and_the_kernels_flags() {
+        let Some(check) = tsc_check() else {
+            assert!(std::env::consts::ARCH != "x86_64", "no TSC check on x86_64");
+            return;
+        };
+        // The kernel sets its flags from CPUID (or, in a guest, from what
+        // the hypervisor vouches for): each one it shows agrees with ours.
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        let flags = cpuinfo.lines().find(|l| l.starts_with("flags")).unwrap();
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        assert_eq!(check.constant_tsc, has("constant_tsc"));
+        assert_eq!(check.nonstop_tsc, has("nonstop_tsc"));
+        assert_eq!(
+            check.invariant(),
+            check.cpuid_invariant || (has("constant_tsc") && has("nonstop_tsc"))
         );
     }
 

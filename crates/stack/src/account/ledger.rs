@@ -15,6 +15,12 @@ pub const MAX_DEPTH: usize = 24;
 const COST_BRACKETS: u64 = 2000;
 /// Rounds of [`COST_BRACKETS`]; the median round is taken.
 const COST_ROUNDS: usize = 7;
+/// Single brackets timed cold, each after [`EVICT_BYTES`] were written;
+/// the median is taken.
+const COLD_BRACKETS: usize = 15;
+/// Written between two cold brackets: more than a core's L1 and L2, so
+/// the bracket's thread-local flag, ledger and code come from further out.
+const EVICT_BYTES: usize = 2 << 20;
 
 /// How a thread's accounting runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +84,10 @@ pub(crate) struct Ledger {
     pub(crate) inner_cost: u64,
     /// Counts one empty bracket costs the code around it.
     pub(crate) outer_cost: u64,
+    /// [`Ledger::inner_cost`] with cold caches (reported, not subtracted).
+    pub(crate) cold_inner_cost: u64,
+    /// [`Ledger::outer_cost`] with cold caches (reported, not subtracted).
+    pub(crate) cold_outer_cost: u64,
     pub(crate) frames_in: u64,
     pub(crate) frames_out: u64,
     pub(crate) frame_bytes_in: u64,
@@ -110,6 +120,8 @@ impl Ledger {
         too_deep: 0,
         inner_cost: 0,
         outer_cost: 0,
+        cold_inner_cost: 0,
+        cold_outer_cost: 0,
         frames_in: 0,
         frames_out: 0,
         frame_bytes_in: 0,
@@ -419,7 +431,52 @@ fn count(what: Count, bytes: usize) {
     });
 }
 
-/// Median of empty-bracket costs: (inner, outer) in counts.
+/// The median of `v`.
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// An empty bracket's cost with cold caches, (inner, outer) in counts:
+/// one bracket at a time, after [`EVICT_BYTES`] were written, the outer
+/// cost less that of the two counter reads around it (measured as cold).
+fn measure_cold_bracket_cost() -> (u64, u64) {
+    let block = Block::Application;
+    let mut evict = vec![0u8; EVICT_BYTES];
+    let mut stamp = 0u8;
+    let mut flush = |evict: &mut Vec<u8>| {
+        stamp = stamp.wrapping_add(1);
+        for line in evict.chunks_mut(64) {
+            line[0] = stamp;
+        }
+        std::hint::black_box(&*evict);
+    };
+    let (mut inner, mut outer, mut reads) = (vec![], vec![], vec![]);
+    for _ in 0..COLD_BRACKETS {
+        flush(&mut evict);
+        let t0 = cycles::now();
+        let t1 = cycles::now();
+        reads.push(t1 - t0);
+        flush(&mut evict);
+        LEDGER.with(|l| {
+            let mut l = l.borrow_mut();
+            l.cycles[block.index()] = 0;
+            l.timeline.clear();
+        });
+        let t0 = cycles::now();
+        {
+            let _b = enter(block);
+        }
+        let t1 = cycles::now();
+        outer.push(t1 - t0);
+        inner.push(LEDGER.with(|l| l.borrow().cycles[block.index()]).max(0) as u64);
+    }
+    let (inner, outer, reads) = (median(inner), median(outer), median(reads));
+    (inner, outer.saturating_sub(reads))
+}
+
+/// Median of empty-bracket costs, back to back (hot caches): (inner,
+/// outer) in counts.
 fn measure_bracket_cost() -> (u64, u64) {
     let mut inner = Vec::with_capacity(COST_ROUNDS);
     let mut outer = Vec::with_capacity(COST_ROUNDS);
@@ -445,7 +502,8 @@ fn measure_bracket_cost() -> (u64, u64) {
 }
 
 /// Starts accounting on the calling thread: calibrates the counter (once
-/// per process), measures the bracket's cost, and zeroes the ledger.
+/// per process), measures the bracket's cost hot (the one subtracted) and
+/// cold, and zeroes the ledger.
 pub fn start(options: Options) {
     cycles::counts_per_ns();
     ON.with(|on| on.set(false));
@@ -464,6 +522,7 @@ pub fn start(options: Options) {
     ON.with(|on| on.set(true));
     COUNTING.with(|c| c.set(true));
     let (inner, outer) = measure_bracket_cost();
+    let (cold_inner, cold_outer) = measure_cold_bracket_cost();
     LEDGER.with(|l| {
         let mut l = l.borrow_mut();
         let timeline = std::mem::take(&mut l.timeline);
@@ -476,6 +535,8 @@ pub fn start(options: Options) {
         };
         l.inner_cost = inner;
         l.outer_cost = outer;
+        l.cold_inner_cost = cold_inner;
+        l.cold_outer_cost = cold_outer;
         l.start_run_delay_ns = cycles::thread_run_delay_ns();
         l.start_steal_ns = cycles::steal_ns();
         l.start_irq_ns = cycles::irq_ns();

@@ -37,10 +37,22 @@ pub struct Report {
     pub rows: Vec<BlockRow>,
     /// Counter counts per ns (calibrated against `CLOCK_MONOTONIC`).
     pub counts_per_ns: f64,
-    /// Counts inside an empty bracket, subtracted from each bracket.
+    /// Counts inside an empty bracket, measured hot (brackets back to
+    /// back), subtracted from each bracket.
     pub inner_cost: u64,
-    /// Counts an empty bracket costs its surroundings.
+    /// Counts an empty bracket costs its surroundings, measured hot: the
+    /// brackets' cost ([`Report::bracket_cost_ns`]).
     pub outer_cost: u64,
+    /// [`Report::inner_cost`] with cold caches (one bracket after 2 MB
+    /// were written): reported, not subtracted. The stack's brackets sit
+    /// between the two; each keeps up to the difference in its block
+    /// ([`Report::cold_excess_ns`]).
+    pub cold_inner_cost: u64,
+    /// [`Report::outer_cost`] with cold caches: reported, not subtracted.
+    pub cold_outer_cost: u64,
+    /// Whether the counter is an invariant TSC (`None`: not a TSC); when
+    /// not, counts may not be time, and [`Report::table`] says so.
+    pub tsc_invariant: Option<bool>,
     /// Brackets timed.
     pub brackets: u64,
     /// Brackets deeper than the ledger holds (left untimed).
@@ -140,6 +152,9 @@ impl Report {
             counts_per_ns: rate,
             inner_cost: l.inner_cost,
             outer_cost: l.outer_cost,
+            cold_inner_cost: l.cold_inner_cost,
+            cold_outer_cost: l.cold_outer_cost,
+            tsc_invariant: cycles::tsc_check().map(|c| c.invariant()),
             brackets: l.brackets,
             too_deep: l.too_deep,
             sample_one_in: l.options.sample_one_in.max(1),
@@ -187,6 +202,15 @@ impl Report {
     /// The brackets' own cost (each timed bracket's outer cost), ns.
     pub fn bracket_cost_ns(&self) -> f64 {
         (self.brackets as f64 * self.outer_cost as f64) / self.counts_per_ns
+    }
+
+    /// The most the blocks may hold of their brackets' own cost beyond
+    /// what was subtracted, ns: each timed bracket's cold inner cost less
+    /// its hot one (a bracket the caches had left is charged that much
+    /// more than an empty one measured back to back).
+    pub fn cold_excess_ns(&self) -> f64 {
+        let excess = self.cold_inner_cost.saturating_sub(self.inner_cost);
+        self.brackets as f64 * excess as f64 / self.counts_per_ns
     }
 
     /// Busy time in no block and not the brackets' cost, ns: code between
@@ -327,6 +351,21 @@ impl Report {
             self.wall_ns / 1e6,
             self.sample_one_in
         ));
+        out.push_str(&format!(
+            "bracket cost (counts, inside/around): hot {}/{} subtracted, cold {}/{} not; \
+             the blocks may hold up to {:.1} ms of it more\n",
+            self.inner_cost,
+            self.outer_cost,
+            self.cold_inner_cost,
+            self.cold_outer_cost,
+            self.cold_excess_ns() / 1e6
+        ));
+        if self.tsc_invariant == Some(false) {
+            out.push_str(
+                "WARNING: the TSC is not invariant (no CPUID bit, no constant_tsc and \
+                 nonstop_tsc): its rate follows the CPU's frequency, so counts may not be time\n",
+            );
+        }
         out
     }
 }

@@ -390,3 +390,47 @@ fn frames_and_bytes_are_the_denominators() {
     assert!(r.ns_per_byte(Block::Arp) == Some(0.0));
     assert!(r.table().contains("tcp output"));
 }
+
+/// The bracket's cost is measured twice: back to back (hot, the one
+/// subtracted) and one bracket at a time after the caches were flushed
+/// (cold, reported); the table says which is which and how much the
+/// blocks may hold beyond the subtraction.
+#[test]
+fn the_bracket_cost_is_measured_cold_as_well_as_hot_and_the_hot_one_subtracted() {
+    let Some(_quiet) = quiet() else { return };
+    start(Options::default());
+    for _ in 0..1000 {
+        let _b = enter(Block::Checksum);
+    }
+    let r = stop().unwrap();
+    eprintln!("{}", r.table());
+    assert!(
+        r.cold_inner_cost > r.inner_cost && r.cold_outer_cost > r.outer_cost,
+        "cold {}/{} against hot {}/{}",
+        r.cold_inner_cost,
+        r.cold_outer_cost,
+        r.inner_cost,
+        r.outer_cost
+    );
+    let expect = format!(
+        "hot {}/{} subtracted, cold {}/{} not",
+        r.inner_cost, r.outer_cost, r.cold_inner_cost, r.cold_outer_cost
+    );
+    assert!(r.table().contains(&expect), "{}", r.table());
+    let excess = 1000.0 * (r.cold_inner_cost - r.inner_cost) as f64 / r.counts_per_ns;
+    assert!((r.cold_excess_ns() - excess).abs() < 1e-6 * excess);
+}
+
+/// The report says whether the counter is an invariant TSC, as CPUID and
+/// the kernel's flags have it, and the table warns when it is not.
+#[test]
+fn the_report_says_whether_the_tsc_is_invariant_and_warns_when_not() {
+    let _serial = serial();
+    start(Options::default());
+    let mut r = stop().unwrap();
+    assert_eq!(r.tsc_invariant, cycles::tsc_check().map(|c| c.invariant()));
+    let warning = "WARNING: the TSC is not invariant";
+    assert_eq!(r.table().contains(warning), r.tsc_invariant == Some(false));
+    r.tsc_invariant = Some(false);
+    assert!(r.table().contains(warning), "{}", r.table());
+}

@@ -18,14 +18,17 @@ impl TcpSockets {
     /// An ICMP destination unreachable about a segment we sent: the
     /// connection it names takes it as a soft error if it quotes a
     /// sequence number in flight, and lowers its MSS on fragmentation
-    /// needed.
+    /// needed, resending its flight in the next `on_timers`.
     pub fn icmp_error(&mut self, error: &IcmpError) -> Delivery {
         let tuple = FourTuple {
             local: SocketAddr::V4(error.local),
             remote: SocketAddr::V4(error.remote),
         };
-        let found = self.by_tuple.get(&tuple);
-        let Some(Some(Entry::Socket(s))) = found.map(|i| &mut self.entries[i]) else {
+        let Some(index) = self.by_tuple.get(&tuple) else {
+            self.counters.icmp_ignored += 1;
+            return Delivery::NoListener;
+        };
+        let Some(Entry::Socket(s)) = &mut self.entries[index] else {
             self.counters.icmp_ignored += 1;
             return Delivery::NoListener;
         };
@@ -41,6 +44,8 @@ impl TcpSockets {
         if let Some(mtu) = error.next_hop_mtu {
             if s.conn.on_path_mtu(usize::from(mtu)) {
                 self.counters.pmtu_reductions += 1;
+                // What no longer fits goes again in this poll's output.
+                self.mark_dirty(index);
             }
         }
         Delivery::Accepted

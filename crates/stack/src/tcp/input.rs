@@ -68,6 +68,10 @@ impl Connection {
     /// The input half of `on_segment`: returns whether output follows.
     fn input(&mut self, seg: &TcpRepr<'_>, now: Instant, out: &mut Vec<Segment>) -> bool {
         self.counters.segments_in += 1;
+        self.seg_tsecr = seg
+            .timestamp
+            .filter(|_| seg.ack_number.is_some())
+            .map(|(_, ecr)| ecr);
         let full = self.data_mss();
         self.counters.sws.on_data_in(seg.payload.len(), full);
         match self.state {
@@ -116,14 +120,13 @@ impl Connection {
         if seg.control != TcpControl::Syn {
             return;
         }
-        self.accept_peer_syn(seg);
+        self.accept_peer_syn(seg, now);
         self.snd_wnd = seg.window_len as usize;
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = seg.seq_number;
         self.snd_wl2 = self.iss;
         self.state = State::SynReceived;
         self.snd_nxt = self.iss;
-        let _ = now;
     }
 
     /// §3.10.7.3: our SYN is out; the peer's SYN-ACK (or, in a
@@ -145,7 +148,7 @@ impl Connection {
         if seg.control != TcpControl::Syn {
             return;
         }
-        self.accept_peer_syn(seg);
+        self.accept_peer_syn(seg, now);
         self.snd_wnd = seg.window_len as usize;
         self.max_snd_wnd = self.snd_wnd;
         self.snd_wl1 = seg.seq_number;
@@ -154,9 +157,8 @@ impl Connection {
                 self.snd_una = ack;
                 self.snd_wl2 = ack;
                 self.recovery.consecutive_timeouts = 0;
-                if let Some(rtt) = self.rtt_timer.on_ack(ack, now) {
-                    self.rtt.sample(rtt);
-                }
+                self.rtt_on_ack(ack, 1, now);
+                self.on_handshake_done();
                 self.timers.cancel(TimerKind::Retransmit);
                 self.scoreboard = Scoreboard::new(self.snd_una, self.data_mss());
                 self.state = State::Established;
@@ -174,12 +176,12 @@ impl Connection {
     /// Takes the peer's SYN: IRS, RCV.NXT, and the options it offers
     /// (negotiated in `options`), then sizes the congestion controller
     /// and the scoreboard to the MSS that leaves.
-    fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>) {
+    fn accept_peer_syn(&mut self, seg: &TcpRepr<'_>, now: Instant) {
         self.irs = seg.seq_number;
         self.rcv_nxt = seg.seq_number + 1;
         self.rcv_adv = self.rcv_nxt;
         self.reassembly = Reassembly::new(self.rcv_nxt, self.config.recv_buffer);
-        self.negotiate_options(seg);
+        self.negotiate_options(seg, now);
         self.cc = self.config.congestion.build(self.data_mss());
         self.scoreboard = Scoreboard::new(self.iss + 1, self.data_mss());
     }

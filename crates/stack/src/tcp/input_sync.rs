@@ -76,7 +76,10 @@ impl Connection {
         now: Instant,
         out: &mut Vec<Segment>,
     ) {
-        if self.fails_paws(seg) {
+        if self.lacks_timestamp(seg) {
+            return;
+        }
+        if self.fails_paws(seg, now) {
             self.counters.paws_drops += 1;
             self.ack_now = true;
             return;
@@ -114,9 +117,8 @@ impl Connection {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            if let Some(rtt) = self.rtt_timer.on_ack(self.snd_una, now) {
-                self.rtt.sample(rtt);
-            }
+            self.rtt_on_ack(self.snd_una, 1, now);
+            self.on_handshake_done();
             if self.snd_una == self.snd_max {
                 self.timers.cancel(TimerKind::Retransmit);
             }
@@ -134,7 +136,7 @@ impl Connection {
         if !self.input_ack(seg, ack, now, out) {
             return;
         }
-        self.note_timestamp(seg);
+        self.note_timestamp(seg, now);
         match self.state {
             State::FinWait1 if self.fin_acked => self.state = State::FinWait2,
             State::Closing if self.fin_acked => self.enter_time_wait(now),
@@ -373,7 +375,7 @@ impl Connection {
             && self.snd_nxt == self.snd_max
             && self.recovery.point.is_none()
             && seg.sack_ranges.iter().all(Option::is_none)
-            && !self.fails_paws(seg)
+            && !self.fails_paws(seg, now)
             && (!self.ts_ok || seg.timestamp.is_some());
         if !predicted {
             return false;
@@ -382,7 +384,7 @@ impl Connection {
             if ack <= self.snd_una || ack > self.snd_max {
                 return false;
             }
-            self.note_timestamp(seg);
+            self.note_timestamp(seg, now);
             let mut none = Vec::new();
             self.on_new_ack(ack, now, &mut none);
             debug_assert!(none.is_empty());
@@ -401,7 +403,7 @@ impl Connection {
             {
                 return false;
             }
-            self.note_timestamp(seg);
+            self.note_timestamp(seg, now);
             // The window is unchanged, but SND.WL1 must follow SEG.SEQ as
             // the full path's update rule would move it: left behind, it
             // reads as ahead of SEG.SEQ after 2 GiB received and the rule

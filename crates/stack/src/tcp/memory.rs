@@ -34,6 +34,7 @@ impl Connection {
             + self.recv_buf.capacity()
             + self.reassembly.heap_bytes()
             + self.scoreboard.heap_bytes()
+            + self.rtt_timer.heap_bytes()
             + std::mem::size_of_val(&*self.rtt)
             + std::mem::size_of_val(&*self.cc)
     }

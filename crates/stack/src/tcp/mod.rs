@@ -28,11 +28,16 @@
 //!   offers, what the handshake negotiates, what each segment carries,
 //!   and PAWS;
 //! - [`recovery`]: ACK processing, fast retransmit, NewReno and SACK recovery;
+//! - [`cc_events`]: what the congestion controller hears beside losses
+//!   (ACKs with SRTT, whether cwnd was used, the restart after idle);
+//! - [`rtt_sampling`]: when an ACK gives an RTT sample (timestamps, Karn's
+//!   rule) and RFC 6298 §5.7's 3 s after a SYN timeout;
 //! - [`super_segment`]: super-segments for a device that cuts them (TSO);
 //! - [`sws_counters`]: window updates and segments by size, what SWS
 //!   avoidance changes.
 
 pub mod cc;
+pub mod cc_events;
 pub mod icmp;
 pub mod input;
 pub mod input_sync;
@@ -45,6 +50,7 @@ pub mod pacing;
 pub mod reassembly;
 pub mod recovery;
 pub mod rtt;
+pub mod rtt_sampling;
 pub mod sack;
 pub mod send_in_place;
 pub mod state;

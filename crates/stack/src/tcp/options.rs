@@ -12,13 +12,21 @@
 //! - Timestamps (RFC 7323 §3–5): used when both offer; TSval is the
 //!   clock in milliseconds, TS.Recent follows segments covering
 //!   Last.ACK.sent (§4.3), and PAWS (§5.3 R1) drops a segment whose TSval
-//!   is older than TS.Recent. Every segment then loses 12 bytes of
-//!   payload to the option ([`Connection::data_mss`]).
+//!   is older than TS.Recent, unless TS.Recent is more than 24 days old
+//!   (§5.5: the peer's clock may have run past half its range since;
+//!   Linux's `TCP_PAWS_24DAYS`). A segment other than a RST that comes
+//!   without the option once it is in use is dropped silently (§3.2's
+//!   SHOULD; Linux takes it, tcplab keeps to the RFC: a peer that stops
+//!   sending timestamps mid-connection is broken or not the peer, and
+//!   such a segment would pass PAWS unchecked). Every segment then loses
+//!   12 bytes of payload to the option (`Connection::data_mss`).
 //!
 //! The state machine calls these from `input` (the peer's SYN), `output`
 //! (headers, the SYN) and `input_sync` (PAWS, TS.Recent); the switches
 //! are [`TcpConfig`](super::tcb::TcpConfig)'s `mss`, `window_scaling`,
 //! `sack` and `timestamps`.
+
+use std::time::Duration;
 
 use super::state::State;
 use super::tcb::{Connection, DEFAULT_MSS, MAX_WINDOW_SHIFT};
@@ -27,6 +35,10 @@ use crate::wire::tcp::{TcpControl, TcpRepr};
 
 /// The timestamps option's length with its padding (RFC 7323 appendix A).
 pub const TIMESTAMP_OPTION_LEN: usize = 12;
+
+/// How long TS.Recent is believed without an update (RFC 7323 §5.5: 24
+/// days, under the 24.8 days in which a 1 ms clock runs half its range).
+pub const TS_RECENT_LIFETIME: Duration = Duration::from_secs(24 * 86_400);
 
 /// The smallest send MSS taken from a peer's option.
 const MIN_PEER_MSS: usize = 64;
@@ -42,7 +54,7 @@ impl Connection {
     /// Takes the options of the peer's SYN against the ones configured:
     /// the send MSS, window scaling (clamped to 14, or off both ways),
     /// SACK-permitted and timestamps (TS.Recent from its TSval).
-    pub(crate) fn negotiate_options(&mut self, seg: &TcpRepr<'_>) {
+    pub(crate) fn negotiate_options(&mut self, seg: &TcpRepr<'_>, now: Instant) {
         let peer_mss = seg.max_seg_size.map_or(DEFAULT_MSS, usize::from);
         self.snd_mss = peer_mss.min(self.config.mss as usize).max(MIN_PEER_MSS);
         self.ws_ok = self.config.window_scaling && seg.window_scale.is_some();
@@ -54,11 +66,13 @@ impl Connection {
         }
         self.sack_ok = self.config.sack && seg.sack_permitted;
         self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
+        self.rtt_timer.time_every_segment(self.ts_ok);
         self.ts_recent = if self.ts_ok {
             seg.timestamp.map(|(val, _)| val)
         } else {
             None
         };
+        self.ts_recent_at = now;
     }
 
     /// The options of a SYN (SYN-SENT: what is switched on) or SYN-ACK
@@ -95,21 +109,36 @@ impl Connection {
     }
 
     /// RFC 7323 §5.3 R1: a timestamp older than TS.Recent is a duplicate
-    /// from an earlier wrap (RSTs exempt).
-    pub(crate) fn fails_paws(&self, seg: &TcpRepr<'_>) -> bool {
+    /// from an earlier wrap (RSTs exempt), unless TS.Recent has not been
+    /// updated for [`TS_RECENT_LIFETIME`] (§5.5): then it is no longer
+    /// valid, and the segment passes (and may set it anew).
+    pub(crate) fn fails_paws(&self, seg: &TcpRepr<'_>, now: Instant) -> bool {
         match (self.ts_ok, seg.timestamp, self.ts_recent) {
             (true, Some((val, _)), Some(recent)) => {
-                seg.control != TcpControl::Rst && (val.wrapping_sub(recent) as i32) < 0
+                seg.control != TcpControl::Rst
+                    && (val.wrapping_sub(recent) as i32) < 0
+                    && now.since(self.ts_recent_at) <= TS_RECENT_LIFETIME
             }
             _ => false,
         }
     }
 
+    /// RFC 7323 §3.2: once timestamps are in use, a segment other than a
+    /// RST without the option is dropped silently; counts it if so.
+    pub(crate) fn lacks_timestamp(&mut self, seg: &TcpRepr<'_>) -> bool {
+        let lacks = self.ts_ok && seg.timestamp.is_none() && seg.control != TcpControl::Rst;
+        if lacks {
+            self.counters.timestamp_missing_drops += 1;
+        }
+        lacks
+    }
+
     /// RFC 7323 §4.3: TS.Recent follows segments that cover Last.ACK.sent.
-    pub(crate) fn note_timestamp(&mut self, seg: &TcpRepr<'_>) {
+    pub(crate) fn note_timestamp(&mut self, seg: &TcpRepr<'_>, now: Instant) {
         if let (true, Some((val, _))) = (self.ts_ok, seg.timestamp) {
             if seg.seq_number <= self.last_ack_sent {
                 self.ts_recent = Some(val);
+                self.ts_recent_at = now;
             }
         }
     }

@@ -323,6 +323,7 @@ impl Connection {
     /// min(cwnd, SND.WND) as the sender policy decides, when the pacer
     /// lets it go (else its timer wakes the loop then).
     fn send_new_data(&mut self, now: Instant, out: &mut Vec<Segment>) {
+        self.restart_after_idle(now);
         loop {
             let queued = self.unsent();
             if queued == 0 {

@@ -38,10 +38,7 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        let sample = self.rtt_timer.on_ack(ack, now);
-        if let Some(rtt) = sample {
-            self.rtt.sample(rtt);
-        }
+        self.rtt_on_ack(ack, acked, now);
         // RFC 6298 §5.2–5.3.
         if self.snd_una == self.snd_max {
             self.timers.cancel(TimerKind::Retransmit);
@@ -59,7 +56,7 @@ impl Connection {
                 self.cc.on_recovery_exit(now);
             }
             Some(_) => self.on_partial_ack(acked, now, out),
-            None => self.cc.on_ack(data_acked, sample, now),
+            None => self.cc_on_ack(acked, data_acked, now),
         }
         self.pull_up_recover();
         self.loss_probe_on_ack(ack, now);

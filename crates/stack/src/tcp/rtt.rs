@@ -10,8 +10,12 @@
 //!   `TCPT_RANGESET` and `tcp_backoff[]` of `tcp_var.h`/`tcp_timer.c`.
 //!
 //! Karn's rule lives in [`RttTimer`]: only a segment that was never
-//! retransmitted gives a sample (timestamps lift the rule, RFC 7323).
+//! retransmitted gives a sample. With timestamps every ACK of new data
+//! gives one, and the timestamp echo lifts Karn's rule (RFC 7323 §4; the
+//! connection's side is in `rtt_sampling`); RFC 6298's estimator then
+//! weighs each of the round trip's samples as RFC 7323 Appendix G says.
 
+use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -23,7 +27,15 @@ use crate::wire::seq::SeqNumber;
 pub trait RttEstimator: Debug + Send {
     /// Takes one RTT measurement (already filtered by Karn's rule). It also
     /// ends any backoff, as a fresh sample recomputes the RTO.
-    fn sample(&mut self, rtt: Duration);
+    fn sample(&mut self, rtt: Duration) {
+        self.sample_one_of(rtt, 1);
+    }
+    /// Takes one of about `per_rtt` measurements this round trip gives
+    /// (timestamps: one per ACK). RFC 7323 Appendix G: with more than one
+    /// sample per round trip, α and β are divided by their number, so
+    /// SRTT and RTTVAR keep the memory, in round trips, they were tuned
+    /// for.
+    fn sample_one_of(&mut self, rtt: Duration, per_rtt: u32);
     /// The retransmission timeout to arm now, backoff included.
     fn rto(&self) -> Duration;
     /// The retransmission timer expired: back the timeout off.
@@ -34,7 +46,14 @@ pub trait RttEstimator: Debug + Send {
     fn rttvar(&self) -> Option<Duration>;
     /// How many times the timeout has been backed off since the last sample.
     fn backoffs(&self) -> u32;
+    /// The handshake is done, the SYN or SYN-ACK timed out, and no sample
+    /// was taken (Karn's rule): RFC 6298 §5.7 begins data transmission
+    /// with an RTO of [`SYN_FALLBACK_RTO`] if it was less.
+    fn on_handshake_without_sample(&mut self);
 }
+
+/// RFC 6298 §5.7's RTO after a SYN timeout (the 3 s of RFC 1122).
+pub const SYN_FALLBACK_RTO: Duration = Duration::from_secs(3);
 
 /// Which estimator a connection uses, with its settings: the switch
 /// issue 19 turns.
@@ -112,16 +131,19 @@ fn nanos(d: Duration) -> u64 {
 }
 
 impl RttEstimator for Rfc6298 {
-    fn sample(&mut self, rtt: Duration) {
+    fn sample_one_of(&mut self, rtt: Duration, per_rtt: u32) {
         let r = nanos(rtt);
+        let n = u128::from(per_rtt.max(1));
         let (srtt, rttvar) = match self.smoothed {
             // §2.2: the first measurement.
             None => (r, r / 2),
-            // §2.3: RTTVAR first, with the old SRTT.
+            // §2.3: RTTVAR first, with the old SRTT; β = 1/4 and α = 1/8,
+            // each divided by n (RFC 7323 Appendix G).
             Some((srtt, rttvar)) => {
-                let rttvar = (3 * rttvar + srtt.abs_diff(r)) / 4;
-                let srtt = (7 * srtt + r) / 8;
-                (srtt, rttvar)
+                let dev = u128::from(srtt.abs_diff(r));
+                let rttvar = ((4 * n - 1) * u128::from(rttvar) + dev) / (4 * n);
+                let srtt = ((8 * n - 1) * u128::from(srtt) + u128::from(r)) / (8 * n);
+                (srtt as u64, rttvar as u64)
             }
         };
         self.smoothed = Some((srtt, rttvar));
@@ -153,6 +175,14 @@ impl RttEstimator for Rfc6298 {
 
     fn backoffs(&self) -> u32 {
         self.backoffs
+    }
+
+    fn on_handshake_without_sample(&mut self) {
+        if self.smoothed.is_none() {
+            let rto = nanos(self.config.initial_rto).max(nanos(SYN_FALLBACK_RTO));
+            self.base_rto = self.clamp(rto);
+            self.backoffs = 0;
+        }
     }
 }
 
@@ -272,7 +302,11 @@ impl BsdReno {
 }
 
 impl RttEstimator for BsdReno {
-    fn sample(&mut self, rtt: Duration) {
+    /// Every sample counts in full, however many the round trip gives:
+    /// 4.4BSD-Lite fed each ACK's timestamp echo to `tcp_xmit_timer` so.
+    /// In ticks of 500 ms a path's samples are mostly the same count, so
+    /// more of them move srtt no faster; rttvar settles sooner.
+    fn sample_one_of(&mut self, rtt: Duration, _per_rtt: u32) {
         let ticks = self.ticks_of(rtt);
         self.sample_ticks(ticks);
     }
@@ -305,61 +339,137 @@ impl RttEstimator for BsdReno {
     fn backoffs(&self) -> u32 {
         self.rxtshift
     }
+
+    /// 4.3BSD-Reno has no such rule (it predates RFC 6298): its timeout
+    /// before any sample is already 6 s, and it keeps its backoff.
+    fn on_handshake_without_sample(&mut self) {}
 }
 
-/// Times one segment at a time, as BSD's `t_rtt`/`t_rtseq` do, and applies
-/// Karn's rule: a retransmission while timing voids the measurement.
+/// What an ACK gave [`RttTimer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// A round trip measured from a timed segment's send time.
+    Sample(Duration),
+    /// It covers data sent before the last retransmission: Karn's rule
+    /// gives nothing (a timestamp echo would).
+    Ambiguous,
+    /// It covers no whole timed segment.
+    Nothing,
+}
+
+/// The most segments [`RttTimer`] times at once when timing every one
+/// (a 4 MB window of 1448-octet segments is about 2,900); beyond it a
+/// segment goes untimed and its ACK falls back on the timestamp echo.
+pub const MAX_TIMED: usize = 4096;
+
+/// Times segments for RTT samples and applies Karn's rule: a
+/// retransmission voids what was being timed.
+///
+/// By default it times one segment at a time, as BSD's `t_rtt`/`t_rtseq`
+/// do: one sample per round trip. With timestamps (RFC 7323 §4) it times
+/// every segment sent once, so every ACK that moves SND.UNA gives a
+/// sample from the oldest segment it newly covers (Linux's per-`skb`
+/// send times, to the nanosecond, where the echoed TSval would give
+/// whole milliseconds); an ACK that covers data sent before the last
+/// retransmission gives none here, and the connection takes the
+/// timestamp echo instead, which names the copy ([`RttTimer::on_ack`]).
 #[derive(Debug, Clone, Default)]
 pub struct RttTimer {
-    /// (sequence number the ACK must pass, when it was sent).
-    timing: Option<(SeqNumber, Instant)>,
+    /// Segments sent once and timed: (end, when sent), ascending.
+    timed: VecDeque<(SeqNumber, Instant)>,
+    every_segment: bool,
+    /// The highest end sent when something was last retransmitted:
+    /// data below it may be a retransmission's.
+    ambiguous_below: Option<SeqNumber>,
+    /// The highest end passed to `on_send`.
+    high: Option<SeqNumber>,
+    /// The highest ACK seen.
+    acked: Option<SeqNumber>,
 }
 
 impl RttTimer {
+    /// Times every segment (with timestamps) or one at a time.
+    pub fn time_every_segment(&mut self, on: bool) {
+        self.every_segment = on;
+    }
+
     /// A segment ending at `seq_end` was sent at `now` for the first time:
-    /// time it unless another segment is already being timed.
+    /// timed if nothing is (or, timing every segment, if there is room).
     pub fn on_send(&mut self, seq_end: SeqNumber, now: Instant) {
-        if self.timing.is_none() {
-            self.timing = Some((seq_end, now));
+        self.high = Some(self.high.map_or(seq_end, |h| h.max(seq_end)));
+        let room = if self.every_segment {
+            self.timed.len() < MAX_TIMED
+        } else {
+            self.timed.is_empty()
+        };
+        if room && self.timed.back().is_none_or(|&(end, _)| seq_end > end) {
+            self.timed.push_back((seq_end, now));
         }
     }
 
-    /// Something was retransmitted: by Karn's rule the timed segment's ACK
-    /// could be for either copy, so the measurement is dropped.
+    /// Something was retransmitted: by Karn's rule the ACK of anything
+    /// sent so far could be for either copy, so what was timed is dropped.
     pub fn on_retransmit(&mut self) {
-        self.timing = None;
+        self.timed.clear();
+        if let Some(high) = self.high {
+            self.ambiguous_below = Some(self.ambiguous_below.map_or(high, |a| a.max(high)));
+        }
     }
 
-    /// An ACK for `ack` came at `now`: a sample if it covers the timed segment.
+    /// An ACK for `ack` came at `now`: a sample from the oldest timed
+    /// segment it covers, unless it also covers data sent before the last
+    /// retransmission (see [`RttTimer::on_ack_timed`]).
     pub fn on_ack(&mut self, ack: SeqNumber, now: Instant) -> Option<Duration> {
-        let (seq_end, sent) = self.timing?;
-        if ack >= seq_end {
-            self.timing = None;
-            Some(now.since(sent))
-        } else {
-            None
+        match self.on_ack_timed(ack, now) {
+            Timed::Sample(rtt) => Some(rtt),
+            Timed::Ambiguous | Timed::Nothing => None,
+        }
+    }
+
+    /// [`RttTimer::on_ack`], saying why there is no sample: timing every
+    /// segment, an ACK that newly covers data sent before the last
+    /// retransmission is [`Timed::Ambiguous`] (Linux's
+    /// `FLAG_RETRANS_DATA_ACKED`: the copy is unknown, and a segment behind
+    /// the repaired hole waited for it), one that covers no whole timed
+    /// segment [`Timed::Nothing`].
+    pub fn on_ack_timed(&mut self, ack: SeqNumber, now: Instant) -> Timed {
+        let mut oldest = None;
+        while let Some(&(end, sent)) = self.timed.front() {
+            if end > ack {
+                break;
+            }
+            oldest.get_or_insert(sent);
+            self.timed.pop_front();
+        }
+        let ambiguous = match self.ambiguous_below {
+            Some(below) => {
+                let newly = self.acked.is_none_or(|a| a < below && ack > a);
+                if ack >= below {
+                    self.ambiguous_below = None;
+                }
+                newly
+            }
+            None => false,
+        };
+        if self.acked.is_none_or(|a| ack > a) {
+            self.acked = Some(ack);
+        }
+        match oldest {
+            _ if ambiguous && self.every_segment => Timed::Ambiguous,
+            Some(sent) => Timed::Sample(now.since(sent)),
+            None if ambiguous => Timed::Ambiguous,
+            None => Timed::Nothing,
         }
     }
 
     /// Whether a segment is being timed.
     pub fn is_timing(&self) -> bool {
-        self.timing.is_some()
+        !self.timed.is_empty()
     }
-}
 
-/// Karn's rule for one acknowledged segment: a sample unless it was
-/// retransmitted, or, with timestamps (RFC 7323 §4), from the echoed send
-/// time whatever the copy.
-pub fn karn_sample(
-    sent_at: Instant,
-    now: Instant,
-    retransmitted: bool,
-    echoed_sent_at: Option<Instant>,
-) -> Option<Duration> {
-    match echoed_sent_at {
-        Some(echoed) => Some(now.since(echoed)),
-        None if retransmitted => None,
-        None => Some(now.since(sent_at)),
+    /// Heap bytes held: the timed segments' capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.timed.capacity() * std::mem::size_of::<(SeqNumber, Instant)>()
     }
 }
 

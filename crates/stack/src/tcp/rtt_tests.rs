@@ -161,17 +161,72 @@ fn karns_rule_drops_a_measurement_a_retransmission_made_ambiguous() {
     t.on_send(SeqNumber(1300), t0.after(us(100)));
     t.on_retransmit();
     assert_eq!(t.on_ack(SeqNumber(1300), t0.after(us(900))), None);
+}
 
-    let sent = Instant(10);
-    let now = Instant(110);
+#[test]
+fn timing_every_segment_samples_each_ack_from_the_oldest_segment_it_covers() {
+    let t0 = Instant(1_000_000);
+    let mut t = RttTimer::default();
+    t.time_every_segment(true);
+    for i in 0..4u32 {
+        t.on_send(
+            SeqNumber(1000 + 100 * (i + 1)),
+            t0.after(us(10 * u64::from(i))),
+        );
+    }
+    // A delayed ACK of two segments: the older one's round trip.
+    assert_eq!(t.on_ack(SeqNumber(1200), t0.after(us(500))), Some(us(500)));
+    // An ACK inside a segment covers none whole: no sample.
     assert_eq!(
-        karn_sample(sent, now, false, None),
-        Some(Duration::from_nanos(100))
+        t.on_ack_timed(SeqNumber(1250), t0.after(us(510))),
+        Timed::Nothing
     );
-    assert_eq!(karn_sample(sent, now, true, None), None);
+    assert_eq!(t.on_ack(SeqNumber(1300), t0.after(us(520))), Some(us(500)));
+    // Segment 4 (sent at 30 µs) is retransmitted: its ACK is ambiguous,
+    // and so is one that covers it with data sent after the retransmission.
+    t.on_retransmit();
+    t.on_send(SeqNumber(1500), t0.after(us(600)));
     assert_eq!(
-        karn_sample(sent, now, true, Some(Instant(60))),
-        Some(Duration::from_nanos(50)),
-        "a timestamp echo names the copy"
+        t.on_ack_timed(SeqNumber(1500), t0.after(us(700))),
+        Timed::Ambiguous,
+        "the connection takes the timestamp echo then"
     );
+    // Data sent after it, acknowledged alone: a sample again.
+    t.on_send(SeqNumber(1600), t0.after(us(800)));
+    assert_eq!(t.on_ack(SeqNumber(1600), t0.after(us(850))), Some(us(50)));
+    assert!(!t.is_timing());
+}
+
+#[test]
+fn many_samples_per_round_trip_keep_the_memory_of_one_per_round_trip() {
+    // RFC 7323 Appendix G: with n samples a round trip, α/n and β/n. After
+    // the path's RTT steps from 100 ms to 200 ms, SRTT after k round trips
+    // of 20 samples each is where one sample a round trip leaves it, and
+    // RTTVAR too; taken at full weight, 20 a round trip would forget the
+    // old path within one.
+    let config = Rfc6298Config::default();
+    let mut one = Rfc6298::new(config);
+    let mut many = Rfc6298::new(config);
+    one.sample(ms(100));
+    many.sample(ms(100));
+    for round in 1..=8 {
+        one.sample(ms(200));
+        for _ in 0..20 {
+            many.sample_one_of(ms(200), 20);
+        }
+        let (a, b) = (one.srtt().unwrap(), many.srtt().unwrap());
+        let off = a.as_secs_f64() / b.as_secs_f64() - 1.0;
+        assert!(off.abs() < 0.03, "round {round}: SRTT {a:?} vs {b:?}");
+        let (a, b) = (one.rttvar().unwrap(), many.rttvar().unwrap());
+        let off = a.as_secs_f64() / b.as_secs_f64() - 1.0;
+        assert!(off.abs() < 0.1, "round {round}: RTTVAR {a:?} vs {b:?}");
+    }
+    // And a sample alone is a sample of one.
+    let mut a = Rfc6298::new(config);
+    let mut b = Rfc6298::new(config);
+    for r in [100, 140, 60] {
+        a.sample(ms(r));
+        b.sample_one_of(ms(r), 1);
+    }
+    assert_eq!((a.srtt(), a.rttvar()), (b.srtt(), b.rttvar()));
 }

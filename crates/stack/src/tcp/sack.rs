@@ -193,6 +193,12 @@ impl Scoreboard {
         self.sacked_below_rxt = 0;
     }
 
+    /// The sender's MSS changed (a smaller path MTU): `IsLost` and
+    /// `NextSeg` count in the new one.
+    pub fn set_mss(&mut self, mss: usize) {
+        self.mss = mss;
+    }
+
     /// Another DupThresh.
     pub fn with_dup_thresh(mut self, dup_thresh: usize) -> Scoreboard {
         self.dup_thresh = dup_thresh.max(1);

@@ -219,6 +219,9 @@ pub struct Counters {
     pub challenge_acks_suppressed: u64,
     /// Segments dropped by the PAWS check (RFC 7323 §5).
     pub paws_drops: u64,
+    /// Segments other than RSTs dropped for lacking the timestamps option
+    /// once timestamps were negotiated (RFC 7323 §3.2).
+    pub timestamp_missing_drops: u64,
     /// Zero-window probes sent.
     pub window_probes: u64,
     /// Keepalive probes sent.
@@ -330,6 +333,11 @@ pub struct Connection {
     pub(crate) sack_ok: bool,
     pub(crate) ts_ok: bool,
     pub(crate) ts_recent: Option<u32>,
+    /// When TS.Recent was last set (it expires 24 days on, RFC 7323 §5.5).
+    pub(crate) ts_recent_at: Instant,
+    /// The TSecr of the segment being processed (with an ACK), for
+    /// `rtt_sampling`.
+    pub(crate) seg_tsecr: Option<u32>,
     // Buffers: `send_buf[0]` is the octet at SND.UNA once the SYN is acked.
     pub(crate) send_buf: VecDeque<u8>,
     pub(crate) recv_buf: VecDeque<u8>,
@@ -354,6 +362,8 @@ pub struct Connection {
     pub(crate) rtt: Box<dyn RttEstimator>,
     pub(crate) rtt_timer: RttTimer,
     pub(crate) cc: Box<dyn CongestionControl>,
+    /// How much of cwnd the sender used lately (`cc_events`).
+    pub(crate) cwnd_use: super::cc_events::CwndUse,
     pub(crate) scoreboard: Scoreboard,
     pub(crate) recovery: Recovery,
     pub(crate) loss: super::loss::LossState,
@@ -403,6 +413,8 @@ impl Connection {
             sack_ok: false,
             ts_ok: false,
             ts_recent: None,
+            ts_recent_at: Instant::ZERO,
+            seg_tsecr: None,
             send_buf: VecDeque::new(),
             recv_buf: VecDeque::new(),
             payload_pool: Vec::new(),
@@ -416,6 +428,7 @@ impl Connection {
             rtt: config.rtt.build(),
             rtt_timer: RttTimer::default(),
             cc: config.congestion.build(mss),
+            cwnd_use: Default::default(),
             scoreboard: Scoreboard::new(iss, mss),
             recovery: Recovery {
                 recover: iss,

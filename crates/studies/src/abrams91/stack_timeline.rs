@@ -155,6 +155,7 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
     for w in impossible(TIMELINE, &rows) {
         s.warning(w);
     }
+    s.paragraph(crate::stack_accounting::METHOD);
     let ok: Vec<&Accounted> = rows.iter().map(|r| &r.2).filter(|a| a.adds_up()).collect();
     let share = |f: &dyn Fn(&Accounted) -> f64| {
         point(&ok.iter().map(|a| f(a) / a.wall_s).collect::<Vec<_>>())

@@ -146,6 +146,7 @@ pub(super) fn table1_stack_section(d: &StudyData) -> Section {
          The stack's driver_out is mostly the TUN write system call, inside which Linux takes \
          the packet in (its IP and TCP input run there): it holds the peer's receive work too.",
     );
+    s.paragraph(crate::stack_accounting::METHOD);
     let linux = linux_near(d, 1024);
     let mut header = vec!["block".to_string()];
     for m in by_mss.keys() {

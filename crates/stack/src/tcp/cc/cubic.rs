@@ -4,7 +4,9 @@
 //! than Reno would (the Reno-friendly region, §4.3, W_est with
 //! α = 3(1 − β)/(1 + β)); and with fast convergence (§4.7) a flow that
 //! loses below its last W_max gives some of it up. A loss sets ssthresh to
-//! β·FlightSize (§4.6; β·cwnd, as Linux does, is a switch). Windows are kept in
+//! β·FlightSize (§4.6; β·cwnd, as Linux does, is a switch); after a
+//! timeout cwnd slow-starts from one segment and the first congestion
+//! avoidance starts with K = 0 and W_max = its own window (§4.8). Windows are kept in
 //! segments as floating point, as the RFC writes them.
 
 use std::time::Duration;
@@ -67,8 +69,14 @@ pub struct Cubic {
     /// W_max in segments: the window before the last reduction.
     w_max: f64,
     epoch: Option<Epoch>,
-    /// The latest RTT sample, for W_cubic(t + RTT).
+    /// The smoothed RTT, for W_cubic(t + RTT).
     rtt: Duration,
+    /// When the last ACK of new data came (the epoch moves on by the time
+    /// between ACKs the sender was application-limited, §5.8).
+    last_ack: Option<Instant>,
+    /// A retransmission timeout was the last congestion event: the next
+    /// epoch starts with K = 0 and W_max = its own cwnd (§4.8).
+    after_timeout: bool,
 }
 
 impl Cubic {
@@ -87,6 +95,8 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             rtt: Duration::ZERO,
+            last_ack: None,
+            after_timeout: false,
         }
     }
 
@@ -118,11 +128,13 @@ impl Cubic {
         if let Some(e) = self.epoch {
             return e;
         }
-        if self.w_max < self.cwnd {
-            // No reduction yet (or cwnd passed W_max): the curve starts
-            // on its plateau.
+        if self.after_timeout || self.w_max < self.cwnd {
+            // No reduction yet (or cwnd passed W_max), or the first
+            // congestion avoidance after a timeout (§4.8: K = 0, W_max =
+            // the window at its start): the curve starts on its plateau.
             self.w_max = self.cwnd;
         }
+        self.after_timeout = false;
         let e = Epoch {
             start: now,
             k: ((self.w_max - self.cwnd) / self.config.c).cbrt(),
@@ -149,14 +161,16 @@ impl Cubic {
         self.ssthresh = (ssthresh * self.mss as f64) as usize;
         self.cwnd = ssthresh;
         self.epoch = None;
+        self.after_timeout = false;
     }
 }
 
 impl CongestionControl for Cubic {
-    fn on_ack(&mut self, acked_bytes: usize, rtt: Option<Duration>, now: Instant) {
-        if let Some(rtt) = rtt {
-            self.rtt = rtt;
+    fn on_ack(&mut self, acked_bytes: usize, srtt: Option<Duration>, now: Instant) {
+        if let Some(srtt) = srtt {
+            self.rtt = srtt;
         }
+        self.last_ack = Some(now);
         let mss = self.mss as f64;
         if self.cwnd() < self.ssthresh {
             self.cwnd += acked_bytes.min(self.mss) as f64 / mss;
@@ -195,9 +209,12 @@ impl CongestionControl for Cubic {
     }
 
     fn on_retransmit_timeout(&mut self, flight_size: usize, _now: Instant) {
-        // §4.8: the reduction as for a loss, then the loss window.
+        // §4.8: ssthresh by β as for a loss, then the loss window; the
+        // congestion avoidance after the slow start back to ssthresh
+        // starts a curve of its own (K = 0).
         self.reduce(flight_size);
         self.cwnd = 1.0;
+        self.after_timeout = true;
     }
 
     fn cwnd(&self) -> usize {
@@ -212,6 +229,24 @@ impl CongestionControl for Cubic {
         let bytes = self.cwnd();
         self.mss = mss;
         self.cwnd = bytes as f64 / mss as f64;
+    }
+
+    fn on_app_limited_ack(&mut self, now: Instant) {
+        // §5.8: t must not include the time cwnd was not used; the curve
+        // (and W_est) resume where they stopped.
+        if let (Some(epoch), Some(last)) = (&mut self.epoch, self.last_ack) {
+            epoch.start = epoch.start.after(now.since(last));
+        }
+        self.last_ack = Some(now);
+    }
+
+    fn on_idle_restart(&mut self, _now: Instant) {
+        // RFC 5681 §4.1's restart window; the congestion avoidance after
+        // the slow start back to ssthresh is a new epoch, so the idle
+        // time is not in its t (§5.8).
+        let iw = initial_window(self.mss) as f64 / self.mss as f64;
+        self.cwnd = self.cwnd.min(iw);
+        self.epoch = None;
     }
 }
 

@@ -171,3 +171,57 @@ fn far_past_k_the_window_grows_at_most_half_per_round_trip() {
         "{before} → {after} segments, not ×1.5"
     );
 }
+
+#[test]
+fn after_a_timeout_the_first_epoch_starts_on_its_own_window_with_k_zero() {
+    // RFC 9438 §4.8: after a timeout cwnd slow-starts from one segment to
+    // ssthresh (β·FlightSize); the congestion avoidance that follows uses
+    // K = 0 and W_max = the window at its start, not the W_max of before.
+    let rtt = Duration::from_millis(100);
+    let mut c = Cubic::new(MSS).with_windows(100 * MSS, MSS);
+    c.on_retransmit_timeout(100 * MSS, Instant::ZERO);
+    assert_eq!((c.cwnd(), c.ssthresh()), (MSS, 70 * MSS));
+    let mut now = Instant(1_000_000_000);
+    while c.k().is_none() {
+        now = round_trip(&mut c, now, rtt);
+    }
+    assert_eq!(c.k(), Some(0.0), "K after a timeout (W_max {})", c.w_max());
+    assert_eq!(c.w_max(), 70.0, "W_max is the window the epoch began at");
+    // The curve starts at the window and rises from there at once.
+    assert!((c.w_cubic(0.0).unwrap() - 70.0).abs() < 1e-9);
+    // A later loss is an ordinary congestion event again.
+    c.on_fast_retransmit(c.cwnd(), now);
+    round_trip(&mut c, now, rtt);
+    assert!(c.k().unwrap() > 0.0);
+}
+
+#[test]
+fn time_the_window_went_unused_is_left_out_of_the_curve() {
+    // §5.8: ACKs that find the window unused do not grow it, and t skips
+    // the time between them, so the curve resumes where it stopped.
+    let rtt = Duration::from_millis(100);
+    let mut limited = after_loss_at(100);
+    let mut steady = after_loss_at(100);
+    let mut now = Instant(1_000_000_000);
+    for _ in 0..10 {
+        round_trip(&mut limited, now, rtt);
+        now = round_trip(&mut steady, now, rtt);
+    }
+    let cwnd = limited.cwnd();
+    // Ten seconds of one application-limited ACK per round trip.
+    let mut later = now;
+    for _ in 0..100 {
+        later = later.after(rtt);
+        limited.on_app_limited_ack(later);
+    }
+    assert_eq!(limited.cwnd(), cwnd, "no growth while the window is unused");
+    round_trip(&mut limited, later, rtt);
+    round_trip(&mut steady, now, rtt);
+    // (Within the share of a round trip between the last ACK and the
+    // pause, which the limited sender also leaves out.)
+    let (l, s) = (limited.cwnd() as f64, steady.cwnd() as f64);
+    assert!(
+        (l - s).abs() < 1e-3 * s,
+        "cwnd {l} after the pause, {s} without it"
+    );
+}

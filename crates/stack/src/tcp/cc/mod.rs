@@ -18,10 +18,11 @@ pub use reno::Reno;
 
 /// A congestion controller.
 pub trait CongestionControl: Debug + Send {
-    /// New data was acknowledged: `acked_bytes` newly covered, with the RTT
-    /// sample the ACK gave, if any. Not called for duplicate ACKs or inside
-    /// fast recovery.
-    fn on_ack(&mut self, acked_bytes: usize, rtt: Option<Duration>, now: Instant);
+    /// New data was acknowledged: `acked_bytes` newly covered, with the
+    /// smoothed RTT once there is one (RFC 9438 §4.2's RTT; the latest
+    /// sample alone would let one delayed ACK throw the target far ahead).
+    /// Not called for duplicate ACKs or inside fast recovery.
+    fn on_ack(&mut self, acked_bytes: usize, srtt: Option<Duration>, now: Instant);
     /// Fast retransmit (three duplicate ACKs or RFC 6675's loss): enter
     /// recovery with `flight_size` bytes outstanding.
     fn on_fast_retransmit(&mut self, flight_size: usize, now: Instant);
@@ -35,6 +36,14 @@ pub trait CongestionControl: Debug + Send {
     fn ssthresh(&self) -> usize;
     /// The sender's maximum segment size changed (after the handshake).
     fn set_mss(&mut self, mss: usize);
+    /// New data was acknowledged while the sender did not use its window
+    /// (RFC 7661's non-validated phase; RFC 9438 §5.8): cwnd does not
+    /// grow, and a controller whose growth follows the clock leaves the
+    /// time since the last ACK out of it.
+    fn on_app_limited_ack(&mut self, now: Instant);
+    /// Nothing was sent for longer than the retransmission timeout (RFC
+    /// 5681 §4.1): cwnd falls to the restart window, min(IW, cwnd).
+    fn on_idle_restart(&mut self, now: Instant);
 }
 
 /// Which controller a connection uses: the switch issue 19 turns.
@@ -86,6 +95,8 @@ impl CongestionControl for Unlimited {
         usize::MAX
     }
     fn set_mss(&mut self, _: usize) {}
+    fn on_app_limited_ack(&mut self, _: Instant) {}
+    fn on_idle_restart(&mut self, _: Instant) {}
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ impl Reno {
 }
 
 impl CongestionControl for Reno {
-    fn on_ack(&mut self, acked_bytes: usize, _rtt: Option<Duration>, _now: Instant) {
+    fn on_ack(&mut self, acked_bytes: usize, _srtt: Option<Duration>, _now: Instant) {
         if self.cwnd < self.ssthresh {
             // §3.1 (2): at most one MSS per ACK in slow start.
             self.cwnd = self.cwnd.saturating_add(acked_bytes.min(self.mss));
@@ -80,6 +80,13 @@ impl CongestionControl for Reno {
 
     fn set_mss(&mut self, mss: usize) {
         self.mss = mss;
+    }
+
+    fn on_app_limited_ack(&mut self, _now: Instant) {}
+
+    fn on_idle_restart(&mut self, _now: Instant) {
+        self.cwnd = self.cwnd.min(initial_window(self.mss));
+        self.bytes_acked = 0;
     }
 }
 
