@@ -64,3 +64,32 @@ fn after_both_ends_time_out_their_acks_are_still_acceptable_to_each_other() {
     );
     assert!(after <= 20, "{after} segments to settle");
 }
+
+/// The RST of an abort is a segment without data too: after a timeout
+/// took SND.NXT back below what the peer holds, it must carry SND.MAX, or
+/// the peer finds it left of its window, drops it unheard (RFC 9293
+/// §3.10.7.4, RFC 5961 §3) and keeps the connection forever. Found by the
+/// issue's second review.
+#[test]
+fn an_abort_after_a_timeout_resets_a_peer_that_holds_everything_sent() {
+    let cfg = TcpConfig::default();
+    let mut p = Pair::established(cfg.clone(), cfg, Duration::from_millis(10));
+    let mss = p.a.send_mss() - 12;
+    // Every ACK B sends is lost: A's data all arrives, A times out.
+    p.drop = Box::new(|dir, seg| matches!(dir, tcp_pair::Dir::BtoA) && seg.payload.is_empty());
+    p.app_a.to_write = pattern(4 * mss);
+    p.kick();
+    p.run_until(|p| p.a.counters().timeouts >= 1);
+    assert_eq!(p.app_b.read, pattern(4 * mss), "B holds all of A's data");
+    let (a_una, a_nxt, _) = p.a.sequence_points();
+    assert!(a_nxt - a_una < 4 * mss, "A went back: {a_una:?} {a_nxt:?}");
+    let rst = p.a.abort().expect("a RST for an established connection");
+    let replies = p.inject(true, &rst.repr());
+    assert_eq!(
+        p.b.state(),
+        stack::tcp::state::State::Closed,
+        "B took A's RST at {:?} (B's RCV.NXT {:?}); it replied {replies:?}",
+        rst.header.seq_number,
+        p.b.sequence_points().2
+    );
+}

@@ -574,6 +574,19 @@ impl TcpSockets {
 
     /// A segment for no connection: a listener may take a SYN.
     fn unmatched(&mut self, tuple: FourTuple, seg: &TcpRepr<'_>, now: Instant) -> Delivery {
+        self.unmatched_at(tuple, seg, now, None)
+    }
+
+    /// [`Self::unmatched`]; a SYN that ended a TIME-WAIT of ours
+    /// (`after_time_wait`: the old incarnation's SND.MAX) opens with an
+    /// ISN above it.
+    fn unmatched_at(
+        &mut self,
+        tuple: FourTuple,
+        seg: &TcpRepr<'_>,
+        now: Instant,
+        after_time_wait: Option<crate::wire::seq::SeqNumber>,
+    ) -> Delivery {
         let listener = self.listeners.get(&seg.dst_port).copied();
         let is_syn = seg.control == crate::wire::TcpControl::Syn && seg.ack_number.is_none();
         if let (Some(li), true) = (listener, is_syn) {
@@ -584,7 +597,10 @@ impl TcpSockets {
                 self.counters.backlog_drops += 1;
                 return Delivery::Accepted;
             }
-            let mut conn = Connection::listen(l.config.clone(), tuple, &self.isn, now);
+            let mut conn = match after_time_wait {
+                Some(old) => Connection::listen_after_time_wait(l.config.clone(), tuple, old),
+                None => Connection::listen(l.config.clone(), tuple, &self.isn, now),
+            };
             conn.allow_super_segments(self.super_segment_limit);
             conn.leave_payloads_in_send_buffer(true);
             let out = conn.on_segment(seg, now);
@@ -649,8 +665,8 @@ impl TcpSockets {
         let Some(index) = self.by_tuple.get(&tuple) else {
             return self.unmatched(tuple, &seg, now);
         };
-        if self.syn_ends_time_wait(index, &seg) {
-            return self.unmatched(tuple, &seg, now);
+        if let Some(old_snd_max) = self.syn_ends_time_wait(index, &seg) {
+            return self.unmatched_at(tuple, &seg, now, Some(old_snd_max));
         }
         let Some(Entry::Socket(s)) = &mut self.entries[index] else {
             unreachable!("the tuple map names connections");

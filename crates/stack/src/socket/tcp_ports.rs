@@ -67,26 +67,32 @@ impl TcpSockets {
     /// RFC 6191: `seg`, for the connection at `index`, is a SYN that ends
     /// its TIME-WAIT ([`crate::tcp::tcb::Connection::time_wait_accepts_syn`])
     /// and a listener on its port has room for it. If so the connection is
-    /// closed and its tuple unmapped, for the listener to take the SYN.
-    pub(super) fn syn_ends_time_wait(&mut self, index: usize, seg: &TcpRepr<'_>) -> bool {
+    /// closed and its tuple unmapped, for the listener to take the SYN,
+    /// and its SND.MAX returned: the new incarnation's ISN goes above it.
+    pub(super) fn syn_ends_time_wait(
+        &mut self,
+        index: usize,
+        seg: &TcpRepr<'_>,
+    ) -> Option<crate::wire::seq::SeqNumber> {
         // Cheap tests first: this runs for every segment of a connection.
         let in_time_wait = matches!(self.entries.get(index),
             Some(Some(Entry::Socket(s))) if s.conn.state() == State::TimeWait);
         if seg.control != TcpControl::Syn || !in_time_wait {
-            return false;
+            return None;
         }
         let listener = self.listeners.get(&seg.dst_port).copied();
         let Some(Some(Entry::Listener(l))) = listener.map(|li| &self.entries[li]) else {
-            return false;
+            return None;
         };
         let timestamps_on = l.config.timestamps;
         let room = l.pending.len() < l.backlog;
         let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) else {
-            return false;
+            return None;
         };
         if !room || !s.conn.time_wait_accepts_syn(seg, timestamps_on) {
-            return false;
+            return None;
         }
+        let old_snd_max = s.conn.snd_max;
         s.conn.enter_closed(None);
         let tuple = s.conn.tuple();
         self.by_tuple.remove(&tuple);
@@ -94,6 +100,6 @@ impl TcpSockets {
         // Removed now if the application released it (as it has, unless
         // it half-closed and holds the handle still).
         self.touched(index);
-        true
+        Some(old_snd_max)
     }
 }

@@ -307,6 +307,27 @@ fn a_syn_with_a_newer_timestamp_ends_time_wait_and_opens_a_new_incarnation() {
     assert_eq!(s.counters().time_wait_recycled, 1);
     let states: Vec<State> = s.connections().map(|c| c.state()).collect();
     assert_eq!(states, [State::SynReceived], "the old one is gone");
+    // RFC 9293 §3.6.1 (MAY-2): the new ISN lies above every sequence
+    // number the old incarnation used (its SND.MAX: ISS + FIN + 1), by a
+    // window's worth as Linux's.
+    assert_eq!(
+        reply.seq_number,
+        old_snd_max() + 65537usize,
+        "the new incarnation's ISN"
+    );
+}
+
+/// The SND.MAX of `in_time_wait`'s connection (a SYN and a FIN, no
+/// data): its ISS + 2, the ISS read back from the same handshake in a
+/// fresh socket set (the generator's ISN for that tuple at that time).
+fn old_snd_max() -> SeqNumber {
+    let mut s = sockets();
+    s.listen(5001, 4).unwrap();
+    let mut first = from_peer(1000, None, (100, 0));
+    first.control = TcpControl::Syn;
+    first.max_seg_size = Some(1460);
+    deliver(&mut s, &first, Instant::ZERO);
+    taken(&mut s).remove(0).header.seq_number + 2usize
 }
 
 #[test]

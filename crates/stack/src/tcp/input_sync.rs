@@ -15,6 +15,12 @@
 //!   ACK (RFC 9293's and RFC 5961's answer in TIME-WAIT) rather than
 //!   dropped silently as RFC 6191 words it, as Linux answers it: the
 //!   peer's RST to that ACK then clears the way.
+//! - A SYN that RFC 6191 lets in ends TIME-WAIT at once, and the new
+//!   incarnation opens with an ISN a window above the old one's SND.MAX
+//!   (RFC 9293 §3.6.1's first condition, as Linux). Its second condition,
+//!   going back to TIME-WAIT should the SYN prove an old duplicate, is not
+//!   met, as Linux does not: the old incarnation's state is gone; an old
+//!   duplicate SYN draws a SYN-ACK the peer answers with a RST.
 
 use std::time::Duration;
 

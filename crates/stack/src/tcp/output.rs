@@ -258,7 +258,7 @@ impl Connection {
     /// `tcp_long_property`). In persist, `snd_nxt`: a zero-window probe
     /// took SND.MAX one octet past the peer's window. BSD's `tcp_output`
     /// chooses the same way.
-    fn ack_seq(&self) -> SeqNumber {
+    pub(crate) fn ack_seq(&self) -> SeqNumber {
         if self.timers.deadline(TimerKind::Persist).is_some() {
             self.snd_nxt
         } else {

@@ -472,6 +472,20 @@ impl Connection {
         Connection::new(config, tuple, isn.isn(&tuple, now), State::Listen)
     }
 
+    /// A passive open that takes over the 4-tuple of a connection of ours
+    /// ended in TIME-WAIT by the SYN it answers (RFC 6191; RFC 9293
+    /// §3.6.1's MAY-2): its ISN must lie above every sequence number the
+    /// old incarnation used, `old_snd_max`, so an old duplicate of the
+    /// old data cannot land in the new window. As Linux
+    /// (`tw_snd_nxt + 65535 + 2`): a window's worth above it.
+    pub fn listen_after_time_wait(
+        config: TcpConfig,
+        tuple: FourTuple,
+        old_snd_max: SeqNumber,
+    ) -> Connection {
+        Connection::new(config, tuple, old_snd_max + 65537usize, State::Listen)
+    }
+
     /// Queues as much of `data` as the send buffer holds; returns how much.
     pub fn send(&mut self, data: &[u8]) -> usize {
         if !self.state.sends_data() || self.fin_queued {
@@ -577,7 +591,11 @@ impl Connection {
             | State::FinWait1
             | State::FinWait2
             | State::CloseWait => {
-                let mut h = TcpRepr::bare(self.local_port(), self.remote_port(), self.snd_nxt);
+                // SND.MAX as for an ACK ([`Connection::ack_seq`]): after a
+                // timeout took SND.NXT back, a RST there is left of a
+                // peer's window that holds everything sent, and RFC 9293
+                // §3.10.7.4 / RFC 5961 §3 have it dropped unheard.
+                let mut h = TcpRepr::bare(self.local_port(), self.remote_port(), self.ack_seq());
                 h.control = TcpControl::Rst;
                 Some(Segment::new(h, Vec::new()))
             }
