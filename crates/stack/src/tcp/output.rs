@@ -255,11 +255,14 @@ impl Connection {
     /// window of a peer that has the data, and be dropped, ACK field and
     /// all; two ends gone back at once dropped each other's ACKs and
     /// answered each with another, forever (issue 27, found by
-    /// `tcp_long_property`). In persist, `snd_nxt`: a zero-window probe
-    /// took SND.MAX one octet past the peer's window. BSD's `tcp_output`
-    /// chooses the same way.
+    /// `tcp_long_property`). While a zero-window probe's octet is out
+    /// (SND.MAX just past it), `snd_nxt`: the probe took SND.MAX one octet
+    /// past the peer's window. Not merely while the persist timer runs:
+    /// it may be armed after a go-back with data out, and an abort's RST
+    /// at SND.UNA would then go unheard (the issue's re-review).
     pub(crate) fn ack_seq(&self) -> SeqNumber {
-        if self.timers.deadline(TimerKind::Persist).is_some() {
+        let probe_out = self.window_probe == Some(self.snd_nxt) && self.snd_max == self.snd_nxt + 1;
+        if probe_out {
             self.snd_nxt
         } else {
             self.snd_max
