@@ -26,63 +26,14 @@ use rand::SeedableRng;
 use stack::tcp::reassembly::Reassembly;
 use stack::tcp::sack::Scoreboard;
 use stack::wire::SeqNumber;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Instant;
 
-/// Counts the bytes live on this thread and their peak.
-struct CountingAllocator;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn count(delta: isize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + delta;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the counting
-// touches only const-initialised thread-local `Cell`s (no allocation).
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::{peak_since, peak_start};
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// Starts a peak measurement; returns the live bytes it is relative to.
-fn peak_start() -> isize {
-    let live = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(live));
-    live
-}
-
-fn peak_since(start: isize) -> isize {
-    PEAK.with(Cell::get) - start
-}
+static ALLOCATOR: counting_alloc::CountingAllocator = counting_alloc::CountingAllocator;
 
 /// The value of `--name N`, or `default`.
 fn arg(name: &str, default: usize) -> usize {

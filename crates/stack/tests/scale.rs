@@ -17,55 +17,16 @@ use stack::tcp::tcb::TcpConfig;
 use stack::tcp::timers::TimerConfig;
 use stack::time::{Clock, Instant, ManualClock};
 use stack::wire::{Ipv4Address, Ipv4Cidr};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Counts the bytes live on the allocating thread (the test's), so other
-/// threads of the harness do not disturb the figure.
-struct CountingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
-}
-
-fn count(delta: isize) {
-    // `try_with`: during thread teardown the slot may be gone.
-    let _ = LIVE_BYTES.try_with(|live| live.set(live.get() + delta));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the counting
-// touches only a const-initialised thread-local `Cell` (no allocation).
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::live_bytes;
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-fn live_bytes() -> isize {
-    LIVE_BYTES.with(Cell::get)
-}
+static ALLOCATOR: counting_alloc::CountingAllocator = counting_alloc::CountingAllocator;
 
 const A: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 1);
 const B: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);

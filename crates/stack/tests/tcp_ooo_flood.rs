@@ -12,8 +12,6 @@
 #[path = "support/tcp_pair.rs"]
 mod tcp_pair;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use stack::tcp::cc::CongestionControlKind;
@@ -21,48 +19,12 @@ use stack::tcp::tcb::{RecoveryKind, TcpConfig};
 use stack::wire::TcpRepr;
 use tcp_pair::{pattern, Pair};
 
-/// Counts the bytes live on the allocating thread (the test's).
-struct CountingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
-}
-
-fn count(delta: isize) {
-    // `try_with`: during thread teardown the slot may be gone.
-    let _ = LIVE_BYTES.try_with(|live| live.set(live.get() + delta));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the counting
-// touches only a const-initialised thread-local `Cell` (no allocation).
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::live_bytes;
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-fn live_bytes() -> isize {
-    LIVE_BYTES.with(Cell::get)
-}
+static ALLOCATOR: counting_alloc::CountingAllocator = counting_alloc::CountingAllocator;
 
 const MS: Duration = Duration::from_millis(1);
 
