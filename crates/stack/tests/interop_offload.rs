@@ -44,59 +44,10 @@ fn bulk_bytes() -> u64 {
         .map_or(DEFAULT_BULK_BYTES, |mb| mb * 1000 * 1000)
 }
 
-/// The byte at offset `i` of every stream: not periodic at any small
-/// length, so a lost, duplicated or misplaced segment shows.
-fn pattern(i: u64) -> u8 {
-    ((i % 251) as u8) ^ ((i >> 11) as u8).wrapping_mul(31)
-}
-
-/// `i % 251` for i in 0..251 + 2048: any 2048-byte run of the first term
-/// of [`pattern`] is a slice of it.
-fn residues() -> &'static [u8] {
-    static TABLE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| (0..251 + 2048).map(|i| (i % 251) as u8).collect())
-}
-
-/// Writes [`pattern`] from stream offset `start` into `buf`, a 2048-byte
-/// block at a time (the second term is constant within one), so making
-/// and checking the stream costs far less than the transfer it measures.
-fn fill_pattern(start: u64, buf: &mut [u8]) {
-    let table = residues();
-    let mut i = start;
-    let mut rest = buf;
-    while !rest.is_empty() {
-        let block_end = (i | 2047) + 1;
-        let n = ((block_end - i) as usize).min(rest.len());
-        let high = ((i >> 11) as u8).wrapping_mul(31);
-        let from = (i % 251) as usize;
-        let (head, tail) = rest.split_at_mut(n);
-        for (b, r) in head.iter_mut().zip(&table[from..from + n]) {
-            *b = r ^ high;
-        }
-        i += n as u64;
-        rest = tail;
-    }
-}
-
-/// The offset of the first byte of `data` (at stream offset `start`) that
-/// breaks the pattern.
-fn first_mismatch(start: u64, data: &[u8]) -> Option<u64> {
-    thread_local! {
-        static EXPECTED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    EXPECTED.with(|expected| {
-        let mut expected = expected.borrow_mut();
-        expected.resize(data.len(), 0);
-        fill_pattern(start, &mut expected);
-        if expected[..] == *data {
-            return None;
-        }
-        data.iter()
-            .zip(expected.iter())
-            .position(|(a, b)| a != b)
-            .map(|k| start + k as u64)
-    })
-}
+// The stream's byte pattern, made and checked a 2048-byte block at a time.
+#[path = "support/stream_pattern.rs"]
+mod stream_pattern;
+use stream_pattern::{fill as fill_pattern, first_mismatch, pattern};
 
 /// What one transfer showed.
 #[derive(Debug)]
