@@ -391,10 +391,6 @@ impl Connection {
                 return false;
             }
             self.note_timestamp(seg, now);
-            // The scoreboard's HighACK follows too (empty blocks: O(1)),
-            // or after 2 GiB of ACKs on this path it reads as ahead of
-            // HighData.
-            self.scoreboard.on_ack(ack, &[None; 3]);
             let mut none = Vec::new();
             self.on_new_ack(ack, now, &mut none);
             debug_assert!(none.is_empty());

@@ -35,6 +35,11 @@ impl Connection {
             self.send_buf.drain(..data_acked);
         }
         self.snd_una = ack;
+        // The scoreboard's HighACK follows SND.UNA on every path (the
+        // full path's SACK update has already moved it: then a no-op;
+        // empty blocks: O(1)), or after 2 GiB of ACKs on the fast path it
+        // reads as ahead of HighData.
+        self.scoreboard.on_ack(ack, &[None; 3]);
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
