@@ -266,7 +266,7 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         };
         if p.write_size < udp::HEADER as u64 || p.write_size > max {
             return Err(format!(
-                "--write-size for udp-stream must be {}..={max} (a datagram carries an {}-byte header), got {}",
+                "--write-size for udp-stream must be {}..={max} (a datagram carries a {}-byte header), got {}",
                 udp::HEADER,
                 udp::HEADER,
                 p.write_size
@@ -289,6 +289,11 @@ fn test_rules(p: &TrialParams) -> Result<(), String> {
         }
         if p.parallel != 1 {
             return Err("--parallel does not apply to layer-rate".into());
+        }
+        // What bench never sends: a layer-rate without a layer, or over
+        // the host's loopback (bench --to and --topology loopback refuse it).
+        if p.layer.is_none() || p.topology.is_loopback() {
+            return Err("layer-rate needs --layer and a --topology of two namespaces (veth or another place), never loopback".into());
         }
         if p.layer != Some(record::ProtocolLayer::Tcp) && (p.mss.is_some() || p.cc.is_some()) {
             return Err("--mss and --cc apply only to --layer tcp".into());

@@ -311,6 +311,11 @@ fn udp_metrics(
     m.insert("jitter_s".into(), ru.jitter_s);
     m.insert("send_errors".into(), su.send_errors as f64);
     m.insert("socket_drops".into(), ru.socket_drops as f64);
+    // Present only when it happened, so tables show the column only then.
+    if ru.out_of_window > 0 {
+        m.insert("out_of_window".into(), ru.out_of_window as f64);
+    }
+    m.insert("datagrams_rejected".into(), ru.rejected as f64);
     if let Some(k) = &rcv.kernel_udp {
         m.insert("kernel_rcvbuf_errors".into(), k.rcvbuf_errors as f64);
         m.insert("kernel_in_errors".into(), k.in_errors as f64);

@@ -99,6 +99,15 @@ pub struct UdpCounters {
     pub jitter_s: f64,
     /// Drops the kernel counted on this socket (/proc/net/udp "drops").
     pub socket_drops: u64,
+    /// Datagrams whose sequence number lay behind the receiver's window
+    /// (`seq_window::WINDOW` below the highest seen): neither distinct nor
+    /// duplicate (receiver).
+    #[serde(default)]
+    pub out_of_window: u64,
+    /// Datagrams refused before they counted: without the trial's token,
+    /// from another address, or too short to carry either (receiver).
+    #[serde(default)]
+    pub rejected: u64,
 }
 
 /// MSG_ZEROCOPY completion counts.
@@ -255,6 +264,8 @@ impl SideReport {
                 acc.duplicates += u.duplicates;
                 acc.reordered += u.reordered;
                 acc.socket_drops += u.socket_drops;
+                acc.out_of_window += u.out_of_window;
+                acc.rejected += u.rejected;
                 acc.jitter_s = acc.jitter_s.max(u.jitter_s);
             }
             if let Some(z) = c.zerocopy {

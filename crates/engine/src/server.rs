@@ -561,21 +561,17 @@ impl<'a> Client<'a> {
             Err(e) => return failed(s, format!("reading local address: {e}")),
         };
         let cancel = Canceller::new();
+        // Every trial has a token, keyed or not: only the client it was
+        // sent to can open its data connections or count its datagrams.
+        let token = match fresh_nonce() {
+            Ok(t) => t,
+            Err(e) => return failed(s, e.to_string()),
+        };
         let waits = DataWaits {
             first: secs(l.message_s),
             stall: secs(l.idle_s),
             from: self.peer.map(|a| a.ip()),
-            token: None,
-        };
-        let waits = match self.keys {
-            None => waits,
-            Some(_) => match fresh_nonce() {
-                Ok(t) => DataWaits {
-                    token: Some(t),
-                    ..waits
-                },
-                Err(e) => return failed(s, e.to_string()),
-            },
+            token: Some(token),
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,

@@ -39,6 +39,9 @@ const P50: Metric = metric("latency_p50_s", "p50 latency", Unit::Si("s"));
 const P99: Metric = metric("latency_p99_s", "p99 latency", Unit::Si("s"));
 /// Datagram loss.
 const LOSS: Metric = metric("loss_rate", "loss", Unit::Percent);
+/// Datagrams that arrived behind the receiver's sequence window (the
+/// metric exists only for trials that had any).
+const OUT_OF_WINDOW: Metric = metric("out_of_window", "out of window", Unit::Plain);
 /// Packets per second.
 const PACKETS: Metric = metric("packets_per_s", "packets per second", Unit::Plain);
 
@@ -67,6 +70,7 @@ pub fn table_metrics(test: TestKind) -> Vec<Metric> {
             metric("throughput_bps", "frame throughput", Unit::Si("bit/s")),
             metric("payload_bps", "payload throughput", Unit::Si("bit/s")),
             LOSS,
+            OUT_OF_WINDOW,
             metric(
                 "cpu_sender_us_per_packet",
                 "sender CPU/packet",
@@ -77,6 +81,7 @@ pub fn table_metrics(test: TestKind) -> Vec<Metric> {
     let mut v = vec![THROUGHPUT];
     if test == TestKind::UdpStream {
         v.push(LOSS);
+        v.push(OUT_OF_WINDOW);
         v.push(metric("jitter_s", "jitter", Unit::Si("s")));
     }
     v.extend([

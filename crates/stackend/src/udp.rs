@@ -2,12 +2,16 @@
 //! (sequence number, send time, pattern payload; FIN and hello datagrams):
 //! the sender sends its share then three FINs; the receiver counts loss,
 //! duplicates, reordering and RFC 1889 jitter with the engine's own
-//! tracker, and checks every payload against the pattern.
+//! tracker, and checks every payload against the pattern. Its pairings
+//! with a kernel end have no control connection and so no trial token:
+//! datagrams carry the empty tag (`NO_TAG`) and none is checked.
 
 use crate::work::{Ctx, EndWork, Step};
 use engine::pattern::Pattern;
 use engine::report::{ConnResult, UdpCounters};
-use engine::workloads::udp::{header, now_us32, SeqTracker, FIN, FINS, HEADER, HELLO, MAX_SEQ};
+use engine::workloads::udp::{
+    header, now_us32, SeqTracker, FIN, FINS, HEADER, HELLO, MAX_SEQ, NO_TAG,
+};
 use engine::workloads::Amount;
 use record::TrialParams;
 use stack::iface::udp::{UdpError, UdpHandle};
@@ -123,7 +127,8 @@ impl EndWork for UdpSend {
         let mut busy = false;
         while u64::from(self.seq) < self.count && !cx.stop.is_raised() {
             self.buf.clear();
-            self.buf.extend_from_slice(&header(self.seq, now_us32()));
+            self.buf
+                .extend_from_slice(&header(self.seq, now_us32(), &NO_TAG));
             self.buf
                 .extend_from_slice(self.pattern.window(u64::from(self.seq), self.size - HEADER));
             match cx.udp.send_to(h, to, &self.buf) {
@@ -140,7 +145,7 @@ impl EndWork for UdpSend {
             self.r.ended = Instant::now();
         }
         while self.fins < FINS {
-            match cx.udp.send_to(h, to, &header(FIN, self.seq)) {
+            match cx.udp.send_to(h, to, &header(FIN, self.seq, &NO_TAG)) {
                 Ok(()) => self.fins += 1,
                 Err(UdpError::SendQueueFull) => return Step::Busy,
                 Err(e) => return self.fail(format!("sending FIN: {e}")),
@@ -270,7 +275,7 @@ impl EndWork for UdpRecv {
             }
             if let Some(to) = self.hello_to {
                 if self.last_hello.is_none_or(|t| t.elapsed() >= HELLO_EVERY) {
-                    let _ = cx.udp.send_to(h, to, &header(HELLO, 0));
+                    let _ = cx.udp.send_to(h, to, &header(HELLO, 0, &NO_TAG));
                     self.last_hello = Some(Instant::now());
                     busy = true;
                 }

@@ -370,7 +370,8 @@ fn a_udp_hello_without_the_trials_token_gets_nothing() {
     let server = ServerProc::start(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
     let (_ctrl, port, token) = reverse_trial(&server, &key, TestKind::UdpStream);
     let data = SocketAddr::new(server.addr.ip(), port);
-    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let hello = engine::workloads::udp::header(u32::MAX - 1, 0, &engine::workloads::udp::NO_TAG);
+    let hello = hello.to_vec();
     let mut buf = [0u8; 2048];
     let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
     stranger

@@ -177,10 +177,32 @@ fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
 }
 
 fn ports(m: Message) -> Vec<u16> {
+    ready(m).0
+}
+
+/// A ready's data ports and the trial's token (every trial has one).
+fn ready(m: Message) -> (Vec<u16>, Vec<u8>) {
     match m {
-        Message::Ready { ports, .. } => ports,
+        Message::Ready { ports, token } => {
+            let token = engine::auth::from_hex(&token.expect("every trial has a token"))
+                .expect("a hex token");
+            (ports, token)
+        }
         other => panic!("expected ready, got {other:?}"),
     }
+}
+
+/// A data connection to `port` that begins with the trial's `token`.
+fn data_conn(ip: IpAddr, port: u16, token: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect((ip, port)).unwrap();
+    s.write_all(token).unwrap();
+    s
+}
+
+/// A UDP hello datagram carrying the trial's `token`.
+fn hello_with(token: &[u8]) -> Vec<u8> {
+    let h = engine::workloads::udp::header(u32::MAX - 1, 0, &engine::workloads::udp::NO_TAG);
+    [h.as_slice(), token].concat()
 }
 
 fn refusal(m: Message) -> String {
@@ -236,8 +258,8 @@ fn paced_trials_end_when_their_client_leaves() {
     let mut held = Vec::new();
     for _ in 0..32 {
         let mut c = greeted(server.addr);
-        let port = ports(setup(&mut c, &p))[0];
-        held.push(TcpStream::connect((server.addr.ip(), port)).unwrap());
+        let (ports, token) = ready(setup(&mut c, &p));
+        held.push(data_conn(server.addr.ip(), ports[0], &token));
         held.push(c);
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -260,9 +282,9 @@ fn receive_work_ends_when_its_client_leaves() {
     p.recv_work_ns_per_kb = Some(10_000_000); // the limit: 164 s of CPU per 16 MiB read
     p.read_size = 1 << 20;
     let mut c = greeted(server.addr);
-    let port = ports(setup(&mut c, &p))[0];
+    let (ports, token) = ready(setup(&mut c, &p));
     let before = server.cpu_ticks();
-    let mut data = TcpStream::connect((server.addr.ip(), port)).unwrap();
+    let mut data = data_conn(server.addr.ip(), ports[0], &token);
     data.set_write_timeout(Some(Duration::from_secs(1)))
         .unwrap();
     let _ = data.write_all(&vec![0u8; 4 << 20]);
@@ -309,9 +331,8 @@ fn abandoned_setups_leave_no_threads() {
     p.reverse = true;
     p.write_size = 1024;
     p.duration_s = Some(3600.0);
-    let hello_datagram = [0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
     let t0 = Instant::now();
-    let mut ready = 0;
+    let mut ready_n = 0;
     let mut n = 0;
     while n < 1000 && t0.elapsed() < Duration::from_secs(5) {
         // The previous connections' slots may not be free yet (each thread
@@ -322,15 +343,19 @@ fn abandoned_setups_leave_no_threads() {
             continue;
         };
         n += 1;
-        if let Message::Ready { ports, .. } = setup(&mut c, &p) {
-            ready += 1;
+        if let m @ Message::Ready { .. } = setup(&mut c, &p) {
+            ready_n += 1;
+            let (ports, token) = ready(m);
             let u = UdpSocket::bind("127.0.0.1:0").unwrap();
-            u.send_to(&hello_datagram, (server.addr.ip(), ports[0]))
+            u.send_to(&hello_with(&token), (server.addr.ip(), ports[0]))
                 .unwrap();
         }
     }
     assert!(n >= 100, "only {n} greetings in 5 s");
-    assert!(ready * 10 > n * 9, "only {ready} of {n} setups were served");
+    assert!(
+        ready_n * 10 > n * 9,
+        "only {ready_n} of {n} setups were served"
+    );
     let took = server.settle(1, Duration::from_secs(1));
     eprintln!(
         "{n} setups in {:?}: idle again {took:?} later",
@@ -476,8 +501,8 @@ fn a_quiet_setup_loses_its_slot() {
     p.duration_s = None;
     p.bytes = Some(1 << 40);
     let t0 = Instant::now();
-    let port = ports(setup(&mut c, &p))[0];
-    let mut data = TcpStream::connect((server.addr.ip(), port)).unwrap();
+    let (ports, token) = ready(setup(&mut c, &p));
+    let mut data = data_conn(server.addr.ip(), ports[0], &token);
     data.write_all(&[0u8; 1024]).unwrap();
     let why = refusal(read_message(&mut c).unwrap());
     assert!(why.contains("no client_done within 1 s"), "{why}");
@@ -533,6 +558,7 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     let (threads, fds) = (server.threads(), server.fds());
     let mut p = TrialParams::defaults(TestKind::LayerRate);
     p.layer = Some(ProtocolLayer::Eth);
+    p.topology = record::PlaceName::from_name("veth");
     p.write_size = 1500;
     p.duration_s = Some(60.0);
     for _ in 0..3 {
@@ -678,8 +704,8 @@ fn a_data_connection_from_another_address_is_closed_unserved() {
     let mut c = greeted(server.addr);
     let mut p = stream(true);
     p.duration_s = Some(1.0);
-    let port = ports(setup(&mut c, &p))[0];
-    let data = SocketAddr::new(server.addr.ip(), port);
+    let (ports, token) = ready(setup(&mut c, &p));
+    let data = SocketAddr::new(server.addr.ip(), ports[0]);
     let mut stranger = connect_from([127, 0, 0, 2], data);
     stranger
         .set_read_timeout(Some(Duration::from_secs(5)))
@@ -688,6 +714,7 @@ fn a_data_connection_from_another_address_is_closed_unserved() {
     let got = std::io::Read::read(&mut stranger, &mut buf).unwrap_or(0);
     assert_eq!(got, 0, "the stranger was sent data");
     let mut client = connect_from([127, 0, 0, 1], data);
+    client.write_all(&token).unwrap();
     client
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
@@ -709,9 +736,9 @@ fn a_udp_hello_from_another_address_gets_nothing() {
     p.duration_s = Some(1.0);
     p.write_size = 1200;
     p.send_rate_bps = Some(10_000_000);
-    let port = ports(setup(&mut c, &p))[0];
-    let data = SocketAddr::new(server.addr.ip(), port);
-    let hello = [(u32::MAX - 1).to_le_bytes(), [0; 4]].concat();
+    let (ports, token) = ready(setup(&mut c, &p));
+    let data = SocketAddr::new(server.addr.ip(), ports[0]);
+    let hello = hello_with(&token);
     let forger = UdpSocket::bind("127.0.0.2:0").unwrap();
     forger
         .set_read_timeout(Some(Duration::from_millis(300)))

@@ -248,18 +248,18 @@ pub fn client(
     r
 }
 
-/// The http server: serves connections from the listener until it is shut
-/// down; connections from other addresses than `from` are closed unserved.
-pub fn server(
-    listener: &Socket,
+/// The http server: serves admitted connections until the listener is shut
+/// down; connections from other addresses or without the trial's token are
+/// closed unserved.
+pub(crate) fn server(
+    gate: &super::Gate,
     p: &TrialParams,
     responses: &Responses,
     cancel: &Canceller,
-    waits: &super::DataWaits,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
-    while let Ok((sock, _)) = super::accept_admitted(listener, waits, cancel) {
+    while let Ok((sock, _)) = gate.admit() {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut c = Conn::new(&sock);

@@ -3,14 +3,16 @@
 //! what the client side and the server side of a trial do, started in
 //! threads and joined into a report.
 
+mod admission;
 pub mod http;
 pub mod layer;
 pub mod rr;
 pub mod sender;
+pub mod seq_window;
 pub mod stream;
 pub mod udp;
 
-use crate::auth::{Nonce, KEY_BYTES};
+use crate::auth::Nonce;
 use crate::cancel::{Canceller, StopFlag, StopTimer};
 use crate::error::EngineError;
 use crate::interval::MeterHandle;
@@ -20,8 +22,8 @@ use crate::pattern::Pattern;
 use crate::report::{ConnResult, SideReport};
 use crate::sockopt;
 use record::{LoadSide, TestKind, TrialParams};
-use socket2::{SockAddr, Socket};
-use std::io::{Read, Write};
+use socket2::Socket;
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -212,49 +214,18 @@ pub struct DataWaits {
     /// connection's peer (`None`: any). Data connections and UDP hellos
     /// from elsewhere are closed or ignored.
     pub from: Option<IpAddr>,
-    /// The trial's token (a server with a key): the first bytes of every
-    /// TCP data connection and the payload of every UDP hello. A connection
-    /// whose first bytes differ, or that sends none within `first`, is
-    /// closed; such a hello is ignored.
+    /// The trial's token (every server makes one per trial): the first
+    /// bytes of every TCP data connection and the payload of every UDP
+    /// hello, and its tag ([`udp::tag_of`]) is in every datagram. A
+    /// connection whose first bytes differ, or that sends none within
+    /// [`TOKEN_WAIT`], is closed; such a datagram is counted as rejected
+    /// and ignored. `None` only where there is no control connection to
+    /// carry it (tcplab's own stack's pairings).
     pub token: Option<Nonce>,
 }
 
-/// How long an accepted data connection has to send the trial's token
-/// (at most; `DataWaits::first` if shorter): a stranger that sends nothing
-/// holds the accept loop no longer.
-const TOKEN_WAIT: Duration = Duration::from_secs(5);
-
-/// Accepts the next data connection from `waits.from` that begins with
-/// `waits.token` (each if set): any other is closed at once, unserved and
-/// uncounted. `cancel` wakes a wait for the token.
-pub(crate) fn accept_admitted(
-    l: &Socket,
-    waits: &DataWaits,
-    cancel: &Canceller,
-) -> std::io::Result<(Socket, SockAddr)> {
-    loop {
-        let (s, addr) = l.accept()?;
-        if !sockopt::is_from(&addr, waits.from) {
-            continue;
-        }
-        let Some(token) = &waits.token else {
-            return Ok((s, addr));
-        };
-        let mut got = [0u8; KEY_BYTES];
-        let read = {
-            let _reg = cancel.register(&s);
-            s.set_read_timeout(Some(waits.first.min(TOKEN_WAIT)))?;
-            (&s).read_exact(&mut got)
-        };
-        if read.is_ok() && tokens_match(token, &got) {
-            s.set_read_timeout(Some(waits.first))?;
-            return Ok((s, addr));
-        }
-        if cancel.is_cancelled() {
-            return Err(std::io::Error::other("cancelled"));
-        }
-    }
-}
+use admission::Gate;
+pub use admission::{MAX_PENDING, TOKEN_WAIT};
 
 /// Whether a received token is the trial's (compared in constant time).
 pub(crate) fn tokens_match(want: &Nonce, got: &[u8]) -> bool {
@@ -346,7 +317,10 @@ pub fn start_server(
                         )
                     } else {
                         match udp::await_hello(&s, data_within, &waits) {
-                            Ok(()) => udp::send(&s, &p, &pattern, a, &stop, &unmetered),
+                            Ok(()) => {
+                                let tag = udp::tag_for(waits.token.as_ref());
+                                udp::send(&s, &p, &pattern, a, &tag, &stop, &unmetered)
+                            }
                             Err(e) => ConnResult::failed(format!("waiting for client hello: {e}")),
                         }
                     }
@@ -356,10 +330,11 @@ pub fn start_server(
         }
         _ => {
             let l = Arc::new(sockopt::tcp_listener(any, &p, 1024)?);
-            // accept(2) honours SO_RCVTIMEO: a client that sets up a trial
-            // and never connects does not hold it.
-            l.set_read_timeout(Some(data_within))
-                .map_err(|e| EngineError::io("setting the data listener's timeout", e))?;
+            // Accepting polls the listener with the connections waiting for
+            // their token, each call within `data_within`: a client that
+            // sets up a trial and never connects does not hold it.
+            l.set_nonblocking(true)
+                .map_err(|e| EngineError::io("setting the data listener non-blocking", e))?;
             let ports = vec![sockopt::local_port(&l)?];
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
@@ -398,23 +373,24 @@ fn serve_tcp(
     let stall = waits.stall;
     let n = p.parallel.max(1) as usize;
     let _reg = cancel.register(l);
+    let gate = Gate::new(l, waits, cancel);
     match p.test {
         TestKind::TcpCrr => {
             return fan_out(vec![(); n], cancel, |_, _| {
-                rr::crr_server(l, p, pattern, cancel, waits)
+                rr::crr_server(&gate, p, pattern, cancel)
             })
         }
         TestKind::Http => {
             let responses = http::Responses::new(pattern);
             return fan_out(vec![(); n], cancel, |_, _| {
-                http::server(l, p, &responses, cancel, waits)
+                http::server(&gate, p, &responses, cancel)
             });
         }
         _ => {}
     }
     let mut socks = Vec::with_capacity(n);
     for i in 0..n {
-        match accept_admitted(l, waits, cancel) {
+        match gate.admit() {
             Ok((s, _)) => {
                 let _ = sockopt::apply_accepted(&s, p);
                 let _ = s.set_read_timeout(Some(stall));
@@ -567,7 +543,8 @@ fn client_conn(
             };
             let _reg = cancel.register(&s);
             let unmetered = AtomicU64::new(0);
-            return udp::send_to(&s, dest.as_ref(), p, pattern, a, stop, &unmetered);
+            let tag = udp::tag_for(conn.token);
+            return udp::send_to(&s, dest.as_ref(), p, pattern, a, &tag, stop, &unmetered);
         }
         TestKind::UdpStream if !p.connect && !p.reverse => {
             // An unconnected sender: the address in every sendto(), so the
@@ -577,8 +554,9 @@ fn client_conn(
                 Err(e) => return ConnResult::failed(e.to_string()),
             };
             let _reg = cancel.register(&s);
+            let tag = udp::tag_for(conn.token);
             return conn.metered(&s, false, |progress| {
-                udp::send_to(&s, Some(&addr.into()), p, pattern, a, stop, progress)
+                udp::send_to(&s, Some(&addr.into()), p, pattern, a, &tag, stop, progress)
             });
         }
         TestKind::UdpStream => {
@@ -598,7 +576,7 @@ fn client_conn(
                         progress,
                     )
                 } else {
-                    udp::send(&s, p, pattern, a, stop, progress)
+                    udp::send(&s, p, pattern, a, &udp::tag_for(conn.token), stop, progress)
                 }
             });
         }

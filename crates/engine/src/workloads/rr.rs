@@ -182,21 +182,20 @@ pub fn crr_client(
     r
 }
 
-/// The crr server: serves one request per accepted connection until the
-/// listener is shut down; connections from other addresses than `from` are
-/// closed unserved.
-pub fn crr_server(
-    listener: &Socket,
+/// The crr server: serves one request per admitted connection until the
+/// listener is shut down; connections from other addresses or without the
+/// trial's token are closed unserved.
+pub(crate) fn crr_server(
+    gate: &super::Gate,
     p: &TrialParams,
     pattern: &Pattern,
     cancel: &Canceller,
-    waits: &super::DataWaits,
 ) -> ConnResult {
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
     let ws = p.write_size as usize;
     let mut buf = PageBuf::zeroed(ws);
-    while let Ok((sock, _)) = super::accept_admitted(listener, waits, cancel) {
+    while let Ok((sock, _)) = gate.admit() {
         let _ = sockopt::apply_accepted(&sock, p);
         let _reg = cancel.register(&sock);
         let mut s = &sock;

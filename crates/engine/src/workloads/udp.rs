@@ -1,10 +1,14 @@
-//! udp-stream: datagrams carrying a 32-bit sequence number and a 32-bit send
-//! timestamp (µs, wrapping), then pattern payload. The receiver counts loss,
-//! reordering and duplicates separately and keeps RFC 1889 jitter.
+//! udp-stream: datagrams carrying a 32-bit sequence number, a 32-bit send
+//! timestamp (µs, wrapping) and the trial's 8-byte tag, then pattern
+//! payload. The receiver counts loss, reordering and duplicates separately
+//! (in a bounded window: [`SeqTracker`]) and keeps RFC 1889 jitter.
 //!
-//! Header (little endian): `seq: u32`, `send_us: u32`. `seq == u32::MAX`
-//! marks an end-of-flow datagram (FIN); `seq == u32::MAX - 1` is the hello a
-//! receiving client sends so a sending server learns its address.
+//! Header (little endian): `seq: u32`, `send_us: u32`, `tag: [u8; 8]`.
+//! `seq == u32::MAX` marks an end-of-flow datagram (FIN); `seq == u32::MAX -
+//! 1` is the hello a receiving client sends so a sending server learns its
+//! address. The tag ([`tag_of`] the trial's token) is on every datagram,
+//! FINs and hellos too; a receiver that knows the token refuses (counts as
+//! rejected and otherwise ignores) every datagram without it.
 
 use super::{Amount, DataWaits};
 use crate::auth::Nonce;
@@ -21,7 +25,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bytes of the datagram header; the smallest datagram tcplab sends.
-pub const HEADER: usize = 8;
+pub const HEADER: usize = 16;
+/// Bytes of the trial's tag in each datagram's header.
+pub const TAG_BYTES: usize = 8;
+/// A datagram's proof that it belongs to the trial.
+pub type Tag = [u8; TAG_BYTES];
+/// The tag of a trial without a token (an old server, or tcplab's own
+/// stack, which has no control connection): receivers without a token
+/// check none.
+pub const NO_TAG: Tag = [0; TAG_BYTES];
+
+pub use super::seq_window::SeqTracker;
+
+/// The datagram tag of a trial's token: the first 8 bytes of
+/// HMAC-SHA256(token, "tcplab datagram tag"), computed once per flow, so a
+/// datagram's check is one 8-byte compare and the tag gives away nothing of
+/// the token that TCP data connections begin with.
+pub fn tag_of(token: &Nonce) -> Tag {
+    use hmac::{Hmac, Mac};
+    let mut m = <Hmac<sha2::Sha256> as Mac>::new_from_slice(token).expect("any key length");
+    m.update(b"tcplab datagram tag");
+    let full = m.finalize().into_bytes();
+    let mut t = NO_TAG;
+    t.copy_from_slice(&full[..TAG_BYTES]);
+    t
+}
+
+/// The tag for an optional token ([`NO_TAG`] without one).
+pub fn tag_for(token: Option<&Nonce>) -> Tag {
+    token.map_or(NO_TAG, tag_of)
+}
 /// The sequence number of an end-of-flow datagram.
 pub const FIN: u32 = u32::MAX;
 /// FIN datagrams a sender ends with (several, since any may be dropped).
@@ -42,8 +75,10 @@ pub fn now_us32() -> u32 {
     (ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000) as u32
 }
 
-fn send_raw(fd: i32, header: &[u8; HEADER], payload: &[u8]) -> isize {
-    send_raw_to(fd, None, header, payload)
+/// Sends one whole datagram on a connected socket.
+fn send_raw(fd: i32, datagram: &[u8]) -> isize {
+    // SAFETY: the buffer is live for the call.
+    unsafe { libc::send(fd, datagram.as_ptr().cast(), datagram.len(), 0) }
 }
 
 /// Sends one datagram, to `dest` when the socket cannot be connected
@@ -73,37 +108,49 @@ fn send_raw_to(fd: i32, dest: Option<&SockAddr>, header: &[u8; HEADER], payload:
     }
 }
 
-/// A datagram's header: its sequence number and send time (µs).
-pub fn header(seq: u32, us: u32) -> [u8; HEADER] {
+/// A datagram's header: its sequence number, send time (µs) and the
+/// trial's tag.
+pub fn header(seq: u32, us: u32, tag: &Tag) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
     h[..4].copy_from_slice(&seq.to_le_bytes());
-    h[4..].copy_from_slice(&us.to_le_bytes());
+    h[4..8].copy_from_slice(&us.to_le_bytes());
+    h[8..].copy_from_slice(tag);
     h
 }
 
-/// Sends datagrams of `write_size` bytes on a connected socket until the
-/// amount is sent or `stop` is raised, then three FIN datagrams.
+/// Whether datagram `d` (at least [`HEADER`] bytes) carries `tag`.
+#[inline]
+pub fn has_tag(d: &[u8], tag: &Tag) -> bool {
+    d[8..HEADER] == tag[..]
+}
+
+/// Sends datagrams of `write_size` bytes, each with `tag`, on a connected
+/// socket until the amount is sent or `stop` is raised, then three FIN
+/// datagrams.
 pub fn send(
     sock: &Socket,
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
+    tag: &Tag,
     stop: &StopFlag,
     progress: &AtomicU64,
 ) -> ConnResult {
-    send_to(sock, None, p, pattern, amount, stop, progress)
+    send_to(sock, None, p, pattern, amount, tag, stop, progress)
 }
 
 /// [`send`], naming `dest` in every datagram when given (for sockets that
 /// cannot connect, layer-rate's AF_PACKET frames, and for an unconnected
 /// sender, `--connect off`). The running byte count goes to `progress`
 /// after each datagram (`--interval`).
+#[allow(clippy::too_many_arguments)]
 pub fn send_to(
     sock: &Socket,
     dest: Option<&SockAddr>,
     p: &TrialParams,
     pattern: &Pattern,
     amount: Amount,
+    tag: &Tag,
     stop: &StopFlag,
     progress: &AtomicU64,
 ) -> ConnResult {
@@ -119,7 +166,7 @@ pub fn send_to(
     let mut c = UdpCounters::default();
     let mut seq: u32 = 0;
     while u64::from(seq) < count && !stop.is_raised() {
-        let h = header(seq, now_us32());
+        let h = header(seq, now_us32(), tag);
         let rc = send_raw_to(fd, dest, &h, pattern.window(u64::from(seq), plen));
         if rc < 0 {
             let e = std::io::Error::last_os_error();
@@ -146,56 +193,11 @@ pub fn send_to(
     r.ended = Instant::now();
     c.sent = u64::from(seq);
     for _ in 0..FINS {
-        send_raw_to(fd, dest, &header(FIN, c.sent as u32), &[]);
+        send_raw_to(fd, dest, &header(FIN, c.sent as u32, tag), &[]);
     }
     r.udp = Some(c);
     r.cpu = CpuTime::thread_now().since(cpu0);
     r
-}
-
-/// Sequence bookkeeping of a receiver: loss, duplicates, reordering and
-/// RFC 1889 jitter, shared by every implementation of a receiving end.
-#[derive(Debug, Default)]
-pub struct SeqTracker {
-    seen: Vec<u64>,
-    max_seen: Option<u32>,
-    counters: UdpCounters,
-    last_transit: Option<i64>,
-}
-
-impl SeqTracker {
-    /// Counts data datagram `seq`, sent at `send_us` and received at
-    /// `recv_us` (both from [`now_us32`]).
-    pub fn record(&mut self, seq: u32, send_us: u32, recv_us: u32) {
-        let c = &mut self.counters;
-        c.received += 1;
-        let (word, bit) = ((seq / 64) as usize, seq % 64);
-        if word >= self.seen.len() {
-            self.seen.resize((word + 1).next_power_of_two(), 0);
-        }
-        if self.seen[word] & (1 << bit) != 0 {
-            c.duplicates += 1;
-            return;
-        }
-        self.seen[word] |= 1 << bit;
-        c.distinct += 1;
-        match self.max_seen {
-            Some(m) if seq < m => c.reordered += 1,
-            _ => self.max_seen = Some(seq),
-        }
-        // RFC 1889 §6.3.1: J += (|D| - J) / 16, D the change in transit time.
-        let transit = i64::from(recv_us.wrapping_sub(send_us) as i32);
-        if let Some(prev) = self.last_transit {
-            let d = (transit - prev).abs() as f64 * 1e-6;
-            c.jitter_s += (d - c.jitter_s) / 16.0;
-        }
-        self.last_transit = Some(transit);
-    }
-
-    /// The counters so far.
-    pub fn counters(&self) -> UdpCounters {
-        self.counters.clone()
-    }
 }
 
 /// How a receiver's flow begins.
@@ -227,7 +229,17 @@ pub fn receive(
 }
 
 /// [`receive`]; with `ip_header`, each datagram starts with an IPv4 header
-/// to skip (a raw IP socket's view).
+/// to skip (a raw IP socket's view), whose source address is checked
+/// against the control connection's peer.
+///
+/// What counts: a datagram counts (as data, hello or FIN) only if it
+/// carries the trial's tag (when the receiver knows the token) and comes
+/// from the control connection's peer. A server's UDP socket is connected
+/// to the sender of the first such datagram; datagrams that were queued
+/// before that `connect()` (which the kernel does not filter) are checked
+/// by address until the queue has once run empty. Everything else is
+/// counted as rejected and ignored: it never counts as data, and never
+/// ends the flow.
 pub fn receive_datagrams(
     sock: &Socket,
     p: &TrialParams,
@@ -237,12 +249,15 @@ pub fn receive_datagrams(
     ip_header: bool,
     progress: &AtomicU64,
 ) -> ConnResult {
-    let hello_payload: Option<Vec<u8>> = match opening {
-        Opening::Hello(token) => Some(token.map_or(Vec::new(), |t| t.to_vec())),
-        Opening::Expect(_) => None,
+    let (hello, token, from) = match opening {
+        Opening::Hello(token) => (true, token, None),
+        Opening::Expect(w) => (false, w.token, w.from),
     };
-    let hello = hello_payload.is_some();
-    let hello_payload = hello_payload.unwrap_or_default();
+    let tag = token.as_ref().map(tag_of);
+    let hello_datagram: Vec<u8> = match &token {
+        Some(t) => [&header(HELLO, 0, &tag_for(Some(t)))[..], &t[..]].concat(),
+        None => header(HELLO, 0, &NO_TAG).to_vec(),
+    };
     let started = Instant::now();
     let cpu0 = CpuTime::thread_now();
     let mut r = ConnResult::start();
@@ -254,92 +269,135 @@ pub fn receive_datagrams(
     let mut t = SeqTracker::default();
     let mut last_rx = Instant::now();
     let mut fins = 0u64;
+    let mut rejected = 0u64;
     if hello {
-        send_raw(fd, &header(HELLO, 0), &hello_payload);
+        send_raw(fd, &hello_datagram);
     }
-    // A server's UDP socket takes datagrams only from the control
-    // connection's peer: until the first one arrives, each sender is looked
-    // at; then the socket is connected to it and the kernel drops the rest.
-    let mut awaiting = match opening {
-        Opening::Expect(w) if !ip_header && is_inet_datagram(sock) => w.from,
+    // Who a server's UDP socket takes datagrams from: until the first
+    // datagram of the trial arrives, any sender of the peer's address
+    // (then the socket is connected to it); after, the connected sender,
+    // checked until the queue from before the connect has drained.
+    let inet = !ip_header && is_inet_datagram(sock);
+    let mut filter = match from {
+        Some(ip) if inet => Filter::Address(ip),
+        _ => Filter::Kernel,
+    };
+    let raw_from: Option<[u8; 4]> = match from {
+        Some(std::net::IpAddr::V4(a)) if ip_header => Some(a.octets()),
         _ => None,
     };
-    let mut failed = None;
     loop {
         if finish.is_cancelled() {
             r.error.get_or_insert_with(|| "cancelled".into());
             break;
         }
-        let n = match awaiting {
-            Some(peer) => match recv_from_peer(sock, &mut buf, peer) {
-                Ok(Some(n)) => {
-                    awaiting = None;
-                    n as isize
-                }
-                Ok(None) => continue,
-                Err(e) => {
-                    failed = Some(e);
-                    -1
-                }
-            },
-            // SAFETY: buf is writable.
-            None => unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) },
-        };
-        if n < 0 {
-            let e = failed.take().unwrap_or_else(std::io::Error::last_os_error);
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) => {
-                    if let Opening::Expect(w) = opening {
-                        if t.counters.received == 0 && fins == 0 && started.elapsed() >= w.first {
-                            r.error = Some(format!(
-                                "no datagram arrived within {} s of the setup",
-                                w.first.as_secs_f64()
-                            ));
-                            break;
-                        }
-                        if t.counters.received > 0 && last_rx.elapsed() >= w.stall {
-                            r.error = Some(format!("no datagram for {} s", w.stall.as_secs_f64()));
-                            break;
-                        }
-                    }
-                    if fins > 0 {
-                        break; // the other FINs were dropped
-                    }
-                    if hello
-                        && t.counters.received == 0
-                        && last_rx.elapsed() < Duration::from_secs(5)
-                    {
-                        send_raw(fd, &header(HELLO, 0), &hello_payload);
-                    }
-                    if finish.is_raised() && last_rx.elapsed() >= quiet {
-                        break;
-                    }
-                    continue;
-                }
-                Some(libc::ECONNREFUSED) => continue,
-                _ => {
-                    r.error = Some(format!("receiving: {e}"));
-                    break;
+        let got = match filter {
+            Filter::Kernel => {
+                // SAFETY: buf is writable.
+                let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+                if n < 0 {
+                    Err(std::io::Error::last_os_error())
+                } else {
+                    Ok((n as usize, None))
                 }
             }
-        }
-        let mut n = n as usize;
+            _ => recv_with_sender(sock, &mut buf).map(|(n, a)| (n, Some(a))),
+        };
+        let (mut n, sender) = match got {
+            Ok(x) => x,
+            Err(e) => {
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) => {
+                        if let Filter::Connected(_) = filter {
+                            // The queue ran empty: what comes now the
+                            // kernel filtered by the connected address.
+                            filter = Filter::Kernel;
+                        }
+                        if let Opening::Expect(w) = opening {
+                            if t.counters.received == 0 && fins == 0 && started.elapsed() >= w.first
+                            {
+                                r.error = Some(format!(
+                                    "no datagram arrived within {} s of the setup{}",
+                                    w.first.as_secs_f64(),
+                                    rejected_note(rejected)
+                                ));
+                                break;
+                            }
+                            if t.counters.received > 0 && last_rx.elapsed() >= w.stall {
+                                r.error =
+                                    Some(format!("no datagram for {} s", w.stall.as_secs_f64()));
+                                break;
+                            }
+                        }
+                        if fins > 0 {
+                            break; // the other FINs were dropped
+                        }
+                        if hello
+                            && t.counters.received == 0
+                            && last_rx.elapsed() < Duration::from_secs(5)
+                        {
+                            send_raw(fd, &hello_datagram);
+                        }
+                        if finish.is_raised() && last_rx.elapsed() >= quiet {
+                            break;
+                        }
+                        continue;
+                    }
+                    Some(libc::ECONNREFUSED) => continue,
+                    _ => {
+                        r.error = Some(format!("receiving: {e}"));
+                        break;
+                    }
+                }
+            }
+        };
         if n == 0 {
-            break; // tcplab never sends empty datagrams: the socket was shut down
+            // A shut-down socket reads empty: only a cancel shuts it down,
+            // and the loop's top ends the flow. tcplab never sends empty
+            // datagrams: anyone else's is refused.
+            if !finish.is_cancelled() {
+                rejected += 1;
+            }
+            continue;
+        }
+        let from_ok = match (&filter, &sender) {
+            (Filter::Address(ip), Some(a)) => crate::sockopt::is_from(a, Some(*ip)),
+            (Filter::Connected(peer), Some(a)) => a.as_socket() == peer.as_socket(),
+            _ => true,
+        };
+        if !from_ok {
+            rejected += 1;
+            continue;
         }
         if ip_header {
             let ihl = usize::from(buf[0] & 0x0f) * 4;
-            if n < ihl + HEADER {
-                r.integrity_errors += 1;
+            let src_ok = raw_from.is_none_or(|want| n >= 20 && buf[12..16] == want);
+            if n < ihl + HEADER || ihl < 20 || !src_ok {
+                rejected += 1;
                 continue;
             }
             buf.copy_within(ihl..n, 0);
             n -= ihl;
         }
         if n < HEADER {
-            r.integrity_errors += 1;
+            match tag {
+                Some(_) => rejected += 1,
+                None => r.integrity_errors += 1,
+            }
             continue;
+        }
+        if tag.as_ref().is_some_and(|tg| !has_tag(&buf[..n], tg)) {
+            rejected += 1;
+            continue;
+        }
+        if let (Filter::Address(_), Some(a)) = (&filter, &sender) {
+            // The trial's first datagram: take only its sender from now on.
+            if let Err(e) = sock.connect(a) {
+                r.error = Some(format!("connecting to the sender: {e}"));
+                break;
+            }
+            filter = Filter::Connected(a.clone());
         }
         let seq = u32::from_le_bytes(buf[..4].try_into().expect("4"));
         let send_us = u32::from_le_bytes(buf[4..8].try_into().expect("4"));
@@ -373,9 +431,33 @@ pub fn receive_datagrams(
     // Drops of data datagrams only: FINs that never arrived were dropped too.
     let fin_drops = if fins > 0 { FINS - fins } else { 0 };
     t.counters.socket_drops = socket_drops(sock).unwrap_or(0).saturating_sub(fin_drops);
+    t.counters.rejected = rejected;
     r.udp = Some(t.counters);
     r.cpu = CpuTime::thread_now().since(cpu0);
     r
+}
+
+/// Which senders a receiving socket's reads must be checked against.
+enum Filter {
+    /// None: the kernel filters (a connected client socket, or a server's
+    /// socket after the queue from before its connect drained), or nothing
+    /// can be (raw sockets check the IP header instead).
+    Kernel,
+    /// Any sender of this address (a server's socket before the trial's
+    /// first datagram).
+    Address(std::net::IpAddr),
+    /// Only the sender the socket was connected to, until the queue from
+    /// before the connect has drained.
+    Connected(SockAddr),
+}
+
+/// ", N datagrams without the trial's token refused" (or nothing).
+fn rejected_note(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({n} datagrams without the trial's token or from another address refused)")
+    }
 }
 
 /// Whether `sock` is a UDP socket of IPv4 or IPv6 (not a raw or packet one).
@@ -384,15 +466,8 @@ fn is_inet_datagram(sock: &Socket) -> bool {
     inet && sock.r#type().is_ok_and(|t| t == socket2::Type::DGRAM)
 }
 
-/// Receives one datagram into `buf`. One from `peer` connects the socket
-/// to its sender (the kernel then drops other senders' datagrams) and
-/// gives its length; one from elsewhere is dropped (`None`). An empty read
-/// (a shutdown) is `Some(0)`.
-fn recv_from_peer(
-    sock: &Socket,
-    buf: &mut [u8],
-    peer: std::net::IpAddr,
-) -> std::io::Result<Option<usize>> {
+/// Receives one datagram into `buf` with its sender's address.
+fn recv_with_sender(sock: &Socket, buf: &mut [u8]) -> std::io::Result<(usize, SockAddr)> {
     // SAFETY: MaybeUninit<u8> has u8's layout, and the bytes are already
     // initialised; recv_from only writes to them.
     let uninit = unsafe {
@@ -401,21 +476,13 @@ fn recv_from_peer(
             buf.len(),
         )
     };
-    let (n, from) = sock.recv_from(uninit)?;
-    if n == 0 {
-        return Ok(Some(0));
-    }
-    if !crate::sockopt::is_from(&from, Some(peer)) {
-        return Ok(None);
-    }
-    sock.connect(&from)?;
-    Ok(Some(n))
+    sock.recv_from(uninit)
 }
 
 /// Waits up to `within` for a receiving client's hello from `waits.from`
 /// carrying `waits.token` (each if set) and connects the socket to its
-/// sender; any other hello is ignored, so nothing is ever sent to a third
-/// address or to a sender without the token.
+/// sender; any other datagram is ignored, so nothing is ever sent to a
+/// third address or to a sender without the token.
 pub fn await_hello(sock: &Socket, within: Duration, waits: &DataWaits) -> std::io::Result<()> {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
     let end = Instant::now() + within;
@@ -433,11 +500,12 @@ pub fn await_hello(sock: &Socket, within: Duration, waits: &DataWaits) -> std::i
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(e) => return Err(e),
         };
-        if n == 0 {
-            // Only a shutdown (cancel) yields an empty read here.
+        if n == 0 && from.as_socket().is_none() {
+            // A shutdown (cancel) reads empty with no sender; an empty
+            // datagram has one, and is ignored as any other non-hello.
             return Err(std::io::Error::other("cancelled before the client's hello"));
         }
-        if n >= 4 {
+        if n >= HEADER {
             // SAFETY: recv_from initialised the first n bytes.
             let b: Vec<u8> = buf[..4]
                 .iter()
@@ -566,31 +634,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tracker_separates_loss_reorder_and_duplicates() {
-        let mut t = SeqTracker::default();
-        for s in [0u32, 1, 3, 2, 2, 5, 130] {
-            t.record(s, 0, 10);
-        }
-        let c = &t.counters;
-        assert_eq!(c.received, 7);
-        assert_eq!(c.distinct, 6);
-        assert_eq!(c.duplicates, 1);
-        assert_eq!(c.reordered, 1);
-        assert_eq!(c.jitter_s, 0.0);
-    }
-
-    #[test]
-    fn jitter_follows_rfc1889() {
-        let mut t = SeqTracker::default();
-        // transit alternates 100 µs and 200 µs: |D| = 100 µs each step.
-        for i in 0..1000u32 {
-            let transit = if i % 2 == 0 { 100 } else { 200 };
-            t.record(i, 1000 * i, 1000 * i + transit);
-        }
-        assert!(
-            (t.counters.jitter_s - 100e-6).abs() < 1e-6,
-            "{}",
-            t.counters.jitter_s
-        );
+    fn the_header_carries_the_tag_and_the_tag_is_not_the_token() {
+        let token = [7u8; 32];
+        let t = tag_of(&token);
+        assert_ne!(t, NO_TAG);
+        assert_ne!(t[..], token[..TAG_BYTES]);
+        assert_eq!(t, tag_for(Some(&token)));
+        let h = header(5, 9, &t);
+        assert!(has_tag(&h, &t));
+        assert!(!has_tag(&h, &NO_TAG));
+        assert_eq!(h[..4], 5u32.to_le_bytes());
     }
 }
