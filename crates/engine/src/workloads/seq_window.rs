@@ -94,7 +94,7 @@ impl SeqTracker {
             // Bit by bit up to a word boundary, then whole words.
             while s != to.wrapping_add(1) {
                 let (w, b) = slot(s);
-                if s % 64 == 0 && to - s >= 63 {
+                if s.is_multiple_of(64) && to - s >= 63 {
                     self.seen[w] = 0;
                     s = s.wrapping_add(64);
                 } else {
