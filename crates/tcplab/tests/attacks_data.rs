@@ -185,7 +185,7 @@ fn fins_and_junk_without_the_token_do_not_touch_a_keyed_udp_trial() {
     let server = key.server();
     let mut c = key.client(&server);
     c.set_observer(Some(Box::new(Forger)));
-    for i in 0..3 {
+    for i in 0..5 {
         let o = run(&mut c, &udp_forward());
         let m = &o.metrics;
         let integrity = o.details["server"]["integrity_errors"].as_u64().unwrap();
