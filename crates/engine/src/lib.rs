@@ -28,9 +28,12 @@ pub mod proto;
 pub mod report;
 pub mod server;
 pub mod server_log;
+mod server_budget;
 mod server_state;
+pub mod key_usage;
 pub mod sockopt;
 pub mod tcpinfo;
+pub mod trial_cost;
 pub mod watch;
 pub mod workloads;
 

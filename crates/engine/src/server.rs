@@ -12,6 +12,8 @@ use crate::cancel::{Canceller, Registration};
 use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
 use crate::key_policy::{KeyPolicy, KeyRing};
+use crate::key_usage::{Owner, Usage};
+use crate::server_budget::TrialWatch;
 use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
@@ -77,6 +79,8 @@ impl Server {
     pub fn bind(addr: SocketAddr, limits: Limits) -> Result<Server, EngineError> {
         let listener = TcpListener::bind(addr)
             .map_err(|e| EngineError::io(&format!("binding control port {addr}"), e))?;
+        crate::server_budget::fix_mmap_threshold();
+        let usage = Arc::new(Usage::new(&limits, 0));
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -85,6 +89,7 @@ impl Server {
                 per_address: Mutex::new(HashMap::new()),
                 load_workers: AtomicU32::new(0),
                 connections: Canceller::new(),
+                usage,
             }),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
@@ -116,6 +121,10 @@ impl Server {
     /// Serves only clients that prove they hold one of `keys`, each
     /// within its own limits (a client names its key by [`Key::id`]).
     pub fn with_keys(mut self, keys: KeyRing) -> Server {
+        if let Some(sh) = Arc::get_mut(&mut self.shared) {
+            // Several keys share the server; one key has it all.
+            sh.usage = Arc::new(Usage::new(&sh.limits, keys.len()));
+        }
         self.keys = Some(Arc::new(keys));
         self
     }
@@ -289,8 +298,10 @@ impl<'a> Client<'a> {
         // A key handshake under way: the client's self-description and
         // nonce, the server's nonce, the key the client named.
         let mut challenged: Option<Challenge<'a>> = None;
-        // The key the client proved, once greeted with one.
+        // The key the client proved, once greeted with one, and its slot
+        // among the key's clients.
         let mut policy: Option<&'a KeyPolicy> = None;
+        let mut _key_slot = None;
         loop {
             let read = if *greeted {
                 let mut r =
@@ -367,6 +378,13 @@ impl<'a> Client<'a> {
                         self.refuse(s, None, "authentication failed: the client's key differs");
                         return;
                     }
+                    match self.shared.usage.client(named) {
+                        Ok(hold) => _key_slot = Some(hold),
+                        Err(why) => {
+                            self.refuse(s, Some(named), &why);
+                            return;
+                        }
+                    }
                     *greeted = true;
                     policy = Some(named);
                     self.welcome(s, c.client, policy)
@@ -393,6 +411,7 @@ impl<'a> Client<'a> {
                 Message::Setup { params } => {
                     *trials += 1;
                     let (ok, outcome) = self.serve_trial(s, &params, policy);
+                    crate::server_budget::return_memory();
                     if let (Some(log), Some(peer)) = (self.log, self.peer) {
                         let end = match &outcome {
                             Ok(r) => TrialEnd::Ran(r),
@@ -550,8 +569,26 @@ impl<'a> Client<'a> {
             |k| k.limits(&self.shared.limits),
         );
         let l = &limits;
-        let paced = key.map(|k| k.paced(p));
-        let p = paced.as_ref().unwrap_or(p);
+        // The key's (or address's) share of the server, held until the
+        // trial ends; an unpaced reverse stream is paced at its grant.
+        let owner = match (key, self.peer) {
+            (Some(k), _) => Owner::Key(k.name.clone()),
+            (None, Some(a)) => Owner::Address(a.ip()),
+            (None, None) => Owner::Key(String::new()),
+        };
+        let grant = match self.shared.usage.trial(owner, key, p) {
+            Ok(g) => g,
+            Err(e) => return refused(s, e),
+        };
+        let paced = grant.paced(p);
+        let p = &paced;
+        let mut watch = TrialWatch::new(
+            key.map(|k| k.name.as_str()),
+            grant.rate_bps.filter(|_| l.enforce_grants),
+            if l.enforce_grants { l.max_trial_cpu } else { f64::INFINITY },
+            p.parallel,
+            p.write_size,
+        );
         let _load = match LoadReservation::take(self.shared, p) {
             Ok(r) => r,
             Err(e) => return refused(s, e),
@@ -601,10 +638,14 @@ impl<'a> Client<'a> {
             role.join();
             return (false, lost());
         }
+        let budget = Budget {
+            watch: &mut watch,
+            cancel: &cancel,
+        };
         let waited = if role.is_active() {
-            self.await_own_end(s, &role, end_by)
+            self.await_own_end(s, &role, end_by, budget)
         } else {
-            self.await_client_done(s, &role, end_by)
+            self.await_client_done(s, &role, end_by, budget)
         };
         match waited {
             Wait::Done => {
@@ -633,7 +674,13 @@ impl<'a> Client<'a> {
 
     /// An active server side (it sends): waits for its threads, watching the
     /// control connection for the client leaving and the clock for the cap.
-    fn await_own_end(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
+    fn await_own_end(
+        &self,
+        s: &mut TcpStream,
+        role: &RunningRole,
+        end_by: Cap,
+        budget: Budget,
+    ) -> Wait {
         while !role.is_finished() {
             match poll_control(s.as_fd(), TICK) {
                 ControlEvent::Hangup => return Wait::Lost,
@@ -652,13 +699,22 @@ impl<'a> Client<'a> {
             if Instant::now() >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
+            if let Some(why) = budget.watch.check(budget.cancel) {
+                return Wait::Abort(why);
+            }
         }
         Wait::Done
     }
 
     /// A passive server side: waits for the client's `client_done`, which
     /// must come within `message_s` of this side's end, and by the cap.
-    fn await_client_done(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
+    fn await_client_done(
+        &self,
+        s: &mut TcpStream,
+        role: &RunningRole,
+        end_by: Cap,
+        budget: Budget,
+    ) -> Wait {
         let l = &self.shared.limits;
         let mut ended_at = None;
         loop {
@@ -691,6 +747,9 @@ impl<'a> Client<'a> {
             if now >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
+            if let Some(why) = budget.watch.check(budget.cancel) {
+                return Wait::Abort(why);
+            }
         }
     }
 
@@ -699,6 +758,12 @@ impl<'a> Client<'a> {
         let within = secs(self.shared.limits.message_s);
         read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
     }
+}
+
+/// A running trial's measurements against its grant, and its canceller.
+struct Budget<'w> {
+    watch: &'w mut TrialWatch,
+    cancel: &'w Canceller,
 }
 
 /// When a trial must end: the wall-clock cap of the server (or the key).
