@@ -391,7 +391,10 @@ mod tests {
             "server limit: tcp-rr --parallel 128 --write-size 16M needs 2.0 GiB of buffers on the server, over the server's 256 MiB per client (--max-client-memory)"
         );
         assert!(admit(&p, &Limits::embedded()).is_ok());
+        // 16 × 16M is the whole 256 MiB; the pattern and threads add more.
         p.parallel = 16;
+        assert!(admit(&p, &l).is_err());
+        p.parallel = 14;
         assert!(admit(&p, &l).is_ok());
     }
 }
