@@ -81,9 +81,12 @@ struct State {
 }
 
 /// The descriptors trials may hold together under an open-file limit of
-/// `soft`: what is left after every control connection and the process's own.
+/// `soft`: what is left after every control connection (at most half of
+/// what the process's own leave, when the limit is short) and the
+/// process's own.
 pub fn trial_descriptors(limits: &Limits, soft: u64) -> u64 {
-    soft.saturating_sub(limits.max_clients as u64 + FIXED_DESCRIPTORS)
+    let left = soft.saturating_sub(FIXED_DESCRIPTORS);
+    left - (limits.max_clients as u64).min(left / 2)
 }
 
 /// This process's soft open-file limit.
