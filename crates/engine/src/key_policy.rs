@@ -100,7 +100,10 @@ impl KeyPolicy {
                 rate_text(l.min_send_rate_bps as f64)
             ));
         }
-        for (field, n) in [("max_clients", self.max_clients), ("max_trials", self.max_trials)] {
+        for (field, n) in [
+            ("max_clients", self.max_clients),
+            ("max_trials", self.max_trials),
+        ] {
             if let Some(n) = n.filter(|&n| n == 0 || n > l.max_clients) {
                 return Err(format!(
                     "{field} {n} must be 1..={} (the server's --max-clients)",

@@ -349,7 +349,9 @@ mod tests {
         let u = Arc::new(Usage::with_descriptors(&Limits::default(), 2, 1000));
         let k = key("20mbit");
         let o = Owner::Key("b".into());
-        let first = u.trial(o.clone(), Some(&k), &stream(15_000_000, 1)).unwrap();
+        let first = u
+            .trial(o.clone(), Some(&k), &stream(15_000_000, 1))
+            .unwrap();
         assert_eq!(first.rate_bps, Some(15_000_000));
         assert_eq!(
             u.trial(o.clone(), Some(&k), &stream(10_000_000, 1)).unwrap_err(),
@@ -381,9 +383,14 @@ mod tests {
         let mut p = TrialParams::defaults(TestKind::UdpStream);
         p.parallel = 128;
         let o = Owner::Key("a".into());
-        let a: Vec<_> = (0..3).map(|_| u.trial(o.clone(), Some(&k), &p).unwrap()).collect();
+        let a: Vec<_> = (0..3)
+            .map(|_| u.trial(o.clone(), Some(&k), &p).unwrap())
+            .collect();
         let e = u.trial(o, Some(&k), &p).unwrap_err();
-        assert!(e.contains("needs 128 descriptors") && e.contains("at most 500"), "{e}");
+        assert!(
+            e.contains("needs 128 descriptors") && e.contains("at most 500"),
+            "{e}"
+        );
         // Another key still gets its own half.
         let other = u.trial(Owner::Key("v".into()), None, &p).unwrap();
         assert_eq!(u.total().descriptors, 4 * 128);

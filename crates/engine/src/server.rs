@@ -13,10 +13,10 @@ use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
 use crate::key_policy::{KeyPolicy, KeyRing};
 use crate::key_usage::{Owner, Usage};
-use crate::server_budget::TrialWatch;
 use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
+use crate::server_budget::TrialWatch;
 use crate::server_log::{trial_event, ServerEvent, ServerLog, TrialEnd};
 use crate::server_state::{ClientSlot, LoadReservation, Shared};
 use crate::watch::{poll_control, ControlEvent};
@@ -585,7 +585,11 @@ impl<'a> Client<'a> {
         let mut watch = TrialWatch::new(
             key.map(|k| k.name.as_str()),
             grant.rate_bps.filter(|_| l.enforce_grants),
-            if l.enforce_grants { l.max_trial_cpu } else { f64::INFINITY },
+            if l.enforce_grants {
+                l.max_trial_cpu
+            } else {
+                f64::INFINITY
+            },
             p.parallel,
             p.write_size,
         );

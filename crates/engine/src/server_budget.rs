@@ -98,7 +98,7 @@ impl TrialWatch {
             .as_ref()
             .map_or_else(String::new, |k| format!("key {k:?}: "));
         if let Some(g) = self.granted_bps {
-            let rate = |b: u64, s: f64| record::numbers::rate_text(b as f64 * 8.0 / s);
+            let rate = |b: u64, s: f64| rate_short(b as f64 * 8.0 / s);
             let elapsed = now.duration_since(self.started).as_secs_f64();
             let allowed_total = TOTAL_MARGIN * g as f64 / 8.0 * elapsed + self.slack_bytes as f64;
             if bytes as f64 > allowed_total {
@@ -172,6 +172,22 @@ impl TrialWatch {
     }
 }
 
+/// A measured rate for a sentence, three digits at most: `15.8gbit`, `812mbit`.
+fn rate_short(bps: f64) -> String {
+    let (v, unit) = if bps >= 1e9 {
+        (bps / 1e9, "gbit")
+    } else if bps >= 1e6 {
+        (bps / 1e6, "mbit")
+    } else {
+        (bps / 1e3, "kbit")
+    };
+    if v >= 100.0 {
+        format!("{v:.0}{unit}")
+    } else {
+        format!("{v:.1}{unit}")
+    }
+}
+
 /// CPU time of thread `tid` of this process, in ns (schedstat's first field).
 fn thread_cpu_ns(tid: libc::pid_t) -> Option<u64> {
     let t = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
@@ -213,9 +229,12 @@ mod tests {
         flow.store(10_000_000, Ordering::Relaxed);
         let why = w.check(&cancel).unwrap();
         assert!(
-            why.starts_with("key \"b\": the trial moved") && why.contains("8mbit the server granted"),
+            why.starts_with("key \"b\": the trial moved")
+                && why.contains("8mbit the server granted"),
             "{why}"
         );
+        assert_eq!(rate_short(15.78e9), "15.8gbit");
+        assert_eq!(rate_short(812.4e6), "812mbit");
         let mut ok = TrialWatch::new(None, Some(8_000_000), f64::INFINITY, 1, 1000);
         flow.store(0, Ordering::Relaxed);
         assert_eq!(ok.check(&cancel), None);

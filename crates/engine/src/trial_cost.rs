@@ -66,7 +66,10 @@ pub fn server_cost(p: &TrialParams) -> TrialCost {
         },
         TestKind::TcpRr | TestKind::TcpCrr => (page(q.write_size), 1, 0, 1),
         TestKind::Http => {
-            let responses: u64 = http::resources().iter().map(|(_, len)| *len as u64 + 256).sum();
+            let responses: u64 = http::resources()
+                .iter()
+                .map(|(_, len)| *len as u64 + 256)
+                .sum();
             (HTTP_REQUEST_BUF, 1, responses + 256, 1)
         }
         TestKind::UdpStream | TestKind::LayerRate => {
@@ -114,10 +117,7 @@ mod tests {
         assert!(c.memory >= 128 * (16 << 20), "{c:?}");
         assert!(c.memory < 129 * (16 << 20) + (16 << 20), "{c:?}");
         assert_eq!(c.descriptors, 129);
-        assert_eq!(
-            sizing_flags(&p),
-            "tcp-rr --parallel 128 --write-size 16M"
-        );
+        assert_eq!(sizing_flags(&p), "tcp-rr --parallel 128 --write-size 16M");
     }
 
     #[test]
@@ -129,7 +129,10 @@ mod tests {
         let fwd = server_cost(&p);
         p.reverse = true;
         let rev = server_cost(&p);
-        assert!(fwd.memory >= 4 << 20 && rev.memory < 2 << 20, "{fwd:?} {rev:?}");
+        assert!(
+            fwd.memory >= 4 << 20 && rev.memory < 2 << 20,
+            "{fwd:?} {rev:?}"
+        );
         p.api = Api::Sendfile;
         assert_eq!(server_cost(&p).descriptors, 9);
         let mut u = TrialParams::defaults(TestKind::UdpStream);
