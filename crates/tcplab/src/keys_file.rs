@@ -366,4 +366,33 @@ max_duration = 5
         let e = read_keys(&path, &Limits::default()).unwrap_err();
         assert!(e.contains("key entry 1 (\"missing\"): "), "{e}");
     }
+
+    #[test]
+    fn a_keys_share_of_the_server_parses_and_is_checked() {
+        let e =
+            parsed("[[key]]\nfile = \"a.key\"\nmax_clients = 4\nmax_trials = 2\nmax_cpu = 0.5\n")
+                .unwrap();
+        let k = &e[0].policy;
+        assert_eq!(
+            (k.max_clients, k.max_trials, k.max_cpu),
+            (Some(4), Some(2), Some(0.5))
+        );
+        let cases = [
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_clients = 0",
+                "key entry 1 (\"a\"): max_clients 0: expected a whole number, at least 1",
+            ),
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_trials = 33",
+                "key entry 1 (\"a\"): max_trials 33 must be 1..=32 (the server's --max-clients)",
+            ),
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_cpu = \"lots\"",
+                "key entry 1 (\"a\"): max_cpu \"lots\": expected CPU-seconds per second, over 0 (such as 0.5)",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parsed(text).unwrap_err(), want, "{text:?}");
+        }
+    }
 }
