@@ -62,6 +62,15 @@ pub fn needed(limits: &Limits) -> u64 {
         .saturating_add(FIXED_DESCRIPTORS)
 }
 
+/// The descriptors trials may hold together under an open-file limit of
+/// `soft`: what is left after every control connection (at most half of
+/// what the process's own leave, when the limit is short) and the
+/// process's own.
+pub fn trial_descriptors(limits: &Limits, soft: u64) -> u64 {
+    let left = soft.saturating_sub(FIXED_DESCRIPTORS);
+    left - (limits.max_clients as u64).min(left / 2)
+}
+
 /// The soft limit to set, given the current soft and hard limits: the hard
 /// limit (never lower than the soft one).
 pub fn soft_to_set(soft: u64, hard: u64) -> u64 {
@@ -105,7 +114,7 @@ pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
             hard,
             need,
             max_clients: limits.max_clients,
-            trials: crate::key_usage::trial_descriptors(limits, soft),
+            trials: trial_descriptors(limits, soft),
         });
     }
     Ok(FdLimit {

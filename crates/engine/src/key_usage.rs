@@ -10,7 +10,7 @@
 //! what another's need. The descriptor budget is the open-file limit less
 //! the control connections and the process's own.
 
-use crate::fd_limit::FIXED_DESCRIPTORS;
+use crate::fd_limit::trial_descriptors;
 use crate::key_policy::KeyPolicy;
 use crate::limits::{binary_bytes, Limits};
 use crate::trial_cost::{server_cost, TrialCost};
@@ -78,15 +78,6 @@ pub struct Usage {
 struct State {
     total: Tally,
     owners: HashMap<Owner, Tally>,
-}
-
-/// The descriptors trials may hold together under an open-file limit of
-/// `soft`: what is left after every control connection (at most half of
-/// what the process's own leave, when the limit is short) and the
-/// process's own.
-pub fn trial_descriptors(limits: &Limits, soft: u64) -> u64 {
-    let left = soft.saturating_sub(FIXED_DESCRIPTORS);
-    left - (limits.max_clients as u64).min(left / 2)
 }
 
 /// This process's soft open-file limit.

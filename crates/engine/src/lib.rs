@@ -34,6 +34,7 @@ mod server_state;
 pub mod sockopt;
 pub mod tcpinfo;
 pub mod trial_cost;
+mod trial_wait;
 pub mod watch;
 pub mod workloads;
 

@@ -12,13 +12,14 @@ use crate::cancel::{Canceller, Registration};
 use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
 use crate::key_policy::{KeyPolicy, KeyRing};
-use crate::key_usage::{Owner, Usage};
+use crate::key_usage::Usage;
 use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
-use crate::server_budget::TrialWatch;
+use crate::server_budget::{self, Budget};
 use crate::server_log::{trial_event, ServerEvent, ServerLog, TrialEnd};
 use crate::server_state::{ClientSlot, LoadReservation, Shared};
+use crate::trial_wait::{join_within, Cap, Wait};
 use crate::watch::{poll_control, ControlEvent};
 use crate::workloads::{start_server, DataWaits, PlaceHook, RunningRole};
 use record::TrialParams;
@@ -569,30 +570,13 @@ impl<'a> Client<'a> {
             |k| k.limits(&self.shared.limits),
         );
         let l = &limits;
-        // The key's (or address's) share of the server, held until the
-        // trial ends; an unpaced reverse stream is paced at its grant.
-        let owner = match (key, self.peer) {
-            (Some(k), _) => Owner::Key(k.name.clone()),
-            (None, Some(a)) => Owner::Address(a.ip()),
-            (None, None) => Owner::Key(String::new()),
-        };
-        let grant = match self.shared.usage.trial(owner, key, p) {
-            Ok(g) => g,
-            Err(e) => return refused(s, e),
-        };
-        let paced = grant.paced(p);
+        // The key's (or address's) share of the server until the trial ends.
+        let (_grant, paced, mut watch) =
+            match server_budget::grant(&self.shared.usage, key, self.peer, p, l) {
+                Ok(g) => g,
+                Err(e) => return refused(s, e),
+            };
         let p = &paced;
-        let mut watch = TrialWatch::new(
-            key.map(|k| k.name.as_str()),
-            grant.rate_bps.filter(|_| l.enforce_grants),
-            if l.enforce_grants {
-                l.max_trial_cpu
-            } else {
-                f64::INFINITY
-            },
-            p.parallel,
-            p.write_size,
-        );
         let _load = match LoadReservation::take(self.shared, p) {
             Ok(r) => r,
             Err(e) => return refused(s, e),
@@ -642,10 +626,7 @@ impl<'a> Client<'a> {
             role.join();
             return (false, lost());
         }
-        let budget = Budget {
-            watch: &mut watch,
-            cancel: &cancel,
-        };
+        let budget = Budget::new(&mut watch, &cancel);
         let waited = if role.is_active() {
             self.await_own_end(s, &role, end_by, budget)
         } else {
@@ -683,7 +664,7 @@ impl<'a> Client<'a> {
         s: &mut TcpStream,
         role: &RunningRole,
         end_by: Cap,
-        budget: Budget,
+        mut b: Budget,
     ) -> Wait {
         while !role.is_finished() {
             match poll_control(s.as_fd(), TICK) {
@@ -703,7 +684,7 @@ impl<'a> Client<'a> {
             if Instant::now() >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
-            if let Some(why) = budget.watch.check(budget.cancel) {
+            if let Some(why) = b.over() {
                 return Wait::Abort(why);
             }
         }
@@ -717,7 +698,7 @@ impl<'a> Client<'a> {
         s: &mut TcpStream,
         role: &RunningRole,
         end_by: Cap,
-        budget: Budget,
+        mut b: Budget,
     ) -> Wait {
         let l = &self.shared.limits;
         let mut ended_at = None;
@@ -751,7 +732,7 @@ impl<'a> Client<'a> {
             if now >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
-            if let Some(why) = budget.watch.check(budget.cancel) {
+            if let Some(why) = b.over() {
                 return Wait::Abort(why);
             }
         }
@@ -761,29 +742,6 @@ impl<'a> Client<'a> {
     fn read_within(&self, s: &TcpStream) -> Result<Message, FrameError> {
         let within = secs(self.shared.limits.message_s);
         read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
-    }
-}
-
-/// A running trial's measurements against its grant, and its canceller.
-struct Budget<'w> {
-    watch: &'w mut TrialWatch,
-    cancel: &'w Canceller,
-}
-
-/// When a trial must end: the wall-clock cap of the server (or the key).
-#[derive(Clone, Copy)]
-struct Cap {
-    by: Instant,
-    max_trial_s: f64,
-}
-
-impl Cap {
-    /// Why a trial that ran past the cap was cancelled.
-    fn over(self) -> String {
-        format!(
-            "the trial ran past the server's limit ({} s at most, or 3 × --duration + 30 s)",
-            self.max_trial_s
-        )
     }
 }
 
@@ -801,45 +759,6 @@ struct Challenge<'a> {
     client_nonce: Nonce,
     server_nonce: Nonce,
     key: (&'a Key, &'a KeyPolicy),
-}
-
-/// How a trial's wait ended.
-enum Wait {
-    /// The trial ended normally: report it.
-    Done,
-    /// The control connection is gone.
-    Lost,
-    /// The trial must be cancelled, for this reason (told to the client).
-    Abort(String),
-}
-
-/// Joins a role that was told to finish, cancelling it if its threads have
-/// not ended within `grace` (a client that keeps its data connections open
-/// after `client_done`) or as soon as the client hangs up.
-fn join_within(
-    s: &TcpStream,
-    role: RunningRole,
-    cancel: &Canceller,
-    grace: Duration,
-) -> SideReport {
-    let until = Instant::now() + grace;
-    while !role.is_finished() && Instant::now() < until {
-        // A client that leaves (one that said client_done without ever
-        // connecting its data) ends the wait at once; a message waiting
-        // stays unread until the report (polling again would spin).
-        match poll_control(s.as_fd(), Duration::from_millis(20)) {
-            ControlEvent::Hangup => {
-                cancel.cancel();
-                break;
-            }
-            ControlEvent::Readable => std::thread::sleep(Duration::from_millis(20)),
-            ControlEvent::Quiet => {}
-        }
-    }
-    if !role.is_finished() {
-        cancel.cancel();
-    }
-    role.join()
 }
 
 /// The message's type name.

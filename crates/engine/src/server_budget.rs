@@ -27,9 +27,15 @@
 //! buffers are mapped and unmapped rather than kept in its heap.
 
 use crate::cancel::Canceller;
+use crate::key_policy::KeyPolicy;
+use crate::key_usage::{Owner, TrialGrant, Usage};
+use crate::limits::Limits;
 use crate::tcpinfo::TcpInfo;
+use record::TrialParams;
 use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
 use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The window of the rate and CPU checks.
@@ -38,6 +44,57 @@ pub const WINDOW: Duration = Duration::from_secs(2);
 pub const WINDOW_MARGIN: f64 = 2.0;
 /// How far over its grant a trial may go since its start.
 pub const TOTAL_MARGIN: f64 = 1.25;
+
+/// Takes trial `p`'s share of the server for the client at `peer` holding
+/// `key` (its key's, or its address's): the grant (held until dropped),
+/// the trial as the server runs it (an unpaced reverse stream paced at its
+/// grant), and the watch that holds it to the grant under `l`.
+pub(crate) fn grant(
+    usage: &Arc<Usage>,
+    key: Option<&KeyPolicy>,
+    peer: Option<SocketAddr>,
+    p: &TrialParams,
+    l: &Limits,
+) -> Result<(TrialGrant, TrialParams, TrialWatch), String> {
+    let owner = match (key, peer) {
+        (Some(k), _) => Owner::Key(k.name.clone()),
+        (None, Some(a)) => Owner::Address(a.ip()),
+        (None, None) => Owner::Key(String::new()),
+    };
+    let grant = usage.trial(owner, key, p)?;
+    let paced = grant.paced(p);
+    let cpu = if l.enforce_grants {
+        l.max_trial_cpu
+    } else {
+        f64::INFINITY
+    };
+    let watch = TrialWatch::new(
+        key.map(|k| k.name.as_str()),
+        grant.rate_bps.filter(|_| l.enforce_grants),
+        cpu,
+        paced.parallel,
+        paced.write_size,
+    );
+    Ok((grant, paced, watch))
+}
+
+/// A running trial's watch and canceller, looked at once per control tick.
+pub(crate) struct Budget<'w> {
+    watch: &'w mut TrialWatch,
+    cancel: &'w Canceller,
+}
+
+impl<'w> Budget<'w> {
+    /// Looks at the trial of `cancel` with `watch`.
+    pub(crate) fn new(watch: &'w mut TrialWatch, cancel: &'w Canceller) -> Budget<'w> {
+        Budget { watch, cancel }
+    }
+
+    /// Why the trial must end now, if it is over its budget.
+    pub(crate) fn over(&mut self) -> Option<String> {
+        self.watch.check(self.cancel)
+    }
+}
 
 /// What a running trial was granted, and its measurements so far.
 pub(crate) struct TrialWatch {
