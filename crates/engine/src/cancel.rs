@@ -4,7 +4,7 @@
 //! itself never polls for cancellation.
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 struct Inner {
     cancelled: AtomicBool,
     sockets: Mutex<Vec<RawFd>>,
+    /// Every thread that registered a socket (the trial's threads), by
+    /// kernel thread id, so the server can read their CPU time.
+    threads: Mutex<Vec<libc::pid_t>>,
+    /// Byte counters of the trial's datagram flows.
+    flows: Mutex<Vec<Arc<AtomicU64>>>,
 }
 
 /// A shared handle that cancels one trial's sockets.
@@ -57,10 +62,47 @@ impl Canceller {
             shutdown(fd);
         }
         socks.push(fd);
+        drop(socks);
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut threads = self.inner.threads.lock().expect("canceller lock");
+        if !threads.contains(&tid) {
+            threads.push(tid);
+        }
         Registration {
             inner: self.inner.clone(),
             fd,
         }
+    }
+
+    /// The kernel ids of the threads that registered a socket.
+    pub fn threads(&self) -> Vec<libc::pid_t> {
+        self.inner.threads.lock().expect("canceller lock").clone()
+    }
+
+    /// Calls `f` with each registered socket, which stays open meanwhile.
+    pub fn each_socket(&self, mut f: impl FnMut(RawFd)) {
+        let socks = self.inner.sockets.lock().expect("canceller lock");
+        for &fd in socks.iter() {
+            f(fd);
+        }
+    }
+
+    /// A new byte counter for one flow of the trial, summed by [`Self::flow_bytes`].
+    pub fn flow_counter(&self) -> Arc<AtomicU64> {
+        let c = Arc::new(AtomicU64::new(0));
+        self.inner
+            .flows
+            .lock()
+            .expect("canceller lock")
+            .push(c.clone());
+        c
+    }
+
+    /// The bytes every flow counter holds.
+    pub fn flow_bytes(&self) -> u64 {
+        let flows = self.inner.flows.lock().expect("canceller lock");
+        flows.iter().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 
     /// Shuts down every registered socket; later registrations are shut down too.

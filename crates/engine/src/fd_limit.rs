@@ -2,19 +2,21 @@
 //! one-line reason why the host will not give them.
 //!
 //! Each client holds one control connection for its whole stay; a
-//! connection turned away holds one while it is told why; one client's
-//! trial holds its data listener and up to `max_parallel` connections; the
-//! process itself needs a few (the listener, standard streams, `/proc`
-//! reads). Many hosts start processes with a soft limit of 1024, below what
-//! `--max-clients 1000` needs, while the hard limit allows far more: the
-//! server raises its soft limit to the hard one when it would run short.
+//! connection turned away holds one while it is told why; each client's
+//! trial holds up to `max_client_descriptors` (its data sockets, counted by
+//! `trial_cost`); the process itself needs a few (the listener, standard
+//! streams, `/proc` reads). Many hosts start processes with a soft limit
+//! of 1024 while the hard limit allows far more: the server raises its soft
+//! limit to the hard one at start, and trials together get what is left
+//! after the control connections (`key_usage`), so a short limit refuses
+//! trials in one line instead of failing them with "Too many open files".
 
 use crate::limits::Limits;
 use thiserror::Error;
 
 /// Descriptors the process uses besides its clients' (listener, standard
 /// streams, `/proc` and log files, a refused connection being told why).
-const FIXED_DESCRIPTORS: u64 = 64;
+pub const FIXED_DESCRIPTORS: u64 = 64;
 
 /// Why the open-file limit could not be made large enough.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -23,7 +25,7 @@ pub enum FdLimitError {
     #[error("reading or setting the open-file limit failed: {0}")]
     Syscall(String),
     /// The hard limit itself is below what the server needs.
-    #[error("the open-file limit is {hard} (hard), below the {need} descriptors that --max-clients {max_clients} needs; raise it (ulimit -n) or lower --max-clients")]
+    #[error("the open-file limit is {hard} (hard), below the {need} descriptors that --max-clients {max_clients} with a widest trial each needs; trials will be refused past {trials} descriptors in total; raise it (ulimit -n) or lower --max-clients")]
     HardTooLow {
         /// The hard limit (the soft one is raised to it).
         hard: u64,
@@ -31,6 +33,8 @@ pub enum FdLimitError {
         need: u64,
         /// The server's `--max-clients`.
         max_clients: usize,
+        /// Descriptors left for all trials together.
+        trials: u64,
     },
 }
 
@@ -46,27 +50,36 @@ pub struct FdLimit {
 }
 
 /// Descriptors a server with `limits` may hold at once: every client's
-/// control connection, one client's trial at its widest (a listener and
-/// `max_parallel` connections), and [`FIXED_DESCRIPTORS`].
+/// control connection and its trial at its widest (the smaller of
+/// `max_client_descriptors` and a listener with `max_parallel` sockets,
+/// two each with sendfile's memfd), and [`FIXED_DESCRIPTORS`].
 pub fn needed(limits: &Limits) -> u64 {
+    let per_trial = limits
+        .max_client_descriptors
+        .min(2 * u64::from(limits.max_parallel) + 1);
     (limits.max_clients as u64)
-        .saturating_add(u64::from(limits.max_parallel) + 1)
+        .saturating_mul(per_trial + 1)
         .saturating_add(FIXED_DESCRIPTORS)
 }
 
-/// The soft limit to set, given the current soft and hard limits and the
-/// need: unchanged when it suffices, else the hard limit.
-pub fn soft_to_set(soft: u64, hard: u64, need: u64) -> u64 {
-    if soft >= need {
-        soft
-    } else {
-        hard.max(soft)
-    }
+/// The descriptors trials may hold together under an open-file limit of
+/// `soft`: what is left after every control connection (at most half of
+/// what the process's own leave, when the limit is short) and the
+/// process's own.
+pub fn trial_descriptors(limits: &Limits, soft: u64) -> u64 {
+    let left = soft.saturating_sub(FIXED_DESCRIPTORS);
+    left - (limits.max_clients as u64).min(left / 2)
 }
 
-/// Raises this process's soft open-file limit to its hard limit when it is
-/// below what `limits` need; an error (the limit is still raised as far as
-/// it goes) when even the hard limit is too low.
+/// The soft limit to set, given the current soft and hard limits: the hard
+/// limit (never lower than the soft one).
+pub fn soft_to_set(soft: u64, hard: u64) -> u64 {
+    hard.max(soft)
+}
+
+/// Raises this process's soft open-file limit to its hard limit; an error
+/// (the limit is still raised) when even the hard limit is below what
+/// `limits` need.
 pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
     let need = needed(limits);
     let mut rl = libc::rlimit {
@@ -86,7 +99,7 @@ pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
     } else {
         rl.rlim_max
     };
-    let soft = soft_to_set(soft_before, hard, need);
+    let soft = soft_to_set(soft_before, hard);
     if soft != soft_before {
         rl.rlim_cur = soft;
         // SAFETY: rl holds a soft limit no higher than the hard one.
@@ -101,6 +114,7 @@ pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
             hard,
             need,
             max_clients: limits.max_clients,
+            trials: trial_descriptors(limits, soft),
         });
     }
     Ok(FdLimit {
@@ -123,32 +137,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn need_counts_clients_one_wide_trial_and_the_process() {
+    fn need_counts_every_clients_widest_trial_and_the_process() {
         let l = Limits {
             max_clients: 1000,
             ..Limits::default()
         };
-        assert_eq!(needed(&l), 1000 + 129 + 64);
-        assert_eq!(needed(&Limits::default()), 32 + 129 + 64);
+        assert_eq!(needed(&l), 1000 * 258 + 64);
+        assert_eq!(needed(&Limits::default()), 32 * 258 + 64);
     }
 
     #[test]
-    fn soft_limit_rises_to_the_hard_one_only_when_short() {
-        assert_eq!(soft_to_set(20_000, 20_000, 1193), 20_000);
-        assert_eq!(soft_to_set(1024, 1_048_576, 1193), 1_048_576);
-        assert_eq!(soft_to_set(1024, 1024, 1193), 1024);
-        assert_eq!(soft_to_set(1024, 1024, 100), 1024);
+    fn soft_limit_rises_to_the_hard_one() {
+        assert_eq!(soft_to_set(20_000, 20_000), 20_000);
+        assert_eq!(soft_to_set(1024, 1_048_576), 1_048_576);
+        assert_eq!(soft_to_set(1024, 1024), 1024);
     }
 
     #[test]
-    fn ensure_leaves_a_sufficient_limit_alone_and_names_a_short_one() {
-        // This process's limit suffices for the default server (tests run
-        // with at least 1024), so ensure changes nothing.
+    fn ensure_raises_the_soft_limit_and_names_a_short_hard_one() {
         let got = ensure(&Limits::default()).unwrap();
-        assert_eq!(got.soft, got.soft_before);
+        assert_eq!(got.soft, got.hard.max(got.soft_before));
         assert!(got.soft >= needed(&Limits::default()));
-        // No host allows this many: the error names the flag and numbers,
-        // and the soft limit has gone to the hard one.
+        // No host allows this many: the error names the flag and numbers.
         let huge = Limits {
             max_clients: usize::MAX / 2,
             ..Limits::default()
@@ -160,8 +170,6 @@ mod tests {
             }
             other => panic!("expected HardTooLow, got {other:?}"),
         }
-        let after = ensure(&Limits::default()).unwrap();
-        assert_eq!(after.soft, got.hard);
         let e = ensure(&huge).unwrap_err().to_string();
         assert!(
             e.contains("--max-clients") && e.contains("ulimit -n"),

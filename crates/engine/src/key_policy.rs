@@ -8,9 +8,11 @@
 //! `--send-rate` is paced by the server at `max_rate` shared over its
 //! flows; a forward trial (the client sends) without `--send-rate` is
 //! refused, as the server cannot pace a client, and so is `layer-rate`,
-//! whose client sends unpaced. Request/response tests (`tcp-rr`,
-//! `tcp-crr`, `http`) are not rate-capped: allow or forbid them with
-//! `tests`.
+//! whose client sends unpaced. The cap holds over all the key's running
+//! trials together ([`crate::key_usage`]), and the server measures what
+//! each trial moves and ends one over its grant (`server_budget`):
+//! request/response tests (`tcp-rr`, `tcp-crr`, `http`) get what is left
+//! of the key's rate, enforced by that measurement.
 
 use crate::auth::Key;
 use crate::limits::Limits;
@@ -36,6 +38,14 @@ pub struct KeyPolicy {
     pub tests: Option<Vec<TestKind>>,
     /// Whether `--reverse` (the server sends) is allowed.
     pub reverse: bool,
+    /// Most clients holding this key at once (`None`: half the server's
+    /// `--max-clients` when it has several keys; see [`crate::key_usage`]).
+    pub max_clients: Option<usize>,
+    /// Most trials of this key running at once (`None`: as `max_clients`).
+    pub max_trials: Option<usize>,
+    /// Most CPU one trial of this key may use on the server, in
+    /// CPU-seconds per wall second (`None`: the server's `--max-trial-cpu`).
+    pub max_cpu: Option<f64>,
 }
 
 /// The keys a server serves, each with its limits.
@@ -52,6 +62,9 @@ impl KeyPolicy {
             max_parallel: None,
             tests: None,
             reverse: true,
+            max_clients: None,
+            max_trials: None,
+            max_cpu: None,
         }
     }
 
@@ -85,6 +98,26 @@ impl KeyPolicy {
                 "max_rate {} is below the server's slowest --send-rate ({})",
                 rate_text(r as f64),
                 rate_text(l.min_send_rate_bps as f64)
+            ));
+        }
+        for (field, n) in [
+            ("max_clients", self.max_clients),
+            ("max_trials", self.max_trials),
+        ] {
+            if let Some(n) = n.filter(|&n| n == 0 || n > l.max_clients) {
+                return Err(format!(
+                    "{field} {n} must be 1..={} (the server's --max-clients)",
+                    l.max_clients
+                ));
+            }
+        }
+        if let Some(c) = self
+            .max_cpu
+            .filter(|&c| c.is_nan() || c <= 0.0 || c > l.max_trial_cpu)
+        {
+            return Err(format!(
+                "max_cpu {c} must be over 0 and at most the server's {} CPU-seconds per second (--max-trial-cpu)",
+                l.max_trial_cpu
             ));
         }
         if self.tests.as_ref().is_some_and(Vec::is_empty) {
@@ -150,9 +183,13 @@ impl KeyPolicy {
     }
 
     /// The server's limits for this key's trials: the wall-clock cap of a
-    /// byte-bound trial follows `max_duration` (3 × it + 30 s).
+    /// byte-bound trial follows `max_duration` (3 × it + 30 s); its CPU
+    /// budget is `max_cpu`.
     pub fn limits(&self, l: &Limits) -> Limits {
         let mut k = l.clone();
+        if let Some(c) = self.max_cpu {
+            k.max_trial_cpu = k.max_trial_cpu.min(c);
+        }
         if let Some(d) = self.max_duration_s {
             k.max_trial_s = k.max_trial_s.min(d * 3.0 + 30.0);
         }

@@ -38,9 +38,19 @@ pub struct Limits {
     pub max_load_workers: u32,
     /// Most `--load` workers running on the server for all clients together.
     pub max_total_load_workers: u32,
-    /// Most receive-buffer memory (`--parallel` × `--read-size`) one
-    /// client's trial may take on the server, in bytes.
+    /// Most buffer memory one client's trial may take on the server, in
+    /// bytes (every buffer its test allocates: [`crate::trial_cost`]).
     pub max_client_memory: u64,
+    /// Most buffer memory all running trials together may take.
+    pub max_total_memory: u64,
+    /// Most descriptors one client's trial may hold on the server.
+    pub max_client_descriptors: u64,
+    /// Most CPU one trial's server threads may use, in CPU-seconds per
+    /// wall second (a key's `max_cpu` may lower it).
+    pub max_trial_cpu: f64,
+    /// Whether the server measures each trial's rate and CPU and ends one
+    /// over what it granted (`server_budget`).
+    pub enforce_grants: bool,
 }
 
 impl Default for Limits {
@@ -62,6 +72,10 @@ impl Default for Limits {
             max_load_workers: 8,
             max_total_load_workers: 16,
             max_client_memory: 256 << 20,
+            max_total_memory: 1 << 30,
+            max_client_descriptors: 2 * 128 + 8,
+            max_trial_cpu: default_trial_cpu(),
+            enforce_grants: true,
         }
     }
 }
@@ -78,6 +92,10 @@ impl Limits {
             max_load_workers: 64,
             max_total_load_workers: u32::MAX,
             max_client_memory: u64::MAX,
+            max_total_memory: u64::MAX,
+            max_client_descriptors: u64::MAX,
+            max_trial_cpu: f64::INFINITY,
+            enforce_grants: false,
             ..Limits::default()
         }
     }
@@ -95,17 +113,29 @@ pub fn admit(p: &TrialParams, l: &Limits) -> Result<(), String> {
             ));
         }
     }
-    let need = u64::from(p.parallel.max(1)).saturating_mul(p.read_size);
-    if need > l.max_client_memory {
+    let cost = crate::trial_cost::server_cost(p);
+    if cost.memory > l.max_client_memory {
         return Err(format!(
-            "server limit: --parallel {} × --read-size {} needs {}, over the server's {} per client",
-            p.parallel,
-            record::numbers::size_text(p.read_size as f64),
-            binary_bytes(need),
+            "server limit: {} needs {} of buffers on the server, over the server's {} per client (--max-client-memory)",
+            crate::trial_cost::sizing_flags(p),
+            binary_bytes(cost.memory),
             binary_bytes(l.max_client_memory)
         ));
     }
+    if cost.descriptors > l.max_client_descriptors {
+        return Err(format!(
+            "server limit: {} --parallel {} needs {} descriptors on the server, over the server's {} per client",
+            p.test, p.parallel, cost.descriptors, l.max_client_descriptors
+        ));
+    }
     Ok(())
+}
+
+/// The server's default CPU budget per trial: half the host's CPUs, at
+/// least 1.5 CPU-seconds per second (a one-flow trial never reaches it).
+pub fn default_trial_cpu() -> f64 {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cpus as f64 / 2.0).max(1.5)
 }
 
 /// A byte count for a sentence: `2 GiB`, `256 MiB`, `1.5 KiB`, `100 B`.
@@ -355,10 +385,21 @@ mod tests {
         p.read_size = 16 << 20;
         assert_eq!(
             admit(&p, &l).unwrap_err(),
-            "server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client"
+            "server limit: tcp-stream --parallel 128 --write-size 128K --read-size 16M needs 2.0 GiB of buffers on the server, over the server's 256 MiB per client (--max-client-memory)"
+        );
+        let mut rr = TrialParams::defaults(TestKind::TcpRr);
+        rr.parallel = 128;
+        rr.write_size = 16 << 20;
+        rr.read_size = 1;
+        assert_eq!(
+            admit(&rr, &l).unwrap_err(),
+            "server limit: tcp-rr --parallel 128 --write-size 16M needs 2.0 GiB of buffers on the server, over the server's 256 MiB per client (--max-client-memory)"
         );
         assert!(admit(&p, &Limits::embedded()).is_ok());
+        // 16 × 16M is the whole 256 MiB; the pattern and threads add more.
         p.parallel = 16;
+        assert!(admit(&p, &l).is_err());
+        p.parallel = 14;
         assert!(admit(&p, &l).is_ok());
     }
 }

@@ -12,11 +12,14 @@ use crate::cancel::{Canceller, Registration};
 use crate::deadline::{is_deadline, DeadlineReader};
 use crate::error::EngineError;
 use crate::key_policy::{KeyPolicy, KeyRing};
+use crate::key_usage::Usage;
 use crate::limits::{admit, validate, Limits};
 use crate::proto::{read_message, write_message, FrameError, Message};
 use crate::report::SideReport;
+use crate::server_budget::{self, Budget};
 use crate::server_log::{trial_event, ServerEvent, ServerLog, TrialEnd};
 use crate::server_state::{ClientSlot, LoadReservation, Shared};
+use crate::trial_wait::{join_within, Cap, Wait};
 use crate::watch::{poll_control, ControlEvent};
 use crate::workloads::{start_server, DataWaits, PlaceHook, RunningRole};
 use record::TrialParams;
@@ -77,6 +80,8 @@ impl Server {
     pub fn bind(addr: SocketAddr, limits: Limits) -> Result<Server, EngineError> {
         let listener = TcpListener::bind(addr)
             .map_err(|e| EngineError::io(&format!("binding control port {addr}"), e))?;
+        crate::server_budget::fix_mmap_threshold();
+        let usage = Arc::new(Usage::new(&limits, 0));
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -85,6 +90,7 @@ impl Server {
                 per_address: Mutex::new(HashMap::new()),
                 load_workers: AtomicU32::new(0),
                 connections: Canceller::new(),
+                usage,
             }),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
@@ -116,6 +122,10 @@ impl Server {
     /// Serves only clients that prove they hold one of `keys`, each
     /// within its own limits (a client names its key by [`Key::id`]).
     pub fn with_keys(mut self, keys: KeyRing) -> Server {
+        if let Some(sh) = Arc::get_mut(&mut self.shared) {
+            // Several keys share the server; one key has it all.
+            sh.usage = Arc::new(Usage::new(&sh.limits, keys.len()));
+        }
         self.keys = Some(Arc::new(keys));
         self
     }
@@ -289,8 +299,10 @@ impl<'a> Client<'a> {
         // A key handshake under way: the client's self-description and
         // nonce, the server's nonce, the key the client named.
         let mut challenged: Option<Challenge<'a>> = None;
-        // The key the client proved, once greeted with one.
+        // The key the client proved, once greeted with one, and its slot
+        // among the key's clients.
         let mut policy: Option<&'a KeyPolicy> = None;
+        let mut _key_slot = None;
         loop {
             let read = if *greeted {
                 let mut r =
@@ -367,6 +379,13 @@ impl<'a> Client<'a> {
                         self.refuse(s, None, "authentication failed: the client's key differs");
                         return;
                     }
+                    match self.shared.usage.client(named) {
+                        Ok(hold) => _key_slot = Some(hold),
+                        Err(why) => {
+                            self.refuse(s, Some(named), &why);
+                            return;
+                        }
+                    }
                     *greeted = true;
                     policy = Some(named);
                     self.welcome(s, c.client, policy)
@@ -393,6 +412,7 @@ impl<'a> Client<'a> {
                 Message::Setup { params } => {
                     *trials += 1;
                     let (ok, outcome) = self.serve_trial(s, &params, policy);
+                    crate::server_budget::return_memory();
                     if let (Some(log), Some(peer)) = (self.log, self.peer) {
                         let end = match &outcome {
                             Ok(r) => TrialEnd::Ran(r),
@@ -550,8 +570,13 @@ impl<'a> Client<'a> {
             |k| k.limits(&self.shared.limits),
         );
         let l = &limits;
-        let paced = key.map(|k| k.paced(p));
-        let p = paced.as_ref().unwrap_or(p);
+        // The key's (or address's) share of the server until the trial ends.
+        let (_grant, paced, mut watch) =
+            match server_budget::grant(&self.shared.usage, key, self.peer, p, l) {
+                Ok(g) => g,
+                Err(e) => return refused(s, e),
+            };
+        let p = &paced;
         let _load = match LoadReservation::take(self.shared, p) {
             Ok(r) => r,
             Err(e) => return refused(s, e),
@@ -597,10 +622,11 @@ impl<'a> Client<'a> {
             role.join();
             return (false, lost());
         }
+        let budget = Budget::new(&mut watch, &cancel);
         let waited = if role.is_active() {
-            self.await_own_end(s, &role, end_by)
+            self.await_own_end(s, &role, end_by, budget)
         } else {
-            self.await_client_done(s, &role, end_by)
+            self.await_client_done(s, &role, end_by, budget)
         };
         match waited {
             Wait::Done => {
@@ -629,7 +655,13 @@ impl<'a> Client<'a> {
 
     /// An active server side (it sends): waits for its threads, watching the
     /// control connection for the client leaving and the clock for the cap.
-    fn await_own_end(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
+    fn await_own_end(
+        &self,
+        s: &mut TcpStream,
+        role: &RunningRole,
+        end_by: Cap,
+        mut b: Budget,
+    ) -> Wait {
         while !role.is_finished() {
             match poll_control(s.as_fd(), TICK) {
                 ControlEvent::Hangup => return Wait::Lost,
@@ -648,13 +680,22 @@ impl<'a> Client<'a> {
             if Instant::now() >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
+            if let Some(why) = b.over() {
+                return Wait::Abort(why);
+            }
         }
         Wait::Done
     }
 
     /// A passive server side: waits for the client's `client_done`, which
     /// must come within `message_s` of this side's end, and by the cap.
-    fn await_client_done(&self, s: &mut TcpStream, role: &RunningRole, end_by: Cap) -> Wait {
+    fn await_client_done(
+        &self,
+        s: &mut TcpStream,
+        role: &RunningRole,
+        end_by: Cap,
+        mut b: Budget,
+    ) -> Wait {
         let l = &self.shared.limits;
         let mut ended_at = None;
         loop {
@@ -687,6 +728,9 @@ impl<'a> Client<'a> {
             if now >= end_by.by {
                 return Wait::Abort(end_by.over());
             }
+            if let Some(why) = b.over() {
+                return Wait::Abort(why);
+            }
         }
     }
 
@@ -694,23 +738,6 @@ impl<'a> Client<'a> {
     fn read_within(&self, s: &TcpStream) -> Result<Message, FrameError> {
         let within = secs(self.shared.limits.message_s);
         read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
-    }
-}
-
-/// When a trial must end: the wall-clock cap of the server (or the key).
-#[derive(Clone, Copy)]
-struct Cap {
-    by: Instant,
-    max_trial_s: f64,
-}
-
-impl Cap {
-    /// Why a trial that ran past the cap was cancelled.
-    fn over(self) -> String {
-        format!(
-            "the trial ran past the server's limit ({} s at most, or 3 × --duration + 30 s)",
-            self.max_trial_s
-        )
     }
 }
 
@@ -728,45 +755,6 @@ struct Challenge<'a> {
     client_nonce: Nonce,
     server_nonce: Nonce,
     key: (&'a Key, &'a KeyPolicy),
-}
-
-/// How a trial's wait ended.
-enum Wait {
-    /// The trial ended normally: report it.
-    Done,
-    /// The control connection is gone.
-    Lost,
-    /// The trial must be cancelled, for this reason (told to the client).
-    Abort(String),
-}
-
-/// Joins a role that was told to finish, cancelling it if its threads have
-/// not ended within `grace` (a client that keeps its data connections open
-/// after `client_done`) or as soon as the client hangs up.
-fn join_within(
-    s: &TcpStream,
-    role: RunningRole,
-    cancel: &Canceller,
-    grace: Duration,
-) -> SideReport {
-    let until = Instant::now() + grace;
-    while !role.is_finished() && Instant::now() < until {
-        // A client that leaves (one that said client_done without ever
-        // connecting its data) ends the wait at once; a message waiting
-        // stays unread until the report (polling again would spin).
-        match poll_control(s.as_fd(), Duration::from_millis(20)) {
-            ControlEvent::Hangup => {
-                cancel.cancel();
-                break;
-            }
-            ControlEvent::Readable => std::thread::sleep(Duration::from_millis(20)),
-            ControlEvent::Quiet => {}
-        }
-    }
-    if !role.is_finished() {
-        cancel.cancel();
-    }
-    role.join()
 }
 
 /// The message's type name.

@@ -19,6 +19,8 @@ pub(crate) struct Shared {
     pub(crate) load_workers: AtomicU32,
     /// Every control connection, so stopping the server wakes them all.
     pub(crate) connections: Canceller,
+    /// What each key (or address) and all trials hold (`key_usage`).
+    pub(crate) usage: Arc<crate::key_usage::Usage>,
 }
 
 /// A client's place among the server's connections: counted in total and

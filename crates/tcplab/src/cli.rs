@@ -326,10 +326,12 @@ pub struct ServerArgs {
     pub key: Option<PathBuf>,
     /// Serve only clients holding one of several keys, each with its own
     /// limits: a TOML file of [[key]] entries with `file` (a key file,
-    /// relative to the TOML file) and optionally `name`, `max_rate` (total
-    /// --send-rate × --parallel of a stream trial; the server paces its own
-    /// unpaced sending to it), `max_duration`, `max_bytes`, `max_parallel`,
-    /// `tests` (a list) and `reverse` (true or false). A key only tightens
+    /// relative to the TOML file) and optionally `name`, `max_rate` (the
+    /// rate of all the key's running trials together, measured and
+    /// enforced; the server paces its own unpaced sending to it),
+    /// `max_duration`, `max_bytes`, `max_parallel`, `tests` (a list),
+    /// `reverse` (true or false), `max_clients`, `max_trials` and `max_cpu`
+    /// (CPU-seconds per second of one trial). A key only tightens
     /// the server's limits (README: "Keys with their own limits").
     #[arg(long, value_name = "FILE.toml")]
     pub keys: Option<PathBuf>,

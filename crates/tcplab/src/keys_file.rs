@@ -1,8 +1,9 @@
 //! `tcplab server --keys FILE.toml`: several keys, each with its own limits
 //! (README: "Keys with their own limits"). Each `[[key]]` entry names a key
 //! file (from `tcplab key new`, relative to the TOML file) and optionally
-//! `name`, `max_rate`, `max_duration`, `max_bytes`, `max_parallel`, `tests`
-//! and `reverse`. A bad value is one line naming the entry and the field.
+//! `name`, `max_rate`, `max_duration`, `max_bytes`, `max_parallel`, `tests`,
+//! `reverse`, `max_clients`, `max_trials` and `max_cpu` (CPU-seconds per
+//! second of one trial on the server). A bad value is one line naming the entry and the field.
 
 use engine::{Key, KeyPolicy, KeyRing, Limits};
 use record::factor::parse;
@@ -20,6 +21,9 @@ const FIELDS: &[&str] = &[
     "max_parallel",
     "tests",
     "reverse",
+    "max_clients",
+    "max_trials",
+    "max_cpu",
 ];
 
 /// One `[[key]]` entry: its key file (as written) and its limits.
@@ -179,7 +183,31 @@ fn entry(t: &Table, limits: &Limits) -> Result<KeyEntry, (Option<String>, String
             )))
         }
     };
+    let count = |field: &str| match t.get(field) {
+        None => Ok(None),
+        Some(Value::Integer(n)) if *n >= 1 => Ok(Some(*n as usize)),
+        Some(other) => Err(fail(format!(
+            "{field} {}: expected a whole number, at least 1",
+            shown(other)
+        ))),
+    };
+    let max_clients = count("max_clients")?;
+    let max_trials = count("max_trials")?;
+    let max_cpu = match t.get("max_cpu") {
+        None => None,
+        Some(Value::Float(f)) if *f > 0.0 => Some(*f),
+        Some(Value::Integer(n)) if *n > 0 => Some(*n as f64),
+        Some(other) => {
+            return Err(fail(format!(
+                "max_cpu {}: expected CPU-seconds per second, over 0 (such as 0.5)",
+                shown(other)
+            )))
+        }
+    };
     let policy = KeyPolicy {
+        max_clients,
+        max_trials,
+        max_cpu,
         name: name.clone(),
         max_rate_bps,
         max_duration_s,
@@ -337,5 +365,34 @@ max_duration = 5
         std::fs::write(&path, "[[key]]\nfile = \"missing.key\"\n").unwrap();
         let e = read_keys(&path, &Limits::default()).unwrap_err();
         assert!(e.contains("key entry 1 (\"missing\"): "), "{e}");
+    }
+
+    #[test]
+    fn a_keys_share_of_the_server_parses_and_is_checked() {
+        let e =
+            parsed("[[key]]\nfile = \"a.key\"\nmax_clients = 4\nmax_trials = 2\nmax_cpu = 0.5\n")
+                .unwrap();
+        let k = &e[0].policy;
+        assert_eq!(
+            (k.max_clients, k.max_trials, k.max_cpu),
+            (Some(4), Some(2), Some(0.5))
+        );
+        let cases = [
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_clients = 0",
+                "key entry 1 (\"a\"): max_clients 0: expected a whole number, at least 1",
+            ),
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_trials = 33",
+                "key entry 1 (\"a\"): max_trials 33 must be 1..=32 (the server's --max-clients)",
+            ),
+            (
+                "[[key]]\nfile = \"a.key\"\nmax_cpu = \"lots\"",
+                "key entry 1 (\"a\"): max_cpu \"lots\": expected CPU-seconds per second, over 0 (such as 0.5)",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parsed(text).unwrap_err(), want, "{text:?}");
+        }
     }
 }

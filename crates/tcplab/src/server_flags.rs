@@ -35,10 +35,23 @@ pub struct ServerLimitArgs {
     /// Most --load workers on the server for all clients together.
     #[arg(long, default_value = "16", value_name = "N")]
     pub max_total_load_workers: u32,
-    /// Most receive-buffer memory (--parallel × --read-size) one client's
-    /// trial may take on the server.
+    /// Most buffer memory one client's trial may take on the server (every
+    /// buffer its test allocates: read, request and datagram buffers per
+    /// connection, the pattern, per-flow trackers).
     #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = size)]
     pub max_client_memory: u64,
+    /// Most buffer memory all running trials together may take (one key,
+    /// or one address of a keyless server, gets at most half).
+    #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = size)]
+    pub max_total_memory: u64,
+    /// Most descriptors (data sockets) one client's trial may hold.
+    #[arg(long, default_value = "264", value_name = "N")]
+    pub max_client_descriptors: u64,
+    /// Most CPU one trial's server threads may use, in CPU-seconds per
+    /// second over 2 s (default: half the host's CPUs, at least 1.5); a
+    /// trial over it is ended with the reason.
+    #[arg(long, value_name = "CPUS")]
+    pub max_trial_cpu: Option<f64>,
 }
 
 impl ServerLimitArgs {
@@ -47,7 +60,18 @@ impl ServerLimitArgs {
         if self.max_per_address == 0 {
             return Err("--max-per-address must be at least 1".into());
         }
+        if let Some(c) = self.max_trial_cpu.filter(|c| c.is_nan() || *c <= 0.0) {
+            return Err(format!("--max-trial-cpu must be over 0, got {c}"));
+        }
+        if self.max_client_descriptors == 0 {
+            return Err("--max-client-descriptors must be at least 1".into());
+        }
         Ok(engine::Limits {
+            max_total_memory: self.max_total_memory,
+            max_client_descriptors: self.max_client_descriptors,
+            max_trial_cpu: self
+                .max_trial_cpu
+                .unwrap_or_else(engine::limits::default_trial_cpu),
             max_clients,
             max_per_address: self.max_per_address,
             handshake_s: self.handshake_timeout.as_secs_f64(),

@@ -618,7 +618,7 @@ fn load_and_memory_per_client_are_refused_in_one_line() {
     // Refused by bench's pre-flight check: one line, exit 2, nothing stored.
     assert_eq!(
         usage_error_line(&out, "memory over the limit"),
-        "tcplab: server refused the trial: server limit: --parallel 128 × --read-size 16M needs 2 GiB, over the server's 256 MiB per client\n"
+        "tcplab: server refused the trial: server limit: tcp-stream --parallel 128 --write-size 128K --read-size 16M needs 2.0 GiB of buffers on the server, over the server's 256 MiB per client (--max-client-memory)\n"
     );
     assert!(!db.exists(), "a refused pre-flight stored something");
     assert!(

@@ -308,7 +308,8 @@ pub fn start_server(
                 let items = socks.into_iter().zip(amounts).collect();
                 fan_out(items, &cancel, |_, (s, a)| {
                     let _reg = cancel.register(&s);
-                    let unmetered = AtomicU64::new(0);
+                    // Summed by the server's rate check (server_budget).
+                    let unmetered = cancel.flow_counter();
                     if client_sends {
                         let ip_header = p.layer == Some(record::ProtocolLayer::Ip);
                         let opening = udp::Opening::Expect(waits);

@@ -116,6 +116,12 @@ pub fn receive(
     loop {
         // SAFETY: buf is writable for rs bytes.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), rs) };
+        // After shutdown(2) a TCP socket still takes a sender's data:
+        // a cancelled trial stops reading (and so closes) at once.
+        if cancel.is_cancelled() {
+            r.error = Some("cancelled".into());
+            break;
+        }
         if n > 0 {
             let now = Instant::now();
             if first.is_none() {

@@ -1,0 +1,311 @@
+//! The server holds each running trial to what it granted: it measures
+//! the bytes the trial's sockets move (TCP_INFO's bytes received and
+//! acked on every TCP data socket, the datagram flows' byte counters) and
+//! the CPU its threads use (`/proc/self/task/TID/schedstat` of every thread
+//! that registered a data socket), once per control tick, and ends a trial
+//! over its rate or CPU budget with one line saying so.
+//!
+//! The rate check has two parts, both with a slack of one write per flow
+//! plus 64 KiB (a paced sender writes a whole write, then sleeps):
+//! - since the trial's start, at most [`TOTAL_MARGIN`] × the grant: an
+//!   honest pacer is never ahead of its schedule by more than one write,
+//!   and the margin covers a clock that ticks between a write and its
+//!   count; it bounds the average a client can take by idling first;
+//! - over the last [`WINDOW`], at most [`WINDOW_MARGIN`] × the grant: a
+//!   pacer that fell behind (a busy host) catches up in a burst, which
+//!   2 s at twice the rate covers; a sender that never paced is caught
+//!   within the first window.
+//!
+//! The CPU check: the trial's threads' CPU over the last [`WINDOW`] divided
+//! by the window, at most the budget (CPU-seconds per wall second). A
+//! one-flow trial's threads cannot use more than one CPU-second per second,
+//! so the default budget (half the host's CPUs, at least 1.5) never ends
+//! one.
+//!
+//! After each trial the server gives freed memory back to the kernel
+//! ([`return_memory`]); at start it fixes malloc's mmap threshold so large
+//! buffers are mapped and unmapped rather than kept in its heap.
+
+use crate::cancel::Canceller;
+use crate::key_policy::KeyPolicy;
+use crate::key_usage::{Owner, TrialGrant, Usage};
+use crate::limits::Limits;
+use crate::tcpinfo::TcpInfo;
+use record::TrialParams;
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The window of the rate and CPU checks.
+pub const WINDOW: Duration = Duration::from_secs(2);
+/// How far over its grant a trial may go over the window.
+pub const WINDOW_MARGIN: f64 = 2.0;
+/// How far over its grant a trial may go since its start.
+pub const TOTAL_MARGIN: f64 = 1.25;
+
+/// Takes trial `p`'s share of the server for the client at `peer` holding
+/// `key` (its key's, or its address's): the grant (held until dropped),
+/// the trial as the server runs it (an unpaced reverse stream paced at its
+/// grant), and the watch that holds it to the grant under `l`.
+pub(crate) fn grant(
+    usage: &Arc<Usage>,
+    key: Option<&KeyPolicy>,
+    peer: Option<SocketAddr>,
+    p: &TrialParams,
+    l: &Limits,
+) -> Result<(TrialGrant, TrialParams, TrialWatch), String> {
+    let owner = match (key, peer) {
+        (Some(k), _) => Owner::Key(k.name.clone()),
+        (None, Some(a)) => Owner::Address(a.ip()),
+        (None, None) => Owner::Key(String::new()),
+    };
+    let grant = usage.trial(owner, key, p)?;
+    let paced = grant.paced(p);
+    let cpu = if l.enforce_grants {
+        l.max_trial_cpu
+    } else {
+        f64::INFINITY
+    };
+    let watch = TrialWatch::new(
+        key.map(|k| k.name.as_str()),
+        grant.rate_bps.filter(|_| l.enforce_grants),
+        cpu,
+        paced.parallel,
+        paced.write_size,
+    );
+    Ok((grant, paced, watch))
+}
+
+/// A running trial's watch and canceller, looked at once per control tick.
+pub(crate) struct Budget<'w> {
+    watch: &'w mut TrialWatch,
+    cancel: &'w Canceller,
+}
+
+impl<'w> Budget<'w> {
+    /// Looks at the trial of `cancel` with `watch`.
+    pub(crate) fn new(watch: &'w mut TrialWatch, cancel: &'w Canceller) -> Budget<'w> {
+        Budget { watch, cancel }
+    }
+
+    /// Why the trial must end now, if it is over its budget.
+    pub(crate) fn over(&mut self) -> Option<String> {
+        self.watch.check(self.cancel)
+    }
+}
+
+/// What a running trial was granted, and its measurements so far.
+pub(crate) struct TrialWatch {
+    /// The key's name, for the reason.
+    key: Option<String>,
+    granted_bps: Option<u64>,
+    slack_bytes: u64,
+    cpu_budget: f64,
+    started: Instant,
+    /// (time, bytes moved, CPU ns) at each tick within the window.
+    samples: VecDeque<(Instant, u64, u64)>,
+    tcp_last: HashMap<RawFd, u64>,
+    tcp_bytes: u64,
+    cpu_last: HashMap<libc::pid_t, u64>,
+    cpu_ns: u64,
+}
+
+impl TrialWatch {
+    /// Watches a trial granted `granted_bps` (none: no rate check) and
+    /// `cpu_budget` CPU-seconds per second, with `parallel` flows of
+    /// `write_size`.
+    pub(crate) fn new(
+        key: Option<&str>,
+        granted_bps: Option<u64>,
+        cpu_budget: f64,
+        parallel: u32,
+        write_size: u64,
+    ) -> TrialWatch {
+        TrialWatch {
+            key: key.map(str::to_string),
+            granted_bps,
+            slack_bytes: u64::from(parallel.max(1))
+                .saturating_mul(write_size.saturating_mul(2))
+                .saturating_add(64 << 10),
+            cpu_budget,
+            started: Instant::now(),
+            samples: VecDeque::new(),
+            tcp_last: HashMap::new(),
+            tcp_bytes: 0,
+            cpu_last: HashMap::new(),
+            cpu_ns: 0,
+        }
+    }
+
+    /// Measures the trial once; why it must end, if it is over a budget.
+    pub(crate) fn check(&mut self, cancel: &Canceller) -> Option<String> {
+        let now = Instant::now();
+        let bytes = self.bytes(cancel);
+        let cpu = self.cpu(cancel);
+        self.samples.push_back((now, bytes, cpu));
+        while self.samples.len() > 2 && now.duration_since(self.samples[1].0) >= WINDOW {
+            self.samples.pop_front();
+        }
+        let (t0, b0, c0) = *self.samples.front()?;
+        let span = now.duration_since(t0);
+        let who = self
+            .key
+            .as_ref()
+            .map_or_else(String::new, |k| format!("key {k:?}: "));
+        if let Some(g) = self.granted_bps {
+            let rate = |b: u64, s: f64| rate_short(b as f64 * 8.0 / s);
+            let elapsed = now.duration_since(self.started).as_secs_f64();
+            let allowed_total = TOTAL_MARGIN * g as f64 / 8.0 * elapsed + self.slack_bytes as f64;
+            if bytes as f64 > allowed_total {
+                return Some(format!(
+                    "{who}the trial moved {} on average over {elapsed:.1} s, over the {} the server granted (ended at {TOTAL_MARGIN} × the grant)",
+                    rate(bytes, elapsed),
+                    record::numbers::rate_text(g as f64)
+                ));
+            }
+            if span >= WINDOW {
+                let s = span.as_secs_f64();
+                let moved = bytes - b0;
+                let allowed = WINDOW_MARGIN * g as f64 / 8.0 * s + self.slack_bytes as f64;
+                if moved as f64 > allowed {
+                    return Some(format!(
+                        "{who}the trial moved {} over the last {s:.1} s, over the {} the server granted (ended at {WINDOW_MARGIN} × the grant)",
+                        rate(moved, s),
+                        record::numbers::rate_text(g as f64)
+                    ));
+                }
+            }
+        }
+        if span >= WINDOW && self.cpu_budget.is_finite() {
+            let used = (cpu - c0) as f64 / 1e9 / span.as_secs_f64();
+            if used > self.cpu_budget {
+                let field = if self.key.is_some() {
+                    "max_cpu or --max-trial-cpu"
+                } else {
+                    "--max-trial-cpu"
+                };
+                return Some(format!(
+                    "{who}the trial's server threads used {used:.2} CPU-seconds per second over the last {:.1} s, over its budget of {} ({field}): ended",
+                    span.as_secs_f64(),
+                    self.cpu_budget
+                ));
+            }
+        }
+        None
+    }
+
+    /// Bytes moved so far: TCP sockets' received and acked bytes (each
+    /// socket's growth since the last look) and the datagram flows' counts.
+    fn bytes(&mut self, cancel: &Canceller) -> u64 {
+        let mut seen = HashMap::new();
+        let (last, total) = (&self.tcp_last, &mut self.tcp_bytes);
+        cancel.each_socket(|fd| {
+            // SAFETY: the canceller holds fd open while this runs.
+            let b = unsafe { BorrowedFd::borrow_raw(fd) };
+            let Ok(i) = TcpInfo::read(b) else { return };
+            let v = i.bytes_received.unwrap_or(0) + i.bytes_acked.unwrap_or(0);
+            let before = last.get(&fd).copied().unwrap_or(0);
+            // A smaller count is a new socket on a reused descriptor.
+            *total += if v >= before { v - before } else { v };
+            seen.insert(fd, v);
+        });
+        self.tcp_last = seen;
+        self.tcp_bytes + cancel.flow_bytes()
+    }
+
+    /// CPU ns the trial's threads used so far (each thread's growth since
+    /// the last look; a thread that ended adds nothing more).
+    fn cpu(&mut self, cancel: &Canceller) -> u64 {
+        for tid in cancel.threads() {
+            let Some(ns) = thread_cpu_ns(tid) else {
+                continue;
+            };
+            let before = self.cpu_last.insert(tid, ns).unwrap_or(0);
+            self.cpu_ns += ns.saturating_sub(before);
+        }
+        self.cpu_ns
+    }
+}
+
+/// A measured rate for a sentence, three digits at most: `15.8gbit`, `812mbit`.
+fn rate_short(bps: f64) -> String {
+    let (v, unit) = if bps >= 1e9 {
+        (bps / 1e9, "gbit")
+    } else if bps >= 1e6 {
+        (bps / 1e6, "mbit")
+    } else {
+        (bps / 1e3, "kbit")
+    };
+    if v >= 100.0 {
+        format!("{v:.0}{unit}")
+    } else {
+        format!("{v:.1}{unit}")
+    }
+}
+
+/// CPU time of thread `tid` of this process, in ns (schedstat's first field).
+fn thread_cpu_ns(tid: libc::pid_t) -> Option<u64> {
+    let t = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    t.split_whitespace().next()?.parse().ok()
+}
+
+/// Gives memory freed by the trial back to the kernel.
+pub(crate) fn return_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Makes every allocation of 256 KiB or more a mapping of its own, unmapped
+/// when freed (glibc otherwise raises its threshold after the first large
+/// free, and later large buffers stay in the heap after the trial).
+pub(crate) fn fix_mmap_threshold() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes malloc's tuning.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn a_flow_over_its_grant_is_ended_and_one_within_is_not() {
+        let cancel = Canceller::new();
+        let flow = cancel.flow_counter();
+        let mut w = TrialWatch::new(Some("b"), Some(8_000_000), f64::INFINITY, 1, 1000);
+        assert_eq!(w.check(&cancel), None);
+        // 1 MB/s granted: 10 MB at once is far over.
+        flow.store(10_000_000, Ordering::Relaxed);
+        let why = w.check(&cancel).unwrap();
+        assert!(
+            why.starts_with("key \"b\": the trial moved")
+                && why.contains("8mbit the server granted"),
+            "{why}"
+        );
+        assert_eq!(rate_short(15.78e9), "15.8gbit");
+        assert_eq!(rate_short(812.4e6), "812mbit");
+        let mut ok = TrialWatch::new(None, Some(8_000_000), f64::INFINITY, 1, 1000);
+        flow.store(0, Ordering::Relaxed);
+        assert_eq!(ok.check(&cancel), None);
+    }
+
+    #[test]
+    fn this_threads_cpu_is_read() {
+        let cancel = Canceller::new();
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let _reg = cancel.register(&s);
+        let mut w = TrialWatch::new(None, None, 1.0, 1, 1);
+        let a = w.cpu(&cancel);
+        crate::cpu::burn(Duration::from_millis(30), || false);
+        let b = w.cpu(&cancel);
+        assert!(b >= a + 25_000_000, "{a} {b}");
+    }
+}

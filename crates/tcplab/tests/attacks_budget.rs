@@ -1,0 +1,416 @@
+//! `tcplab server` against the budget attacks of issue 28 (items 3, 4, 6,
+//! 9 and 10's "memory is not returned"): each runs against a real server
+//! child on loopback, and asserts the attack now fails: a trial's buffers
+//! are counted (and refused in one line), descriptors are budgeted per key,
+//! a key's rate holds across its connections and is measured and enforced,
+//! a trial over its CPU budget is ended, and memory a trial raised is
+//! given back.
+
+mod common;
+
+use common::server::{Constraints, ServerChild};
+use common::{tcplab, temp_db, usage_error_line};
+use engine::proto::{read_message, write_message, Message};
+use engine::{Client, Key};
+use record::{TestKind, TrialParams};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn status(pid: u32, key: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.trim().split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in /proc status"))
+}
+
+/// Resident KiB of `pid`.
+fn rss_kib(pid: u32) -> u64 {
+    status(pid, "VmRSS:")
+}
+
+/// Resets `pid`'s peak RSS to its current RSS.
+fn reset_peak(pid: u32) {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+}
+
+fn trial(test: TestKind, parallel: u32, write: u64, read: u64) -> TrialParams {
+    let mut p = TrialParams::defaults(test);
+    p.parallel = parallel;
+    if test != TestKind::Http {
+        p.write_size = write;
+    }
+    p.read_size = read;
+    p.duration_s = Some(0.5);
+    p
+}
+
+fn run(addr: SocketAddr, key: Option<&Key>, p: &TrialParams) -> Result<f64, String> {
+    let mut c =
+        Client::connect_with_key(addr, Duration::from_secs(5), key).map_err(|e| e.to_string())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let o = c.run_trial(p, &stop).map_err(|e| e.to_string())?;
+    Ok(o.metrics.get("bytes").copied().unwrap_or(0.0))
+}
+
+/// Item 3: the attack `tcp-rr --parallel 128 --write-size 16M --read-size 1`
+/// (2,073 MiB RSS per trial before) is refused in one line, and the server's
+/// RSS does not move.
+#[test]
+fn the_rr_buffer_attack_is_refused_in_one_line() {
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &[]);
+    let pid = server.child.id();
+    let before = rss_kib(pid);
+    let (_dir, db) = temp_db();
+    let to = server.addr.to_string();
+    let args = [
+        "bench",
+        "tcp-rr",
+        "--to",
+        &to,
+        "--parallel",
+        "128",
+        "--write-size",
+        "16M",
+        "--read-size",
+        "1",
+        "--duration",
+        "2",
+        "--repeat",
+        "1",
+    ];
+    let out = tcplab(&db, &args);
+    assert_eq!(
+        usage_error_line(&out, "the rr buffer attack"),
+        "tcplab: server refused the trial: server limit: tcp-rr --parallel 128 --write-size 16M needs 2.0 GiB of buffers on the server, over the server's 256 MiB per client (--max-client-memory)\n"
+    );
+    let after = rss_kib(pid);
+    assert!(after < before + 16 * 1024, "RSS {before} → {after} KiB");
+}
+
+/// Item 3: for every test, the server's peak RSS during a trial stays
+/// within what `trial_cost` counted for it (plus thread stacks' slack), and
+/// the big-buffer tests really allocate most of it (the model is not a
+/// loose guess). Item 10: after a big trial the RSS returns near its level
+/// before.
+#[test]
+fn each_tests_buffers_are_counted_and_given_back() {
+    let _timing = testkit::timing_lock();
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &[]);
+    let pid = server.child.id();
+    let mut fwd = trial(TestKind::TcpStream, 4, 8 << 20, 8 << 20);
+    fwd.send_rate_bps = None;
+    let mut rev = trial(TestKind::TcpStream, 4, 8 << 20, 8 << 20);
+    rev.reverse = true;
+    let mut udp = trial(TestKind::UdpStream, 8, 60_000, 60_000);
+    udp.send_rate_bps = Some(50_000_000);
+    let mut udp_rev = udp.clone();
+    udp_rev.reverse = true;
+    let cases: [(&str, TrialParams, bool); 7] = [
+        ("tcp-stream", fwd, true),
+        ("tcp-stream --reverse", rev, false),
+        ("tcp-rr", trial(TestKind::TcpRr, 4, 8 << 20, 1), true),
+        ("tcp-crr", trial(TestKind::TcpCrr, 2, 4 << 20, 1), true),
+        ("http", trial(TestKind::Http, 4, 0, 1), false),
+        ("udp-stream", udp, false),
+        ("udp-stream --reverse", udp_rev, false),
+    ];
+    for (name, p, dense) in cases {
+        let model_kib = engine::trial_cost::server_cost(&p).memory / 1024;
+        std::thread::sleep(Duration::from_millis(300));
+        let base = rss_kib(pid);
+        reset_peak(pid);
+        run(server.addr, None, &p).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let peak = status(pid, "VmHWM:").saturating_sub(base);
+        eprintln!("{name}: peak RSS growth {peak} KiB, counted {model_kib} KiB");
+        assert!(
+            peak <= model_kib + 4 * 1024,
+            "{name}: the trial took {peak} KiB, more than the {model_kib} KiB counted"
+        );
+        if dense {
+            assert!(
+                peak * 2 >= model_kib,
+                "{name}: the trial took {peak} KiB of the {model_kib} KiB counted"
+            );
+        }
+    }
+    // A big trial's memory is given back once it ends.
+    std::thread::sleep(Duration::from_millis(300));
+    let before = rss_kib(pid);
+    let mut big = trial(TestKind::TcpRr, 8, 16 << 20, 1);
+    big.duration_s = Some(1.0);
+    reset_peak(pid);
+    run(server.addr, None, &big).unwrap();
+    let peak = status(pid, "VmHWM:");
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss_kib(pid);
+    eprintln!("RSS before {before} KiB, peak {peak} KiB, after {after} KiB");
+    assert!(peak > before + 100 * 1024, "the big trial did not run big");
+    assert!(
+        after < before + 16 * 1024,
+        "RSS {before} KiB before, {after} KiB after the trial"
+    );
+}
+
+/// A directory with keys `attacker` and `victim` (and `b`, 20 Mbit/s) and
+/// their keys file.
+struct Keys {
+    dir: tempfile::TempDir,
+}
+
+impl Keys {
+    fn new(extra: &str) -> Keys {
+        let dir = tempfile::tempdir().unwrap();
+        let mut toml = String::new();
+        for name in ["attacker", "victim", "b"] {
+            Key::generate()
+                .unwrap()
+                .write_new(&dir.path().join(format!("{name}.key")))
+                .unwrap();
+        }
+        toml += "[[key]]\nfile = \"attacker.key\"\n";
+        toml += extra;
+        toml += "\n[[key]]\nfile = \"victim.key\"\n";
+        toml += "\n[[key]]\nfile = \"b.key\"\nmax_rate = \"20mbit\"\n";
+        std::fs::write(dir.path().join("keys.toml"), toml).unwrap();
+        Keys { dir }
+    }
+
+    fn toml(&self) -> PathBuf {
+        self.dir.path().join("keys.toml")
+    }
+
+    fn key(&self, name: &str) -> Key {
+        Key::read_file(&self.dir.path().join(format!("{name}.key"))).unwrap()
+    }
+}
+
+/// Item 4: under an open-file limit of 600, twelve keyed UDP trials of 48
+/// flows (576 sockets) held by one key cannot take what a legitimate
+/// trial of another key needs: the key gets at most half of what the limit
+/// leaves for trials, the rest is refused in one line, and the victim's
+/// trial runs.
+#[test]
+fn many_wide_udp_trials_of_one_key_leave_descriptors_for_another() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let toml = keys.toml();
+    let server = ServerChild::start_constrained(
+        None,
+        "127.0.0.1",
+        &["--keys", toml.to_str().unwrap(), "--max-per-address", "16"],
+        Constraints {
+            nofile: Some((600, 600)),
+            cpu: None,
+        },
+    );
+    let attacker = keys.key("attacker");
+    let mut p = trial(TestKind::UdpStream, 48, 1000, 1000);
+    p.send_rate_bps = Some(100_000);
+    p.duration_s = Some(6.0);
+    let addr = server.addr;
+    let attacks: Vec<_> = (0..12)
+        .map(|_| {
+            let (k, p) = (attacker.clone(), p.clone());
+            std::thread::spawn(move || run(addr, Some(&k), &p))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut v = trial(TestKind::UdpStream, 8, 1000, 1000);
+    v.send_rate_bps = Some(1_000_000);
+    let victim = run(addr, Some(&keys.key("victim")), &v);
+    let results: Vec<_> = attacks.into_iter().map(|h| h.join().unwrap()).collect();
+    let refused: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    eprintln!(
+        "attack trials: {} ran, {} refused: {:?}",
+        12 - refused.len(),
+        refused.len(),
+        refused.first()
+    );
+    assert!(victim.is_ok(), "the victim's trial failed: {victim:?}");
+    assert!(!refused.is_empty(), "every attack trial ran");
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.contains("descriptors") && e.contains("for key \"attacker\"")),
+        "{refused:?}"
+    );
+}
+
+/// Item 6: a key with `max_rate` 20mbit gets at most its rate in total
+/// from 4 and from 32 connections each asking for all of it.
+#[test]
+fn a_keys_rate_holds_across_its_connections() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let toml = keys.toml();
+    let server = ServerChild::start_unlogged(
+        None,
+        "127.0.0.1",
+        &["--keys", toml.to_str().unwrap(), "--max-per-address", "32"],
+    );
+    let b = keys.key("b");
+    let mut p = trial(TestKind::TcpStream, 1, 128 << 10, 128 << 10);
+    p.send_rate_bps = Some(20_000_000);
+    p.duration_s = Some(1.5);
+    for conns in [4, 32] {
+        let t0 = Instant::now();
+        let addr = server.addr;
+        let hs: Vec<_> = (0..conns)
+            .map(|_| {
+                let (k, p) = (b.clone(), p.clone());
+                std::thread::spawn(move || run(addr, Some(&k), &p))
+            })
+            .collect();
+        let results: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        let secs = t0.elapsed().as_secs_f64();
+        let bytes: f64 = results.iter().filter_map(|r| r.as_ref().ok()).sum();
+        let ran = results.iter().filter(|r| r.is_ok()).count();
+        let total_mbit = bytes * 8.0 / secs / 1e6;
+        eprintln!("{conns} connections: {ran} trials ran, {total_mbit:.1} Mbit/s in total over {secs:.1} s");
+        assert!(
+            total_mbit <= 22.0,
+            "{conns} connections took {total_mbit:.1} Mbit/s"
+        );
+        assert!(ran >= 1);
+        let why = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+        assert!(
+            why.contains("key \"b\" allows at most 20mbit in total (max_rate)")
+                || why.contains("key \"b\" allows at most 16 clients"),
+            "{why}"
+        );
+    }
+}
+
+/// Item 6: tcp-rr with 16M writes under a key's 20mbit is ended once it
+/// moves more than the rate the server granted (16.3 Gbit/s before).
+#[test]
+fn tcp_rr_with_huge_writes_is_held_to_the_keys_rate() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let toml = keys.toml();
+    let server =
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let mut p = trial(TestKind::TcpRr, 1, 16 << 20, 1);
+    p.duration_s = Some(5.0);
+    let t0 = Instant::now();
+    let e = run(server.addr, Some(&keys.key("b")), &p).unwrap_err();
+    eprintln!("tcp-rr 16M under 20mbit: {e} after {:?}", t0.elapsed());
+    assert!(
+        e.contains("key \"b\": the trial moved") && e.contains("20mbit the server granted"),
+        "{e}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(3));
+}
+
+/// Item 6: a forward stream that declares `--send-rate 20mbit` and sends
+/// unpaced (39.6 Gbit/s accepted before) is ended with a one-line reason.
+#[test]
+fn an_unpaced_stream_that_declared_a_rate_is_ended() {
+    let _timing = testkit::timing_lock();
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &[]);
+    let mut c = TcpStream::connect(server.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write_message(
+        &mut c,
+        &Message::Hello {
+            client: "attacks_budget".into(),
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        read_message(&mut c).unwrap(),
+        Message::Welcome { .. }
+    ));
+    let mut p = trial(TestKind::TcpStream, 1, 128 << 10, 128 << 10);
+    p.send_rate_bps = Some(20_000_000);
+    p.duration_s = Some(5.0);
+    write_message(&mut c, &Message::Setup { params: p }).unwrap();
+    let port = match read_message(&mut c).unwrap() {
+        Message::Ready { ports, .. } => ports[0],
+        other => panic!("expected ready, got {other:?}"),
+    };
+    let t0 = Instant::now();
+    let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    data.set_write_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let block = vec![0u8; 1 << 20];
+    let mut sent = 0u64;
+    while t0.elapsed() < Duration::from_secs(5) {
+        match data.write(&block) {
+            Ok(n) => sent += n as u64,
+            Err(_) => break,
+        }
+    }
+    let cut_off = t0.elapsed();
+    let why = match read_message(&mut c).unwrap() {
+        Message::Error { message } => message,
+        other => panic!("expected the trial to be ended, got {other:?}"),
+    };
+    eprintln!(
+        "unpaced after declaring 20mbit: {why}; {} MB sent, cut off after {cut_off:?}",
+        sent >> 20
+    );
+    assert!(
+        why.contains("the trial moved") && why.contains("20mbit the server granted"),
+        "{why}"
+    );
+    assert!(!why.contains('\n'));
+    assert!(cut_off < Duration::from_secs(4), "{cut_off:?}");
+}
+
+/// The CPU-seconds process `pid` has used (user + system).
+fn cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    (f[0] + f[1]) as f64 / 100.0
+}
+
+/// Item 9: `--read-size 1`, and `--recv-work 10ms` on 8 flows, under a
+/// key's `max_cpu` 0.5 are ended with a one-line reason, and the server's
+/// CPU over the trial stays within the budget plus one window at two CPUs
+/// (they took 1.18 and 1.67 CPU-s/s for as long as they ran before; a
+/// recv-work trial runs until its buffered data is worked through, close
+/// to a minute here). On a host busy with other work the trial gets less
+/// CPU than its budget and ends later: the bound on CPU holds either way.
+#[test]
+fn trials_over_their_cpu_budget_are_ended() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("max_cpu = 0.5\n");
+    let toml = keys.toml();
+    let server =
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let pid = server.child.id();
+    let k = keys.key("attacker");
+    let mut small_reads = trial(TestKind::TcpStream, 1, 128 << 10, 1);
+    small_reads.duration_s = Some(8.0);
+    let mut work = trial(TestKind::TcpStream, 8, 128 << 10, 128 << 10);
+    work.recv_work_ns_per_kb = Some(10_000_000);
+    work.duration_s = Some(8.0);
+    for (name, p) in [
+        ("--read-size 1", small_reads),
+        ("--recv-work 10ms × 8", work),
+    ] {
+        let (t0, c0) = (Instant::now(), cpu_s(pid));
+        let e = run(server.addr, Some(&k), &p).unwrap_err();
+        let (secs, used) = (t0.elapsed().as_secs_f64(), cpu_s(pid) - c0);
+        eprintln!("{name}: {e}; the server used {used:.2} CPU-s in {secs:.1} s");
+        assert!(
+            e.contains("CPU-seconds per second") && e.contains("over its budget of 0.5"),
+            "{e}"
+        );
+        assert!(
+            used <= 0.5 * secs + 4.0,
+            "{name}: {used:.2} CPU-s in {secs:.1} s"
+        );
+    }
+}
