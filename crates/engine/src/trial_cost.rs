@@ -21,6 +21,7 @@
 //! (net.core.rmem_max, tcp_rmem) and `--sndbuf`/`--rcvbuf` are validated.
 
 use crate::pattern::PERIOD;
+use crate::workloads::seq_window;
 use crate::workloads::{http, layer, udp};
 use record::{Api, TestKind, TrialParams};
 
@@ -28,9 +29,10 @@ use record::{Api, TestKind, TrialParams};
 /// pages and its share of malloc's per-thread bookkeeping).
 pub const THREAD_BYTES: u64 = 64 << 10;
 
-/// Most memory one flow's sequence tracker holds (its bitmap of seen
-/// sequence numbers is a bounded sliding window; see `udp::SeqTracker`).
-pub const SEQ_TRACKER_BYTES: u64 = 64 << 10;
+/// Most memory one flow's sequence tracker holds: its sliding bitmap of
+/// [`seq_window::WINDOW`] sequence numbers, one bit each, and the
+/// tracker's own fields (see `udp::SeqTracker`).
+pub const SEQ_TRACKER_BYTES: u64 = (seq_window::WINDOW / 8) as u64 + 256;
 
 /// Request buffer of one http server connection.
 const HTTP_REQUEST_BUF: u64 = 64 << 10;

@@ -329,12 +329,15 @@ fn an_unpaced_stream_that_declared_a_rate_is_ended() {
     p.send_rate_bps = Some(20_000_000);
     p.duration_s = Some(5.0);
     write_message(&mut c, &Message::Setup { params: p }).unwrap();
-    let port = match read_message(&mut c).unwrap() {
-        Message::Ready { ports, .. } => ports[0],
+    let (port, token) = match read_message(&mut c).unwrap() {
+        Message::Ready { ports, token } => (ports[0], token.expect("every trial has a token")),
         other => panic!("expected ready, got {other:?}"),
     };
     let t0 = Instant::now();
     let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // Every data connection begins with the trial's token.
+    data.write_all(&engine::auth::from_hex(&token).expect("a hex token"))
+        .unwrap();
     data.set_write_timeout(Some(Duration::from_secs(1)))
         .unwrap();
     let block = vec![0u8; 1 << 20];
