@@ -35,8 +35,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const LISTENER: Token = Token(usize::MAX);
-/// Malformed frames a connection may send before its handshake ends.
-const MAX_MALFORMED: u32 = 8;
 /// Reply bytes a connection that does not read may leave unsent.
 const MAX_UNSENT: usize = 16 << 10;
 /// The longest the loop sleeps (it checks for a stop this often).
@@ -89,7 +87,6 @@ struct Conn {
     out: Vec<u8>,
     stage: Stage,
     transcript: Transcript,
-    malformed: u32,
     writable: bool,
 }
 
@@ -260,7 +257,6 @@ fn admit(
             out: Vec::new(),
             stage: Stage::Hello,
             transcript: Transcript::default(),
-            malformed: 0,
             writable: true,
         },
     );
@@ -355,7 +351,14 @@ impl Conn {
         let mut buf = [0u8; 4096];
         loop {
             match self.stream.read(&mut buf) {
-                Ok(0) => return Next::Close,
+                Ok(0) => {
+                    if !self.inbuf.is_empty() {
+                        self.reply(&Message::Error {
+                            message: "reading control connection: the connection closed within a frame".into(),
+                        });
+                    }
+                    return Next::Close;
+                }
                 Ok(k) => {
                     self.inbuf.extend_from_slice(&buf[..k]);
                     match self.frames(gk) {
@@ -395,13 +398,11 @@ impl Conn {
             let next = match parse_body(&body) {
                 Ok(m) => self.message(gk, m, &body),
                 Err(e) => {
-                    self.malformed += 1;
+                    // Answered as after the handshake; what a client that
+                    // does not read leaves unsent is bounded below.
                     self.reply(&Message::Error {
                         message: e.to_string(),
                     });
-                    if self.malformed > MAX_MALFORMED {
-                        return Next::Close;
-                    }
                     Next::Wait
                 }
             };
