@@ -59,6 +59,9 @@ pub enum KeyError {
         /// Its permission bits.
         mode: u32,
     },
+    /// The file holds the all-zero key, which anyone can guess.
+    #[error("{0}: the key is all zeros, which anyone can guess; make one with tcplab key new")]
+    AllZero(String),
     /// The file does not hold a key.
     #[error("{0}: not a tcplab key (expected one line of 64 hex digits)")]
     Malformed(String),
@@ -130,7 +133,22 @@ impl Key {
             return Err(KeyError::Exposed { path: name, mode });
         }
         let text = std::fs::read_to_string(path).map_err(io)?;
-        Key::from_line(&text).ok_or(KeyError::Malformed(name))
+        let key = Key::from_line(&text).ok_or_else(|| KeyError::Malformed(name.clone()))?;
+        if key.is_zero() {
+            return Err(KeyError::AllZero(name));
+        }
+        Ok(key)
+    }
+
+    /// Whether every byte of the key is zero (refused wherever a key is
+    /// read or used: anyone can guess it).
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|b| *b == 0)
+    }
+
+    /// The key's bytes, for deriving a connection's keys.
+    pub(crate) fn bytes(&self) -> &[u8; KEY_BYTES] {
+        &self.0
     }
 
     /// The key's id: the first 8 bytes of SHA-256 over [`KEY_ID_LABEL`]
@@ -223,5 +241,20 @@ mod tests {
         // SHA-256("tcplab key id v1" ‖ 32 zero bytes), first 8 bytes
         // (computed apart, with Python's hashlib).
         assert_eq!(Key([0; KEY_BYTES]).id(), "1c0660cfbe19beff");
+    }
+
+    #[test]
+    fn an_all_zero_key_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("zero.key");
+        Key([0; KEY_BYTES]).write_new(&path).unwrap();
+        let e = Key::read_file(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "the key is all zeros, which anyone can guess; make one with tcplab key new"
+            ),
+            "{e}"
+        );
+        assert!(!Key::generate().unwrap().is_zero());
     }
 }

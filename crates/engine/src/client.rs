@@ -7,8 +7,12 @@ use crate::error::{os_phrase, EngineError};
 use crate::hoststat::HostCpu;
 use crate::interval::{IntervalSpec, Meter};
 use crate::metrics::combine;
-use crate::proto::{read_message, write_message, FrameError, Message};
+use crate::proto::{
+    encode_body, header, parse_body, read_frame, write_frame, FrameError, Message, MAX_FRAME,
+    VERSION,
+};
 use crate::report::SideReport;
+use crate::session::{Framing, SessionKeys, Side, Transcript, TAG_BYTES};
 use crate::watch::{poll_control, ControlEvent, Watchdog};
 use crate::workloads::{start_client, PlaceHook};
 use record::{TestKind, TrialOutcome, TrialParams};
@@ -37,6 +41,8 @@ pub trait TrialObserver: Send {
 /// A greeted control connection.
 pub struct Client {
     ctrl: TcpStream,
+    /// Tagged frames after a keyed handshake ([`crate::session`]).
+    framing: Framing,
     server: String,
     key_name: Option<String>,
     checks: bool,
@@ -60,16 +66,52 @@ fn seconds(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
-/// The server's answer during the handshake: a refusal (`error`) becomes
-/// [`EngineError::Rejected`], a frame that is not tcplab's says so.
+/// One frame of the handshake, as a message and its payload.
+fn read_plain(ctrl: &mut TcpStream, max: u32) -> Result<(Message, Vec<u8>), FrameError> {
+    let (version, body) = read_frame(ctrl, max)?;
+    if version != VERSION {
+        return Err(FrameError::BadVersion(version));
+    }
+    Ok((parse_body(&body)?, body))
+}
+
+/// The server's answer during the handshake, and its payload: a refusal
+/// (`error`) becomes [`EngineError::Rejected`], a frame that is not
+/// tcplab's says so. With `sealed`, the answer to `auth_proof`: a tagged
+/// welcome (or a plain refusal).
 fn answer(
     ctrl: &mut TcpStream,
     addr: SocketAddr,
     timeout: Duration,
-) -> Result<Message, EngineError> {
+    sealed: Option<&mut Framing>,
+) -> Result<(Message, Vec<u8>), EngineError> {
     let not_tcplab = |detail: String| EngineError::NotTcplab { addr, detail };
-    match read_message(ctrl) {
-        Ok(Message::Error { message }) => Err(EngineError::Rejected(message)),
+    let read = match sealed {
+        None => read_plain(ctrl, MAX_FRAME),
+        Some(f) => read_frame(ctrl, MAX_FRAME + TAG_BYTES as u32).and_then(|(version, body)| {
+            if version != VERSION {
+                return Err(FrameError::BadVersion(version));
+            }
+            let mut frame = header(version, body.len()).to_vec();
+            frame.extend_from_slice(&body);
+            let mut tagged = f.clone();
+            match tagged.read(&mut frame.as_slice()) {
+                Ok(m) => {
+                    *f = tagged;
+                    Ok((m, body))
+                }
+                // A refusal comes untagged (the server may not have
+                // derived the keys); anything else untagged is not taken.
+                Err(FrameError::BadTag) => match parse_body(&body) {
+                    Ok(m @ Message::Error { .. }) => Ok((m, body)),
+                    _ => Err(FrameError::BadTag),
+                },
+                Err(e) => Err(e),
+            }
+        }),
+    };
+    match read {
+        Ok((Message::Error { message }, _)) => Err(EngineError::Rejected(message)),
         Ok(m) => Ok(m),
         Err(FrameError::BadVersion(theirs)) => Err(EngineError::VersionMismatch { addr, theirs }),
         Err(FrameError::Closed) => Err(not_tcplab(
@@ -136,10 +178,16 @@ impl Client {
         let sent = |r: std::io::Result<()>| {
             r.map_err(|e| not_tcplab(format!("sending hello: {}", os_phrase(&e))))
         };
+        let mut framing = Framing::plain();
+        let send_plain = |ctrl: &mut TcpStream, m: &Message| -> Result<Vec<u8>, EngineError> {
+            let body = encode_body(m).map_err(|e| not_tcplab(format!("sending hello: {e}")))?;
+            sent(write_frame(ctrl, VERSION, &body))?;
+            Ok(body)
+        };
         let welcome = match key {
             None => {
-                sent(write_message(&mut ctrl, &Message::Hello { client: me }))?;
-                match answer(&mut ctrl, addr, timeout)? {
+                send_plain(&mut ctrl, &Message::Hello { client: me })?;
+                match answer(&mut ctrl, addr, timeout, None)?.0 {
                     m @ Message::Welcome { .. } => m,
                     other => return Err(not_tcplab(format!("it answered hello with {other:?}"))),
                 }
@@ -151,10 +199,14 @@ impl Client {
                     nonce: to_hex(&ours),
                     key_id: Some(key.id()),
                 };
-                sent(write_message(&mut ctrl, &hello))?;
-                let (theirs, proof) = match answer(&mut ctrl, addr, timeout)? {
-                    Message::AuthChallenge { nonce, proof, .. } => (nonce, proof),
-                    other => {
+                let mut transcript = Transcript::default();
+                transcript.add(&send_plain(&mut ctrl, &hello)?);
+                let (theirs, proof) = match answer(&mut ctrl, addr, timeout, None)? {
+                    (Message::AuthChallenge { nonce, proof, .. }, body) => {
+                        transcript.add(&body);
+                        (nonce, proof)
+                    }
+                    (other, _) => {
                         return Err(not_tcplab(format!("it answered auth_hello with {other:?}")))
                     }
                 };
@@ -162,7 +214,7 @@ impl Client {
                 let proof = from_hex(&proof).unwrap_or_default();
                 if !key.verify(SERVER_LABEL, &ours, &theirs, &proof) {
                     let why = "authentication failed: the server's key differs";
-                    let _ = write_message(
+                    let _ = send_plain(
                         &mut ctrl,
                         &Message::Error {
                             message: why.into(),
@@ -175,8 +227,10 @@ impl Client {
                 let proof = Message::AuthProof {
                     proof: to_hex(&key.proof(CLIENT_LABEL, &ours, &theirs)),
                 };
-                sent(write_message(&mut ctrl, &proof))?;
-                match answer(&mut ctrl, addr, timeout)? {
+                transcript.add(&send_plain(&mut ctrl, &proof)?);
+                let keys = SessionKeys::derive(key, &ours, &theirs, &transcript.hash());
+                framing = Framing::sealed(&keys, Side::Client);
+                match answer(&mut ctrl, addr, timeout, Some(&mut framing))?.0 {
                     m @ Message::Welcome { .. } => m,
                     other => {
                         return Err(not_tcplab(format!("it answered auth_proof with {other:?}")))
@@ -198,6 +252,7 @@ impl Client {
             .map_err(|e| EngineError::io("setting control timeout", e))?;
         Ok(Client {
             ctrl,
+            framing,
             server,
             key_name,
             checks,
@@ -448,11 +503,12 @@ impl Client {
     }
 
     fn send(&mut self, m: &Message) -> Result<(), EngineError> {
-        write_message(&mut self.ctrl, m)
+        self.framing
+            .write(&mut self.ctrl, m)
             .map_err(|e| EngineError::io("writing to control connection", e))
     }
 
     fn receive(&mut self) -> Result<Message, EngineError> {
-        read_message(&mut self.ctrl).map_err(frame_err)
+        self.framing.read(&mut self.ctrl).map_err(frame_err)
     }
 }

@@ -1,23 +1,32 @@
 //! The control protocol between `tcplab bench` and `tcplab server`.
 //!
 //! Every message is one frame: the magic `TCPL`, a big-endian u16 protocol
-//! version, a big-endian u32 payload length (at most [`MAX_FRAME`]), and a
-//! JSON payload tagged by `"type"`. A frame with a bad magic, version or
-//! length loses the stream's sync and ends the connection; a well-framed
-//! payload that does not parse gets an `error` reply and the connection
-//! stays usable.
+//! version, a big-endian u32 payload length, and a JSON payload tagged by
+//! `"type"`. Before a client is authenticated (or, on a server without
+//! keys, greeted) a payload may hold at most [`PRE_AUTH_MAX_FRAME`] bytes;
+//! after it, [`MAX_FRAME`]. On a keyed connection every frame after
+//! `auth_proof` also carries a tag ([`crate::session`]). A frame with a bad
+//! magic, version, length or tag loses the stream's sync and ends the
+//! connection; a well-framed payload that does not parse gets an `error`
+//! reply and the connection stays usable.
 
 use crate::report::SideReport;
 use record::TrialParams;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
-/// The protocol version this build speaks.
-pub const VERSION: u16 = 2;
+/// The protocol version this build speaks (3: frames after a keyed
+/// handshake carry a tag).
+pub const VERSION: u16 = 3;
 /// Frame magic.
 pub const MAGIC: [u8; 4] = *b"TCPL";
 /// Largest accepted payload.
 pub const MAX_FRAME: u32 = 1 << 20;
+/// Largest payload accepted before the peer is authenticated (or greeted):
+/// a handshake's messages are a few hundred bytes.
+pub const PRE_AUTH_MAX_FRAME: u32 = 4096;
+/// Bytes in a frame's header: magic, version, length.
+pub const HEADER_BYTES: usize = 10;
 
 /// A control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,12 +131,25 @@ pub enum FrameError {
     /// The frame's version is not ours.
     #[error("unsupported protocol version {0}; this side speaks version {VERSION}")]
     BadVersion(u16),
-    /// The frame is longer than allowed.
-    #[error("control frame of {0} bytes exceeds the limit of {MAX_FRAME}")]
-    TooLong(u32),
+    /// The frame is longer than allowed here.
+    #[error("control frame of {0} bytes exceeds the limit of {1}{when}", when = before_auth(*.1))]
+    TooLong(u32, u32),
+    /// A frame of an authenticated connection failed its tag (forged,
+    /// replayed, reordered or cut).
+    #[error("a control frame failed its authentication tag (forged, replayed or reordered)")]
+    BadTag,
     /// The payload is not a known message.
     #[error("malformed control message: {0}")]
     Malformed(String),
+}
+
+/// How a frame limit below [`MAX_FRAME`] is named.
+fn before_auth(max: u32) -> &'static str {
+    if max < MAX_FRAME {
+        " before authentication"
+    } else {
+        ""
+    }
 }
 
 impl FrameError {
@@ -139,16 +161,42 @@ impl FrameError {
 
 /// Writes one message as a frame.
 pub fn write_message<W: Write>(w: &mut W, m: &Message) -> std::io::Result<()> {
-    let body = serde_json::to_vec(m).map_err(std::io::Error::other)?;
-    write_frame(w, VERSION, &body)
+    write_frame(w, VERSION, &encode_body(m)?)
+}
+
+/// A message's payload: its JSON.
+pub fn encode_body(m: &Message) -> std::io::Result<Vec<u8>> {
+    serde_json::to_vec(m).map_err(std::io::Error::other)
+}
+
+/// A frame's header for a payload of `len` bytes.
+pub fn header(version: u16, len: usize) -> [u8; HEADER_BYTES] {
+    let mut h = [0u8; HEADER_BYTES];
+    h[..4].copy_from_slice(&MAGIC);
+    h[4..6].copy_from_slice(&version.to_be_bytes());
+    h[6..].copy_from_slice(&(len as u32).to_be_bytes());
+    h
+}
+
+/// A frame's version and declared length from its header, or why it is
+/// not a frame (bad magic, or longer than `max`).
+pub fn parse_header(head: &[u8; HEADER_BYTES], max: u32) -> Result<(u16, u32), FrameError> {
+    let magic: [u8; 4] = head[0..4].try_into().expect("4 bytes");
+    if magic != MAGIC {
+        return Err(FrameError::BadMagic(magic));
+    }
+    let version = u16::from_be_bytes([head[4], head[5]]);
+    let len = u32::from_be_bytes(head[6..10].try_into().expect("4 bytes"));
+    if len > max {
+        return Err(FrameError::TooLong(len, max));
+    }
+    Ok((version, len))
 }
 
 /// Writes a raw frame (also used by tests to send malformed payloads).
 pub fn write_frame<W: Write>(w: &mut W, version: u16, body: &[u8]) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(10 + body.len());
-    buf.extend_from_slice(&MAGIC);
-    buf.extend_from_slice(&version.to_be_bytes());
-    buf.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    let mut buf = Vec::with_capacity(HEADER_BYTES + body.len());
+    buf.extend_from_slice(&header(version, body.len()));
     buf.extend_from_slice(body);
     w.write_all(&buf)?;
     w.flush()
@@ -156,22 +204,28 @@ pub fn write_frame<W: Write>(w: &mut W, version: u16, body: &[u8]) -> std::io::R
 
 /// Reads one frame and parses its message.
 pub fn read_message<R: Read>(r: &mut R) -> Result<Message, FrameError> {
-    let mut head = [0u8; 10];
+    let (version, body) = read_frame(r, MAX_FRAME)?;
+    if version != VERSION {
+        return Err(FrameError::BadVersion(version));
+    }
+    parse_body(&body)
+}
+
+/// Parses a payload as a message (a recoverable `Malformed` if it is not one).
+pub fn parse_body(body: &[u8]) -> Result<Message, FrameError> {
+    parse_payload(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads one frame of at most `max` payload bytes: its version and payload.
+pub fn read_frame<R: Read>(r: &mut R, max: u32) -> Result<(u16, Vec<u8>), FrameError> {
+    let mut head = [0u8; HEADER_BYTES];
     match r.read_exact(&mut head[..1]) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(FrameError::Io(e)),
     }
     r.read_exact(&mut head[1..])?;
-    let magic: [u8; 4] = head[0..4].try_into().expect("4 bytes");
-    if magic != MAGIC {
-        return Err(FrameError::BadMagic(magic));
-    }
-    let version = u16::from_be_bytes([head[4], head[5]]);
-    let len = u32::from_be_bytes(head[6..10].try_into().expect("4 bytes"));
-    if len > MAX_FRAME {
-        return Err(FrameError::TooLong(len));
-    }
+    let (version, len) = parse_header(&head, max)?;
     // The body grows as its bytes arrive (4 KiB, then doubling, never past
     // the declared length), so a peer that declares a megabyte and
     // trickles a few bytes holds kilobytes, not the megabyte it declared.
@@ -184,10 +238,7 @@ pub fn read_message<R: Read>(r: &mut R) -> Result<Message, FrameError> {
         body.resize(start + chunk, 0);
         r.read_exact(&mut body[start..])?;
     }
-    if version != VERSION {
-        return Err(FrameError::BadVersion(version));
-    }
-    parse_payload(&body).map_err(|e| FrameError::Malformed(e.to_string()))
+    Ok((version, body))
 }
 
 /// The message types, as `type` names them.

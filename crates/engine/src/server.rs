@@ -1,30 +1,36 @@
 //! `tcplab server`: serves trials to several clients at a time, each on its
 //! own control connection, with data on separate per-trial sockets. Every
-//! wait is bounded (`Limits`): a connection has `handshake_s` to say hello,
-//! each message `message_s` once it has begun, a greeted client `idle_s`
-//! between trials; a trial's data must begin within `message_s` of its
-//! setup (the client may attach probes first), pause no longer than
-//! `idle_s`, and its `client_done` come within `message_s` of the data's end;
-//! every thread a trial starts is joined before the next message is read.
+//! connection's handshake runs on one event loop ([`crate::handshake`]),
+//! within `handshake_s`; a client that completes it gets a thread of its
+//! own and one of `max_clients`' slots. Every wait is bounded (`Limits`):
+//! each message has `message_s` once it has begun, a greeted client
+//! `idle_s` between trials; a trial's data must begin within `message_s` of
+//! its setup (the client may attach probes first), pause no longer than
+//! `idle_s`, and its `client_done` come within `message_s` of the data's
+//! end; every thread a trial starts is joined before the next message is
+//! read.
 
-use crate::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, Nonce, CLIENT_LABEL, SERVER_LABEL};
+use crate::auth::{fresh_nonce, to_hex, Key};
 use crate::cancel::{Canceller, Registration};
-use crate::deadline::{is_deadline, DeadlineReader};
+use crate::control_conn::ControlConn;
+use crate::deadline::is_deadline;
 use crate::error::EngineError;
+use crate::handshake::{Gatekeeper, Greeted};
 use crate::key_policy::{KeyPolicy, KeyRing};
 use crate::key_usage::Usage;
 use crate::limits::{admit, validate, Limits};
-use crate::proto::{read_message, write_message, FrameError, Message};
+use crate::pending::PendingLimits;
+use crate::proto::{FrameError, Message};
 use crate::report::SideReport;
 use crate::server_budget::{self, Budget};
-use crate::server_log::{trial_event, ServerEvent, ServerLog, TrialEnd};
-use crate::server_state::{ClientSlot, LoadReservation, Shared};
+use crate::server_log::{trial_event, LogGate, ServerEvent, ServerLog, TrialEnd};
+use crate::server_state::{LoadReservation, Shared};
 use crate::trial_wait::{join_within, Cap, Wait};
 use crate::watch::{poll_control, ControlEvent};
 use crate::workloads::{start_server, DataWaits, PlaceHook, RunningRole};
 use record::TrialParams;
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -46,6 +52,7 @@ pub struct Server {
     stopping: Arc<AtomicBool>,
     log: Option<ServerLog>,
     keys: Option<Arc<KeyRing>>,
+    pending: PendingLimits,
 }
 
 /// A server serving on a background thread; stops accepting when dropped.
@@ -91,12 +98,14 @@ impl Server {
                 load_workers: AtomicU32::new(0),
                 connections: Canceller::new(),
                 usage,
+                recent_keys: Mutex::new(HashMap::new()),
             }),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
             stopping: Arc::new(AtomicBool::new(false)),
             log: None,
             keys: None,
+            pending: PendingLimits::default(),
         })
     }
 
@@ -107,9 +116,16 @@ impl Server {
     }
 
     /// Passes each client's arrival, trials and departure to `log`
-    /// (`tcplab server` prints them).
+    /// (`tcplab server` prints them), every string escaped and the events
+    /// of unauthenticated connections rate-limited per address.
     pub fn with_log(mut self, log: ServerLog) -> Server {
         self.log = Some(log);
+        self
+    }
+
+    /// Bounds the connections still in their handshake.
+    pub fn with_pending_limits(mut self, pending: PendingLimits) -> Server {
+        self.pending = pending;
         self
     }
 
@@ -120,7 +136,8 @@ impl Server {
     }
 
     /// Serves only clients that prove they hold one of `keys`, each
-    /// within its own limits (a client names its key by [`Key::id`]).
+    /// within its own limits (a client names its key by [`Key::id`]). An
+    /// all-zero key is never used: a client naming it is refused.
     pub fn with_keys(mut self, keys: KeyRing) -> Server {
         if let Some(sh) = Arc::get_mut(&mut self.shared) {
             // Several keys share the server; one key has it all.
@@ -137,68 +154,55 @@ impl Server {
             .map_err(|e| EngineError::io("reading control address", e))
     }
 
-    /// Serves forever, one thread per client.
+    /// Serves until stopped: handshakes on this thread, one thread per
+    /// greeted client.
     pub fn serve(self) {
-        for conn in self.listener.incoming() {
-            if self.stopping.load(Ordering::SeqCst) {
-                return;
-            }
-            let Ok(stream) = conn else {
-                // E.g. out of descriptors: back off instead of spinning.
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            };
-            let accepted = Instant::now();
-            let slot = match ClientSlot::take(&self.shared, &stream) {
-                Ok(slot) => slot,
-                Err(reason) => {
-                    self.refuse(stream, reason);
-                    continue;
-                }
-            };
-            // Kept to say why, should no thread start for this client.
-            let spare = stream.try_clone();
-            let name = self.name.clone();
-            let hook = self.hook.clone();
-            let log = self.log.clone();
-            let keys = self.keys.clone();
+        let gate = Arc::new(LogGate::new(self.log.clone()));
+        let gk = Gatekeeper {
+            shared: self.shared.clone(),
+            keys: self.keys.clone(),
+            name: self.name.clone(),
+            gate: gate.clone(),
+            pending: self.pending,
+        };
+        let Server {
+            listener,
+            name,
+            hook,
+            stopping,
+            keys,
+            ..
+        } = self;
+        crate::handshake::run(listener, &stopping, &gk, |g: Greeted| {
+            let (name, hook, keys) = (name.clone(), hook.clone(), keys.clone());
+            let thread_gate = gate.clone();
+            let peer = g.peer;
+            let spare = g.stream.try_clone();
             let spawned = std::thread::Builder::new()
                 .name("tcplab-ctrl".into())
                 .spawn(move || {
-                    let slot = slot;
                     let who = Who {
                         name: &name,
                         keys: keys.as_deref(),
                     };
-                    serve_client(stream, accepted, &slot.shared, who, &hook, &log);
+                    serve_client(g, who, &hook, &thread_gate);
                 });
-            match (spawned, spare) {
-                (Ok(_), _) => {}
-                (Err(e), Ok(spare)) => {
-                    self.refuse(spare, format!("server busy: cannot start a thread ({e})"))
-                }
-                (Err(_), Err(_)) => {}
+            if let (Err(e), Ok(spare)) = (spawned, spare) {
+                // The client's slot went with the closure: say why, once.
+                let _ = spare.set_write_timeout(Some(Duration::from_secs(1)));
+                let _ = crate::proto::write_message(
+                    &mut &spare,
+                    &Message::Error {
+                        message: format!("server busy: cannot start a thread ({e})"),
+                    },
+                );
+                gate.emit(&ServerEvent::Refused {
+                    peer,
+                    key: None,
+                    reason: format!("server busy: cannot start a thread ({e})"),
+                });
             }
-        }
-    }
-
-    /// Tells a connection why it is not served (one line), logs it, and
-    /// closes it.
-    fn refuse(&self, mut stream: TcpStream, reason: String) {
-        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-        let _ = write_message(
-            &mut stream,
-            &Message::Error {
-                message: reason.clone(),
-            },
-        );
-        if let (Some(log), Ok(peer)) = (&self.log, stream.peer_addr()) {
-            log(&ServerEvent::Refused {
-                peer,
-                key: None,
-                reason,
-            });
-        }
+        });
     }
 
     /// Serves on a background thread until the returned handle is dropped.
@@ -229,8 +233,8 @@ impl Server {
     }
 }
 
-fn reply_error(s: &mut TcpStream, message: String) -> bool {
-    write_message(s, &Message::Error { message }).is_ok()
+fn reply_error(s: &mut ControlConn, message: String) -> bool {
+    s.send(&Message::Error { message }).is_ok()
 }
 
 fn secs(d: f64) -> Duration {
@@ -243,76 +247,72 @@ struct Who<'a> {
     keys: Option<&'a KeyRing>,
 }
 
-/// One client's control loop: hello (or the key's handshake), then any
-/// number of trials; each arrival, refusal, trial and departure goes to `log`.
-fn serve_client(
-    mut s: TcpStream,
-    accepted: Instant,
-    shared: &Shared,
-    who: Who,
-    hook: &Option<PlaceHook>,
-    log: &Option<ServerLog>,
-) {
-    let peer = s.peer_addr().ok();
+/// One greeted client's control loop: its welcome, then any number of
+/// trials; each arrival, trial and departure goes to the log.
+fn serve_client(g: Greeted, who: Who, hook: &Option<PlaceHook>, gate: &LogGate) {
+    let Greeted {
+        stream,
+        peer,
+        client,
+        key,
+        framing,
+        slot,
+        early,
+        unsent,
+    } = g;
+    let shared = &slot.shared;
+    let Ok(mut s) = ControlConn::new(stream, framing, early, &unsent) else {
+        return;
+    };
     let mut trials = 0u32;
-    let mut greeted = false;
     // Dropped before `s` closes, so stopping never shuts a reused descriptor.
-    let woken_on_stop: Registration = shared.connections.register(&s);
-    let client = Client {
+    let woken_on_stop: Registration = shared.connections.register(&s.stream);
+    let policy = match (key, who.keys) {
+        (Some(k), Some(ring)) => Some(&ring[k].1),
+        _ => None,
+    };
+    let c = Client {
         shared,
         name: who.name,
-        keys: who.keys,
         hook,
-        log,
-        peer,
+        gate,
+        peer: Some(peer),
     };
-    client.control_loop(&mut s, accepted, &mut greeted, &mut trials);
-    drop(woken_on_stop);
-    if let (Some(log), Some(peer), true) = (log, peer, greeted) {
-        log(&ServerEvent::Disconnected { peer, trials });
+    // A key's place among its own clients (`max_clients` of the key file),
+    // held while this client is served.
+    let key_slot = match policy.map(|k| (k, shared.usage.client(k))) {
+        Some((k, Err(why))) => {
+            c.log_refused(Some(k), &why);
+            let _ = reply_error(&mut s, why);
+            None
+        }
+        Some((_, Ok(hold))) => Some(Some(hold)),
+        None => Some(None),
+    };
+    if key_slot.is_some() && c.welcome(&mut s, client, policy) {
+        c.control_loop(&mut s, policy, &mut trials);
     }
+    drop(key_slot);
+    drop(woken_on_stop);
+    gate.emit(&ServerEvent::Disconnected { peer, trials });
 }
 
 /// What a client's thread works with.
 struct Client<'a> {
     shared: &'a Shared,
     name: &'a str,
-    keys: Option<&'a KeyRing>,
     hook: &'a Option<PlaceHook>,
-    log: &'a Option<ServerLog>,
+    gate: &'a LogGate,
     peer: Option<SocketAddr>,
 }
 
 impl<'a> Client<'a> {
-    fn control_loop(
-        &self,
-        s: &mut TcpStream,
-        accepted: Instant,
-        greeted: &mut bool,
-        trials: &mut u32,
-    ) {
+    fn control_loop(&self, s: &mut ControlConn, policy: Option<&'a KeyPolicy>, trials: &mut u32) {
         let l = &self.shared.limits;
-        let _ = s.set_nodelay(true);
         // A client that does not read cannot block the server's writes.
-        let _ = s.set_write_timeout(Some(secs(l.message_s)));
-        let handshake_by = accepted + secs(l.handshake_s);
-        // A key handshake under way: the client's self-description and
-        // nonce, the server's nonce, the key the client named.
-        let mut challenged: Option<Challenge<'a>> = None;
-        // The key the client proved, once greeted with one, and its slot
-        // among the key's clients.
-        let mut policy: Option<&'a KeyPolicy> = None;
-        let mut _key_slot = None;
+        let _ = s.stream.set_write_timeout(Some(secs(l.message_s)));
         loop {
-            let read = if *greeted {
-                let mut r =
-                    DeadlineReader::new(s, Instant::now() + secs(l.idle_s), secs(l.message_s));
-                read_message(&mut r)
-            } else {
-                let mut r = DeadlineReader::new(s, handshake_by, secs(l.handshake_s))
-                    .no_later_than(handshake_by);
-                read_message(&mut r)
-            };
+            let read = s.read(Instant::now() + secs(l.idle_s), secs(l.message_s), None);
             let msg = match read {
                 Ok(m) => m,
                 Err(FrameError::Closed) => return,
@@ -323,87 +323,23 @@ impl<'a> Client<'a> {
                     continue;
                 }
                 Err(FrameError::Io(e)) if is_deadline(&e) => {
-                    let why = if !*greeted {
-                        format!(
-                            "closing: no hello within {} s (--handshake-timeout)",
-                            l.handshake_s
-                        )
-                    } else {
-                        format!(
-                            "closing: idle for {} s, or a message took over {} s (--idle-timeout, --message-timeout)",
-                            l.idle_s, l.message_s
-                        )
-                    };
+                    let why = format!(
+                        "closing: idle for {} s, or a message took over {} s (--idle-timeout, --message-timeout)",
+                        l.idle_s, l.message_s
+                    );
                     let _ = reply_error(s, why);
                     return;
                 }
                 Err(e) => {
-                    // Out of sync: say why, then drop only this client.
+                    // Out of sync, or a frame that failed its tag: say
+                    // why, then drop only this client.
                     let _ = reply_error(s, e.to_string());
                     return;
                 }
             };
             let ok = match msg {
-                Message::Hello { .. } if self.keys.is_some() => {
-                    self.refuse(
-                        s,
-                        None,
-                        "authentication required: this server has a key (bench --key FILE)",
-                    );
-                    false
-                }
-                Message::AuthHello {
-                    client,
-                    nonce,
-                    key_id,
-                } if !*greeted => match self.challenge(s, &nonce, key_id.as_deref()) {
-                    Some((key, client_nonce, server_nonce)) => {
-                        challenged = Some(Challenge {
-                            client,
-                            client_nonce,
-                            server_nonce,
-                            key,
-                        });
-                        true
-                    }
-                    None => false,
-                },
-                Message::AuthProof { proof } if !*greeted => {
-                    let Some(c) = challenged.take() else {
-                        self.refuse(s, None, "auth_proof before auth_hello");
-                        return;
-                    };
-                    let (key, named) = c.key;
-                    let proof = crate::auth::from_hex(&proof).unwrap_or_default();
-                    if !key.verify(CLIENT_LABEL, &c.client_nonce, &c.server_nonce, &proof) {
-                        self.refuse(s, None, "authentication failed: the client's key differs");
-                        return;
-                    }
-                    match self.shared.usage.client(named) {
-                        Ok(hold) => _key_slot = Some(hold),
-                        Err(why) => {
-                            self.refuse(s, Some(named), &why);
-                            return;
-                        }
-                    }
-                    *greeted = true;
-                    policy = Some(named);
-                    self.welcome(s, c.client, policy)
-                }
-                Message::Error { .. } if challenged.is_some() => {
-                    // The client found our proof wrong and said so.
-                    self.log_refused(None, "authentication failed: the client's key differs");
-                    return;
-                }
-                Message::Hello { client } => {
-                    *greeted = true;
-                    self.welcome(s, client, None)
-                }
-                Message::Setup { .. } | Message::Check { .. } if !*greeted => {
-                    reply_error(s, "expected hello before setup".into())
-                }
                 Message::Check { params } => match self.refusal(&params, policy) {
-                    None => write_message(s, &Message::Checked).is_ok(),
+                    None => s.send(&Message::Checked).is_ok(),
                     Some(why) => {
                         self.log_refused(policy, &why);
                         reply_error(s, why)
@@ -413,13 +349,13 @@ impl<'a> Client<'a> {
                     *trials += 1;
                     let (ok, outcome) = self.serve_trial(s, &params, policy);
                     crate::server_budget::return_memory();
-                    if let (Some(log), Some(peer)) = (self.log, self.peer) {
+                    if let Some(peer) = self.peer {
                         let end = match &outcome {
                             Ok(r) => TrialEnd::Ran(r),
                             Err(Ended::Refused(e)) => TrialEnd::Refused(e),
                             Err(Ended::Failed(e)) => TrialEnd::Failed(e),
                         };
-                        log(&trial_event(
+                        self.gate.emit(&trial_event(
                             peer,
                             policy.map(|k| k.name.as_str()),
                             &params,
@@ -440,10 +376,10 @@ impl<'a> Client<'a> {
     }
 
     /// Logs the client's arrival and welcomes it; false if the connection failed.
-    fn welcome(&self, s: &mut TcpStream, client: String, key: Option<&KeyPolicy>) -> bool {
+    fn welcome(&self, s: &mut ControlConn, client: String, key: Option<&KeyPolicy>) -> bool {
         let key = key.map(|k| k.name.clone());
-        if let (Some(log), Some(peer)) = (self.log, self.peer) {
-            log(&ServerEvent::Connected {
+        if let Some(peer) = self.peer {
+            self.gate.emit(&ServerEvent::Connected {
                 peer,
                 client,
                 key: key.clone(),
@@ -454,7 +390,7 @@ impl<'a> Client<'a> {
             key,
             checks: true,
         };
-        write_message(s, &welcome).is_ok()
+        s.send(&welcome).is_ok()
     }
 
     /// Why trial `p` would be refused (the key's limits, then the
@@ -467,78 +403,10 @@ impl<'a> Client<'a> {
             .err()
     }
 
-    /// The key the client named by `key_id` (or the only key, for a client
-    /// that names none), or why there is none.
-    fn key_named(&self, key_id: Option<&str>) -> Result<(&'a Key, &'a KeyPolicy), String> {
-        let keys = self.keys.ok_or_else(|| {
-            "authentication not set up: this server runs without --key (connect without --key)"
-                .to_string()
-        })?;
-        let found = match key_id {
-            Some(id) => keys.iter().find(|(k, _)| k.id() == id),
-            None if keys.len() == 1 => keys.first(),
-            None => {
-                return Err(
-                    "authentication failed: this server has several keys and the client named none (a tcplab without key ids)"
-                        .into(),
-                )
-            }
-        };
-        found.map(|(k, p)| (k, p)).ok_or_else(|| {
-            format!(
-                "authentication failed: the client's key differs (this server has no key with id {})",
-                key_id.unwrap_or_default()
-            )
-        })
-    }
-
-    /// Answers a client's `auth_hello` with this server's nonce and proof
-    /// under the key it named; that key and the nonces to check its
-    /// `auth_proof` against, or `None` (refused).
-    #[allow(clippy::type_complexity)]
-    fn challenge(
-        &self,
-        s: &mut TcpStream,
-        nonce: &str,
-        key_id: Option<&str>,
-    ) -> Option<((&'a Key, &'a KeyPolicy), Nonce, Nonce)> {
-        let (key, policy) = match self.key_named(key_id) {
-            Ok(k) => k,
-            Err(why) => {
-                self.refuse(s, None, &why);
-                return None;
-            }
-        };
-        let Some(client_nonce) = nonce_from_hex(nonce) else {
-            self.refuse(s, None, "auth_hello's nonce is not 32 bytes of hex");
-            return None;
-        };
-        let server_nonce = match fresh_nonce() {
-            Ok(n) => n,
-            Err(e) => {
-                self.refuse(s, None, &e.to_string());
-                return None;
-            }
-        };
-        let challenge = Message::AuthChallenge {
-            server: self.name.to_string(),
-            nonce: to_hex(&server_nonce),
-            proof: to_hex(&key.proof(SERVER_LABEL, &client_nonce, &server_nonce)),
-        };
-        write_message(s, &challenge).ok()?;
-        Some(((key, policy), client_nonce, server_nonce))
-    }
-
-    /// Tells the client why it is not served, and logs it.
-    fn refuse(&self, s: &mut TcpStream, key: Option<&KeyPolicy>, reason: &str) {
-        self.log_refused(key, reason);
-        let _ = reply_error(s, reason.to_string());
-    }
-
     /// Logs a refusal of the client holding `key`.
     fn log_refused(&self, key: Option<&KeyPolicy>, reason: &str) {
-        if let (Some(log), Some(peer)) = (self.log, self.peer) {
-            log(&ServerEvent::Refused {
+        if let Some(peer) = self.peer {
+            self.gate.emit(&ServerEvent::Refused {
                 peer,
                 key: key.map(|k| k.name.clone()),
                 reason: reason.to_string(),
@@ -552,14 +420,14 @@ impl<'a> Client<'a> {
     /// returns.
     fn serve_trial(
         &self,
-        s: &mut TcpStream,
+        s: &mut ControlConn,
         p: &TrialParams,
         key: Option<&KeyPolicy>,
     ) -> (bool, Result<SideReport, Ended>) {
         let refused =
-            |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(Ended::Refused(e)));
+            |s: &mut ControlConn, e: String| (reply_error(s, e.clone()), Err(Ended::Refused(e)));
         let failed =
-            |s: &mut TcpStream, e: String| (reply_error(s, e.clone()), Err(Ended::Failed(e)));
+            |s: &mut ControlConn, e: String| (reply_error(s, e.clone()), Err(Ended::Failed(e)));
         if let Some(e) = self.refusal(p, key) {
             return refused(s, e);
         }
@@ -581,7 +449,7 @@ impl<'a> Client<'a> {
             Ok(r) => r,
             Err(e) => return refused(s, e),
         };
-        let ip = match s.local_addr() {
+        let ip = match s.stream.local_addr() {
             Ok(a) => a.ip(),
             Err(e) => return failed(s, format!("reading local address: {e}")),
         };
@@ -617,7 +485,7 @@ impl<'a> Client<'a> {
             ))
         };
         let token = waits.token.map(|t| to_hex(&t));
-        if write_message(s, &Message::Ready { ports, token }).is_err() {
+        if s.send(&Message::Ready { ports, token }).is_err() {
             cancel.cancel();
             role.join();
             return (false, lost());
@@ -630,14 +498,12 @@ impl<'a> Client<'a> {
         };
         match waited {
             Wait::Done => {
-                let report = join_within(s, role, &cancel, secs(l.message_s));
-                let ok = write_message(
-                    s,
-                    &Message::Report {
+                let report = join_within(&s.stream, role, &cancel, secs(l.message_s));
+                let ok = s
+                    .send(&Message::Report {
                         report: report.clone(),
-                    },
-                )
-                .is_ok();
+                    })
+                    .is_ok();
                 (ok, Ok(report))
             }
             Wait::Lost => {
@@ -657,13 +523,13 @@ impl<'a> Client<'a> {
     /// control connection for the client leaving and the clock for the cap.
     fn await_own_end(
         &self,
-        s: &mut TcpStream,
+        s: &mut ControlConn,
         role: &RunningRole,
         end_by: Cap,
         mut b: Budget,
     ) -> Wait {
         while !role.is_finished() {
-            match poll_control(s.as_fd(), TICK) {
+            match poll_control(s.stream.as_fd(), TICK) {
                 ControlEvent::Hangup => return Wait::Lost,
                 ControlEvent::Readable => {
                     // The client says nothing while the server sends.
@@ -691,7 +557,7 @@ impl<'a> Client<'a> {
     /// must come within `message_s` of this side's end, and by the cap.
     fn await_client_done(
         &self,
-        s: &mut TcpStream,
+        s: &mut ControlConn,
         role: &RunningRole,
         end_by: Cap,
         mut b: Budget,
@@ -699,7 +565,7 @@ impl<'a> Client<'a> {
         let l = &self.shared.limits;
         let mut ended_at = None;
         loop {
-            match poll_control(s.as_fd(), TICK) {
+            match poll_control(s.stream.as_fd(), TICK) {
                 ControlEvent::Hangup => return Wait::Lost,
                 ControlEvent::Readable => {
                     return match self.read_within(s) {
@@ -735,9 +601,9 @@ impl<'a> Client<'a> {
     }
 
     /// Reads one message that has begun arriving, within `message_s`.
-    fn read_within(&self, s: &TcpStream) -> Result<Message, FrameError> {
+    fn read_within(&self, s: &mut ControlConn) -> Result<Message, FrameError> {
         let within = secs(self.shared.limits.message_s);
-        read_message(&mut DeadlineReader::new(s, Instant::now() + within, within))
+        s.read(Instant::now() + within, within, None)
     }
 }
 
@@ -748,17 +614,8 @@ enum Ended {
     Failed(String),
 }
 
-/// A key handshake under way: the client's self-description, both
-/// nonces, and the key the client named.
-struct Challenge<'a> {
-    client: String,
-    client_nonce: Nonce,
-    server_nonce: Nonce,
-    key: (&'a Key, &'a KeyPolicy),
-}
-
 /// The message's type name.
-fn kind(m: &Message) -> &'static str {
+pub(crate) fn kind(m: &Message) -> &'static str {
     match m {
         Message::Hello { .. } => "hello",
         Message::AuthHello { .. } => "auth_hello",

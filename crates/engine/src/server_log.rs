@@ -56,6 +56,19 @@ pub enum ServerEvent {
         /// Why, as the client was told.
         reason: String,
     },
+    /// Lines about unauthenticated connections from one address (an IPv6
+    /// /64) were dropped: it wrote more than `burst` at once, or more than
+    /// `per_second` in the long run.
+    Suppressed {
+        /// The address (for IPv6, the /64's first address).
+        address: std::net::IpAddr,
+        /// Lines dropped since its last line.
+        dropped: u64,
+        /// Lines an address may write at once.
+        burst: u32,
+        /// Lines per second it may write in the long run.
+        per_second: f64,
+    },
     /// A client's control connection closed.
     Disconnected {
         /// The client's control address.
@@ -114,5 +127,284 @@ pub fn trial_event(
         throughput_bps: (seconds > 0.0 && bytes > 0).then(|| bytes as f64 * 8.0 / seconds),
         result: result.to_string(),
         error,
+    }
+}
+
+/// Longest peer-supplied string, in characters, a log line carries.
+pub const MAX_PEER_TEXT: usize = 120;
+
+/// `s`, safe for a one-line text log: control characters (newlines, ESC
+/// and so ANSI sequences, C1 controls, DEL) and the invisible or
+/// direction-changing formatting characters shown as `\u{..}`, a backslash
+/// doubled, and cut at [`MAX_PEER_TEXT`] characters with how much was cut.
+pub fn escape_peer_text(s: &str) -> String {
+    escape_capped(s, MAX_PEER_TEXT)
+}
+
+/// [`escape_peer_text`] with a cap of `cap` characters.
+fn escape_capped(s: &str, cap: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(cap * 2));
+    let mut total = 0usize;
+    for c in s.chars() {
+        total += 1;
+        if total > cap {
+            continue;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control()
+                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    if total > cap {
+        out.push_str(&format!("…(+{} chars)", total - cap));
+    }
+    out
+}
+
+impl ServerEvent {
+    /// The event with every string escaped by [`escape_peer_text`]: what
+    /// a peer sent (its name, a key id, the text of a refusal that quotes
+    /// it) reaches the log as one bounded line.
+    pub fn escaped(&self) -> ServerEvent {
+        let e = |s: &String| escape_peer_text(s);
+        let o = |s: &Option<String>| s.as_deref().map(escape_peer_text);
+        match self {
+            ServerEvent::Connected { peer, client, key } => ServerEvent::Connected {
+                peer: *peer,
+                client: e(client),
+                key: o(key),
+            },
+            ServerEvent::Trial {
+                peer,
+                key,
+                test,
+                parallel,
+                role,
+                bytes,
+                seconds,
+                throughput_bps,
+                result,
+                error,
+            } => ServerEvent::Trial {
+                peer: *peer,
+                key: o(key),
+                test: e(test),
+                parallel: *parallel,
+                role: e(role),
+                bytes: *bytes,
+                seconds: *seconds,
+                throughput_bps: *throughput_bps,
+                result: e(result),
+                error: error.as_ref().map(|s| escape_long(s)),
+            },
+            ServerEvent::Refused { peer, key, reason } => ServerEvent::Refused {
+                peer: *peer,
+                key: o(key),
+                reason: escape_long(reason),
+            },
+            ServerEvent::Disconnected { .. } | ServerEvent::Suppressed { .. } => self.clone(),
+        }
+    }
+}
+
+/// A refusal's or a failure's text: the server's own sentence (it names
+/// flags and limits) with what it quotes of the peer; escaped, and cut at
+/// four times a peer string.
+fn escape_long(s: &str) -> String {
+    escape_capped(s, MAX_PEER_TEXT * 4)
+}
+
+/// Log lines one address (an IPv6 /64) may write at once before its lines
+/// are rate-limited.
+pub const LOG_BURST: f64 = 20.0;
+/// Log lines per second one address (an IPv6 /64) may write in the long run.
+pub const LOG_PER_SECOND: f64 = 2.0;
+/// Addresses whose rate is tracked at once (the least recently seen are
+/// forgotten first).
+const LOG_TRACKED: usize = 4096;
+
+/// A token bucket per source address (per /64 for IPv6).
+struct Bucket {
+    tokens: f64,
+    at: std::time::Instant,
+    dropped: u64,
+}
+
+/// The server's log, every event escaped, and the events of clients that
+/// have not authenticated rate-limited per address: [`LOG_BURST`] lines,
+/// then [`LOG_PER_SECOND`]; the lines dropped are counted and said in one
+/// `suppressed` event when the address may write again (or at the next
+/// [`LogGate::flush`]).
+pub(crate) struct LogGate {
+    log: Option<ServerLog>,
+    buckets: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, Bucket>>,
+}
+
+impl LogGate {
+    /// A gate in front of `log`.
+    pub(crate) fn new(log: Option<ServerLog>) -> LogGate {
+        LogGate {
+            log,
+            buckets: Default::default(),
+        }
+    }
+
+    /// Logs `e` (escaped).
+    pub(crate) fn emit(&self, e: &ServerEvent) {
+        if let Some(log) = &self.log {
+            log(&e.escaped());
+        }
+    }
+
+    /// Logs `e` (escaped) if `peer`'s address has tokens left; counts it
+    /// dropped otherwise.
+    pub(crate) fn emit_limited(&self, peer: SocketAddr, e: &ServerEvent) {
+        if self.log.is_none() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let address = crate::server_state::rate_key(peer.ip());
+        let (pass, dropped) = {
+            let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+            if b.len() >= LOG_TRACKED && !b.contains_key(&address) {
+                forget_oldest(&mut b);
+            }
+            let bucket = b.entry(address).or_insert(Bucket {
+                tokens: LOG_BURST,
+                at: now,
+                dropped: 0,
+            });
+            refill(bucket, now);
+            if bucket.tokens >= 1.0 {
+                bucket.tokens -= 1.0;
+                (true, std::mem::take(&mut bucket.dropped))
+            } else {
+                bucket.dropped += 1;
+                (false, 0)
+            }
+        };
+        if dropped > 0 {
+            self.emit(&ServerEvent::Suppressed {
+                address,
+                dropped,
+                burst: LOG_BURST as u32,
+                per_second: LOG_PER_SECOND,
+            });
+        }
+        if pass {
+            self.emit(e);
+        }
+    }
+
+    /// Says how many lines were dropped for each address that has gone
+    /// quiet since (called now and then by the handshake loop).
+    pub(crate) fn flush(&self) {
+        let now = std::time::Instant::now();
+        let mut said = Vec::new();
+        {
+            let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+            b.retain(|address, bucket| {
+                refill(bucket, now);
+                if bucket.dropped > 0 && bucket.tokens >= 1.0 {
+                    said.push((*address, std::mem::take(&mut bucket.dropped)));
+                }
+                bucket.dropped > 0 || bucket.tokens < LOG_BURST
+            });
+        }
+        for (address, dropped) in said {
+            self.emit(&ServerEvent::Suppressed {
+                address,
+                dropped,
+                burst: LOG_BURST as u32,
+                per_second: LOG_PER_SECOND,
+            });
+        }
+    }
+}
+
+fn refill(b: &mut Bucket, now: std::time::Instant) {
+    let dt = now.saturating_duration_since(b.at).as_secs_f64();
+    b.tokens = (b.tokens + dt * LOG_PER_SECOND).min(LOG_BURST);
+    b.at = now;
+}
+
+fn forget_oldest(b: &mut std::collections::HashMap<std::net::IpAddr, Bucket>) {
+    if let Some(oldest) = b.iter().min_by_key(|(_, v)| v.at).map(|(k, _)| *k) {
+        b.remove(&oldest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_text_is_one_bounded_line() {
+        let forged = "x\n2026-11-28T15:00:00.000Z 10.0.0.1:5 connected (tcplab 0.1.0) with key lab\x1b[2J\u{202e}";
+        let e = escape_peer_text(forged);
+        assert!(
+            !e.contains('\n') && !e.contains('\x1b') && !e.contains('\u{202e}'),
+            "{e}"
+        );
+        assert!(
+            e.contains("\\n2026") && e.contains("\\u{1b}[2J") && e.contains("\\u{202e}"),
+            "{e}"
+        );
+        let long = "a".repeat(1 << 20);
+        let e = escape_peer_text(&long);
+        assert!(e.len() < 200, "{}", e.len());
+        assert!(
+            e.ends_with(&format!("…(+{} chars)", (1 << 20) - MAX_PEER_TEXT)),
+            "{e}"
+        );
+        assert_eq!(escape_peer_text("tcplab 0.1.0"), "tcplab 0.1.0");
+        assert_eq!(escape_peer_text("a\\nb"), "a\\\\nb");
+    }
+
+    #[test]
+    fn lines_per_address_are_limited_and_the_drops_counted() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let gate = LogGate::new(Some(Arc::new(move |e: &ServerEvent| {
+            s2.lock().unwrap().push(e.clone())
+        })));
+        let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "10.0.0.2:1".parse().unwrap();
+        let refused = |peer| ServerEvent::Refused {
+            peer,
+            key: None,
+            reason: "r".into(),
+        };
+        for _ in 0..100 {
+            gate.emit_limited(a, &refused(a));
+        }
+        gate.emit_limited(b, &refused(b));
+        let n = seen.lock().unwrap().len();
+        assert_eq!(n, LOG_BURST as usize + 1);
+        // Six IPv6 addresses of one /64 share one bucket.
+        for i in 0..(LOG_BURST as u16 + 6) {
+            let p = SocketAddr::new(format!("2001:db8::{i:x}").parse().unwrap(), 1);
+            gate.emit_limited(p, &refused(p));
+        }
+        assert_eq!(seen.lock().unwrap().len(), 2 * LOG_BURST as usize + 1);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        gate.flush();
+        let v = seen.lock().unwrap();
+        let drops: Vec<u64> = v
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Suppressed { dropped, .. } => Some(*dropped),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(drops, [100 - LOG_BURST as u64, 6], "{v:?}");
     }
 }

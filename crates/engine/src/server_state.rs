@@ -1,15 +1,45 @@
 //! What every client thread of one `tcplab server` shares: the limits, the
-//! count of clients in total and per source address, and the load workers
-//! running for all of them.
+//! count of authenticated (or, without keys, greeted) clients in total and
+//! per source address, the keys that authenticated recently, and the load
+//! workers running for all of them.
+//!
+//! A share of `--max-clients` is kept for keys that authenticated recently:
+//! a quarter of the slots (rounded down, so none below 4 clients) are taken
+//! only by a client whose key had completed a handshake on this server in
+//! the [`RECENT`] before (10 minutes), so that keys first seen while the
+//! server is full cannot take the last slots from its regular users.
 
 use crate::cancel::Canceller;
 use crate::limits::Limits;
 use crate::workloads::side_of;
 use record::TrialParams;
 use std::collections::HashMap;
-use std::net::{IpAddr, TcpStream};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long after a key's handshake it counts as recent (may take the
+/// slots kept for recent keys).
+pub(crate) const RECENT: Duration = Duration::from_secs(600);
+
+/// The slots of `max_clients` kept for recently authenticated keys.
+pub(crate) fn reserved_slots(max_clients: usize) -> usize {
+    max_clients / 4
+}
+
+/// What a source address is counted as: an IPv4 address (an IPv4-mapped
+/// IPv6 one as IPv4), or the /64 an IPv6 address is in (its first address),
+/// as one host usually holds a whole /64.
+pub(crate) fn rate_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
+}
 
 /// What every client thread of one server shares.
 pub(crate) struct Shared {
@@ -21,6 +51,22 @@ pub(crate) struct Shared {
     pub(crate) connections: Canceller,
     /// What each key (or address) and all trials hold (`key_usage`).
     pub(crate) usage: Arc<crate::key_usage::Usage>,
+    /// When each key (by name) last completed a handshake.
+    pub(crate) recent_keys: Mutex<HashMap<String, Instant>>,
+}
+
+impl Shared {
+    /// Notes that `key` authenticated now; whether it had in the
+    /// [`RECENT`] before.
+    pub(crate) fn note_key(&self, key: &str) -> bool {
+        let now = Instant::now();
+        let mut m = self.recent_keys.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() > 4096 {
+            m.retain(|_, at| now.duration_since(*at) < RECENT);
+        }
+        let before = m.insert(key.to_string(), now);
+        before.is_some_and(|at| now.duration_since(at) < RECENT)
+    }
 }
 
 /// A client's place among the server's connections: counted in total and
@@ -31,22 +77,36 @@ pub(crate) struct ClientSlot {
 }
 
 impl ClientSlot {
-    /// Takes a slot for `stream`, or says why there is none.
-    pub(crate) fn take(shared: &Arc<Shared>, stream: &TcpStream) -> Result<ClientSlot, String> {
+    /// Takes a slot for a client from `ip` that has authenticated (or been
+    /// greeted); `recent`: its key authenticated in the [`RECENT`] before
+    /// (it may take the slots kept for such keys). Or says why there is none.
+    pub(crate) fn take(
+        shared: &Arc<Shared>,
+        ip: Option<IpAddr>,
+        recent: bool,
+    ) -> Result<ClientSlot, String> {
         let l = &shared.limits;
-        let ip = stream.peer_addr().ok().map(|a| a.ip());
         let mut per = shared.per_address.lock().unwrap_or_else(|e| e.into_inner());
-        if shared.clients.load(Ordering::SeqCst) >= l.max_clients {
+        let n = shared.clients.load(Ordering::SeqCst);
+        if n >= l.max_clients {
             return Err(format!(
                 "server busy: {} clients already connected (--max-clients)",
                 l.max_clients
+            ));
+        }
+        let kept = reserved_slots(l.max_clients);
+        if !recent && n >= l.max_clients - kept {
+            return Err(format!(
+                "server busy: {n} clients connected, and the last {kept} of --max-clients {} are kept for keys that authenticated in the last {} minutes",
+                l.max_clients,
+                RECENT.as_secs() / 60
             ));
         }
         if let Some(ip) = ip {
             let n = per.entry(ip).or_insert(0);
             if *n >= l.max_per_address {
                 return Err(format!(
-                    "server busy: {} connections from {ip} already (--max-per-address)",
+                    "server busy: {} clients from {ip} already (--max-per-address)",
                     l.max_per_address
                 ));
             }
@@ -113,5 +173,54 @@ impl Drop for LoadReservation<'_> {
         self.shared
             .load_workers
             .fetch_sub(self.workers, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(max_clients: usize) -> Arc<Shared> {
+        Arc::new(Shared {
+            limits: Limits {
+                max_clients,
+                max_per_address: 100,
+                ..Limits::default()
+            },
+            clients: AtomicUsize::new(0),
+            per_address: Mutex::new(HashMap::new()),
+            load_workers: AtomicU32::new(0),
+            connections: Canceller::new(),
+            recent_keys: Mutex::new(HashMap::new()),
+        })
+    }
+
+    #[test]
+    fn the_last_quarter_of_the_slots_is_kept_for_recent_keys() {
+        let s = shared(8);
+        let ip = Some("10.0.0.1".parse().unwrap());
+        let held: Vec<_> = (0..6)
+            .map(|_| ClientSlot::take(&s, ip, false).unwrap())
+            .collect();
+        let e = ClientSlot::take(&s, ip, false).err().unwrap();
+        assert!(e.contains("kept for keys that authenticated"), "{e}");
+        let a = ClientSlot::take(&s, ip, true).unwrap();
+        let _b = ClientSlot::take(&s, ip, true).unwrap();
+        let e = ClientSlot::take(&s, ip, true).err().unwrap();
+        assert!(e.contains("(--max-clients)"), "{e}");
+        drop(a);
+        drop(held);
+        assert_eq!(s.clients.load(Ordering::SeqCst), 1);
+        assert!(!s.note_key("a"));
+        assert!(s.note_key("a"));
+    }
+
+    #[test]
+    fn an_ipv6_address_counts_as_its_slash_64() {
+        let k = |s: &str| rate_key(s.parse().unwrap());
+        assert_eq!(k("2001:db8:1:2:aa::1"), k("2001:db8:1:2::ffff"));
+        assert_ne!(k("2001:db8:1:2::1"), k("2001:db8:1:3::1"));
+        assert_eq!(k("::ffff:10.0.0.1"), k("10.0.0.1"));
+        assert_eq!(k("10.0.0.1").to_string(), "10.0.0.1");
     }
 }

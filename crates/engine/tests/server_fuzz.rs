@@ -12,7 +12,7 @@
 
 mod fuzz_support;
 
-use engine::proto::{read_message, FrameError, Message, VERSION};
+use engine::proto::{read_message, FrameError, Message, PRE_AUTH_MAX_FRAME, VERSION};
 use engine::{validate, Client, Limits, Server};
 use fuzz_support::{body, body_of, config, frame, good_frame, legal_trial, message, trial_params};
 use proptest::collection::vec;
@@ -167,17 +167,27 @@ enum Expect {
     Trial,
     /// A valid check: `checked`, or an error (the server's memory bound).
     Checked,
+    /// An error containing this, then the connection closes (a refused
+    /// handshake; an oversized frame before it may instead be reset).
+    Closing(&'static str),
 }
 
 /// The server's state machine, as the protocol describes it.
 fn expect(payload: &[u8], greeted: bool, limits: &Limits) -> Expect {
+    if !greeted && payload.len() > PRE_AUTH_MAX_FRAME as usize {
+        return Expect::Closing("before authentication");
+    }
     let parsed = match payload.trim_ascii_start().first() {
         Some(b'{') => serde_json::from_slice::<Message>(payload).ok(),
         _ => None,
     };
     match parsed {
         None => Expect::ErrorContaining("malformed control message"),
-        Some(Message::Hello { .. }) => Expect::Welcome,
+        Some(Message::Hello { .. }) if !greeted => Expect::Welcome,
+        Some(Message::AuthHello { .. }) if !greeted => Expect::Closing("authentication not set up"),
+        Some(Message::AuthProof { .. }) if !greeted => {
+            Expect::Closing("auth_proof before auth_hello")
+        }
         Some(Message::Setup { .. }) if !greeted => {
             Expect::Error("expected hello before setup".into())
         }
@@ -252,6 +262,7 @@ fn run_case_once(
     s.set_write_timeout(Some(REPLY_WAIT)).map_err(fail)?;
     let mut greeted = false;
     let mut in_trial = false;
+    let mut closed = false;
     let mut replied = 0;
     for payload in &case.frames {
         let want = expect(payload, greeted, limits);
@@ -260,6 +271,13 @@ fn run_case_once(
         let got = match read_message(&mut s) {
             Ok(m) if replied == 0 && is_busy(&m) => return Ok(Served::Busy),
             Ok(m) => m,
+            Err(FrameError::Io(e))
+                if matches!(want, Expect::Closing("before authentication"))
+                    && e.kind() == ErrorKind::ConnectionReset =>
+            {
+                closed = true;
+                break;
+            }
             // A refused connection is closed with our frame unread.
             Err(FrameError::Io(e)) if replied == 0 && e.kind() == ErrorKind::ConnectionReset => {
                 return Ok(Served::Busy)
@@ -277,12 +295,18 @@ fn run_case_once(
                 in_trial = true;
                 break;
             }
+            (Expect::Closing(w), Message::Error { message }) if message.contains(w) => {
+                closed = true;
+                break;
+            }
             (want, got) => return Err(fail(format!("expected {want:?}, got {got:?}"))),
         }
     }
-    let mut may_reset = false;
+    let mut may_reset = closed;
     let mut last_error: Option<&str> = None;
-    if in_trial {
+    if closed {
+        // The server has closed: nothing more is sent.
+    } else if in_trial {
         t.trials += 1;
         match &case.in_trial {
             InTrial::Leave => {}
@@ -305,6 +329,12 @@ fn run_case_once(
                 });
                 s.write_all(b)
             }
+            Ending::BadVersion(v, b) if !greeted && b.len() > PRE_AUTH_MAX_FRAME as usize => {
+                // Its length is refused first, its bytes unread.
+                last_error = Some("before authentication");
+                may_reset = true;
+                s.write_all(&frame(*v, b.len() as u32, b))
+            }
             Ending::BadVersion(v, b) => {
                 last_error = Some("unsupported protocol version");
                 s.write_all(&frame(*v, b.len() as u32, b))
@@ -314,7 +344,15 @@ fn run_case_once(
                 s.write_all(&frame(VERSION, *n, b""))
             }
             Ending::Truncated(f, cut) => {
-                last_error = Some("reading");
+                let cut_at = cut.index(f.len() - 1) + 1;
+                last_error = Some(
+                    if !greeted && cut_at >= 10 && f.len() - 10 > PRE_AUTH_MAX_FRAME as usize {
+                        may_reset = true;
+                        "before authentication"
+                    } else {
+                        "reading"
+                    },
+                );
                 s.write_all(&f[..cut.index(f.len() - 1) + 1])
             }
         };
@@ -364,7 +402,11 @@ fn run_case_once(
     if replied == 0 && replies.first().is_some_and(is_busy) {
         return Ok(Served::Busy);
     }
-    if !in_trial {
+    if closed {
+        if !replies.is_empty() {
+            return Err(fail(format!("after closing the server sent {replies:?}")));
+        }
+    } else if !in_trial {
         match (last_error, replies.as_slice()) {
             (None, []) => {}
             (Some(_), []) if may_reset => {}

@@ -23,6 +23,7 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         return Err(usage("--max-clients must be at least 1"));
     }
     let limits = a.limits.limits(a.max_clients).map_err(usage)?;
+    let pending = a.limits.pending().map_err(usage)?;
     let keys = match (&a.key, &a.keys) {
         (Some(path), _) => {
             let name = path
@@ -58,7 +59,9 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
             None => Ok(()),
         };
     });
-    let mut server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?.with_log(log);
+    let mut server = engine::Server::bind(SocketAddr::new(ip, a.port), limits)?
+        .with_log(log)
+        .with_pending_limits(pending);
     if let Some(keys) = keys {
         server = server.with_keys(keys);
     }
@@ -118,6 +121,15 @@ fn text_line(e: &ServerEvent) -> String {
                 number(*seconds, Unit::Si("s")),
             )
         }
+        ServerEvent::Suppressed {
+            address,
+            dropped,
+            burst,
+            per_second,
+        } => format!(
+            "{address}: {dropped} log line{} dropped (over {burst} at once or {per_second} a second before authentication)",
+            if *dropped == 1 { "" } else { "s" }
+        ),
         ServerEvent::Disconnected { peer, trials } => {
             format!(
                 "{peer} disconnected after {trials} trial{}",

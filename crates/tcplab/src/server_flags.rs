@@ -11,6 +11,21 @@ pub struct ServerLimitArgs {
     /// Most control connections from one source address at once.
     #[arg(long, default_value = "4", value_name = "N")]
     pub max_per_address: usize,
+    /// Most connections in their handshake at once, from everywhere (a new
+    /// one beyond it closes the oldest). Handshakes run on one thread and
+    /// take no --max-clients slot: only a client that authenticated (or,
+    /// without keys, said hello) does; a quarter of those slots are kept
+    /// for keys that authenticated in the last 10 minutes.
+    #[arg(long, default_value = "1024", value_name = "N")]
+    pub max_pending: usize,
+    /// Most connections in their handshake at once from one address (a new
+    /// one beyond it closes that address's oldest).
+    #[arg(long, default_value = "8", value_name = "N")]
+    pub max_pending_per_address: usize,
+    /// Most connections in their handshake at once from one IPv6 /64 (a
+    /// new one beyond it closes that prefix's oldest).
+    #[arg(long, default_value = "32", value_name = "N")]
+    pub max_pending_per_prefix: usize,
     /// Time a new connection has to complete its hello (against slowloris).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = duration)]
     pub handshake_timeout: Duration,
@@ -83,6 +98,26 @@ impl ServerLimitArgs {
             max_total_load_workers: self.max_total_load_workers,
             max_client_memory: self.max_client_memory,
             ..engine::Limits::default()
+        })
+    }
+}
+
+impl ServerLimitArgs {
+    /// The bounds on connections in their handshake.
+    pub fn pending(&self) -> Result<engine::PendingLimits, String> {
+        for (n, flag) in [
+            (self.max_pending, "--max-pending"),
+            (self.max_pending_per_address, "--max-pending-per-address"),
+            (self.max_pending_per_prefix, "--max-pending-per-prefix"),
+        ] {
+            if n == 0 {
+                return Err(format!("{flag} must be at least 1"));
+            }
+        }
+        Ok(engine::PendingLimits {
+            total: self.max_pending,
+            per_address: self.max_pending_per_address,
+            per_prefix: self.max_pending_per_prefix,
         })
     }
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::control::{keyed_handshake, Keyed};
 use common::server::ServerChild as ServerProc;
 use common::{assert_success, tcplab, tcplab_command};
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
@@ -177,31 +178,10 @@ fn a_keyed_bench_refuses_a_server_without_a_key() {
 /// Runs the client's side of the handshake with `key`, as bench does, and
 /// returns the control connection, every byte it sent and the server's
 /// last answer.
-fn handshake_recorded(addr: SocketAddr, key: &Key) -> (TcpStream, Vec<u8>, Message) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut sent = Vec::new();
-    let ours = fresh_nonce().unwrap();
-    let hello = Message::AuthHello {
-        client: "replay test".into(),
-        nonce: to_hex(&ours),
-        key_id: Some(key.id()),
-    };
-    write_message(&mut sent, &hello).unwrap();
-    s.write_all(&sent).unwrap();
-    let Message::AuthChallenge { nonce, proof, .. } = read_message(&mut s).unwrap() else {
-        panic!("no challenge")
-    };
-    let theirs = nonce_from_hex(&nonce).unwrap();
-    assert!(key.verify(SERVER_LABEL, &ours, &theirs, &hex_bytes(&proof)));
-    let start = sent.len();
-    let proof = Message::AuthProof {
-        proof: to_hex(&key.proof(CLIENT_LABEL, &ours, &theirs)),
-    };
-    write_message(&mut sent, &proof).unwrap();
-    s.write_all(&sent[start..]).unwrap();
-    let answer = read_message(&mut s).unwrap();
-    (s, sent, answer)
+fn handshake_recorded(addr: SocketAddr, key: &Key) -> (Keyed, Vec<u8>, Message) {
+    let k = keyed_handshake(addr, key, "replay test");
+    let (sent, answer) = (k.sent.clone(), k.answer.clone());
+    (k, sent, answer)
 }
 
 fn hex_bytes(text: &str) -> Vec<u8> {
@@ -297,7 +277,7 @@ fn a_server_on_a_non_loopback_address_needs_a_key_or_insecure() {
 
 /// An authenticated control connection to a keyed server, with a reverse
 /// trial of `test` set up: the connection, the data port and the token.
-fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (TcpStream, u16, Vec<u8>) {
+fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (Keyed, u16, Vec<u8>) {
     let (mut c, _, welcome) = handshake_recorded(server.addr, key);
     assert!(matches!(welcome, Message::Welcome { .. }), "{welcome:?}");
     let mut p = TrialParams::defaults(test);
@@ -307,8 +287,8 @@ fn reverse_trial(server: &ServerProc, key: &Key, test: TestKind) -> (TcpStream, 
         p.write_size = 1200;
         p.send_rate_bps = Some(10_000_000);
     }
-    write_message(&mut c, &Message::Setup { params: p }).unwrap();
-    match read_message(&mut c).unwrap() {
+    c.send(&Message::Setup { params: p }).unwrap();
+    match c.recv().unwrap() {
         Message::Ready {
             ports,
             token: Some(token),

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod control;
 pub mod fleet_hosts;
 pub mod server;
 

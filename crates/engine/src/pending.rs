@@ -1,0 +1,172 @@
+//! The connections still in their handshake, counted in total, per source
+//! address and per IPv6 /64, with room for each new one made by closing the
+//! oldest of its kind: a flood of silent connections, reopened as they
+//! close, then only ever closes its own (oldest) connections, and a client
+//! that completes its handshake within milliseconds is never the oldest.
+
+use crate::server_state::rate_key;
+use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
+
+/// Bounds on connections in their handshake (`tcplab server
+/// --max-pending…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingLimits {
+    /// Handshakes under way at once, from everywhere.
+    pub total: usize,
+    /// Handshakes under way at once from one address.
+    pub per_address: usize,
+    /// Handshakes under way at once from one IPv6 /64 (an IPv4 address
+    /// counts as its own prefix).
+    pub per_prefix: usize,
+}
+
+impl Default for PendingLimits {
+    fn default() -> PendingLimits {
+        PendingLimits {
+            total: 1024,
+            per_address: 8,
+            per_prefix: 32,
+        }
+    }
+}
+
+/// Which bound made room for a new connection by closing an older one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Full {
+    /// `--max-pending`.
+    Total,
+    /// `--max-pending-per-address`.
+    Address,
+    /// `--max-pending-per-prefix`.
+    Prefix,
+}
+
+impl Full {
+    /// The one-line reason told to (and logged for) the connection closed.
+    pub(crate) fn reason(self, l: &PendingLimits, ip: IpAddr) -> String {
+        let (n, what, flag) = match self {
+            Full::Total => (l.total, "in all".to_string(), "--max-pending"),
+            Full::Address => (
+                l.per_address,
+                format!("from {ip}"),
+                "--max-pending-per-address",
+            ),
+            Full::Prefix => (
+                l.per_prefix,
+                format!("from {}/64", rate_key(ip)),
+                "--max-pending-per-prefix",
+            ),
+        };
+        format!(
+            "closing: {n} handshakes pending {what} ({flag}); the oldest is closed for a new one"
+        )
+    }
+}
+
+/// The order of the handshakes under way (by accept number, which is also
+/// the order of their deadlines), in total and per address and prefix.
+#[derive(Default)]
+pub(crate) struct PendingOrder {
+    all: BTreeSet<u64>,
+    by_address: HashMap<IpAddr, BTreeSet<u64>>,
+    by_prefix: HashMap<IpAddr, BTreeSet<u64>>,
+    addr_of: HashMap<u64, IpAddr>,
+}
+
+impl PendingOrder {
+    /// Handshakes under way.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    /// The oldest handshake, if any.
+    pub(crate) fn oldest(&self) -> Option<u64> {
+        self.all.first().copied()
+    }
+
+    /// Which handshake (and why) must close to make room for one more from
+    /// `ip` under `l`; `None` if there is room.
+    pub(crate) fn victim(&self, ip: IpAddr, l: &PendingLimits) -> Option<(u64, Full)> {
+        let first = |m: &HashMap<IpAddr, BTreeSet<u64>>, k: IpAddr, max: usize| {
+            m.get(&k)
+                .filter(|s| s.len() >= max.max(1))
+                .and_then(|s| s.first().copied())
+        };
+        if let Some(n) = first(&self.by_address, ip, l.per_address) {
+            return Some((n, Full::Address));
+        }
+        if let Some(n) = first(&self.by_prefix, rate_key(ip), l.per_prefix) {
+            return Some((n, Full::Prefix));
+        }
+        if self.all.len() >= l.total.max(1) {
+            return self.oldest().map(|n| (n, Full::Total));
+        }
+        None
+    }
+
+    /// Counts handshake `n` from `ip`.
+    pub(crate) fn insert(&mut self, n: u64, ip: IpAddr) {
+        self.all.insert(n);
+        self.by_address.entry(ip).or_default().insert(n);
+        self.by_prefix.entry(rate_key(ip)).or_default().insert(n);
+        self.addr_of.insert(n, ip);
+    }
+
+    /// Stops counting handshake `n`.
+    pub(crate) fn remove(&mut self, n: u64) {
+        self.all.remove(&n);
+        let Some(ip) = self.addr_of.remove(&n) else {
+            return;
+        };
+        for (m, k) in [
+            (&mut self.by_address, ip),
+            (&mut self.by_prefix, rate_key(ip)),
+        ] {
+            if let Some(s) = m.get_mut(&k) {
+                s.remove(&n);
+                if s.is_empty() {
+                    m.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_of_the_full_kind_makes_room() {
+        let l = PendingLimits {
+            total: 6,
+            per_address: 2,
+            per_prefix: 3,
+        };
+        let mut o = PendingOrder::default();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        o.insert(1, a);
+        o.insert(2, "10.0.0.2".parse().unwrap());
+        assert_eq!(o.victim(a, &l), None);
+        o.insert(3, a);
+        assert_eq!(o.victim(a, &l), Some((1, Full::Address)));
+        let v6 = |i: u16| -> IpAddr { format!("2001:db8::{i}").parse().unwrap() };
+        for i in 0..3 {
+            o.insert(10 + i as u64, v6(i));
+        }
+        assert_eq!(o.victim(v6(9), &l), Some((10, Full::Prefix)));
+        assert_eq!(
+            o.victim("10.0.0.9".parse().unwrap(), &l),
+            Some((1, Full::Total))
+        );
+        o.remove(1);
+        o.remove(10);
+        assert_eq!(o.victim(a, &l), None);
+        assert_eq!(o.len(), 4);
+        assert!(Full::Prefix
+            .reason(&l, v6(1))
+            .contains("3 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix)"));
+    }
+}
