@@ -181,12 +181,14 @@ mod tests {
     use super::*;
 
     fn shared(max_clients: usize) -> Arc<Shared> {
+        let limits = Limits {
+            max_clients,
+            max_per_address: 100,
+            ..Limits::default()
+        };
         Arc::new(Shared {
-            limits: Limits {
-                max_clients,
-                max_per_address: 100,
-                ..Limits::default()
-            },
+            usage: Arc::new(crate::key_usage::Usage::new(&limits, 0)),
+            limits,
             clients: AtomicUsize::new(0),
             per_address: Mutex::new(HashMap::new()),
             load_workers: AtomicU32::new(0),

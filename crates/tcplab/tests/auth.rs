@@ -9,7 +9,7 @@ mod common;
 use common::control::{keyed_handshake, Keyed};
 use common::server::ServerChild as ServerProc;
 use common::{assert_success, tcplab, tcplab_command};
-use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
+use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, SERVER_LABEL};
 use engine::proto::{read_message, write_message, Message};
 use record::{TestKind, TrialParams};
 use std::io::{Read, Write};
