@@ -299,9 +299,10 @@ fn settle(
                 return;
             };
             let _ = poll.registry().deregister(&mut c.stream);
+            // Without keys there is nobody to keep slots for.
             let recent = match (key, &gk.keys) {
                 (Some(k), Some(ring)) => gk.shared.note_key(&ring[k].1.name),
-                _ => false,
+                _ => gk.keys.is_none(),
             };
             let slot = match ClientSlot::take(&gk.shared, Some(c.peer.ip()), recent) {
                 Ok(s) => s,

@@ -7,7 +7,8 @@
 //! a quarter of the slots (rounded down, so none below 4 clients) are taken
 //! only by a client whose key had completed a handshake on this server in
 //! the [`RECENT`] before (10 minutes), so that keys first seen while the
-//! server is full cannot take the last slots from its regular users.
+//! server is full cannot take the last slots from its regular users. A
+//! server without keys keeps none.
 
 use crate::cancel::Canceller;
 use crate::limits::Limits;
