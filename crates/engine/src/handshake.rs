@@ -354,7 +354,9 @@ impl Conn {
                 Ok(0) => {
                     if !self.inbuf.is_empty() {
                         self.reply(&Message::Error {
-                            message: "reading control connection: the connection closed within a frame".into(),
+                            message:
+                                "reading control connection: the connection closed within a frame"
+                                    .into(),
                         });
                     }
                     return Next::Close;

@@ -184,9 +184,7 @@ fn expect(payload: &[u8], greeted: bool, limits: &Limits) -> Expect {
     match parsed {
         None => Expect::ErrorContaining("malformed control message"),
         Some(Message::Hello { .. }) if !greeted => Expect::Welcome,
-        Some(Message::AuthHello { .. }) if !greeted => {
-            Expect::Closing("authentication not set up")
-        }
+        Some(Message::AuthHello { .. }) if !greeted => Expect::Closing("authentication not set up"),
         Some(Message::AuthProof { .. }) if !greeted => {
             Expect::Closing("auth_proof before auth_hello")
         }
@@ -347,12 +345,14 @@ fn run_case_once(
             }
             Ending::Truncated(f, cut) => {
                 let cut_at = cut.index(f.len() - 1) + 1;
-                last_error = Some(if !greeted && cut_at >= 10 && f.len() - 10 > PRE_AUTH_MAX_FRAME as usize {
-                    may_reset = true;
-                    "before authentication"
-                } else {
-                    "reading"
-                });
+                last_error = Some(
+                    if !greeted && cut_at >= 10 && f.len() - 10 > PRE_AUTH_MAX_FRAME as usize {
+                        may_reset = true;
+                        "before authentication"
+                    } else {
+                        "reading"
+                    },
+                );
                 s.write_all(&f[..cut.index(f.len() - 1) + 1])
             }
         };
@@ -404,9 +404,7 @@ fn run_case_once(
     }
     if closed {
         if !replies.is_empty() {
-            return Err(fail(format!(
-                "after closing the server sent {replies:?}"
-            )));
+            return Err(fail(format!("after closing the server sent {replies:?}")));
         }
     } else if !in_trial {
         match (last_error, replies.as_slice()) {
@@ -537,4 +535,30 @@ fn arbitrary_sequences_never_hang_the_server_or_grow_it() {
     // Both slots are free: two clients at once are served.
     let _a = connect(addr).unwrap();
     let _b = connect(addr).unwrap();
+}
+
+mod server_fuzz_auth;
+
+/// Issue 28: the handshake loop under crowds of partial, interleaved and
+/// abandoned handshakes, and the tagged framing under tampering (see
+/// `server_fuzz_auth`). `TCPLAB_FUZZ_HANDSHAKE_CASES` sets each
+/// campaign's case count.
+#[test]
+fn crowded_handshakes_and_tampered_frames_never_get_through() {
+    let _timing = testkit::timing_lock();
+    let t0 = Instant::now();
+    let (crowds, tags) = server_fuzz_auth::campaigns();
+    println!(
+        "handshake campaign: {} cases, {} connections, ~{} frames, {} replies; \
+         tag campaign: {} cases, {} connections, {} frames, {} replies; 0 failures; {:.1} s",
+        crowds.cases,
+        crowds.connections,
+        crowds.frames,
+        crowds.replies,
+        tags.cases,
+        tags.connections,
+        tags.frames,
+        tags.replies,
+        t0.elapsed().as_secs_f64()
+    );
 }
