@@ -536,3 +536,29 @@ fn arbitrary_sequences_never_hang_the_server_or_grow_it() {
     let _a = connect(addr).unwrap();
     let _b = connect(addr).unwrap();
 }
+
+mod server_fuzz_auth;
+
+/// Issue 28: the handshake loop under crowds of partial, interleaved and
+/// abandoned handshakes, and the tagged framing under tampering (see
+/// `server_fuzz_auth`). `TCPLAB_FUZZ_HANDSHAKE_CASES` sets each
+/// campaign's case count.
+#[test]
+fn crowded_handshakes_and_tampered_frames_never_get_through() {
+    let _timing = testkit::timing_lock();
+    let t0 = Instant::now();
+    let (crowds, tags) = server_fuzz_auth::campaigns();
+    println!(
+        "handshake campaign: {} cases, {} connections, ~{} frames, {} replies; \
+         tag campaign: {} cases, {} connections, {} frames, {} replies; 0 failures; {:.1} s",
+        crowds.cases,
+        crowds.connections,
+        crowds.frames,
+        crowds.replies,
+        tags.cases,
+        tags.connections,
+        tags.frames,
+        tags.replies,
+        t0.elapsed().as_secs_f64()
+    );
+}
