@@ -459,10 +459,7 @@ impl Conn {
             }
             (other, _) => {
                 self.reply(&Message::Error {
-                    message: format!(
-                        "unexpected message {:?} outside a trial",
-                        crate::server::kind(&other)
-                    ),
+                    message: format!("unexpected message {:?} outside a trial", other.kind()),
                 });
                 Next::Wait
             }

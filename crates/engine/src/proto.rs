@@ -116,6 +116,26 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// The message's type name, as its `type` field says it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Hello { .. } => "hello",
+            Message::AuthHello { .. } => "auth_hello",
+            Message::AuthChallenge { .. } => "auth_challenge",
+            Message::AuthProof { .. } => "auth_proof",
+            Message::Welcome { .. } => "welcome",
+            Message::Check { .. } => "check",
+            Message::Checked => "checked",
+            Message::Setup { .. } => "setup",
+            Message::Ready { .. } => "ready",
+            Message::ClientDone => "client_done",
+            Message::Report { .. } => "report",
+            Message::Error { .. } => "error",
+        }
+    }
+}
+
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {

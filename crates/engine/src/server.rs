@@ -366,7 +366,7 @@ impl<'a> Client<'a> {
                 }
                 other => reply_error(
                     s,
-                    format!("unexpected message {:?} outside a trial", kind(&other)),
+                    format!("unexpected message {:?} outside a trial", other.kind()),
                 ),
             };
             if !ok {
@@ -536,7 +536,7 @@ impl<'a> Client<'a> {
                     return match self.read_within(s) {
                         Ok(m) => Wait::Abort(format!(
                             "unexpected message {} while the server sends",
-                            kind(&m)
+                            m.kind()
                         )),
                         Err(_) => Wait::Lost,
                     };
@@ -574,7 +574,7 @@ impl<'a> Client<'a> {
                             Wait::Done
                         }
                         Ok(other) => {
-                            Wait::Abort(format!("expected client_done, got {}", kind(&other)))
+                            Wait::Abort(format!("expected client_done, got {}", other.kind()))
                         }
                         Err(_) => Wait::Lost,
                     }
@@ -612,22 +612,4 @@ impl<'a> Client<'a> {
 enum Ended {
     Refused(String),
     Failed(String),
-}
-
-/// The message's type name.
-pub(crate) fn kind(m: &Message) -> &'static str {
-    match m {
-        Message::Hello { .. } => "hello",
-        Message::AuthHello { .. } => "auth_hello",
-        Message::AuthChallenge { .. } => "auth_challenge",
-        Message::AuthProof { .. } => "auth_proof",
-        Message::Welcome { .. } => "welcome",
-        Message::Check { .. } => "check",
-        Message::Checked => "checked",
-        Message::Setup { .. } => "setup",
-        Message::Ready { .. } => "ready",
-        Message::ClientDone => "client_done",
-        Message::Report { .. } => "report",
-        Message::Error { .. } => "error",
-    }
 }
