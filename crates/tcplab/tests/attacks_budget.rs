@@ -198,10 +198,20 @@ fn many_wide_udp_trials_of_one_key_leave_descriptors_for_another() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("");
     let toml = keys.toml();
+    // 13 clients from 127.0.0.1 handshake at once: with the default of 8
+    // pending handshakes per address, a loaded host closes some in flight
+    // (the review's F1, open in issue 28), which is not what this tests.
     let server = ServerChild::start_constrained(
         None,
         "127.0.0.1",
-        &["--keys", toml.to_str().unwrap(), "--max-per-address", "16"],
+        &[
+            "--keys",
+            toml.to_str().unwrap(),
+            "--max-per-address",
+            "16",
+            "--max-pending-per-address",
+            "16",
+        ],
         Constraints {
             nofile: Some((600, 600)),
             cpu: None,
