@@ -543,10 +543,7 @@ impl<'a> Client<'a> {
                 }
                 ControlEvent::Quiet => {}
             }
-            if Instant::now() >= end_by.by {
-                return Wait::Abort(end_by.over());
-            }
-            if let Some(why) = b.over() {
+            if let Some(why) = past_limits(Instant::now(), end_by, &mut b) {
                 return Wait::Abort(why);
             }
         }
@@ -591,10 +588,7 @@ impl<'a> Client<'a> {
                     ));
                 }
             }
-            if now >= end_by.by {
-                return Wait::Abort(end_by.over());
-            }
-            if let Some(why) = b.over() {
+            if let Some(why) = past_limits(now, end_by, &mut b) {
                 return Wait::Abort(why);
             }
         }
@@ -605,6 +599,15 @@ impl<'a> Client<'a> {
         let within = secs(self.shared.limits.message_s);
         s.read(Instant::now() + within, within, None)
     }
+}
+
+/// Why a trial must end now: past its wall-clock cap, or over its budget
+/// (rate or CPU); the two waits check both on every tick.
+fn past_limits(now: Instant, end_by: Cap, b: &mut Budget) -> Option<String> {
+    if now >= end_by.by {
+        return Some(end_by.over());
+    }
+    b.over()
 }
 
 /// A trial's setup a client's key, or the server, turned down (nothing
