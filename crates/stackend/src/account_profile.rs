@@ -175,6 +175,17 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
     if let Some(ns) = r.run_delay_ns {
         put("run_delay_s", ns * 1e-9);
     }
+    // What else the counter counts and the thread's CPU clock does not,
+    // host-wide over the trial, in /proc/stat's 10 ms ticks: the
+    // hypervisor's steal, and interrupt and softirq time (Linux's receive
+    // path run at the end of the thread's TUN writes). Absent without
+    // /proc/stat's columns.
+    if let Some(ns) = r.steal_ns {
+        put("steal_s", ns * 1e-9);
+    }
+    if let Some(ns) = r.irq_ns {
+        put("irq_s", ns * 1e-9);
+    }
     put("bracket_cost_s", r.bracket_cost_ns() * 1e-9);
     // The brackets' cost is measured hot and subtracted; measured cold it
     // is more, and the blocks may hold up to this much of the difference.
