@@ -572,11 +572,21 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     for _ in 0..3 {
         let mut c = greeted(server.addr);
         ports(setup(&mut c, &p));
-        std::thread::sleep(Duration::from_millis(200));
+        // The trial's threads start (within 2 s on a loaded host).
+        let t0 = Instant::now();
+        while server.threads() <= threads && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let running = (server.threads(), server.fds());
         assert!(running.0 > threads, "the trial started no thread");
         drop(c);
         let took = server.settle(threads, Duration::from_secs(1));
+        // The last thread out closes the descriptors just after it ends:
+        // they follow within a second, or they leaked.
+        let t1 = Instant::now();
+        while server.fds() > fds && t1.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         eprintln!(
             "eth trial: idle {threads} threads {fds} fds, running {running:?}, {took:?} after leaving {} threads {} fds",
             server.threads(),
