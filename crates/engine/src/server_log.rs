@@ -56,15 +56,18 @@ pub enum ServerEvent {
         /// Why, as the client was told.
         reason: String,
     },
-    /// Lines about unauthenticated connections from one address (an IPv6
-    /// /64) were dropped: it wrote more than `burst` at once, or more than
-    /// `per_second` in the long run.
+    /// Lines about unauthenticated connections were dropped: from one
+    /// address (an IPv6 /64) that wrote more than `burst` at once or more
+    /// than `per_second` in the long run; or, with no address, from all
+    /// addresses together past the server-wide limit (or from addresses
+    /// the server stopped tracking before it could say so).
     Suppressed {
-        /// The address (for IPv6, the /64's first address).
-        address: std::net::IpAddr,
+        /// The address (for IPv6, the /64's first address); none for the
+        /// server-wide count.
+        address: Option<std::net::IpAddr>,
         /// Lines dropped since its last line.
         dropped: u64,
-        /// Lines an address may write at once.
+        /// Lines it may write at once.
         burst: u32,
         /// Lines per second it may write in the long run.
         per_second: f64,
@@ -227,25 +230,67 @@ fn escape_long(s: &str) -> String {
 pub const LOG_BURST: f64 = 20.0;
 /// Log lines per second one address (an IPv6 /64) may write in the long run.
 pub const LOG_PER_SECOND: f64 = 2.0;
+/// Log lines all unauthenticated connections together may write at once
+/// (many addresses each within their own limit still fill the log).
+pub const LOG_ALL_BURST: f64 = 200.0;
+/// Log lines per second all unauthenticated connections together may
+/// write in the long run.
+pub const LOG_ALL_PER_SECOND: f64 = 20.0;
 /// Addresses whose rate is tracked at once (the least recently seen are
 /// forgotten first).
 const LOG_TRACKED: usize = 4096;
 
-/// A token bucket per source address (per /64 for IPv6).
+/// A token bucket per source address (per /64 for IPv6), or for all.
 struct Bucket {
     tokens: f64,
     at: std::time::Instant,
     dropped: u64,
 }
 
+impl Bucket {
+    fn full(burst: f64, now: std::time::Instant) -> Bucket {
+        Bucket {
+            tokens: burst,
+            at: now,
+            dropped: 0,
+        }
+    }
+
+    /// Adds what `per_second` earned since it was last seen, up to `burst`.
+    fn refill(&mut self, now: std::time::Instant, burst: f64, per_second: f64) {
+        let dt = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + dt * per_second).min(burst);
+        self.at = now;
+    }
+}
+
+/// The per-address buckets and the server-wide one.
+struct Buckets {
+    each: std::collections::HashMap<std::net::IpAddr, Bucket>,
+    all: Bucket,
+}
+
+impl Buckets {
+    /// Forgets the least recently seen address; the lines it had dropped
+    /// and not yet said join the server-wide count, so none go unsaid.
+    fn forget_oldest(&mut self) {
+        let oldest = self.each.iter().min_by_key(|(_, v)| v.at).map(|(k, _)| *k);
+        if let Some(b) = oldest.and_then(|k| self.each.remove(&k)) {
+            self.all.dropped += b.dropped;
+        }
+    }
+}
+
 /// The server's log, every event escaped, and the events of clients that
-/// have not authenticated rate-limited per address: [`LOG_BURST`] lines,
-/// then [`LOG_PER_SECOND`]; the lines dropped are counted and said in one
-/// `suppressed` event when the address may write again (or at the next
-/// [`LogGate::flush`]).
+/// have not authenticated rate-limited per address ([`LOG_BURST`] lines,
+/// then [`LOG_PER_SECOND`]) and in total ([`LOG_ALL_BURST`], then
+/// [`LOG_ALL_PER_SECOND`]): many addresses cannot fill the disk either.
+/// The lines dropped are counted and said in one `suppressed` event when
+/// the address (or all together) may write again, or at the next
+/// [`LogGate::flush`].
 pub(crate) struct LogGate {
     log: Option<ServerLog>,
-    buckets: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, Bucket>>,
+    buckets: std::sync::Mutex<Buckets>,
 }
 
 impl LogGate {
@@ -253,8 +298,24 @@ impl LogGate {
     pub(crate) fn new(log: Option<ServerLog>) -> LogGate {
         LogGate {
             log,
-            buckets: Default::default(),
+            buckets: std::sync::Mutex::new(Buckets {
+                each: Default::default(),
+                all: Bucket::full(LOG_ALL_BURST, std::time::Instant::now()),
+            }),
         }
+    }
+
+    fn suppressed(&self, address: Option<std::net::IpAddr>, dropped: u64) {
+        let (burst, per_second) = match address {
+            Some(_) => (LOG_BURST, LOG_PER_SECOND),
+            None => (LOG_ALL_BURST, LOG_ALL_PER_SECOND),
+        };
+        self.emit(&ServerEvent::Suppressed {
+            address,
+            dropped,
+            burst: burst as u32,
+            per_second,
+        });
     }
 
     /// Logs `e` (escaped).
@@ -272,32 +333,38 @@ impl LogGate {
         }
         let now = std::time::Instant::now();
         let address = crate::server_state::rate_key(peer.ip());
-        let (pass, dropped) = {
-            let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-            if b.len() >= LOG_TRACKED && !b.contains_key(&address) {
-                forget_oldest(&mut b);
+        let (pass, dropped, all_dropped) = {
+            let mut guard = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+            let b = &mut *guard;
+            if b.each.len() >= LOG_TRACKED && !b.each.contains_key(&address) {
+                b.forget_oldest();
             }
-            let bucket = b.entry(address).or_insert(Bucket {
-                tokens: LOG_BURST,
-                at: now,
-                dropped: 0,
-            });
-            refill(bucket, now);
-            if bucket.tokens >= 1.0 {
-                bucket.tokens -= 1.0;
-                (true, std::mem::take(&mut bucket.dropped))
-            } else {
+            b.all.refill(now, LOG_ALL_BURST, LOG_ALL_PER_SECOND);
+            let bucket = b
+                .each
+                .entry(address)
+                .or_insert_with(|| Bucket::full(LOG_BURST, now));
+            bucket.refill(now, LOG_BURST, LOG_PER_SECOND);
+            if bucket.tokens < 1.0 {
                 bucket.dropped += 1;
-                (false, 0)
+                (false, 0, 0)
+            } else if b.all.tokens < 1.0 {
+                b.all.dropped += 1;
+                (false, 0, 0)
+            } else {
+                // The line goes out, after the summaries of the lines
+                // dropped before it (they ride on its token).
+                bucket.tokens -= 1.0;
+                b.all.tokens -= 1.0;
+                let all = std::mem::take(&mut b.all.dropped);
+                (true, std::mem::take(&mut bucket.dropped), all)
             }
         };
+        if all_dropped > 0 {
+            self.suppressed(None, all_dropped);
+        }
         if dropped > 0 {
-            self.emit(&ServerEvent::Suppressed {
-                address,
-                dropped,
-                burst: LOG_BURST as u32,
-                per_second: LOG_PER_SECOND,
-            });
+            self.suppressed(Some(address), dropped);
         }
         if pass {
             self.emit(e);
@@ -310,35 +377,27 @@ impl LogGate {
         let now = std::time::Instant::now();
         let mut said = Vec::new();
         {
-            let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-            b.retain(|address, bucket| {
-                refill(bucket, now);
-                if bucket.dropped > 0 && bucket.tokens >= 1.0 {
-                    said.push((*address, std::mem::take(&mut bucket.dropped)));
+            let mut guard = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+            let b = &mut *guard;
+            b.all.refill(now, LOG_ALL_BURST, LOG_ALL_PER_SECOND);
+            let all = &mut b.all;
+            b.each.retain(|address, bucket| {
+                bucket.refill(now, LOG_BURST, LOG_PER_SECOND);
+                // A summary is a line too: it waits for room in both.
+                if bucket.dropped > 0 && bucket.tokens >= 1.0 && all.tokens >= 1.0 {
+                    all.tokens -= 1.0;
+                    said.push((Some(*address), std::mem::take(&mut bucket.dropped)));
                 }
                 bucket.dropped > 0 || bucket.tokens < LOG_BURST
             });
+            if b.all.dropped > 0 && b.all.tokens >= 1.0 {
+                b.all.tokens -= 1.0;
+                said.push((None, std::mem::take(&mut b.all.dropped)));
+            }
         }
         for (address, dropped) in said {
-            self.emit(&ServerEvent::Suppressed {
-                address,
-                dropped,
-                burst: LOG_BURST as u32,
-                per_second: LOG_PER_SECOND,
-            });
+            self.suppressed(address, dropped);
         }
-    }
-}
-
-fn refill(b: &mut Bucket, now: std::time::Instant) {
-    let dt = now.saturating_duration_since(b.at).as_secs_f64();
-    b.tokens = (b.tokens + dt * LOG_PER_SECOND).min(LOG_BURST);
-    b.at = now;
-}
-
-fn forget_oldest(b: &mut std::collections::HashMap<std::net::IpAddr, Bucket>) {
-    if let Some(oldest) = b.iter().min_by_key(|(_, v)| v.at).map(|(k, _)| *k) {
-        b.remove(&oldest);
     }
 }
 
@@ -408,5 +467,67 @@ mod tests {
             .collect();
         drops.sort_unstable();
         assert_eq!(drops, [6, 100 - LOG_BURST as u64], "{v:?}");
+    }
+
+    #[test]
+    fn many_addresses_are_limited_together_and_no_drop_goes_unsaid() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let gate = LogGate::new(Some(Arc::new(move |e: &ServerEvent| {
+            s2.lock().unwrap().push(e.clone())
+        })));
+        let refused = |peer| ServerEvent::Refused {
+            peer,
+            key: None,
+            reason: "r".into(),
+        };
+        let t0 = std::time::Instant::now();
+        // One address past its burst, then more addresses than are
+        // tracked, one line each: the first is forgotten with 5 drops.
+        let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        for _ in 0..25 {
+            gate.emit_limited(a, &refused(a));
+        }
+        let others = LOG_TRACKED as u32;
+        for i in 0..others {
+            let p = SocketAddr::new(std::net::Ipv4Addr::from(0x0b00_0000 + i).into(), 1);
+            gate.emit_limited(p, &refused(p));
+        }
+        let took = t0.elapsed().as_secs_f64();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        gate.flush();
+        let v = seen.lock().unwrap();
+        let passed = v
+            .iter()
+            .filter(|e| matches!(e, ServerEvent::Refused { .. }))
+            .count() as f64;
+        let all: Vec<u64> = v
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Suppressed {
+                    address: None,
+                    dropped,
+                    ..
+                } => Some(*dropped),
+                _ => None,
+            })
+            .collect();
+        let said: u64 = v
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Suppressed { dropped, .. } => Some(*dropped),
+                _ => None,
+            })
+            .sum();
+        // The server-wide limit held while every address kept to its own.
+        assert!(
+            passed <= LOG_ALL_BURST + LOG_ALL_PER_SECOND * took + 1.0,
+            "{passed} lines in {took} s"
+        );
+        // Every line sent was either written or counted in a summary, the
+        // forgotten address's 5 in the server-wide one.
+        assert_eq!(passed as u64 + said, 25 + u64::from(others));
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0] >= 5 + u64::from(others) - 200, "{all:?}");
     }
 }

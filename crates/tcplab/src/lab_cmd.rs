@@ -127,8 +127,10 @@ fn text_line(e: &ServerEvent) -> String {
             burst,
             per_second,
         } => format!(
-            "{address}: {dropped} log line{} dropped (over {burst} at once or {per_second} a second before authentication)",
-            if *dropped == 1 { "" } else { "s" }
+            "{}: {dropped} log line{} dropped (over {burst} at once or {per_second} a second before authentication{})",
+            address.map_or("all addresses".to_string(), |a| a.to_string()),
+            if *dropped == 1 { "" } else { "s" },
+            if address.is_none() { ", all addresses together" } else { "" }
         ),
         ServerEvent::Disconnected { peer, trials } => {
             format!(
