@@ -3,6 +3,7 @@
 
 use crate::auth::{fresh_nonce, from_hex, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
 use crate::cancel::Canceller;
+use crate::early_proof::{unix_now, EarlyProof};
 use crate::error::{os_phrase, EngineError};
 use crate::hoststat::HostCpu;
 use crate::interval::{IntervalSpec, Meter};
@@ -198,6 +199,7 @@ impl Client {
                     client: me,
                     nonce: to_hex(&ours),
                     key_id: Some(key.id()),
+                    early: Some(EarlyProof::new(key, &ours, unix_now())),
                 };
                 let mut transcript = Transcript::default();
                 transcript.add(&send_plain(&mut ctrl, &hello)?);

@@ -6,20 +6,24 @@
 //! its own; one that sends nothing costs a socket and a few hundred bytes,
 //! never a thread or a slot.
 //!
-//! Before that, a frame's payload may be at most
-//! [`PRE_AUTH_MAX_FRAME`] bytes, the handshakes under way are bounded in
-//! total, per address and per IPv6 /64 ([`PendingLimits`]: a new one
-//! closes the oldest of its kind), and what the server logs about them is
-//! escaped and rate-limited per address ([`LogGate`]).
+//! Before that, a connection may send at most [`PRE_AUTH_MAX_FRAMES`]
+//! frames of at most [`PRE_AUTH_MAX_FRAME`] bytes each (so one connection
+//! holds the loop for a bounded few reads, writes and HMACs), the
+//! handshakes under way are bounded in total, per address and per IPv6
+//! /64 ([`PendingLimits`]: a new one closes the oldest of its kind, one
+//! whose `auth_hello` carried a valid early proof last), and what the
+//! server logs about them is escaped and rate-limited per address and in
+//! total ([`LogGate`]).
 
 use crate::auth::{
     fresh_nonce, nonce_from_hex, to_hex, Nonce, CLIENT_LABEL, KEY_ID_HEX, SERVER_LABEL,
 };
+use crate::early_proof::{unix_now, EarlyProofs};
 use crate::key_policy::KeyRing;
 use crate::pending::{PendingLimits, PendingOrder};
 use crate::proto::{
     encode_body, header, parse_body, parse_header, FrameError, Message, HEADER_BYTES,
-    PRE_AUTH_MAX_FRAME, VERSION,
+    PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
 };
 use crate::server_log::{LogGate, ServerEvent};
 use crate::server_state::{ClientSlot, Shared};
@@ -63,6 +67,8 @@ pub(crate) struct Gatekeeper {
     pub(crate) name: String,
     pub(crate) gate: Arc<LogGate>,
     pub(crate) pending: PendingLimits,
+    /// The early proofs taken, so each is taken once.
+    pub(crate) early: std::sync::Mutex<EarlyProofs>,
 }
 
 /// Where a handshake is.
@@ -88,6 +94,10 @@ struct Conn {
     stage: Stage,
     transcript: Transcript,
     writable: bool,
+    /// Whole frames received.
+    frames: u32,
+    /// Its `auth_hello` carried a valid early proof.
+    proven: bool,
 }
 
 /// What handling a connection's bytes came to.
@@ -173,6 +183,13 @@ pub(crate) fn run(
                         admit(
                             n, stream, peer, handshake, &mut conns, &mut order, &poll, gk,
                         );
+                        // Its first frame has usually arrived with the
+                        // connection: read it now, so a key holder's early
+                        // proof counts before the next one needs room.
+                        if let Some(c) = conns.get_mut(&n) {
+                            let next = c.pump(gk);
+                            settle(n, next, &mut conns, &mut order, &poll, gk, &mut greeted);
+                        }
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -258,6 +275,8 @@ fn admit(
             stage: Stage::Hello,
             transcript: Transcript::default(),
             writable: true,
+            frames: 0,
+            proven: false,
         },
     );
 }
@@ -282,6 +301,9 @@ fn settle(
     match next {
         Next::Wait => {
             if let Some(c) = conns.get_mut(&n) {
+                if c.proven {
+                    order.prove(n);
+                }
                 let want = if c.out.is_empty() {
                     Interest::READABLE
                 } else {
@@ -392,6 +414,16 @@ impl Conn {
                 return Next::Wait;
             }
             let body: Vec<u8> = self.inbuf.drain(..end).skip(HEADER_BYTES).collect();
+            self.frames += 1;
+            if self.frames > PRE_AUTH_MAX_FRAMES {
+                self.refuse(
+                    gk,
+                    &format!(
+                        "closing: more than {PRE_AUTH_MAX_FRAMES} frames before the handshake completed"
+                    ),
+                );
+                return Next::Close;
+            }
             if version != VERSION {
                 self.reply(&Message::Error {
                     message: FrameError::BadVersion(version).to_string(),
@@ -436,9 +468,10 @@ impl Conn {
                     client,
                     nonce,
                     key_id,
+                    early,
                 },
                 _,
-            ) => self.challenge(gk, client, &nonce, key_id.as_deref(), body),
+            ) => self.challenge(gk, client, &nonce, key_id.as_deref(), early, body),
             (Message::AuthProof { proof }, Stage::Challenged { .. }) => {
                 self.proved(gk, &proof, body)
             }
@@ -473,6 +506,7 @@ impl Conn {
         client: String,
         nonce: &str,
         key_id: Option<&str>,
+        early: Option<crate::early_proof::EarlyProof>,
         body: &[u8],
     ) -> Next {
         let key = match key_named(gk.keys.as_deref(), key_id) {
@@ -495,6 +529,12 @@ impl Conn {
             }
         };
         let k = &ring[key].0;
+        // A wrong, stale or replayed early proof only leaves the
+        // handshake unexempt: the challenge-response decides.
+        if let Some(e) = early {
+            let mut taken = gk.early.lock().unwrap_or_else(|p| p.into_inner());
+            self.proven |= taken.take(k, &client_nonce, &e, unix_now()).is_ok();
+        }
         let challenge = Message::AuthChallenge {
             server: gk.name.clone(),
             nonce: to_hex(&server_nonce),

@@ -15,6 +15,7 @@ pub mod client;
 mod control_conn;
 pub mod cpu;
 pub mod deadline;
+pub mod early_proof;
 pub mod error;
 pub mod fd_limit;
 mod handshake;

@@ -1,11 +1,14 @@
 //! The connections still in their handshake, counted in total, per source
 //! address and per IPv6 /64, with room for each new one made by closing the
 //! oldest of its kind: a flood of silent connections, reopened as they
-//! close, then only ever closes its own (oldest) connections, and a client
-//! that completes its handshake within milliseconds is never the oldest.
+//! close, then only ever closes its own (oldest) connections. A handshake
+//! whose first frame proved the key ([`crate::early_proof`]) is closed for
+//! room only when every handshake of its kind has proved it too, so a
+//! flood without the key cannot close a key holder's handshake however
+//! long its round trip.
 
 use crate::server_state::rate_key;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::net::IpAddr;
 
 /// Bounds on connections in their handshake (`tcplab server
@@ -72,6 +75,8 @@ pub(crate) struct PendingOrder {
     by_address: HashMap<IpAddr, BTreeSet<u64>>,
     by_prefix: HashMap<IpAddr, BTreeSet<u64>>,
     addr_of: HashMap<u64, IpAddr>,
+    /// Handshakes whose first frame proved the key.
+    proven: HashSet<u64>,
 }
 
 impl PendingOrder {
@@ -88,11 +93,17 @@ impl PendingOrder {
 
     /// Which handshake (and why) must close to make room for one more from
     /// `ip` under `l`; `None` if there is room.
+    /// The oldest unproven one of a full kind goes first; the oldest
+    /// proven one only when all of that kind are proven.
     pub(crate) fn victim(&self, ip: IpAddr, l: &PendingLimits) -> Option<(u64, Full)> {
+        let pick = |s: &BTreeSet<u64>| {
+            s.iter()
+                .find(|n| !self.proven.contains(n))
+                .or_else(|| s.first())
+                .copied()
+        };
         let first = |m: &HashMap<IpAddr, BTreeSet<u64>>, k: IpAddr, max: usize| {
-            m.get(&k)
-                .filter(|s| s.len() >= max.max(1))
-                .and_then(|s| s.first().copied())
+            m.get(&k).filter(|s| s.len() >= max.max(1)).and_then(pick)
         };
         if let Some(n) = first(&self.by_address, ip, l.per_address) {
             return Some((n, Full::Address));
@@ -101,9 +112,16 @@ impl PendingOrder {
             return Some((n, Full::Prefix));
         }
         if self.all.len() >= l.total.max(1) {
-            return self.oldest().map(|n| (n, Full::Total));
+            return pick(&self.all).map(|n| (n, Full::Total));
         }
         None
+    }
+
+    /// Marks handshake `n` as having proved the key in its first frame.
+    pub(crate) fn prove(&mut self, n: u64) {
+        if self.all.contains(&n) {
+            self.proven.insert(n);
+        }
     }
 
     /// Counts handshake `n` from `ip`.
@@ -117,6 +135,7 @@ impl PendingOrder {
     /// Stops counting handshake `n`.
     pub(crate) fn remove(&mut self, n: u64) {
         self.all.remove(&n);
+        self.proven.remove(&n);
         let Some(ip) = self.addr_of.remove(&n) else {
             return;
         };
@@ -168,5 +187,43 @@ mod tests {
         assert!(Full::Prefix
             .reason(&l, v6(1))
             .contains("3 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix)"));
+    }
+
+    #[test]
+    fn a_proven_handshake_is_closed_only_when_all_of_its_kind_are_proven() {
+        let l = PendingLimits {
+            total: 4,
+            per_address: 2,
+            per_prefix: 4,
+        };
+        let mut o = PendingOrder::default();
+        let (a, b) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        o.insert(1, a);
+        o.insert(2, a);
+        o.prove(1);
+        // The per-address bound: the unproven 2 goes, though 1 is older.
+        assert_eq!(o.victim(a, &l), Some((2, Full::Address)));
+        o.prove(2);
+        assert_eq!(o.victim(a, &l), Some((1, Full::Address)));
+        // The total: the oldest unproven, wherever it is from.
+        o.remove(2);
+        o.insert(3, b);
+        o.insert(4, b);
+        o.insert(5, "10.0.0.3".parse().unwrap());
+        assert_eq!(
+            o.victim("10.0.0.4".parse().unwrap(), &l),
+            Some((3, Full::Total))
+        );
+        for n in [3, 4, 5] {
+            o.prove(n);
+        }
+        assert_eq!(
+            o.victim("10.0.0.4".parse().unwrap(), &l),
+            Some((1, Full::Total))
+        );
+        // Proving one that is gone marks nothing.
+        o.remove(1);
+        o.prove(1);
+        assert!(!o.proven.contains(&1));
     }
 }

@@ -25,6 +25,12 @@ pub const MAX_FRAME: u32 = 1 << 20;
 /// Largest payload accepted before the peer is authenticated (or greeted):
 /// a handshake's messages are a few hundred bytes.
 pub const PRE_AUTH_MAX_FRAME: u32 = 4096;
+/// Frames a connection may send before its handshake completes: a
+/// handshake takes two (`auth_hello`, `auth_proof`) or one (`hello`), and
+/// a client that got one wrong may be told why twice more. The next
+/// frame closes it, so one connection holds the server's handshake loop
+/// for a bounded few reads, writes and HMACs.
+pub const PRE_AUTH_MAX_FRAMES: u32 = 4;
 /// Bytes in a frame's header: magic, version, length.
 pub const HEADER_BYTES: usize = 10;
 
@@ -49,6 +55,12 @@ pub enum Message {
         /// server with one key then uses it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         key_id: Option<String>,
+        /// The key's proof over `nonce` and the client's clock
+        /// ([`crate::early_proof`]): a handshake that carries one is never
+        /// closed to make room for a connection without it. Absent from
+        /// older clients.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        early: Option<crate::early_proof::EarlyProof>,
     },
     /// Server → client, answer to `auth_hello`: the server's nonce and its
     /// proof of the key over both nonces (`auth::SERVER_LABEL`), in hex.
@@ -301,6 +313,8 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
         nonce: String,
         #[serde(default)]
         key_id: Option<String>,
+        #[serde(default)]
+        early: Option<crate::early_proof::EarlyProof>,
     }
     #[derive(Deserialize)]
     struct AuthChallenge {
@@ -361,6 +375,7 @@ fn parse_payload(body: &[u8]) -> serde_json::Result<Message> {
                 client: m.client,
                 nonce: m.nonce,
                 key_id: m.key_id,
+                early: m.early,
             }
         }
         "auth_challenge" => {
@@ -491,6 +506,10 @@ mod tests {
                 client: "c".into(),
                 nonce: "00".into(),
                 key_id: Some("1c0660cfbe19beff".into()),
+                early: Some(crate::early_proof::EarlyProof {
+                    time: 1_800_000_000,
+                    proof: "ab".repeat(32),
+                }),
             },
             Message::Check {
                 params: TrialParams::defaults(record::TestKind::TcpRr),

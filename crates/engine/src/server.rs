@@ -164,6 +164,7 @@ impl Server {
             name: self.name.clone(),
             gate: gate.clone(),
             pending: self.pending,
+            early: Default::default(),
         };
         let Server {
             listener,

@@ -12,7 +12,9 @@
 
 mod fuzz_support;
 
-use engine::proto::{read_message, FrameError, Message, PRE_AUTH_MAX_FRAME, VERSION};
+use engine::proto::{
+    read_message, FrameError, Message, PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
+};
 use engine::{validate, Client, Limits, Server};
 use fuzz_support::{body, body_of, config, frame, good_frame, legal_trial, message, trial_params};
 use proptest::collection::vec;
@@ -172,10 +174,14 @@ enum Expect {
     Closing(&'static str),
 }
 
-/// The server's state machine, as the protocol describes it.
-fn expect(payload: &[u8], greeted: bool, limits: &Limits) -> Expect {
+/// The server's state machine, as the protocol describes it: `pre_auth`
+/// whole frames were sent before this one and before a greeting.
+fn expect(payload: &[u8], greeted: bool, pre_auth: u32, limits: &Limits) -> Expect {
     if !greeted && payload.len() > PRE_AUTH_MAX_FRAME as usize {
         return Expect::Closing("before authentication");
+    }
+    if !greeted && pre_auth >= PRE_AUTH_MAX_FRAMES {
+        return Expect::Closing("frames before the handshake completed");
     }
     let parsed = match payload.trim_ascii_start().first() {
         Some(b'{') => serde_json::from_slice::<Message>(payload).ok(),
@@ -264,8 +270,12 @@ fn run_case_once(
     let mut in_trial = false;
     let mut closed = false;
     let mut replied = 0;
+    let mut pre_auth = 0;
     for payload in &case.frames {
-        let want = expect(payload, greeted, limits);
+        let want = expect(payload, greeted, pre_auth, limits);
+        if !greeted {
+            pre_auth += 1;
+        }
         s.write_all(&good_frame(payload)).map_err(fail)?;
         t.frames += 1;
         let got = match read_message(&mut s) {
@@ -333,6 +343,12 @@ fn run_case_once(
                 // Its length is refused first, its bytes unread.
                 last_error = Some("before authentication");
                 may_reset = true;
+                s.write_all(&frame(*v, b.len() as u32, b))
+            }
+            Ending::BadVersion(v, b) if !greeted && pre_auth >= PRE_AUTH_MAX_FRAMES => {
+                // A whole frame past the handshake's allowance: counted
+                // before its version is looked at.
+                last_error = Some("frames before the handshake completed");
                 s.write_all(&frame(*v, b.len() as u32, b))
             }
             Ending::BadVersion(v, b) => {

@@ -335,6 +335,7 @@ fn forged_log_lines_ansi_escapes_and_megabyte_frames_do_not_reach_the_log() {
         client: format!("evil{forged}"),
         nonce: "ab".repeat(32),
         key_id: Some(format!("0123456789abcdef{forged}")),
+        early: None,
     };
     write_message(&mut s, &hello).unwrap();
     let Ok(Message::Error { message }) = read_message(&mut s) else {

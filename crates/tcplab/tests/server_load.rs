@@ -140,6 +140,7 @@ fn auth_hello_frame() -> Vec<u8> {
         client: "load attacker".into(),
         nonce: "ab".repeat(32),
         key_id: None,
+        early: None,
     };
     write_message(&mut frame, &hello).unwrap();
     frame

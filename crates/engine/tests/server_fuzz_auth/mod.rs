@@ -16,6 +16,7 @@
 //!   is, and the server ends the connection.
 
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL};
+use engine::early_proof::{unix_now, EarlyProof};
 use engine::proto::{
     encode_body, parse_body, read_frame, FrameError, Message, MAX_FRAME, PRE_AUTH_MAX_FRAME,
     VERSION,
@@ -68,6 +69,7 @@ fn pre_auth_frame(key_id: String) -> impl Strategy<Value = Vec<u8>> {
                 client: "fuzz".into(),
                 nonce: "cd".repeat(32),
                 key_id: id,
+                early: None,
             })
             .unwrap(),
         )
@@ -254,6 +256,7 @@ fn handshake(addr: SocketAddr, key: &Key) -> (TcpStream, Framing) {
         client: "fuzz".into(),
         nonce: to_hex(&ours),
         key_id: Some(key.id()),
+        early: Some(EarlyProof::new(key, &ours, unix_now())),
     })
     .unwrap();
     t.add(&hello);

@@ -4,6 +4,7 @@
 //! framing ([`engine::session`]) is returned with it.
 
 use engine::auth::{fresh_nonce, nonce_from_hex, to_hex, Key, CLIENT_LABEL, SERVER_LABEL};
+use engine::early_proof::{unix_now, EarlyProof};
 use engine::proto::{
     encode_body, parse_body, read_frame, write_frame, FrameError, Message, MAX_FRAME, VERSION,
 };
@@ -38,7 +39,20 @@ impl Keyed {
 
 /// The client's handshake with `key` to `addr`, naming itself `client`.
 pub fn keyed_handshake(addr: SocketAddr, key: &Key, client: &str) -> Keyed {
-    let mut s = TcpStream::connect(addr).unwrap();
+    keyed_handshake_as(addr, key, client, true).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The same, with or without the early proof in `auth_hello` (without:
+/// as a client older than the proof); why it failed if the server did not
+/// answer with a challenge, or its proof did not check.
+pub fn keyed_handshake_as(
+    addr: SocketAddr,
+    key: &Key,
+    client: &str,
+    early: bool,
+) -> Result<Keyed, String> {
+    let e = |what: &'static str| move |err: FrameError| format!("{what}: {err}");
+    let mut s = TcpStream::connect(addr).map_err(|err| format!("connecting: {err}"))?;
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut sent = Vec::new();
     let mut t = Transcript::default();
@@ -47,14 +61,18 @@ pub fn keyed_handshake(addr: SocketAddr, key: &Key, client: &str) -> Keyed {
         client: client.into(),
         nonce: to_hex(&ours),
         key_id: Some(key.id()),
+        early: early.then(|| EarlyProof::new(key, &ours, unix_now())),
     })
     .unwrap();
     t.add(&hello);
     write_frame(&mut sent, VERSION, &hello).unwrap();
-    std::io::Write::write_all(&mut s, &sent).unwrap();
-    let (_, body) = read_frame(&mut s, MAX_FRAME).unwrap();
+    std::io::Write::write_all(&mut s, &sent).map_err(|err| format!("sending: {err}"))?;
+    let (_, body) = read_frame(&mut s, MAX_FRAME).map_err(e("reading the challenge"))?;
     let Ok(Message::AuthChallenge { nonce, proof, .. }) = parse_body(&body) else {
-        panic!("no challenge: {:?}", String::from_utf8_lossy(&body))
+        return Err(format!(
+            "no challenge: {:?}",
+            String::from_utf8_lossy(&body)
+        ));
     };
     t.add(&body);
     let theirs = nonce_from_hex(&nonce).unwrap();
@@ -67,21 +85,24 @@ pub fn keyed_handshake(addr: SocketAddr, key: &Key, client: &str) -> Keyed {
     t.add(&proof);
     let start = sent.len();
     write_frame(&mut sent, VERSION, &proof).unwrap();
-    std::io::Write::write_all(&mut s, &sent[start..]).unwrap();
+    std::io::Write::write_all(&mut s, &sent[start..])
+        .map_err(|err| format!("sending the proof: {err}"))?;
     let keys = SessionKeys::derive(key, &ours, &theirs, &t.hash());
     let mut framing = Framing::sealed(&keys, Side::Client);
-    let (_, body) = read_frame(&mut s, MAX_FRAME + 64).unwrap();
+    let (_, body) = read_frame(&mut s, MAX_FRAME + 64).map_err(e("reading the answer"))?;
     let mut frame = engine::proto::header(VERSION, body.len()).to_vec();
     frame.extend_from_slice(&body);
     let answer = match framing.read(&mut frame.as_slice()) {
         Ok(m) => m,
-        Err(FrameError::BadTag) => parse_body(&body).unwrap(),
-        Err(e) => panic!("answering auth_proof: {e}"),
+        Err(FrameError::BadTag) => {
+            parse_body(&body).map_err(|err| format!("answering auth_proof: {err}"))?
+        }
+        Err(err) => return Err(format!("answering auth_proof: {err}")),
     };
-    Keyed {
+    Ok(Keyed {
         stream: s,
         framing,
         sent,
         answer,
-    }
+    })
 }

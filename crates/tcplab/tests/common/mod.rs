@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod control;
+pub mod delay_relay;
 pub mod fleet_hosts;
 pub mod server;
 

@@ -1,0 +1,167 @@
+//! Issue 28, item 2 at a real round-trip time: the server bounds the
+//! handshakes under way and closes the oldest to make room, and a key
+//! holder's handshake waits one round trip between the server's challenge
+//! and its proof. A flood that opens connections faster than that would
+//! close it every time; the early proof in `auth_hello` exempts it.
+//!
+//! The client reaches the server through a relay that holds every byte
+//! 100 ms each way (this kernel has no netem), while 16 addresses open
+//! silent connections as fast as they can. A client without the early
+//! proof (an older one, done by hand) is closed; the real client, which
+//! sends it, is served every time.
+
+mod common;
+
+use common::control::keyed_handshake_as;
+use common::delay_relay::DelayRelay;
+use common::server::ServerChild;
+use common::temp_db;
+use engine::proto::Message;
+use engine::{Client, Key};
+use socket2::{Domain, Socket, Type};
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The relay's delay each way: a 200 ms round trip.
+const ONE_WAY: Duration = Duration::from_millis(100);
+/// Handshakes under way at once (--max-pending), small so that the flood
+/// turns them all over many times within one round trip.
+const MAX_PENDING: usize = 32;
+/// Tries of each client.
+const TRIES: usize = 6;
+
+/// Silent connections opened as fast as they connect, from `sources` in
+/// turn, the newest [`MAX_PENDING`] of each thread kept open.
+struct Churn {
+    stop: Arc<AtomicBool>,
+    opened: Arc<AtomicUsize>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Churn {
+    /// Four threads, each opening from its share of `sources`.
+    fn start(sources: Vec<IpAddr>, to: SocketAddr) -> Churn {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opened = Arc::new(AtomicUsize::new(0));
+        let threads = sources
+            .chunks(sources.len().div_ceil(4))
+            .map(|mine| {
+                let (stop, opened, mine) = (stop.clone(), opened.clone(), mine.to_vec());
+                std::thread::spawn(move || {
+                    let mut open = VecDeque::new();
+                    let mut i = 0;
+                    while !stop.load(Ordering::SeqCst) {
+                        let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+                        s.bind(&SocketAddr::new(mine[i % mine.len()], 0).into())
+                            .unwrap();
+                        i += 1;
+                        // A SYN dropped from a full listen queue is not waited for.
+                        if s.connect_timeout(&to.into(), Duration::from_millis(20))
+                            .is_ok()
+                        {
+                            opened.fetch_add(1, Ordering::SeqCst);
+                            open.push_back(s);
+                            if open.len() > MAX_PENDING {
+                                open.pop_front();
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        Churn {
+            stop,
+            opened,
+            threads,
+        }
+    }
+
+    fn opened(&self) -> usize {
+        self.opened.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Churn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_fast_flood_cannot_close_a_key_holders_handshake_at_a_200_ms_round_trip() {
+    let _timing = testkit::timing_lock();
+    let (dir, _db) = temp_db();
+    let path = dir.path().join("k.key");
+    Key::generate().unwrap().write_new(&path).unwrap();
+    let key = Key::read_file(&path).unwrap();
+    let pending = MAX_PENDING.to_string();
+    let server = ServerChild::start_unlogged(
+        None,
+        "127.0.0.1",
+        &["--key", path.to_str().unwrap(), "--max-pending", &pending],
+    );
+    let relay = DelayRelay::start(server.addr, ONE_WAY);
+    let sources: Vec<IpAddr> = (1..=16)
+        .map(|i| format!("127.0.29.{i}").parse().unwrap())
+        .collect();
+    let churn = Churn::start(sources, server.addr);
+    std::thread::sleep(Duration::from_millis(300));
+    // Without the early proof: the flood closes the handshake while the
+    // proof is on its way.
+    let t0 = Instant::now();
+    let before = churn.opened();
+    let mut old_served = 0;
+    let mut old_errors = Vec::new();
+    for _ in 0..TRIES {
+        match keyed_handshake_as(relay.addr, &key, "older client", false) {
+            Ok(k) if matches!(k.answer, Message::Welcome { .. }) => old_served += 1,
+            Ok(k) => old_errors.push(format!("{:?}", k.answer)),
+            Err(e) => old_errors.push(e),
+        }
+    }
+    let rate = (churn.opened() - before) as f64 / t0.elapsed().as_secs_f64();
+    // The real client, with it.
+    let mut served = 0;
+    let mut errors = Vec::new();
+    let t1 = Instant::now();
+    for _ in 0..TRIES {
+        match Client::connect_with_key(relay.addr, Duration::from_secs(5), Some(&key)) {
+            Ok(_) => served += 1,
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let took = t1.elapsed() / TRIES as u32;
+    let opened = churn.opened();
+    drop(churn);
+    println!(
+        "flood of {rate:.0} connections/s ({opened} in all) against --max-pending {MAX_PENDING}, \
+         200 ms round trip: without the early proof {old_served} of {TRIES} served \
+         ({:?}); with it {served} of {TRIES}, {took:?} a handshake",
+        old_errors.first()
+    );
+    // The flood turns the pending table over many times per round trip.
+    assert!(
+        rate * 0.2 >= 4.0 * MAX_PENDING as f64,
+        "the flood opened only {rate:.0} connections/s"
+    );
+    assert!(
+        old_served < TRIES,
+        "without the early proof the flood closed no handshake: the attack did not bite"
+    );
+    assert!(
+        old_errors
+            .iter()
+            .any(|e| e.contains("handshakes pending in all (--max-pending)")),
+        "{old_errors:?}"
+    );
+    assert_eq!(served, TRIES, "{errors:?}");
+    // At least the round trips it needs: the relay was in the path.
+    assert!(took >= 2 * 2 * ONE_WAY, "{took:?}");
+}
