@@ -120,8 +120,11 @@ pub fn header(seq: u32, us: u32, tag: &Tag) -> [u8; HEADER] {
 
 /// Whether datagram `d` (at least [`HEADER`] bytes) carries `tag`.
 #[inline]
+/// Compared in constant time: how long the check takes says nothing
+/// about how many of a forged tag's bytes were right.
 pub fn has_tag(d: &[u8], tag: &Tag) -> bool {
-    d[8..HEADER] == tag[..]
+    use subtle::ConstantTimeEq;
+    d[8..HEADER].ct_eq(&tag[..]).into()
 }
 
 /// Sends datagrams of `write_size` bytes, each with `tag`, on a connected
