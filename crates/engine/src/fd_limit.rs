@@ -25,7 +25,7 @@ pub enum FdLimitError {
     #[error("reading or setting the open-file limit failed: {0}")]
     Syscall(String),
     /// The hard limit itself is below what the server needs.
-    #[error("the open-file limit is {hard} (hard), below the {need} descriptors that --max-clients {max_clients} with a widest trial each needs; trials will be refused past {trials} descriptors in total; raise it (ulimit -n) or lower --max-clients")]
+    #[error("the open-file limit is {hard} (hard), below the {need} descriptors that --max-clients {max_clients} with a widest trial each and --max-pending {pending} handshakes need; trials will be refused past {trials} descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending")]
     HardTooLow {
         /// The hard limit (the soft one is raised to it).
         hard: u64,
@@ -33,6 +33,8 @@ pub enum FdLimitError {
         need: u64,
         /// The server's `--max-clients`.
         max_clients: usize,
+        /// The server's `--max-pending`.
+        pending: usize,
         /// Descriptors left for all trials together.
         trials: u64,
     },
@@ -49,16 +51,18 @@ pub struct FdLimit {
     pub hard: u64,
 }
 
-/// Descriptors a server with `limits` may hold at once: every client's
-/// control connection and its trial at its widest (the smaller of
-/// `max_client_descriptors` and a listener with `max_parallel` sockets,
-/// two each with sendfile's memfd), and [`FIXED_DESCRIPTORS`].
-pub fn needed(limits: &Limits) -> u64 {
+/// Descriptors a server with `limits` and `pending` handshakes under way
+/// (`--max-pending`) may hold at once: every client's control connection
+/// and its trial at its widest (the smaller of `max_client_descriptors`
+/// and a listener with `max_parallel` sockets, two each with sendfile's
+/// memfd), one per pending handshake, and [`FIXED_DESCRIPTORS`].
+pub fn needed(limits: &Limits, pending: usize) -> u64 {
     let per_trial = limits
         .max_client_descriptors
         .min(2 * u64::from(limits.max_parallel) + 1);
     (limits.max_clients as u64)
         .saturating_mul(per_trial + 1)
+        .saturating_add(pending as u64)
         .saturating_add(FIXED_DESCRIPTORS)
 }
 
@@ -79,9 +83,9 @@ pub fn soft_to_set(soft: u64, hard: u64) -> u64 {
 
 /// Raises this process's soft open-file limit to its hard limit; an error
 /// (the limit is still raised) when even the hard limit is below what
-/// `limits` need.
-pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
-    let need = needed(limits);
+/// `limits` and `pending` handshakes need.
+pub fn ensure(limits: &Limits, pending: usize) -> Result<FdLimit, FdLimitError> {
+    let need = needed(limits, pending);
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -114,6 +118,7 @@ pub fn ensure(limits: &Limits) -> Result<FdLimit, FdLimitError> {
             hard,
             need,
             max_clients: limits.max_clients,
+            pending,
             trials: trial_descriptors(limits, soft),
         });
     }
@@ -142,8 +147,8 @@ mod tests {
             max_clients: 1000,
             ..Limits::default()
         };
-        assert_eq!(needed(&l), 1000 * 258 + 64);
-        assert_eq!(needed(&Limits::default()), 32 * 258 + 64);
+        assert_eq!(needed(&l, 0), 1000 * 258 + 64);
+        assert_eq!(needed(&Limits::default(), 1024), 32 * 258 + 1024 + 64);
     }
 
     #[test]
@@ -155,22 +160,22 @@ mod tests {
 
     #[test]
     fn ensure_raises_the_soft_limit_and_names_a_short_hard_one() {
-        let got = ensure(&Limits::default()).unwrap();
+        let got = ensure(&Limits::default(), 1024).unwrap();
         assert_eq!(got.soft, got.hard.max(got.soft_before));
-        assert!(got.soft >= needed(&Limits::default()));
+        assert!(got.soft >= needed(&Limits::default(), 1024));
         // No host allows this many: the error names the flag and numbers.
         let huge = Limits {
             max_clients: usize::MAX / 2,
             ..Limits::default()
         };
-        match ensure(&huge) {
+        match ensure(&huge, 1024) {
             Err(FdLimitError::HardTooLow { hard, need, .. }) => {
                 assert_eq!(hard, got.hard);
                 assert!(need > hard);
             }
             other => panic!("expected HardTooLow, got {other:?}"),
         }
-        let e = ensure(&huge).unwrap_err().to_string();
+        let e = ensure(&huge, 1024).unwrap_err().to_string();
         assert!(
             e.contains("--max-clients") && e.contains("ulimit -n"),
             "{e}"

@@ -41,7 +41,7 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     // Enough descriptors for every client at once, or one line saying why not.
-    if let Err(e) = engine::fd_limit::ensure(&limits) {
+    if let Err(e) = engine::fd_limit::ensure(&limits, pending.total) {
         eprintln!("tcplab server: warning: {e}");
     }
     let stdout = match (a.quiet, a.json) {

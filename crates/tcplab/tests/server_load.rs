@@ -997,7 +997,7 @@ fn a_server_says_when_its_open_file_limit_is_too_low() {
     );
     assert_eq!(
         server.notes,
-        ["tcplab server: warning: the open-file limit is 512 (hard), below the 258064 descriptors that --max-clients 1000 with a widest trial each needs; trials will be refused past 224 descriptors in total; raise it (ulimit -n) or lower --max-clients"]
+        ["tcplab server: warning: the open-file limit is 512 (hard), below the 259088 descriptors that --max-clients 1000 with a widest trial each and --max-pending 1024 handshakes need; trials will be refused past 224 descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending"]
     );
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
     assert!(
