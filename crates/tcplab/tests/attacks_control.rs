@@ -484,3 +484,74 @@ fn a_relay_that_forwards_the_handshake_cannot_run_trials_under_the_key() {
         "a trial ran: {json:?}"
     );
 }
+
+/// Review F4 of issue 28: connections that pipeline thousands of frames
+/// before authenticating are each answered at most four times and closed
+/// (the fifth frame says why), so none holds the one handshake loop; a key
+/// holder's handshakes meanwhile take the usual few milliseconds.
+#[test]
+fn connections_pipelining_frames_before_the_handshake_are_closed_after_four() {
+    let _timing = testkit::timing_lock();
+    let (dir, _db) = temp_db();
+    let path = new_key(dir.path());
+    let key = Key::read_file(&path).unwrap();
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &["--key", path.to_str().unwrap()]);
+    let mut junk = Vec::new();
+    for _ in 0..20_000 {
+        write_frame(&mut junk, VERSION, br#"{"type":"setup"}"#).unwrap();
+    }
+    let junk = Arc::new(junk);
+    let to = server.addr;
+    let attackers: Vec<_> = (0..8)
+        .map(|_| {
+            let junk = junk.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(to).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let t0 = Instant::now();
+                // The server closes with most of it unread: the writes end
+                // in a reset.
+                let _ = s.write_all(&junk);
+                let mut replies = Vec::new();
+                let end = loop {
+                    match read_message(&mut s) {
+                        Ok(Message::Error { message }) => replies.push(message),
+                        Ok(other) => panic!("a reply before authentication: {other:?}"),
+                        Err(e) => break e.to_string(),
+                    }
+                };
+                (replies, end, t0.elapsed())
+            })
+        })
+        .collect();
+    let mut handshakes = Vec::new();
+    for _ in 0..8 {
+        let t0 = Instant::now();
+        let k = keyed_handshake(server.addr, &key, "meanwhile");
+        assert!(
+            matches!(k.answer, Message::Welcome { .. }),
+            "{:?}",
+            k.answer
+        );
+        handshakes.push(t0.elapsed());
+    }
+    for a in attackers {
+        let (replies, end, took) = a.join().unwrap();
+        println!(
+            "{} replies to 20,000 pre-auth frames, then {end:?} after {took:?}; last {:?}",
+            replies.len(),
+            replies.last()
+        );
+        assert!(replies.len() <= 5, "{replies:?}");
+        if replies.len() == 5 {
+            assert!(
+                replies[4].contains("more than 4 frames before the handshake completed"),
+                "{replies:?}"
+            );
+        }
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+    handshakes.sort();
+    println!("keyed handshakes meanwhile: {handshakes:?}");
+    assert!(handshakes[4] < Duration::from_millis(500), "{handshakes:?}");
+}
