@@ -155,26 +155,28 @@ impl TrialWatch {
             .as_ref()
             .map_or_else(String::new, |k| format!("key {k:?}: "));
         if let Some(g) = self.granted_bps {
-            let rate = |b: u64, s: f64| rate_short(b as f64 * 8.0 / s);
+            // `moved` bytes over `secs`, against `margin` × the grant plus
+            // the writes in flight.
+            let over = |moved: u64, secs: f64, margin: f64, over_what: &str| {
+                let allowed = margin * g as f64 / 8.0 * secs + self.slack_bytes as f64;
+                (moved as f64 > allowed).then(|| {
+                    format!(
+                        "{who}the trial moved {} {over_what}, over the {} the server granted (ended at {margin} × the grant)",
+                        rate_short(moved as f64 * 8.0 / secs),
+                        record::numbers::rate_text(g as f64)
+                    )
+                })
+            };
             let elapsed = now.duration_since(self.started).as_secs_f64();
-            let allowed_total = TOTAL_MARGIN * g as f64 / 8.0 * elapsed + self.slack_bytes as f64;
-            if bytes as f64 > allowed_total {
-                return Some(format!(
-                    "{who}the trial moved {} on average over {elapsed:.1} s, over the {} the server granted (ended at {TOTAL_MARGIN} × the grant)",
-                    rate(bytes, elapsed),
-                    record::numbers::rate_text(g as f64)
-                ));
+            let on_average = format!("on average over {elapsed:.1} s");
+            if let Some(why) = over(bytes, elapsed, TOTAL_MARGIN, &on_average) {
+                return Some(why);
             }
             if span >= WINDOW {
                 let s = span.as_secs_f64();
-                let moved = bytes - b0;
-                let allowed = WINDOW_MARGIN * g as f64 / 8.0 * s + self.slack_bytes as f64;
-                if moved as f64 > allowed {
-                    return Some(format!(
-                        "{who}the trial moved {} over the last {s:.1} s, over the {} the server granted (ended at {WINDOW_MARGIN} × the grant)",
-                        rate(moved, s),
-                        record::numbers::rate_text(g as f64)
-                    ));
+                let lately = format!("over the last {s:.1} s");
+                if let Some(why) = over(bytes - b0, s, WINDOW_MARGIN, &lately) {
+                    return Some(why);
                 }
             }
         }
