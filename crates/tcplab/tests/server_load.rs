@@ -19,6 +19,7 @@
 
 mod common;
 
+use common::lockout::{enter_netns, Flood, Netns};
 use common::server::{Constraints, ServerChild};
 use common::{json_of, tcplab, temp_db};
 use engine::proto::{read_message, write_message, Message};
@@ -66,44 +67,6 @@ const TRICKLE_EVERY: Duration = Duration::from_secs(3);
 /// debug build, 2026-11-28). The server's bound is then its idle RSS +
 /// `--max-pending` × this.
 const PER_CONNECTION_KIB: u64 = 8;
-
-/// A network namespace of this test's own, deleted when dropped (a
-/// panicking test too).
-struct Netns(String);
-
-impl Netns {
-    fn create() -> Netns {
-        let name = format!("tcplab-load-{}", std::process::id());
-        let _ = Command::new("ip")
-            .args(["netns", "del", &name])
-            .stderr(std::process::Stdio::null())
-            .status();
-        run(&["ip", "netns", "add", &name]);
-        let ns = Netns(name);
-        run(&["ip", "-n", &ns.0, "link", "set", "lo", "up"]);
-        ns
-    }
-}
-
-/// Moves the calling thread into namespace `name` (its later sockets live
-/// there).
-fn enter_netns(name: &str) {
-    let f = std::fs::File::open(format!("/run/netns/{name}")).unwrap();
-    // SAFETY: f is an open namespace file; setns changes only this thread.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-fn run(args: &[&str]) {
-    let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
-    assert!(st.success(), "{args:?}: {st}");
-}
 
 /// The `i`-th attacker's own source address: 127.1.0.1, 127.1.0.2, …
 /// (all of 127/8 is this namespace's loopback, and the server's
@@ -512,87 +475,6 @@ fn overflow(ns: &Netns, server: SocketAddr, pid: u32) -> u64 {
     .unwrap()
 }
 
-/// A silent connection from `from` to `to`, or None if it could not
-/// connect.
-fn silent(from: IpAddr, to: SocketAddr) -> Option<Socket> {
-    let domain = if to.is_ipv6() {
-        Domain::IPV6
-    } else {
-        Domain::IPV4
-    };
-    let s = Socket::new(domain, Type::STREAM, None).ok()?;
-    s.bind(&SocketAddr::new(from, 0).into()).ok()?;
-    s.connect_timeout(&to.into(), Duration::from_secs(2)).ok()?;
-    s.set_nonblocking(true).ok()?;
-    Some(s)
-}
-
-/// Issue 28's lockout pattern (item 2, as in `attacks_control.rs`): one
-/// silent connection from each of `sources`, reopened from its address as
-/// soon as the server closes it, until dropped.
-struct Flood {
-    stop: Arc<AtomicBool>,
-    reopened: Arc<AtomicUsize>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Flood {
-    fn start(sources: Vec<IpAddr>, to: SocketAddr, ns: &Netns) -> Flood {
-        let stop = Arc::new(AtomicBool::new(false));
-        let reopened = Arc::new(AtomicUsize::new(0));
-        let (stop2, reopened2) = (stop.clone(), reopened.clone());
-        let (tx, rx) = std::sync::mpsc::channel();
-        let ns_name = ns.0.clone();
-        let thread = std::thread::spawn(move || {
-            enter_netns(&ns_name);
-            let mut conns: Vec<(IpAddr, Option<Socket>)> =
-                sources.iter().map(|ip| (*ip, silent(*ip, to))).collect();
-            assert!(conns.iter().all(|c| c.1.is_some()), "attackers connect");
-            tx.send(()).unwrap();
-            let mut buf = [0u8; 4096];
-            while !stop2.load(Ordering::SeqCst) {
-                for (from, c) in conns.iter_mut() {
-                    let gone = match c {
-                        None => true,
-                        Some(s) => match (&*s).read(&mut buf) {
-                            Ok(0) => true,
-                            Ok(_) => false,
-                            Err(e) if e.kind() == ErrorKind::WouldBlock => false,
-                            Err(_) => true,
-                        },
-                    };
-                    if gone {
-                        *c = silent(*from, to);
-                        reopened2.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        rx.recv_timeout(Duration::from_secs(20))
-            .expect("the lockout flood did not connect within 20 s");
-        Flood {
-            stop,
-            reopened,
-            thread: Some(thread),
-        }
-    }
-
-    /// Connections the server closed and the flood reopened.
-    fn reopened(&self) -> usize {
-        self.reopened.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Flood {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Loaded trials under each lockout pattern (each a try of the keyed
 /// client, about 3 s: three handshake timeouts of the flood).
 const LOCKOUT_TRIALS: usize = 4;
@@ -699,7 +581,7 @@ fn a_thousand_idle_and_slowloris_connections_leave_a_real_client_its_throughput(
     // The trials time real transfers: one timed test at a time.
     let _timing = testkit::timing_lock();
     let t_start = Instant::now();
-    let ns = Netns::create();
+    let ns = Netns::create("load");
     let (dir, db) = temp_db();
     let key = dir.path().join("load.key");
     let out = tcplab(&db, &["key", "new", "--out", key.to_str().unwrap()]);
@@ -867,7 +749,7 @@ fn a_thousand_idle_and_slowloris_connections_leave_a_real_client_its_throughput(
     let mut l_unloaded = vec![measure_counted(&ns, &db, &key, laddr, lpid, &mut tries)];
     let mut patterns = Vec::new();
     for (name, sources) in lockout_patterns() {
-        let flood = Flood::start(sources, laddr, &ns);
+        let flood = Flood::start(sources, laddr, Some(ns.0.clone()));
         let before = Tries {
             made: tries.made,
             served: tries.served,

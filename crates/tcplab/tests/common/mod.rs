@@ -6,6 +6,7 @@ pub mod browser;
 pub mod control;
 pub mod delay_relay;
 pub mod fleet_hosts;
+pub mod lockout;
 pub mod server;
 
 use assert_cmd::cargo::cargo_bin;
