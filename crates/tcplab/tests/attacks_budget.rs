@@ -420,3 +420,49 @@ fn trials_over_their_cpu_budget_are_ended() {
         );
     }
 }
+
+/// Item 9's other half: while a key's `--recv-work 10ms × 8` trial runs
+/// into its `max_cpu` 0.5 (it took 1.67 CPU-s/s before, and another
+/// client fell from 28.1 to 12.6 Gbit/s), another key's 10 s stream keeps
+/// most of its throughput: the attack is ended within its window, so at
+/// most its first seconds overlap. Unloaded runs before and after it.
+#[test]
+fn a_cpu_hungry_trial_leaves_another_client_its_throughput() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("max_cpu = 0.5\n");
+    let toml = keys.toml();
+    let server =
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let (attacker, victim) = (keys.key("attacker"), keys.key("victim"));
+    let mut stream = trial(TestKind::TcpStream, 1, 128 << 10, 128 << 10);
+    stream.duration_s = Some(10.0);
+    let mut work = trial(TestKind::TcpStream, 8, 128 << 10, 128 << 10);
+    work.recv_work_ns_per_kb = Some(10_000_000);
+    work.duration_s = Some(3.0);
+    let addr = server.addr;
+    let gbit = |bytes: f64| bytes * 8.0 / 10.0 / 1e9;
+    let alone_before = gbit(run(addr, Some(&victim), &stream).unwrap());
+    let attack = std::thread::spawn(move || run(addr, Some(&attacker), &work));
+    std::thread::sleep(Duration::from_millis(300));
+    let loaded = gbit(run(addr, Some(&victim), &stream).unwrap());
+    let t0 = Instant::now();
+    let ended = attack.join().unwrap().unwrap_err();
+    eprintln!(
+        "the attack's client returned {:?} after the loaded run",
+        t0.elapsed()
+    );
+    let alone_after = gbit(run(addr, Some(&victim), &stream).unwrap());
+    let alone = (alone_before + alone_after) / 2.0;
+    eprintln!(
+        "another key's stream: {alone_before:.2} and {alone_after:.2} Gbit/s alone, {loaded:.2} beside the attack \
+         ({:.2}×); the attack: {ended}",
+        loaded / alone
+    );
+    assert!(ended.contains("over its budget of 0.5"), "{ended}");
+    // Before the budget the attack ran on and the other client got 0.45×;
+    // now at most the window's 2 s of its 10 s overlap.
+    assert!(
+        loaded >= 0.65 * alone,
+        "{loaded:.2} Gbit/s beside the attack against {alone:.2} alone"
+    );
+}
