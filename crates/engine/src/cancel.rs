@@ -18,6 +18,12 @@ struct Inner {
     threads: Mutex<Vec<libc::pid_t>>,
     /// Byte counters of the trial's datagram flows.
     flows: Mutex<Vec<Arc<AtomicU64>>>,
+    /// Whether a TCP socket's last byte counts are kept when it is
+    /// unregistered ([`Canceller::metered`]).
+    metered: AtomicBool,
+    /// (descriptor, bytes received + acked) of each TCP socket
+    /// unregistered since the last [`Canceller::take_closed`].
+    closed: Mutex<Vec<(RawFd, u64)>>,
 }
 
 /// A shared handle that cancels one trial's sockets.
@@ -40,6 +46,17 @@ pub struct Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        // The socket is still open (the registration is declared after it):
+        // its last counts, for a watch that looks only now and then.
+        if self.inner.metered.load(Ordering::Relaxed) {
+            // SAFETY: the socket outlives its registration.
+            let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) };
+            if let Ok(i) = crate::tcpinfo::TcpInfo::read(b) {
+                let v = i.bytes_received.unwrap_or(0) + i.bytes_acked.unwrap_or(0);
+                let mut closed = self.inner.closed.lock().expect("canceller lock");
+                closed.push((self.fd, v));
+            }
+        }
         let mut socks = self.inner.sockets.lock().expect("canceller lock");
         if let Some(i) = socks.iter().position(|&f| f == self.fd) {
             socks.swap_remove(i);
@@ -73,6 +90,22 @@ impl Canceller {
             inner: self.inner.clone(),
             fd,
         }
+    }
+
+    /// A handle whose TCP sockets leave their last byte counts behind when
+    /// unregistered, for [`Self::take_closed`]: a connection that opens
+    /// and closes between two looks of a watch (an http page load, a crr
+    /// transaction) still counts.
+    pub fn metered() -> Canceller {
+        let c = Canceller::default();
+        c.inner.metered.store(true, Ordering::Relaxed);
+        c
+    }
+
+    /// The (descriptor, bytes received + acked) of each TCP socket
+    /// unregistered since the last call, in the order they went.
+    pub fn take_closed(&self) -> Vec<(RawFd, u64)> {
+        std::mem::take(&mut *self.inner.closed.lock().expect("canceller lock"))
     }
 
     /// The kernel ids of the threads that registered a socket.

@@ -454,7 +454,9 @@ impl<'a> Client<'a> {
             Ok(a) => a.ip(),
             Err(e) => return failed(s, format!("reading local address: {e}")),
         };
-        let cancel = Canceller::new();
+        // Its watch reads the sockets' byte counts ten times a second, and
+        // those that close in between leave theirs behind.
+        let cancel = Canceller::metered();
         // Every trial has a token, keyed or not: only the client it was
         // sent to can open its data connections or count its datagrams.
         let token = match fresh_nonce() {

@@ -199,8 +199,15 @@ impl TrialWatch {
     }
 
     /// Bytes moved so far: TCP sockets' received and acked bytes (each
-    /// socket's growth since the last look) and the datagram flows' counts.
+    /// socket's growth since the last look, those closed since counted to
+    /// their end) and the datagram flows' counts.
     fn bytes(&mut self, cancel: &Canceller) -> u64 {
+        // In the order they closed: a descriptor reused since is a new
+        // socket, counted from zero.
+        for (fd, v) in cancel.take_closed() {
+            let before = self.tcp_last.remove(&fd).unwrap_or(0);
+            self.tcp_bytes += if v >= before { v - before } else { v };
+        }
         let mut seen = HashMap::new();
         let (last, total) = (&self.tcp_last, &mut self.tcp_bytes);
         cancel.each_socket(|fd| {
@@ -297,6 +304,39 @@ mod tests {
         let mut ok = TrialWatch::new(None, Some(8_000_000), f64::INFINITY, 1, 1000);
         flow.store(0, Ordering::Relaxed);
         assert_eq!(ok.check(&cancel), None);
+    }
+
+    /// Connections that open and close between two looks (an http page
+    /// load) count to their last byte on a metered canceller, and not on
+    /// an unmetered one; a live one counts its growth once.
+    #[test]
+    fn connections_closed_between_looks_count_on_a_metered_canceller() {
+        use std::io::{Read, Write};
+        let moved = |cancel: &Canceller, w: &mut TrialWatch| {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut total = 0;
+            for _ in 0..5 {
+                let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+                let (mut s, _) = l.accept().unwrap();
+                let reg = cancel.register(&s);
+                c.write_all(&[7u8; 100_000]).unwrap();
+                let mut buf = vec![0u8; 100_000];
+                s.read_exact(&mut buf).unwrap();
+                s.write_all(&[1u8; 1000]).unwrap();
+                c.read_exact(&mut buf[..1000]).unwrap();
+                // What the other end acked of the 1000 bytes is counted
+                // once it has arrived there.
+                std::thread::sleep(Duration::from_millis(5));
+                drop(reg);
+                total = w.bytes(cancel);
+            }
+            total
+        };
+        let mut w = TrialWatch::new(None, None, f64::INFINITY, 1, 1);
+        let metered = moved(&Canceller::metered(), &mut w);
+        assert_eq!(metered, 5 * 101_000);
+        let mut w = TrialWatch::new(None, None, f64::INFINITY, 1, 1);
+        assert_eq!(moved(&Canceller::new(), &mut w), 0);
     }
 
     #[test]
