@@ -454,9 +454,14 @@ impl<'a> Client<'a> {
             Ok(a) => a.ip(),
             Err(e) => return failed(s, format!("reading local address: {e}")),
         };
-        // Its watch reads the sockets' byte counts ten times a second, and
-        // those that close in between leave theirs behind.
-        let cancel = Canceller::metered();
+        // Under a rate grant its watch reads the sockets' byte counts ten
+        // times a second, and those that close in between leave theirs
+        // behind (a getsockopt each: not done where no rate is held).
+        let cancel = if watch.holds_rate() {
+            Canceller::metered()
+        } else {
+            Canceller::new()
+        };
         // Every trial has a token, keyed or not: only the client it was
         // sent to can open its data connections or count its datagrams.
         let token = match fresh_nonce() {

@@ -139,6 +139,11 @@ impl TrialWatch {
         }
     }
 
+    /// Whether it holds the trial to a rate (and so counts its bytes).
+    pub(crate) fn holds_rate(&self) -> bool {
+        self.granted_bps.is_some()
+    }
+
     /// Measures the trial once; why it must end, if it is over a budget.
     pub(crate) fn check(&mut self, cancel: &Canceller) -> Option<String> {
         let now = Instant::now();
