@@ -13,10 +13,12 @@
 //! An early proof only exempts a handshake from being closed for room; the
 //! handshake itself is unchanged and still needs the full
 //! challenge-response. A proof recorded on the path and replayed is
-//! refused: its nonce is remembered for [`EARLY_WINDOW_S`] either side of
-//! its time, and a proof older or newer than that is not taken (the
-//! handshake then goes on unexempt, so clock skew costs only the
-//! exemption).
+//! refused: its nonce is remembered while its time is within
+//! [`EARLY_WINDOW_S`] of the server's clock (at most [`EARLY_AHEAD_S`]
+//! ahead), and a proof outside that is not taken (the handshake then goes
+//! on unexempt, so clock skew costs only the exemption). Each key has its
+//! own [`EARLY_PER_KEY`] nonces: a key's holder who sends proofs as fast
+//! as it can fills only its own, and other keys keep their exemption.
 
 use crate::auth::{from_hex, to_hex, Key, Nonce, KEY_BYTES};
 use serde::{Deserialize, Serialize};
@@ -30,9 +32,14 @@ pub const EARLY_LABEL: &[u8] = b"tcplab control v3: early proof";
 /// clock.
 pub const EARLY_WINDOW_S: u64 = 300;
 
-/// Nonces of early proofs remembered at most; past this, new early proofs
-/// are not taken until old ones expire (their handshakes go on unexempt).
-pub const EARLY_REMEMBERED: usize = 65_536;
+/// How far (in seconds) an early proof's time may be ahead of the server's
+/// clock (a time far ahead would be remembered the longer).
+pub const EARLY_AHEAD_S: u64 = 30;
+
+/// Nonces of one key's early proofs remembered at most; past this, new
+/// early proofs of that key are not taken until old ones expire (its
+/// handshakes go on unexempt).
+pub const EARLY_PER_KEY: usize = 16_384;
 
 /// The early proof in an `auth_hello`: the client's clock and an
 /// HMAC-SHA256 under the key over the nonce and that time, in hex.
@@ -79,28 +86,36 @@ impl EarlyProof {
 pub enum NotTaken {
     /// Not the key's proof over this nonce and time.
     Wrong,
-    /// Its time is more than [`EARLY_WINDOW_S`] from the server's.
+    /// Its time is more than [`EARLY_WINDOW_S`] behind the server's or
+    /// [`EARLY_AHEAD_S`] ahead.
     OutOfWindow,
     /// This nonce's proof was already taken (a replay).
     Replayed,
-    /// [`EARLY_REMEMBERED`] proofs are remembered already.
+    /// [`EARLY_PER_KEY`] of this key's proofs are remembered already.
     Full,
 }
 
-/// The nonces of the early proofs taken, each until its time leaves the
-/// window, so a proof is taken once.
+/// The nonces of the early proofs taken, per key, each until its time
+/// leaves the window, so a proof is taken once.
 #[derive(Default)]
 pub struct EarlyProofs {
+    per_key: std::collections::HashMap<usize, KeyProofs>,
+}
+
+/// One key's remembered nonces.
+#[derive(Default)]
+struct KeyProofs {
     seen: HashSet<Nonce>,
     /// (when it may be forgotten, nonce), oldest first.
     expiry: VecDeque<(u64, Nonce)>,
 }
 
 impl EarlyProofs {
-    /// Takes `early` as `key`'s proof over `nonce` at the server's time
-    /// `now`, or says why not.
+    /// Takes `early` as the proof of `key` (index `which` in the server's
+    /// key ring) over `nonce` at the server's time `now`, or says why not.
     pub fn take(
         &mut self,
+        which: usize,
         key: &Key,
         nonce: &Nonce,
         early: &EarlyProof,
@@ -109,9 +124,30 @@ impl EarlyProofs {
         if !early.verifies(key, nonce) {
             return Err(NotTaken::Wrong);
         }
-        if early.time.abs_diff(now) > EARLY_WINDOW_S {
+        if now.saturating_sub(early.time) > EARLY_WINDOW_S
+            || early.time.saturating_sub(now) > EARLY_AHEAD_S
+        {
             return Err(NotTaken::OutOfWindow);
         }
+        self.per_key
+            .entry(which)
+            .or_default()
+            .take(nonce, early.time, now)
+    }
+
+    /// Nonces remembered, over all keys.
+    pub fn len(&self) -> usize {
+        self.per_key.values().map(|k| k.seen.len()).sum()
+    }
+
+    /// Whether none is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl KeyProofs {
+    fn take(&mut self, nonce: &Nonce, time: u64, now: u64) -> Result<(), NotTaken> {
         while let Some(&(until, n)) = self.expiry.front() {
             if until >= now {
                 break;
@@ -122,26 +158,16 @@ impl EarlyProofs {
         if self.seen.contains(nonce) {
             return Err(NotTaken::Replayed);
         }
-        if self.seen.len() >= EARLY_REMEMBERED {
+        if self.seen.len() >= EARLY_PER_KEY {
             return Err(NotTaken::Full);
         }
         // Past this, its time is out of the window: no need to remember.
         // (The queue is in the order taken, so one whose time is ahead may
         // wait behind an earlier one: kept longer, never forgotten early.)
-        let until = early.time.max(now) + EARLY_WINDOW_S;
+        let until = time.max(now) + EARLY_WINDOW_S;
         self.seen.insert(*nonce);
         self.expiry.push_back((until, *nonce));
         Ok(())
-    }
-
-    /// Nonces remembered.
-    pub fn len(&self) -> usize {
-        self.seen.len()
-    }
-
-    /// Whether none is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
     }
 }
 
@@ -161,42 +187,72 @@ mod tests {
         let p = EarlyProof::new(&k, &nonce, now - 10);
         let mut seen = EarlyProofs::default();
         assert_eq!(
-            seen.take(&other, &nonce, &p, now),
+            seen.take(1, &other, &nonce, &p, now),
             Err(NotTaken::Wrong),
             "another key's"
         );
         assert_eq!(
-            seen.take(&k, &[4u8; 32], &p, now),
+            seen.take(0, &k, &[4u8; 32], &p, now),
             Err(NotTaken::Wrong),
             "another nonce's"
         );
         let mut moved = p.clone();
         moved.time += 1;
-        assert_eq!(seen.take(&k, &nonce, &moved, now), Err(NotTaken::Wrong));
-        assert_eq!(seen.take(&k, &nonce, &p, now), Ok(()));
-        assert_eq!(seen.take(&k, &nonce, &p, now + 1), Err(NotTaken::Replayed));
+        assert_eq!(seen.take(0, &k, &nonce, &moved, now), Err(NotTaken::Wrong));
+        assert_eq!(seen.take(0, &k, &nonce, &p, now), Ok(()));
+        assert_eq!(
+            seen.take(0, &k, &nonce, &p, now + 1),
+            Err(NotTaken::Replayed)
+        );
         // Too old or too far ahead: not taken, whatever the nonce.
         let old = EarlyProof::new(&k, &[5u8; 32], now - EARLY_WINDOW_S - 1);
         assert_eq!(
-            seen.take(&k, &[5u8; 32], &old, now),
+            seen.take(0, &k, &[5u8; 32], &old, now),
             Err(NotTaken::OutOfWindow)
         );
-        let ahead = EarlyProof::new(&k, &[6u8; 32], now + EARLY_WINDOW_S + 1);
+        let ahead = EarlyProof::new(&k, &[6u8; 32], now + EARLY_AHEAD_S + 1);
         assert_eq!(
-            seen.take(&k, &[6u8; 32], &ahead, now),
+            seen.take(0, &k, &[6u8; 32], &ahead, now),
             Err(NotTaken::OutOfWindow)
         );
         // Remembered while its time is in the window, forgotten after:
         // by then a replay is out of the window anyway.
         assert_eq!(seen.len(), 1);
         assert_eq!(
-            seen.take(&k, &nonce, &p, now + EARLY_WINDOW_S - 10),
+            seen.take(0, &k, &nonce, &p, now + EARLY_WINDOW_S - 10),
             Err(NotTaken::Replayed)
         );
         let later = now + 2 * EARLY_WINDOW_S;
         let fresh = EarlyProof::new(&k, &[9u8; 32], later);
-        assert_eq!(seen.take(&k, &[9u8; 32], &fresh, later), Ok(()));
+        assert_eq!(seen.take(0, &k, &[9u8; 32], &fresh, later), Ok(()));
         assert_eq!(seen.len(), 1, "the first nonce is forgotten");
-        assert_eq!(seen.take(&k, &nonce, &p, later), Err(NotTaken::OutOfWindow));
+        assert_eq!(
+            seen.take(0, &k, &nonce, &p, later),
+            Err(NotTaken::OutOfWindow)
+        );
+    }
+
+    /// One key's holder sending proofs as fast as it can fills its own
+    /// quota only: another key's proofs are still taken.
+    #[test]
+    fn one_key_filling_its_quota_leaves_the_others_theirs() {
+        let (a, b) = (key(7), key(8));
+        let now = 1_800_000_000;
+        let mut seen = EarlyProofs::default();
+        for i in 0..EARLY_PER_KEY as u32 {
+            let mut n = [0u8; 32];
+            n[..4].copy_from_slice(&i.to_be_bytes());
+            let p = EarlyProof::new(&a, &n, now + EARLY_AHEAD_S);
+            assert_eq!(seen.take(0, &a, &n, &p, now), Ok(()));
+        }
+        let n = [0xffu8; 32];
+        let p = EarlyProof::new(&a, &n, now);
+        assert_eq!(seen.take(0, &a, &n, &p, now), Err(NotTaken::Full));
+        let p = EarlyProof::new(&b, &n, now);
+        assert_eq!(seen.take(1, &b, &n, &p, now), Ok(()));
+        // Its proofs are forgotten once their time has left the window.
+        let later = now + EARLY_AHEAD_S + EARLY_WINDOW_S + 1;
+        let p = EarlyProof::new(&a, &n, later);
+        assert_eq!(seen.take(0, &a, &n, &p, later), Ok(()));
     }
 }

@@ -531,9 +531,10 @@ impl Conn {
         let k = &ring[key].0;
         // A wrong, stale or replayed early proof only leaves the
         // handshake unexempt: the challenge-response decides.
-        if let Some(e) = early {
+        // One early proof per connection is looked at.
+        if let Some(e) = early.filter(|_| !self.proven) {
             let mut taken = gk.early.lock().unwrap_or_else(|p| p.into_inner());
-            self.proven |= taken.take(k, &client_nonce, &e, unix_now()).is_ok();
+            self.proven = taken.take(key, k, &client_nonce, &e, unix_now()).is_ok();
         }
         let challenge = Message::AuthChallenge {
             server: gk.name.clone(),

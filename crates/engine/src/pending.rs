@@ -61,9 +61,11 @@ impl Full {
                 "--max-pending-per-prefix",
             ),
         };
-        format!(
-            "closing: {n} handshakes pending {what} ({flag}); the oldest is closed for a new one"
-        )
+        let which = match self {
+            Full::Total => "the oldest of the source holding the most",
+            Full::Address | Full::Prefix => "the oldest",
+        };
+        format!("closing: {n} handshakes pending {what} ({flag}); {which} is closed for a new one")
     }
 }
 
@@ -92,7 +94,8 @@ impl PendingOrder {
     }
 
     /// Which handshake (and why) must close to make room for one more from
-    /// `ip` under `l`; `None` if there is room.
+    /// `ip` under `l`; `None` if there is room. Past the total bound it is
+    /// one of the source holding the most.
     /// The oldest unproven one of a full kind goes first; the oldest
     /// proven one only when all of that kind are proven.
     pub(crate) fn victim(&self, ip: IpAddr, l: &PendingLimits) -> Option<(u64, Full)> {
@@ -112,7 +115,18 @@ impl PendingOrder {
             return Some((n, Full::Prefix));
         }
         if self.all.len() >= l.total.max(1) {
-            return pick(&self.all).map(|n| (n, Full::Total));
+            // From the source (address, IPv6 /64) holding the most: a
+            // client with one handshake in flight is not the one to go
+            // while a flood holds several from each of its addresses.
+            let heaviest = self
+                .by_prefix
+                .values()
+                .filter(|s| s.iter().any(|n| !self.proven.contains(n)))
+                .max_by_key(|s| (s.len(), std::cmp::Reverse(s.first().copied())));
+            return heaviest
+                .and_then(pick)
+                .or_else(|| pick(&self.all))
+                .map(|n| (n, Full::Total));
         }
         None
     }
@@ -176,9 +190,10 @@ mod tests {
             o.insert(10 + i as u64, v6(i));
         }
         assert_eq!(o.victim(v6(9), &l), Some((10, Full::Prefix)));
+        // The total: from the source holding the most (the /64's three).
         assert_eq!(
             o.victim("10.0.0.9".parse().unwrap(), &l),
-            Some((1, Full::Total))
+            Some((10, Full::Total))
         );
         o.remove(1);
         o.remove(10);

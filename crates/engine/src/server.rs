@@ -295,7 +295,10 @@ fn serve_client(g: Greeted, who: Who, hook: &Option<PlaceHook>, gate: &LogGate) 
     }
     drop(key_slot);
     drop(woken_on_stop);
-    gate.emit(&ServerEvent::Disconnected { peer, trials });
+    // Arrivals and departures are limited per address like the lines
+    // before authentication: a key's holder reconnecting as fast as it
+    // can would otherwise fill the log (its trials' lines are not).
+    gate.emit_limited(peer, &ServerEvent::Disconnected { peer, trials });
 }
 
 /// What a client's thread works with.
@@ -380,11 +383,14 @@ impl<'a> Client<'a> {
     fn welcome(&self, s: &mut ControlConn, client: String, key: Option<&KeyPolicy>) -> bool {
         let key = key.map(|k| k.name.clone());
         if let Some(peer) = self.peer {
-            self.gate.emit(&ServerEvent::Connected {
+            self.gate.emit_limited(
                 peer,
-                client,
-                key: key.clone(),
-            });
+                &ServerEvent::Connected {
+                    peer,
+                    client,
+                    key: key.clone(),
+                },
+            );
         }
         let welcome = Message::Welcome {
             server: self.name.to_string(),

@@ -44,6 +44,9 @@ pub const WINDOW: Duration = Duration::from_secs(2);
 pub const WINDOW_MARGIN: f64 = 2.0;
 /// How far over its grant a trial may go since its start.
 pub const TOTAL_MARGIN: f64 = 1.25;
+/// CPU-seconds a trial may use beyond its budget since it started (its
+/// threads' start-up, a first burst).
+pub const CPU_SLACK_S: f64 = 0.1;
 
 /// Takes trial `p`'s share of the server for the client at `peer` holding
 /// `key` (its key's, or its address's): the grant (held until dropped),
@@ -185,19 +188,35 @@ impl TrialWatch {
                 }
             }
         }
-        if span >= WINDOW && self.cpu_budget.is_finite() {
-            let used = (cpu - c0) as f64 / 1e9 / span.as_secs_f64();
-            if used > self.cpu_budget {
-                let field = if self.key.is_some() {
-                    "max_cpu or --max-trial-cpu"
-                } else {
-                    "--max-trial-cpu"
-                };
-                return Some(format!(
-                    "{who}the trial's server threads used {used:.2} CPU-seconds per second over the last {:.1} s, over its budget of {} ({field}): ended",
-                    span.as_secs_f64(),
-                    self.cpu_budget
-                ));
+        if self.cpu_budget.is_finite() {
+            let field = if self.key.is_some() {
+                "max_cpu or --max-trial-cpu"
+            } else {
+                "--max-trial-cpu"
+            };
+            let over = |used_ns: u64, secs: f64, margin: f64, over_what: &str| {
+                let used = used_ns as f64 / 1e9 / secs;
+                (used > margin * self.cpu_budget + CPU_SLACK_S / secs).then(|| {
+                    format!(
+                        "{who}the trial's server threads used {used:.2} CPU-seconds per second {over_what}, over its budget of {} ({field}): ended",
+                        self.cpu_budget
+                    )
+                })
+            };
+            // Since it started (a trial shorter than the window is held
+            // too), then over the last window.
+            let elapsed = now.duration_since(self.started).as_secs_f64();
+            if elapsed >= 0.3 {
+                let since = format!("since it started {elapsed:.1} s ago");
+                if let Some(why) = over(cpu, elapsed, TOTAL_MARGIN, &since) {
+                    return Some(why);
+                }
+            }
+            if span >= WINDOW {
+                let s = span.as_secs_f64();
+                if let Some(why) = over(cpu - c0, s, 1.0, &format!("over the last {s:.1} s")) {
+                    return Some(why);
+                }
             }
         }
         None

@@ -313,9 +313,10 @@ pub struct ServerArgs {
     /// Control port.
     #[arg(long, default_value_t = engine::DEFAULT_PORT, value_name = "N")]
     pub port: u16,
-    /// Most connections served at once, each with a thread (greeted or
-    /// still in its handshake); one beyond is told "server busy" and closed
-    /// at once, without a thread. The server raises its open-file limit
+    /// Most clients served at once, each with a thread once it has
+    /// authenticated (or, without keys, said hello); connections still in
+    /// their handshake are bounded by --max-pending instead. One beyond is
+    /// told "server busy" and closed. The server raises its open-file limit
     /// to the hard limit when this needs more, and warns if even that is
     /// too low.
     #[arg(long, default_value_t = 32, value_name = "N")]

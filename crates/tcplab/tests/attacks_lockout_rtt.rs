@@ -5,10 +5,12 @@
 //! close it every time; the early proof in `auth_hello` exempts it.
 //!
 //! The client reaches the server through a relay that holds every byte
-//! 100 ms each way (this kernel has no netem), while 16 addresses open
-//! silent connections as fast as they can. A client without the early
-//! proof (an older one, done by hand) is closed; the real client, which
-//! sends it, is served every time.
+//! 100 ms each way (this kernel has no netem), while a flood opens silent
+//! connections as fast as it can. From 16 addresses, the flood's own
+//! (busiest) sources give up their handshakes first, and even a client
+//! without the early proof is served. Spread over 1,024 addresses, a
+//! client without the early proof (an older one, done by hand) is
+//! closed; the real client, which sends it, is served every time.
 
 mod common;
 
@@ -108,8 +110,33 @@ fn a_fast_flood_cannot_close_a_key_holders_handshake_at_a_200_ms_round_trip() {
         &["--key", path.to_str().unwrap(), "--max-pending", &pending],
     );
     let relay = DelayRelay::start(server.addr, ONE_WAY);
-    let sources: Vec<IpAddr> = (1..=16)
+    // A flood concentrated on 16 addresses (two handshakes each) gives up
+    // its own first: even a client without the early proof is served.
+    let few: Vec<IpAddr> = (1..=16)
         .map(|i| format!("127.0.29.{i}").parse().unwrap())
+        .collect();
+    let churn = Churn::start(few, server.addr);
+    std::thread::sleep(Duration::from_millis(300));
+    let concentrated = (0..TRIES)
+        .filter(|_| {
+            keyed_handshake_as(relay.addr, &key, "older client", false)
+                .is_ok_and(|k| matches!(k.answer, Message::Welcome { .. }))
+        })
+        .count();
+    drop(churn);
+    println!("flood from 16 addresses: without the early proof {concentrated} of {TRIES} served");
+    assert_eq!(
+        concentrated, TRIES,
+        "the busiest source did not give up its own"
+    );
+    // Spread over 1,024 addresses (one handshake each at most), the flood
+    // has no busiest source.
+    let sources: Vec<IpAddr> = (0..1024)
+        .map(|i| {
+            format!("127.0.{}.{}", 30 + i / 250, 1 + i % 250)
+                .parse()
+                .unwrap()
+        })
         .collect();
     let churn = Churn::start(sources, server.addr);
     std::thread::sleep(Duration::from_millis(300));
