@@ -41,6 +41,9 @@ use std::time::{Duration, Instant};
 const LISTENER: Token = Token(usize::MAX);
 /// Reply bytes a connection that does not read may leave unsent.
 const MAX_UNSENT: usize = 16 << 10;
+/// How long a new connection has to send its first frame before it may be
+/// closed to make room (within twice the pending bounds).
+const FIRST_FRAME_GRACE: Duration = Duration::from_millis(100);
 /// The longest the loop sleeps (it checks for a stop this often).
 const TICK: Duration = Duration::from_millis(250);
 
@@ -238,7 +241,29 @@ fn admit(
     poll: &Poll,
     gk: &Gatekeeper,
 ) {
-    while let Some((old, full)) = order.victim(peer.ip(), &gk.pending) {
+    // Up to twice the bounds, a proven handshake, or one younger than
+    // FIRST_FRAME_GRACE whose first frame has not been read, is not closed
+    // for room: a burst of key holders from one address (a fleet, a NAT)
+    // may pass a bound, and on a loaded host their connections may be
+    // accepted before their first frames are sent. A flood's connections
+    // are unproven and grow older than that at once, and past twice the
+    // bounds the oldest unproven (or, all proven, the oldest) goes.
+    let l = &gk.pending;
+    let hard = PendingLimits {
+        total: 2 * l.total,
+        per_address: 2 * l.per_address,
+        per_prefix: 2 * l.per_prefix,
+    };
+    let now = Instant::now();
+    while let Some((old, full)) = order.victim(peer.ip(), l) {
+        let spared = order.is_proven(old)
+            || conns.get(&old).is_some_and(|c| {
+                c.by.checked_sub(handshake)
+                    .is_some_and(|t| now < t + FIRST_FRAME_GRACE)
+            });
+        if spared && order.victim(peer.ip(), &hard).is_none() {
+            break;
+        }
         let reason = full.reason(&gk.pending, peer.ip());
         if let Some(c) = conns.get_mut(&old) {
             c.reply(&Message::Error {

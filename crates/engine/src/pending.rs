@@ -131,6 +131,11 @@ impl PendingOrder {
         None
     }
 
+    /// Whether handshake `n` proved the key in its first frame.
+    pub(crate) fn is_proven(&self, n: u64) -> bool {
+        self.proven.contains(&n)
+    }
+
     /// Marks handshake `n` as having proved the key in its first frame.
     pub(crate) fn prove(&mut self, n: u64) {
         if self.all.contains(&n) {

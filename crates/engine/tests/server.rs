@@ -59,7 +59,16 @@ fn malformed_messages_get_errors_and_others_are_served() {
     // Meanwhile a well-behaved client is served.
     quick_trial(addr);
 
+    // A fifth frame before the handshake closes the connection.
+    write_message(&mut bad, &Message::ClientDone).unwrap();
+    assert!(error_text(read_message(&mut bad).unwrap())
+        .contains("more than 4 frames before the handshake completed"));
+    let mut rest = Vec::new();
+    assert_eq!(bad.read_to_end(&mut rest).unwrap(), 0);
+
     // A wrong version and a wrong magic desynchronise: error, then close.
+    let mut bad = TcpStream::connect(addr).unwrap();
+    bad.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write_frame(&mut bad, 99, b"{}").unwrap();
     assert!(error_text(read_message(&mut bad).unwrap()).contains("version 99"));
     let mut rest = Vec::new();
