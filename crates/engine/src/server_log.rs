@@ -428,13 +428,19 @@ mod tests {
         assert_eq!(escape_peer_text("a\\nb"), "a\\\\nb");
     }
 
-    #[test]
-    fn lines_per_address_are_limited_and_the_drops_counted() {
+    /// A gate whose log keeps every event it writes.
+    fn recording_gate() -> (LogGate, Arc<std::sync::Mutex<Vec<ServerEvent>>>) {
         let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         let s2 = seen.clone();
         let gate = LogGate::new(Some(Arc::new(move |e: &ServerEvent| {
             s2.lock().unwrap().push(e.clone())
         })));
+        (gate, seen)
+    }
+
+    #[test]
+    fn lines_per_address_are_limited_and_the_drops_counted() {
+        let (gate, seen) = recording_gate();
         let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
         let b: SocketAddr = "10.0.0.2:1".parse().unwrap();
         let refused = |peer| ServerEvent::Refused {
@@ -471,11 +477,7 @@ mod tests {
 
     #[test]
     fn many_addresses_are_limited_together_and_no_drop_goes_unsaid() {
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let s2 = seen.clone();
-        let gate = LogGate::new(Some(Arc::new(move |e: &ServerEvent| {
-            s2.lock().unwrap().push(e.clone())
-        })));
+        let (gate, seen) = recording_gate();
         let refused = |peer| ServerEvent::Refused {
             peer,
             key: None,

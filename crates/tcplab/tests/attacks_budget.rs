@@ -179,6 +179,12 @@ impl Keys {
         Keys { dir }
     }
 
+    /// A server child on loopback with these keys.
+    fn server(&self) -> ServerChild {
+        let toml = self.toml();
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()])
+    }
+
     fn toml(&self) -> PathBuf {
         self.dir.path().join("keys.toml")
     }
@@ -294,9 +300,7 @@ fn a_keys_rate_holds_across_its_connections() {
 fn tcp_rr_with_huge_writes_is_held_to_the_keys_rate() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("");
-    let toml = keys.toml();
-    let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let server = keys.server();
     let mut p = trial(TestKind::TcpRr, 1, 16 << 20, 1);
     p.duration_s = Some(5.0);
     let t0 = Instant::now();
@@ -392,9 +396,7 @@ fn cpu_s(pid: u32) -> f64 {
 fn trials_over_their_cpu_budget_are_ended() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("max_cpu = 0.5\n");
-    let toml = keys.toml();
-    let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let server = keys.server();
     let pid = server.child.id();
     let k = keys.key("attacker");
     let mut small_reads = trial(TestKind::TcpStream, 1, 128 << 10, 1);
@@ -430,9 +432,7 @@ fn trials_over_their_cpu_budget_are_ended() {
 fn a_cpu_hungry_trial_leaves_another_client_its_throughput() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("max_cpu = 0.5\n");
-    let toml = keys.toml();
-    let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let server = keys.server();
     let (attacker, victim) = (keys.key("attacker"), keys.key("victim"));
     let mut stream = trial(TestKind::TcpStream, 1, 128 << 10, 128 << 10);
     stream.duration_s = Some(10.0);
@@ -475,9 +475,7 @@ fn a_cpu_hungry_trial_leaves_another_client_its_throughput() {
 fn short_connections_are_held_to_the_keys_rate() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("");
-    let toml = keys.toml();
-    let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
+    let server = keys.server();
     for test in [TestKind::Http, TestKind::TcpCrr] {
         let mut p = trial(test, 4, 256 << 10, 256 << 10);
         p.duration_s = Some(3.0);
