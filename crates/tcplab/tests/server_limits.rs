@@ -69,6 +69,25 @@ impl ServerProc {
             .count()
     }
 
+    /// What each open descriptor is (socket, pipe, file), for a message
+    /// that says which one stayed.
+    fn fd_targets(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let t = std::fs::read_link(e.path()).ok()?;
+                Some(format!(
+                    "{}→{}",
+                    e.file_name().to_string_lossy(),
+                    t.display()
+                ))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Waits up to `within` for the thread count to fall to `threads`;
     /// returns how long it took.
     fn settle(&self, threads: u64, within: Duration) -> Duration {
@@ -565,6 +584,21 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
     run(&format!("-n {} link set lo up", ns.0));
     let ip: IpAddr = format!("198.18.{k}.2").parse().unwrap();
     let server = ServerProc::start_with(Some(&ns.0), ip, &["--insecure"]);
+    // The server makes its poller when its loop starts, which a loaded
+    // host may reach after `start_with` returns: one greeting, closed,
+    // makes sure the loop runs before the idle count is taken.
+    drop(greeted(server.addr));
+    let t0 = Instant::now();
+    while server
+        .fd_targets()
+        .iter()
+        .filter(|t| t.contains("socket:"))
+        .count()
+        > 1
+        && t0.elapsed() < Duration::from_secs(2)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let (threads, fds) = (server.threads(), server.fds());
     let mut p = TrialParams::defaults(TestKind::LayerRate);
     p.layer = Some(ProtocolLayer::Eth);
@@ -594,7 +628,12 @@ fn an_abandoned_eth_trial_frees_its_threads_and_descriptors() {
             server.threads(),
             server.fds()
         );
-        assert_eq!(server.fds(), fds, "descriptors leaked");
+        assert_eq!(
+            server.fds(),
+            fds,
+            "descriptors leaked: {:?}",
+            server.fd_targets()
+        );
     }
 }
 
