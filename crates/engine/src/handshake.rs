@@ -20,7 +20,7 @@ use crate::auth::{
 };
 use crate::early_proof::{unix_now, EarlyProofs};
 use crate::key_policy::KeyRing;
-use crate::pending::{PendingLimits, PendingOrder};
+use crate::pending::{Chosen, Full, Pass, PendingLimits, PendingOrder, Room};
 use crate::proto::{
     encode_body, header, parse_body, parse_header, FrameError, Message, HEADER_BYTES,
     PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
@@ -44,6 +44,12 @@ const MAX_UNSENT: usize = 16 << 10;
 /// How long a new connection has to send its first frame before it may be
 /// closed to make room (within twice the pending bounds).
 const FIRST_FRAME_GRACE: Duration = Duration::from_millis(100);
+/// At most this many connections are taken in before the loop reads those
+/// it has again (and at most half of `--max-pending`): a flood of arrivals
+/// cannot keep a key holder's first frame unread, nor turn the whole table
+/// over in one turn, so that past twice the bounds there is always a
+/// flood's handshake that has had its turn to close.
+const ACCEPTS_PER_ROUND: usize = 64;
 /// The longest the loop sleeps (it checks for a stop this often).
 const TICK: Duration = Duration::from_millis(250);
 
@@ -101,6 +107,8 @@ struct Conn {
     frames: u32,
     /// Its `auth_hello` carried a valid early proof.
     proven: bool,
+    /// The turn of the loop it was accepted in.
+    round: u64,
 }
 
 /// What handling a connection's bytes came to.
@@ -138,6 +146,8 @@ pub(crate) fn run(
     let mut conns: HashMap<u64, Conn> = HashMap::new();
     let mut order = PendingOrder::default();
     let mut next_id = 0u64;
+    // Turns of the loop, each one poll.
+    let mut round = 0u64;
     let mut accept_at: Option<Instant> = None;
     let mut flushed = Instant::now();
     let handshake = Duration::from_secs_f64(gk.shared.limits.handshake_s);
@@ -153,6 +163,7 @@ pub(crate) fn run(
         if let Some(at) = accept_at {
             wait = wait.min(at.saturating_duration_since(now));
         }
+        round += 1;
         if let Err(e) = poll.poll(&mut events, Some(wait)) {
             if e.kind() != ErrorKind::Interrupted {
                 std::thread::sleep(Duration::from_millis(50));
@@ -178,13 +189,20 @@ pub(crate) fn run(
         }
         if accept {
             accept_at = None;
-            loop {
+            let per_round = ACCEPTS_PER_ROUND.min(gk.pending.total / 2).max(1);
+            for taken in 0.. {
+                if taken == per_round {
+                    // The rest wait for the next round, after the
+                    // connections already in have been read.
+                    accept_at = Some(Instant::now());
+                    break;
+                }
                 match listener.accept() {
                     Ok((stream, peer)) => {
                         let n = next_id;
                         next_id += 1;
                         admit(
-                            n, stream, peer, handshake, &mut conns, &mut order, &poll, gk,
+                            n, stream, peer, handshake, round, &mut conns, &mut order, &poll, gk,
                         );
                         // Its first frame has usually arrived with the
                         // connection: read it now, so a key holder's early
@@ -236,18 +254,24 @@ fn admit(
     mut stream: TcpStream,
     peer: SocketAddr,
     handshake: Duration,
+    round: u64,
     conns: &mut HashMap<u64, Conn>,
     order: &mut PendingOrder,
     poll: &Poll,
     gk: &Gatekeeper,
 ) {
-    // Up to twice the bounds, a proven handshake, or one younger than
-    // FIRST_FRAME_GRACE whose first frame has not been read, is not closed
-    // for room: a burst of key holders from one address (a fleet, a NAT)
-    // may pass a bound, and on a loaded host their connections may be
-    // accepted before their first frames are sent. A flood's connections
-    // are unproven and grow older than that at once, and past twice the
-    // bounds the oldest unproven (or, all proven, the oldest) goes.
+    // Room is made in steps, each with its own rule for what may close,
+    // and never a proven handshake. Up to the bounds, an unproven one older
+    // than FIRST_FRAME_GRACE goes: first one that has sent nothing (a
+    // slowloris, not a slow client between its hello and its proof), then
+    // one of the source that looks most like a flood (`PendingOrder::room`;
+    // nothing if that source has none old enough). Up to twice the bounds,
+    // younger ones are spared: a burst of key holders from one address (a
+    // fleet, a NAT) may pass a bound, and on a loaded host their
+    // connections may be accepted before their first frames arrive. Past
+    // twice the bounds, one that has had a turn of the loop to be read
+    // goes, whatever its age (silent first, most flood-like source first);
+    // with none, the new connection is refused.
     let l = &gk.pending;
     let hard = PendingLimits {
         total: 2 * l.total,
@@ -255,16 +279,50 @@ fn admit(
         per_prefix: 2 * l.per_prefix,
     };
     let now = Instant::now();
-    while let Some((old, full)) = order.victim(peer.ip(), l) {
-        let spared = order.is_proven(old)
-            || conns.get(&old).is_some_and(|c| {
+    let ip = peer.ip();
+    'room: loop {
+        let unproven = |n: u64| !order.is_proven(n);
+        let conn = |n: u64| conns.get(&n);
+        let aged = |n: u64| {
+            conn(n).is_none_or(|c| {
                 c.by.checked_sub(handshake)
-                    .is_some_and(|t| now < t + FIRST_FRAME_GRACE)
-            });
-        if spared && order.victim(peer.ip(), &hard).is_none() {
-            break;
+                    .is_none_or(|at| now >= at + FIRST_FRAME_GRACE)
+            })
+        };
+        let silent = |n: u64| conn(n).is_none_or(|c| c.frames == 0 && c.inbuf.is_empty());
+        let read_once = |n: u64| conn(n).is_none_or(|c| c.round < round);
+        type Rule<'a> = &'a dyn Fn(u64) -> bool;
+        let soft_silent = |n| unproven(n) && aged(n) && silent(n);
+        let soft = |n| unproven(n) && aged(n);
+        let hard_silent = |n| unproven(n) && read_once(n) && silent(n);
+        let hard_any = |n| unproven(n) && read_once(n);
+        let steps: [(&PendingLimits, Rule, Pass, Chosen); 4] = [
+            (l, &soft_silent, Pass::Any, Chosen::Silent),
+            (l, &soft, Pass::Busiest, Chosen::Busiest),
+            (&hard, &hard_silent, Pass::Any, Chosen::Silent),
+            (&hard, &hard_any, Pass::Any, Chosen::Oldest),
+        ];
+        let mut last_full = Full::Total;
+        let mut chosen = None;
+        for (limits, rule, pass, why) in steps {
+            match order.room(ip, limits, rule, pass) {
+                Room::Fits => break 'room,
+                Room::Close(n, full) => {
+                    let why = match (why, full) {
+                        (Chosen::Busiest, Full::Total) => Chosen::Busiest,
+                        (Chosen::Busiest, _) => Chosen::Oldest,
+                        (w, _) => w,
+                    };
+                    chosen = Some((n, full.reason(l, ip, why)));
+                    break;
+                }
+                Room::Full(full) => last_full = full,
+            }
         }
-        let reason = full.reason(&gk.pending, peer.ip());
+        let Some((old, reason)) = chosen else {
+            refuse(stream, peer, &last_full.refusal(&hard, ip), gk);
+            return;
+        };
         if let Some(c) = conns.get_mut(&old) {
             c.reply(&Message::Error {
                 message: reason.clone(),
@@ -302,6 +360,28 @@ fn admit(
             writable: true,
             frames: 0,
             proven: false,
+            round,
+        },
+    );
+}
+
+/// Tells a new connection, not yet taken in, why it is refused (one frame,
+/// written once without waiting), logs it within the log limits and
+/// closes it.
+fn refuse(mut stream: TcpStream, peer: SocketAddr, reason: &str, gk: &Gatekeeper) {
+    if let Ok(payload) = encode_body(&Message::Error {
+        message: reason.to_string(),
+    }) {
+        let mut frame = header(VERSION, payload.len()).to_vec();
+        frame.extend_from_slice(&payload);
+        let _ = stream.write(&frame);
+    }
+    gk.gate.emit_limited(
+        peer,
+        &ServerEvent::Refused {
+            peer,
+            key: None,
+            reason: reason.to_string(),
         },
     );
 }
@@ -362,11 +442,15 @@ fn settle(
                         c.out.extend_from_slice(&frame);
                         c.flush();
                     }
-                    gk.gate.emit(&ServerEvent::Refused {
+                    let event = ServerEvent::Refused {
                         peer: c.peer,
                         key: key.and_then(|k| gk.keys.as_ref().map(|r| r[k].1.name.clone())),
                         reason,
-                    });
+                    };
+                    match key {
+                        Some(_) => gk.gate.emit_key_holder(c.peer, &event),
+                        None => gk.gate.emit_limited(c.peer, &event),
+                    }
                     return;
                 }
             };

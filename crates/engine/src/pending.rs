@@ -1,11 +1,11 @@
 //! The connections still in their handshake, counted in total, per source
-//! address and per IPv6 /64, with room for each new one made by closing the
-//! oldest of its kind: a flood of silent connections, reopened as they
-//! close, then only ever closes its own (oldest) connections. A handshake
-//! whose first frame proved the key ([`crate::early_proof`]) is closed for
-//! room only when every handshake of its kind has proved it too, so a
-//! flood without the key cannot close a key holder's handshake however
-//! long its round trip.
+//! address and per IPv6 /64, with room for each new one made by closing an
+//! older one of its kind: a flood of silent connections, reopened as they
+//! close, then only ever closes its own (oldest) connections. Which ones
+//! may be closed is the caller's rule ([`crate::handshake`]): never one
+//! whose first frame proved the key ([`crate::early_proof`]), so a flood
+//! without the key cannot close a key holder's handshake however long its
+//! round trip.
 
 use crate::server_state::rate_key;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -46,8 +46,28 @@ pub(crate) enum Full {
 }
 
 impl Full {
-    /// The one-line reason told to (and logged for) the connection closed.
-    pub(crate) fn reason(self, l: &PendingLimits, ip: IpAddr) -> String {
+    /// The one-line reason told to (and logged for) the connection closed
+    /// for a new one, chosen as `which` says.
+    pub(crate) fn reason(self, l: &PendingLimits, ip: IpAddr, which: Chosen) -> String {
+        let which = match which {
+            Chosen::Silent => "the oldest that has sent nothing",
+            Chosen::Busiest => "the oldest of the source holding the most",
+            Chosen::Oldest => "the oldest",
+        };
+        format!("{}; {which} is closed for a new one", self.bound(l, ip))
+    }
+
+    /// The one-line reason told to a new connection refused because its
+    /// kind is at `hard` (twice the bounds) and none of its handshakes may
+    /// close yet (proven, or not yet read once).
+    pub(crate) fn refusal(self, hard: &PendingLimits, ip: IpAddr) -> String {
+        format!(
+            "{} x2), none of which may be closed yet; try again",
+            self.bound(hard, ip).trim_end_matches(')')
+        )
+    }
+
+    fn bound(self, l: &PendingLimits, ip: IpAddr) -> String {
         let (n, what, flag) = match self {
             Full::Total => (l.total, "in all".to_string(), "--max-pending"),
             Full::Address => (
@@ -61,12 +81,40 @@ impl Full {
                 "--max-pending-per-prefix",
             ),
         };
-        let which = match self {
-            Full::Total => "the oldest of the source holding the most",
-            Full::Address | Full::Prefix => "the oldest",
-        };
-        format!("closing: {n} handshakes pending {what} ({flag}); {which} is closed for a new one")
+        format!("closing: {n} handshakes pending {what} ({flag})")
     }
+}
+
+/// How the handshake closed for a new one was chosen, for its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chosen {
+    /// The oldest of those that have sent no frame.
+    Silent,
+    /// The oldest of the source holding the most.
+    Busiest,
+    /// The oldest that could go.
+    Oldest,
+}
+
+/// Whether a new handshake fits (see [`PendingOrder::room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Room {
+    /// Under every bound.
+    Fits,
+    /// A bound is reached: close this handshake for the new one.
+    Close(u64, Full),
+    /// A bound is reached and none of its kind may be closed.
+    Full(Full),
+}
+
+/// How far past the total bound [`PendingOrder::room`] looks for one to
+/// close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// Only in the source that looks most like a flood.
+    Busiest,
+    /// In every source, most flood-like first.
+    Any,
 }
 
 /// The order of the handshakes under way (by accept number, which is also
@@ -93,42 +141,60 @@ impl PendingOrder {
         self.all.first().copied()
     }
 
-    /// Which handshake (and why) must close to make room for one more from
-    /// `ip` under `l`; `None` if there is room. Past the total bound it is
-    /// one of the source holding the most.
-    /// The oldest unproven one of a full kind goes first; the oldest
-    /// proven one only when all of that kind are proven.
-    pub(crate) fn victim(&self, ip: IpAddr, l: &PendingLimits) -> Option<(u64, Full)> {
-        let pick = |s: &BTreeSet<u64>| {
-            s.iter()
-                .find(|n| !self.proven.contains(n))
-                .or_else(|| s.first())
-                .copied()
+    /// Whether one more handshake from `ip` fits under `l`, and if not,
+    /// which one to close for it: of the full kind (address, then /64),
+    /// the oldest one `may_close` allows. Past the total bound it comes
+    /// from the source (address or IPv6 /64) that looks most like a flood:
+    /// first one none of whose handshakes proved the key, then one holding
+    /// the most unproven handshakes, then the one with the oldest. With [`Pass::Busiest`] only that source is looked at (if
+    /// none of its handshakes may close, none does); with [`Pass::Any`]
+    /// the next source is, and so on.
+    pub(crate) fn room(
+        &self,
+        ip: IpAddr,
+        l: &PendingLimits,
+        may_close: impl Fn(u64) -> bool,
+        pass: Pass,
+    ) -> Room {
+        let oldest = |s: &BTreeSet<u64>| s.iter().copied().find(|&n| may_close(n));
+        fn kind(
+            m: &HashMap<IpAddr, BTreeSet<u64>>,
+            k: IpAddr,
+            max: usize,
+        ) -> Option<&BTreeSet<u64>> {
+            m.get(&k).filter(|s| s.len() >= max.max(1))
+        }
+        let verdict = |n: Option<u64>, full: Full| match n {
+            Some(n) => Room::Close(n, full),
+            None => Room::Full(full),
         };
-        let first = |m: &HashMap<IpAddr, BTreeSet<u64>>, k: IpAddr, max: usize| {
-            m.get(&k).filter(|s| s.len() >= max.max(1)).and_then(pick)
+        if let Some(s) = kind(&self.by_address, ip, l.per_address) {
+            return verdict(oldest(s), Full::Address);
+        }
+        if let Some(s) = kind(&self.by_prefix, rate_key(ip), l.per_prefix) {
+            return verdict(oldest(s), Full::Prefix);
+        }
+        if self.all.len() < l.total.max(1) {
+            return Room::Fits;
+        }
+        let mut ranked: Vec<_> = self
+            .by_prefix
+            .values()
+            .filter_map(|s| {
+                let mut unproven = s.iter().copied().filter(|n| !self.proven.contains(n));
+                let first = unproven.next()?;
+                let count = 1 + unproven.count();
+                let none_proven = count == s.len();
+                Some(((none_proven, count, std::cmp::Reverse(first)), s))
+            })
+            .collect();
+        ranked.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+        let take = match pass {
+            Pass::Busiest => 1,
+            Pass::Any => ranked.len(),
         };
-        if let Some(n) = first(&self.by_address, ip, l.per_address) {
-            return Some((n, Full::Address));
-        }
-        if let Some(n) = first(&self.by_prefix, rate_key(ip), l.per_prefix) {
-            return Some((n, Full::Prefix));
-        }
-        if self.all.len() >= l.total.max(1) {
-            // From the source (address, IPv6 /64) holding the most: a
-            // client with one handshake in flight is not the one to go
-            // while a flood holds several from each of its addresses.
-            let heaviest = self
-                .by_prefix
-                .values()
-                .filter(|s| s.iter().any(|n| !self.proven.contains(n)))
-                .max_by_key(|s| (s.len(), std::cmp::Reverse(s.first().copied())));
-            return heaviest
-                .and_then(pick)
-                .or_else(|| pick(&self.all))
-                .map(|n| (n, Full::Total));
-        }
-        None
+        let n = ranked.iter().take(take).find_map(|(_, s)| oldest(s));
+        verdict(n, Full::Total)
     }
 
     /// Whether handshake `n` proved the key in its first frame.
@@ -176,6 +242,10 @@ impl PendingOrder {
 mod tests {
     use super::*;
 
+    fn any(_: u64) -> bool {
+        true
+    }
+
     #[test]
     fn the_oldest_of_the_full_kind_makes_room() {
         let l = PendingLimits {
@@ -187,63 +257,148 @@ mod tests {
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         o.insert(1, a);
         o.insert(2, "10.0.0.2".parse().unwrap());
-        assert_eq!(o.victim(a, &l), None);
+        assert_eq!(o.room(a, &l, any, Pass::Any), Room::Fits);
         o.insert(3, a);
-        assert_eq!(o.victim(a, &l), Some((1, Full::Address)));
+        assert_eq!(o.room(a, &l, any, Pass::Any), Room::Close(1, Full::Address));
         let v6 = |i: u16| -> IpAddr { format!("2001:db8::{i}").parse().unwrap() };
         for i in 0..3 {
             o.insert(10 + i as u64, v6(i));
         }
-        assert_eq!(o.victim(v6(9), &l), Some((10, Full::Prefix)));
-        // The total: from the source holding the most (the /64's three).
         assert_eq!(
-            o.victim("10.0.0.9".parse().unwrap(), &l),
-            Some((10, Full::Total))
+            o.room(v6(9), &l, any, Pass::Any),
+            Room::Close(10, Full::Prefix)
+        );
+        // The total: from the source holding the most (the /64's three).
+        let other: IpAddr = "10.0.0.9".parse().unwrap();
+        assert_eq!(
+            o.room(other, &l, any, Pass::Busiest),
+            Room::Close(10, Full::Total)
         );
         o.remove(1);
         o.remove(10);
-        assert_eq!(o.victim(a, &l), None);
+        assert_eq!(o.room(a, &l, any, Pass::Any), Room::Fits);
         assert_eq!(o.len(), 4);
-        assert!(Full::Prefix
-            .reason(&l, v6(1))
-            .contains("3 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix)"));
+        assert!(Full::Prefix.reason(&l, v6(1), Chosen::Oldest).contains(
+            "3 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix); the oldest is closed"
+        ));
     }
 
     #[test]
-    fn a_proven_handshake_is_closed_only_when_all_of_its_kind_are_proven() {
+    fn a_proven_handshake_is_never_chosen_and_a_full_kind_without_another_says_so() {
         let l = PendingLimits {
             total: 4,
             per_address: 2,
             per_prefix: 4,
         };
         let mut o = PendingOrder::default();
-        let (a, b) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         o.insert(1, a);
         o.insert(2, a);
         o.prove(1);
+        let unproven = |o: &PendingOrder| {
+            let p = o.proven.clone();
+            move |n: u64| !p.contains(&n)
+        };
         // The per-address bound: the unproven 2 goes, though 1 is older.
-        assert_eq!(o.victim(a, &l), Some((2, Full::Address)));
+        assert_eq!(
+            o.room(a, &l, unproven(&o), Pass::Any),
+            Room::Close(2, Full::Address)
+        );
         o.prove(2);
-        assert_eq!(o.victim(a, &l), Some((1, Full::Address)));
-        // The total: the oldest unproven, wherever it is from.
+        assert_eq!(
+            o.room(a, &l, unproven(&o), Pass::Any),
+            Room::Full(Full::Address)
+        );
+        // The total: b holds two unproven, the third address one.
         o.remove(2);
         o.insert(3, b);
         o.insert(4, b);
         o.insert(5, "10.0.0.3".parse().unwrap());
+        let d: IpAddr = "10.0.0.4".parse().unwrap();
         assert_eq!(
-            o.victim("10.0.0.4".parse().unwrap(), &l),
-            Some((3, Full::Total))
+            o.room(d, &l, unproven(&o), Pass::Busiest),
+            Room::Close(3, Full::Total)
         );
         for n in [3, 4, 5] {
             o.prove(n);
         }
         assert_eq!(
-            o.victim("10.0.0.4".parse().unwrap(), &l),
-            Some((1, Full::Total))
+            o.room(d, &l, unproven(&o), Pass::Any),
+            Room::Full(Full::Total)
+        );
+        assert_eq!(
+            Full::Total.refusal(&l, d),
+            "closing: 4 handshakes pending in all (--max-pending x2), none of which may be closed yet; try again"
         );
         // Proving one that is gone marks nothing.
         o.remove(1);
         o.prove(1);
         assert!(!o.proven.contains(&1));
+    }
+
+    #[test]
+    fn the_most_flood_like_source_goes_first() {
+        let l = PendingLimits {
+            total: 3,
+            per_address: 8,
+            per_prefix: 8,
+        };
+        let new: IpAddr = "10.0.0.9".parse().unwrap();
+        // A slow client's one handshake against a flood's two from one
+        // address: the flood's oldest goes; if its handshakes may not close
+        // yet (too young), the busiest pass closes nothing, not the client.
+        let mut o = PendingOrder::default();
+        o.insert(1, "10.0.0.1".parse().unwrap());
+        o.insert(2, "10.0.0.2".parse().unwrap());
+        o.insert(3, "10.0.0.2".parse().unwrap());
+        assert_eq!(
+            o.room(new, &l, any, Pass::Busiest),
+            Room::Close(2, Full::Total)
+        );
+        assert_eq!(
+            o.room(new, &l, |n| n == 1, Pass::Busiest),
+            Room::Full(Full::Total)
+        );
+        assert_eq!(
+            o.room(new, &l, |n| n == 1, Pass::Any),
+            Room::Close(1, Full::Total)
+        );
+        // One each: the oldest goes (the caller spares a slow client that
+        // has spoken by closing silent handshakes first).
+        let mut o = PendingOrder::default();
+        for (n, a) in [(1, "10.0.0.1"), (2, "10.0.0.2"), (3, "10.0.0.3")] {
+            o.insert(n, a.parse().unwrap());
+        }
+        assert_eq!(
+            o.room(new, &l, any, Pass::Busiest),
+            Room::Close(1, Full::Total)
+        );
+        assert_eq!(
+            o.room(new, &l, |n| n > 1, Pass::Any),
+            Room::Close(2, Full::Total)
+        );
+        // A source where a key holder proved the key (a relay, a NAT) ranks
+        // below every source that proved nothing, though it holds more.
+        let l = PendingLimits { total: 6, ..l };
+        let mut o = PendingOrder::default();
+        let relay: IpAddr = "10.0.0.1".parse().unwrap();
+        for n in 1..=4 {
+            o.insert(n, relay);
+        }
+        o.prove(1);
+        o.insert(5, "10.0.0.5".parse().unwrap());
+        o.insert(6, "10.0.0.6".parse().unwrap());
+        assert_eq!(
+            o.room(new, &l, any, Pass::Busiest),
+            Room::Close(5, Full::Total)
+        );
+        assert_eq!(
+            o.room(new, &l, |n| n != 5, Pass::Any),
+            Room::Close(6, Full::Total)
+        );
+        assert_eq!(
+            o.room(new, &l, |n| (2..5).contains(&n), Pass::Any),
+            Room::Close(2, Full::Total)
+        );
     }
 }

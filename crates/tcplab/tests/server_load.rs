@@ -675,7 +675,7 @@ fn a_thousand_idle_and_slowloris_connections_leave_a_real_client_its_throughput(
             let reasons = attack.counts.reasons.lock().unwrap().clone();
             for r in &reasons {
                 assert!(
-                    r.contains(&format!("closing: {MAX_PENDING} handshakes pending in all (--max-pending); the oldest of the source holding the most is closed for a new one")),
+                    r.contains(&format!("closing: {MAX_PENDING} handshakes pending in all (--max-pending); the oldest that has sent nothing is closed for a new one")),
                     "{r:?}"
                 );
             }
