@@ -22,8 +22,13 @@ struct Inner {
     /// unregistered ([`Canceller::metered`]).
     metered: AtomicBool,
     /// (descriptor, bytes received + acked) of each TCP socket
-    /// unregistered since the last [`Canceller::take_closed`].
+    /// unregistered since the last look ([`Canceller::each_socket_and_closed`]);
+    /// guarded by `sockets`' lock too, so a socket is in one list or the
+    /// other at every look.
     closed: Mutex<Vec<(RawFd, u64)>>,
+    /// Each trial thread's CPU time (ns) when it last unregistered a
+    /// socket: what it used before it ended, once /proc no longer has it.
+    cpu_at_unregister: Mutex<Vec<(libc::pid_t, u64)>>,
 }
 
 /// A shared handle that cancels one trial's sockets.
@@ -46,8 +51,21 @@ pub struct Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        // The thread's CPU so far: a watch that looks after the thread
+        // ended still counts what it used since the last look.
+        if let Some(ns) = own_cpu_ns() {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
+            let mut cpu = self.inner.cpu_at_unregister.lock().expect("canceller lock");
+            match cpu.iter_mut().find(|(t, _)| *t == tid) {
+                Some(e) => e.1 = e.1.max(ns),
+                None => cpu.push((tid, ns)),
+            }
+        }
         // The socket is still open (the registration is declared after it):
-        // its last counts, for a watch that looks only now and then.
+        // its last counts, for a watch that looks only now and then. It
+        // leaves the open list and joins the closed one under one lock.
+        let mut socks = self.inner.sockets.lock().expect("canceller lock");
         if self.inner.metered.load(Ordering::Relaxed) {
             // SAFETY: the socket outlives its registration.
             let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) };
@@ -57,11 +75,21 @@ impl Drop for Registration {
                 closed.push((self.fd, v));
             }
         }
-        let mut socks = self.inner.sockets.lock().expect("canceller lock");
         if let Some(i) = socks.iter().position(|&f| f == self.fd) {
             socks.swap_remove(i);
         }
     }
+}
+
+/// The calling thread's CPU time, in ns.
+fn own_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 impl Canceller {
@@ -93,7 +121,7 @@ impl Canceller {
     }
 
     /// A handle whose TCP sockets leave their last byte counts behind when
-    /// unregistered, for [`Self::take_closed`]: a connection that opens
+    /// unregistered, for [`Self::each_socket_and_closed`]: a connection that opens
     /// and closes between two looks of a watch (an http page load, a crr
     /// transaction) still counts.
     pub fn metered() -> Canceller {
@@ -102,10 +130,14 @@ impl Canceller {
         c
     }
 
-    /// The (descriptor, bytes received + acked) of each TCP socket
-    /// unregistered since the last call, in the order they went.
-    pub fn take_closed(&self) -> Vec<(RawFd, u64)> {
-        std::mem::take(&mut *self.inner.closed.lock().expect("canceller lock"))
+    /// In one look, `f` with the (descriptor, bytes received + acked) of
+    /// each TCP socket unregistered since the last look, in the order they
+    /// went, and the sockets still registered (open while `f` runs). No
+    /// socket is in both or in neither.
+    pub fn each_socket_and_closed(&self, f: impl FnOnce(Vec<(RawFd, u64)>, &[RawFd])) {
+        let socks = self.inner.sockets.lock().expect("canceller lock");
+        let gone = std::mem::take(&mut *self.inner.closed.lock().expect("canceller lock"));
+        f(gone, &socks);
     }
 
     /// The kernel ids of the threads that registered a socket.
@@ -113,12 +145,10 @@ impl Canceller {
         self.inner.threads.lock().expect("canceller lock").clone()
     }
 
-    /// Calls `f` with each registered socket, which stays open meanwhile.
-    pub fn each_socket(&self, mut f: impl FnMut(RawFd)) {
-        let socks = self.inner.sockets.lock().expect("canceller lock");
-        for &fd in socks.iter() {
-            f(fd);
-        }
+    /// Thread `tid`'s CPU time (ns) when it last unregistered a socket.
+    pub fn cpu_at_unregister(&self, tid: libc::pid_t) -> Option<u64> {
+        let cpu = self.inner.cpu_at_unregister.lock().expect("canceller lock");
+        cpu.iter().find(|(t, _)| *t == tid).map(|&(_, ns)| ns)
     }
 
     /// A new byte counter for one flow of the trial, summed by [`Self::flow_bytes`].

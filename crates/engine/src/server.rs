@@ -197,11 +197,14 @@ impl Server {
                         message: format!("server busy: cannot start a thread ({e})"),
                     },
                 );
-                gate.emit(&ServerEvent::Refused {
+                gate.emit_limited(
                     peer,
-                    key: None,
-                    reason: format!("server busy: cannot start a thread ({e})"),
-                });
+                    &ServerEvent::Refused {
+                        peer,
+                        key: None,
+                        reason: format!("server busy: cannot start a thread ({e})"),
+                    },
+                );
             }
         });
     }
@@ -297,8 +300,11 @@ fn serve_client(g: Greeted, who: Who, hook: &Option<PlaceHook>, gate: &LogGate) 
     drop(woken_on_stop);
     // Arrivals and departures are limited per address like the lines
     // before authentication: a key's holder reconnecting as fast as it
-    // can would otherwise fill the log (its trials' lines are not).
-    gate.emit_limited(peer, &ServerEvent::Disconnected { peer, trials });
+    // can would otherwise fill the log.
+    c.log_limited(
+        policy.is_some(),
+        &ServerEvent::Disconnected { peer, trials },
+    );
 }
 
 /// What a client's thread works with.
@@ -359,12 +365,15 @@ impl<'a> Client<'a> {
                             Err(Ended::Refused(e)) => TrialEnd::Refused(e),
                             Err(Ended::Failed(e)) => TrialEnd::Failed(e),
                         };
-                        self.gate.emit(&trial_event(
-                            peer,
-                            policy.map(|k| k.name.as_str()),
-                            &params,
-                            end,
-                        ));
+                        let ran = matches!(end, TrialEnd::Ran(_));
+                        let e = trial_event(peer, policy.map(|k| k.name.as_str()), &params, end);
+                        // A trial that ran took its time; refusals and
+                        // failures can come as fast as a client asks.
+                        if ran {
+                            self.gate.emit(&e);
+                        } else {
+                            self.log_limited(policy.is_some(), &e);
+                        }
                     }
                     ok
                 }
@@ -383,8 +392,8 @@ impl<'a> Client<'a> {
     fn welcome(&self, s: &mut ControlConn, client: String, key: Option<&KeyPolicy>) -> bool {
         let key = key.map(|k| k.name.clone());
         if let Some(peer) = self.peer {
-            self.gate.emit_limited(
-                peer,
+            self.log_limited(
+                key.is_some(),
                 &ServerEvent::Connected {
                     peer,
                     client,
@@ -413,11 +422,27 @@ impl<'a> Client<'a> {
     /// Logs a refusal of the client holding `key`.
     fn log_refused(&self, key: Option<&KeyPolicy>, reason: &str) {
         if let Some(peer) = self.peer {
-            self.gate.emit(&ServerEvent::Refused {
-                peer,
-                key: key.map(|k| k.name.clone()),
-                reason: reason.to_string(),
-            });
+            self.log_limited(
+                key.is_some(),
+                &ServerEvent::Refused {
+                    peer,
+                    key: key.map(|k| k.name.clone()),
+                    reason: reason.to_string(),
+                },
+            );
+        }
+    }
+
+    /// Logs `e` within the log's limits: per address, and for a client
+    /// without a key also server-wide (a key holder's lines cannot be
+    /// hidden by a keyless flood from many addresses).
+    fn log_limited(&self, key_holder: bool, e: &ServerEvent) {
+        if let Some(peer) = self.peer {
+            if key_holder {
+                self.gate.emit_key_holder(peer, e);
+            } else {
+                self.gate.emit_limited(peer, e);
+            }
         }
     }
 
@@ -512,13 +537,18 @@ impl<'a> Client<'a> {
         };
         match waited {
             Wait::Done => {
-                let report = join_within(&s.stream, role, &cancel, secs(l.message_s));
-                let ok = s
-                    .send(&Message::Report {
-                        report: report.clone(),
-                    })
-                    .is_ok();
-                (ok, Ok(report))
+                let budget = Budget::new(&mut watch, &cancel);
+                match join_within(&s.stream, role, &cancel, secs(l.message_s), budget) {
+                    Ok(report) => {
+                        let ok = s
+                            .send(&Message::Report {
+                                report: report.clone(),
+                            })
+                            .is_ok();
+                        (ok, Ok(report))
+                    }
+                    Err(why) => failed(s, why),
+                }
             }
             Wait::Lost => {
                 cancel.cancel();

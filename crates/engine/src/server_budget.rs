@@ -226,34 +226,38 @@ impl TrialWatch {
     /// socket's growth since the last look, those closed since counted to
     /// their end) and the datagram flows' counts.
     fn bytes(&mut self, cancel: &Canceller) -> u64 {
-        // In the order they closed: a descriptor reused since is a new
-        // socket, counted from zero.
-        for (fd, v) in cancel.take_closed() {
-            let before = self.tcp_last.remove(&fd).unwrap_or(0);
-            self.tcp_bytes += if v >= before { v - before } else { v };
-        }
         let mut seen = HashMap::new();
-        let (last, total) = (&self.tcp_last, &mut self.tcp_bytes);
-        cancel.each_socket(|fd| {
-            // SAFETY: the canceller holds fd open while this runs.
-            let b = unsafe { BorrowedFd::borrow_raw(fd) };
-            let Ok(i) = TcpInfo::read(b) else { return };
-            let v = i.bytes_received.unwrap_or(0) + i.bytes_acked.unwrap_or(0);
-            let before = last.get(&fd).copied().unwrap_or(0);
-            // A smaller count is a new socket on a reused descriptor.
-            *total += if v >= before { v - before } else { v };
-            seen.insert(fd, v);
+        let (last, total) = (&mut self.tcp_last, &mut self.tcp_bytes);
+        cancel.each_socket_and_closed(|closed, open| {
+            // In the order they closed: a descriptor reused since is a new
+            // socket, counted from zero.
+            for (fd, v) in closed {
+                let before = last.remove(&fd).unwrap_or(0);
+                *total += if v >= before { v - before } else { v };
+            }
+            for &fd in open {
+                // SAFETY: the canceller holds fd open while this runs.
+                let b = unsafe { BorrowedFd::borrow_raw(fd) };
+                let Ok(i) = TcpInfo::read(b) else { continue };
+                let v = i.bytes_received.unwrap_or(0) + i.bytes_acked.unwrap_or(0);
+                let before = last.get(&fd).copied().unwrap_or(0);
+                // A smaller count is a new socket on a reused descriptor.
+                *total += if v >= before { v - before } else { v };
+                seen.insert(fd, v);
+            }
         });
         self.tcp_last = seen;
         self.tcp_bytes + cancel.flow_bytes()
     }
 
     /// CPU ns the trial's threads used so far (each thread's growth since
-    /// the last look; a thread that ended adds nothing more).
+    /// the last look; a thread that ended counts to its last socket's end).
     fn cpu(&mut self, cancel: &Canceller) -> u64 {
         for tid in cancel.threads() {
-            let Some(ns) = thread_cpu_ns(tid) else {
-                continue;
+            let ns = match (thread_cpu_ns(tid), cancel.cpu_at_unregister(tid)) {
+                (Some(a), Some(b)) => a.max(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => continue,
             };
             let before = self.cpu_last.insert(tid, ns).unwrap_or(0);
             self.cpu_ns += ns.saturating_sub(before);

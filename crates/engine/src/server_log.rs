@@ -56,9 +56,10 @@ pub enum ServerEvent {
         /// Why, as the client was told.
         reason: String,
     },
-    /// Lines about unauthenticated connections were dropped: from one
-    /// address (an IPv6 /64) that wrote more than `burst` at once or more
-    /// than `per_second` in the long run; or, with no address, from all
+    /// Lines about connections were dropped: from one address (an IPv6
+    /// /64) that wrote more than `burst` at once or more than `per_second`
+    /// in the long run (key holders' lines have their own, larger
+    /// bucket per address); or, with no address, from all
     /// addresses together past the server-wide limit (or from addresses
     /// the server stopped tracking before it could say so).
     Suppressed {
@@ -236,6 +237,13 @@ pub const LOG_ALL_BURST: f64 = 200.0;
 /// Log lines per second all unauthenticated connections together may
 /// write in the long run.
 pub const LOG_ALL_PER_SECOND: f64 = 20.0;
+/// Log lines one address may write at once about clients that proved a
+/// key (their arrivals, departures and refusals): more than a stranger
+/// gets, as a key holder's day of benches writes a few per run.
+pub const LOG_KEY_HOLDER_BURST: f64 = 200.0;
+/// Log lines per second one address may write about key holders in the
+/// long run.
+pub const LOG_KEY_HOLDER_PER_SECOND: f64 = 20.0;
 /// Addresses whose rate is tracked at once (the least recently seen are
 /// forgotten first).
 const LOG_TRACKED: usize = 4096;
@@ -264,9 +272,29 @@ impl Bucket {
     }
 }
 
+/// Whose lines a bucket limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Scope {
+    /// Connections not (yet) proven to hold a key: per address and
+    /// server-wide.
+    Anyone,
+    /// Clients that proved a key: per address only.
+    KeyHolder,
+}
+
+impl Scope {
+    /// (burst, per second) of one address's bucket.
+    fn limits(self) -> (f64, f64) {
+        match self {
+            Scope::Anyone => (LOG_BURST, LOG_PER_SECOND),
+            Scope::KeyHolder => (LOG_KEY_HOLDER_BURST, LOG_KEY_HOLDER_PER_SECOND),
+        }
+    }
+}
+
 /// The per-address buckets and the server-wide one.
 struct Buckets {
-    each: std::collections::HashMap<std::net::IpAddr, Bucket>,
+    each: std::collections::HashMap<(Scope, std::net::IpAddr), Bucket>,
     all: Bucket,
 }
 
@@ -285,6 +313,9 @@ impl Buckets {
 /// have not authenticated rate-limited per address ([`LOG_BURST`] lines,
 /// then [`LOG_PER_SECOND`]) and in total ([`LOG_ALL_BURST`], then
 /// [`LOG_ALL_PER_SECOND`]): many addresses cannot fill the disk either.
+/// Key holders' arrivals, departures and refusals are limited per address
+/// only, in buckets of their own ([`LOG_KEY_HOLDER_BURST`]); the trials
+/// that ran are not limited (each took its time).
 /// The lines dropped are counted and said in one `suppressed` event when
 /// the address (or all together) may write again, or at the next
 /// [`LogGate::flush`].
@@ -305,11 +336,12 @@ impl LogGate {
         }
     }
 
-    fn suppressed(&self, address: Option<std::net::IpAddr>, dropped: u64) {
+    fn suppressed(&self, address: Option<(Scope, std::net::IpAddr)>, dropped: u64) {
         let (burst, per_second) = match address {
-            Some(_) => (LOG_BURST, LOG_PER_SECOND),
+            Some((scope, _)) => scope.limits(),
             None => (LOG_ALL_BURST, LOG_ALL_PER_SECOND),
         };
+        let address = address.map(|(_, a)| a);
         self.emit(&ServerEvent::Suppressed {
             address,
             dropped,
@@ -325,14 +357,34 @@ impl LogGate {
         }
     }
 
-    /// Logs `e` (escaped) if `peer`'s address has tokens left; counts it
-    /// dropped otherwise.
+    /// Logs `e` (escaped) if `peer`'s address has tokens left, and the
+    /// server-wide bucket too; counts it dropped otherwise.
     pub(crate) fn emit_limited(&self, peer: SocketAddr, e: &ServerEvent) {
+        self.limited(peer, e, true)
+    }
+
+    /// Logs `e` about a client that proved a key: limited per address
+    /// only ([`LOG_KEY_HOLDER_BURST`], then [`LOG_KEY_HOLDER_PER_SECOND`]),
+    /// so a keyless flood from many addresses, which empties the
+    /// server-wide bucket, cannot hide what key holders did.
+    pub(crate) fn emit_key_holder(&self, peer: SocketAddr, e: &ServerEvent) {
+        self.limited(peer, e, false)
+    }
+
+    /// Logs `e` about `peer` if its bucket (and with `server_wide`, the
+    /// server-wide one) has a token.
+    fn limited(&self, peer: SocketAddr, e: &ServerEvent, server_wide: bool) {
         if self.log.is_none() {
             return;
         }
         let now = std::time::Instant::now();
-        let address = crate::server_state::rate_key(peer.ip());
+        let scope = if server_wide {
+            Scope::Anyone
+        } else {
+            Scope::KeyHolder
+        };
+        let (burst, per_second) = scope.limits();
+        let address = (scope, crate::server_state::rate_key(peer.ip()));
         let (pass, dropped, all_dropped) = {
             let mut guard = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
             let b = &mut *guard;
@@ -343,20 +395,24 @@ impl LogGate {
             let bucket = b
                 .each
                 .entry(address)
-                .or_insert_with(|| Bucket::full(LOG_BURST, now));
-            bucket.refill(now, LOG_BURST, LOG_PER_SECOND);
+                .or_insert_with(|| Bucket::full(burst, now));
+            bucket.refill(now, burst, per_second);
             if bucket.tokens < 1.0 {
                 bucket.dropped += 1;
                 (false, 0, 0)
-            } else if b.all.tokens < 1.0 {
+            } else if server_wide && b.all.tokens < 1.0 {
                 b.all.dropped += 1;
                 (false, 0, 0)
             } else {
                 // The line goes out, after the summaries of the lines
                 // dropped before it (they ride on its token).
                 bucket.tokens -= 1.0;
-                b.all.tokens -= 1.0;
-                let all = std::mem::take(&mut b.all.dropped);
+                let all = if server_wide {
+                    b.all.tokens -= 1.0;
+                    std::mem::take(&mut b.all.dropped)
+                } else {
+                    0
+                };
                 (true, std::mem::take(&mut bucket.dropped), all)
             }
         };
@@ -382,13 +438,18 @@ impl LogGate {
             b.all.refill(now, LOG_ALL_BURST, LOG_ALL_PER_SECOND);
             let all = &mut b.all;
             b.each.retain(|address, bucket| {
-                bucket.refill(now, LOG_BURST, LOG_PER_SECOND);
+                let (burst, per_second) = address.0.limits();
+                bucket.refill(now, burst, per_second);
                 // A summary is a line too: it waits for room in both.
-                if bucket.dropped > 0 && bucket.tokens >= 1.0 && all.tokens >= 1.0 {
-                    all.tokens -= 1.0;
+                // A key holder's waits only for its own.
+                let wide = address.0 == Scope::Anyone;
+                if bucket.dropped > 0 && bucket.tokens >= 1.0 && (!wide || all.tokens >= 1.0) {
+                    if wide {
+                        all.tokens -= 1.0;
+                    }
                     said.push((Some(*address), std::mem::take(&mut bucket.dropped)));
                 }
-                bucket.dropped > 0 || bucket.tokens < LOG_BURST
+                bucket.dropped > 0 || bucket.tokens < burst
             });
             if b.all.dropped > 0 && b.all.tokens >= 1.0 {
                 b.all.tokens -= 1.0;
@@ -531,5 +592,33 @@ mod tests {
         assert_eq!(passed as u64 + said, 25 + u64::from(others));
         assert_eq!(all.len(), 1, "{all:?}");
         assert!(all[0] >= 5 + u64::from(others) - 200, "{all:?}");
+    }
+
+    #[test]
+    fn a_keyless_flood_that_empties_the_server_wide_bucket_cannot_hide_a_key_holder() {
+        let (gate, seen) = recording_gate();
+        let event = |peer| ServerEvent::Disconnected { peer, trials: 1 };
+        // A flood from many addresses, one line each, empties the
+        // server-wide bucket.
+        for i in 0..(LOG_ALL_BURST as u32 + 100) {
+            let p = SocketAddr::new(std::net::IpAddr::from((0x0a00_0000 + i).to_be_bytes()), 1);
+            gate.emit_limited(p, &event(p));
+        }
+        let before = seen.lock().unwrap().len();
+        let holder: SocketAddr = "192.0.2.7:9".parse().unwrap();
+        // Without a key, its line is dropped with the flood's.
+        gate.emit_limited(holder, &event(holder));
+        assert_eq!(seen.lock().unwrap().len(), before);
+        // A key holder's line goes out, and its own address still limits it.
+        let other: SocketAddr = "192.0.2.8:9".parse().unwrap();
+        for _ in 0..(LOG_KEY_HOLDER_BURST as usize + 5) {
+            gate.emit_key_holder(other, &event(other));
+        }
+        let v = seen.lock().unwrap();
+        let theirs = v[before..]
+            .iter()
+            .filter(|e| matches!(e, ServerEvent::Disconnected { peer, .. } if *peer == other))
+            .count();
+        assert_eq!(theirs, LOG_KEY_HOLDER_BURST as usize);
     }
 }

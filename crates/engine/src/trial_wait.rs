@@ -4,6 +4,7 @@
 
 use crate::cancel::Canceller;
 use crate::report::SideReport;
+use crate::server_budget::Budget;
 use crate::watch::{poll_control, ControlEvent};
 use crate::workloads::RunningRole;
 use std::net::TcpStream;
@@ -39,15 +40,28 @@ pub(crate) enum Wait {
 
 /// Joins a role that was told to finish, cancelling it if its threads have
 /// not ended within `grace` (a client that keeps its data connections open
-/// after `client_done`) or as soon as the client hangs up.
+/// after `client_done`) or as soon as the client hangs up. The trial's
+/// budget is still held meanwhile, and once more when its threads have
+/// ended (a trial shorter than the watch's first look is held too): over
+/// it, the reason instead of the report.
 pub(crate) fn join_within(
     s: &TcpStream,
     role: RunningRole,
     cancel: &Canceller,
     grace: Duration,
-) -> SideReport {
+    mut budget: Budget,
+) -> Result<SideReport, String> {
     let until = Instant::now() + grace;
+    let mut looked = Instant::now();
     while !role.is_finished() && Instant::now() < until {
+        if looked.elapsed() >= BUDGET_LOOK {
+            looked = Instant::now();
+            if let Some(why) = budget.over() {
+                cancel.cancel();
+                role.join();
+                return Err(why);
+            }
+        }
         // A client that leaves (one that said client_done without ever
         // connecting its data) ends the wait at once; a message waiting
         // stays unread until the report (polling again would spin).
@@ -63,5 +77,12 @@ pub(crate) fn join_within(
     if !role.is_finished() {
         cancel.cancel();
     }
-    role.join()
+    let report = role.join();
+    match budget.over() {
+        Some(why) => Err(why),
+        None => Ok(report),
+    }
 }
+
+/// How often the budget is looked at while the threads finish.
+const BUDGET_LOOK: Duration = Duration::from_millis(100);

@@ -489,3 +489,27 @@ fn short_connections_are_held_to_the_keys_rate() {
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     }
 }
+
+/// Trials shorter than the server's first look at them (a tenth of a
+/// second): each is held to the key's rate once its threads have ended.
+/// Before, 0.05 s of tcp-crr transactions of 256 KiB each way under a
+/// key's 20mbit moved Gbit/s and was reported as run.
+#[test]
+fn a_trial_shorter_than_the_first_look_is_held_to_the_keys_rate() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let server = keys.server();
+    let mut p = trial(TestKind::TcpCrr, 4, 256 << 10, 256 << 10);
+    p.duration_s = Some(0.05);
+    let e = run(server.addr, Some(&keys.key("b")), &p).unwrap_err();
+    eprintln!("0.05 s of tcp-crr under 20mbit: {e}");
+    assert!(
+        e.contains("key \"b\": the trial moved") && e.contains("20mbit the server granted"),
+        "{e}"
+    );
+    // Small transactions within the grant run.
+    let mut p = trial(TestKind::TcpCrr, 1, 100, 100);
+    p.duration_s = Some(0.05);
+    let bytes = run(server.addr, Some(&keys.key("b")), &p).unwrap();
+    assert!(bytes > 0.0);
+}
