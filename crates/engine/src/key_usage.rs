@@ -71,6 +71,8 @@ pub struct Usage {
     total_descriptors: u64,
     /// Whether keys get only a share of the server by default (several keys).
     shared: bool,
+    /// Keys the server knows (0: keyless).
+    keys: usize,
     state: Mutex<State>,
 }
 
@@ -106,6 +108,7 @@ impl Usage {
             limits: limits.clone(),
             total_descriptors,
             shared: keys != 1,
+            keys,
             state: Mutex::default(),
         }
     }
@@ -133,12 +136,30 @@ impl Usage {
             clients: 1,
             ..Tally::default()
         };
-        self.take(owner, |held, _| {
+        let slots = self.limits.max_clients;
+        self.take(owner.clone(), |held, st| {
             if held.clients >= max {
                 return Err(format!(
                     "key {:?} allows at most {max} clients at once (max_clients), and {} are connected",
                     key.name, held.clients
                 ));
+            }
+            // One slot is kept for each other key with no client connected:
+            // keys together cannot fill --max-clients and lock one out.
+            if held.clients > 0 {
+                let busy_others = st
+                    .owners
+                    .iter()
+                    .filter(|(o, t)| **o != owner && matches!(o, Owner::Key(_)) && t.clients > 0)
+                    .count();
+                let idle_others = self.keys.saturating_sub(1 + busy_others);
+                let free = slots.saturating_sub(st.total.clients);
+                if free <= idle_others {
+                    return Err(format!(
+                        "key {:?} holds {} clients, and the {free} of --max-clients {slots} left are kept one for each of the {idle_others} other keys with none connected",
+                        key.name, held.clients
+                    ));
+                }
             }
             Ok(take)
         })
@@ -158,7 +179,8 @@ impl Usage {
         let min_rate = l.min_send_rate_bps;
         let declared = declared_rate(p);
         let mut rate = 0u64;
-        let hold = self.take(owner.clone(), |held, total| {
+        let hold = self.take(owner.clone(), |held, st| {
+            let total = &st.total;
             let who = match (&owner, key) {
                 (_, Some(k)) => format!("key {:?}", k.name),
                 (Owner::Address(ip), None) => format!("the clients from {ip}"),
@@ -233,11 +255,11 @@ impl Usage {
     fn take(
         self: &Arc<Self>,
         owner: Owner,
-        check: impl FnOnce(&Tally, &Tally) -> Result<Tally, String>,
+        check: impl FnOnce(&Tally, &State) -> Result<Tally, String>,
     ) -> Result<Hold, String> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let held = st.owners.get(&owner).copied().unwrap_or_default();
-        let take = check(&held, &st.total)?;
+        let take = check(&held, &st)?;
         st.total.add(&take);
         st.owners.entry(owner.clone()).or_default().add(&take);
         Ok(Hold {
@@ -387,5 +409,32 @@ mod tests {
         assert_eq!(u.total().descriptors, 4 * 128);
         drop((a, other));
         assert_eq!(u.total(), Tally::default());
+    }
+
+    #[test]
+    fn keys_together_leave_a_slot_for_each_key_with_none_connected() {
+        let limits = Limits {
+            max_clients: 4,
+            ..Limits::default()
+        };
+        let u = Arc::new(Usage::with_descriptors(&limits, 3, 1000));
+        let (a, b, c) = (
+            KeyPolicy::unlimited("a"),
+            KeyPolicy::unlimited("b"),
+            KeyPolicy::unlimited("c"),
+        );
+        // a takes its half (2): two slots stay, one for each other key.
+        let held_a: Vec<_> = (0..2).map(|_| u.client(&a).unwrap()).collect();
+        let first_b = u.client(&b).unwrap();
+        // b's second would take the slot kept for c.
+        assert_eq!(
+            u.client(&b).unwrap_err(),
+            "key \"b\" holds 1 clients, and the 1 of --max-clients 4 left are kept one for each of the 1 other keys with none connected"
+        );
+        let first_c = u.client(&c).unwrap();
+        // With c connected, nothing is kept: the server is full.
+        drop(held_a);
+        let second_b = u.client(&b).unwrap();
+        drop((first_b, first_c, second_b));
     }
 }

@@ -48,6 +48,19 @@ pub const TOTAL_MARGIN: f64 = 1.25;
 /// threads' start-up, a first burst).
 pub const CPU_SLACK_S: f64 = 0.1;
 
+/// The most a trial under a rate grant may have in flight at once (two
+/// writes per flow), in seconds of its grant: past it, the trial is
+/// refused before it runs rather than ended for a burst its writes make.
+pub const BURST_GRANT_S: f64 = 2.0;
+/// Bytes in flight a trial may always have, whatever its grant.
+pub const MIN_BURST: u64 = 1 << 20;
+
+/// Two writes per flow: the bytes a trial may have sent before its
+/// pacing holds it (the watch's slack).
+fn burst_bytes(parallel: u32, write_size: u64) -> u64 {
+    u64::from(parallel.max(1)).saturating_mul(write_size.saturating_mul(2))
+}
+
 /// Takes trial `p`'s share of the server for the client at `peer` holding
 /// `key` (its key's, or its address's): the grant (held until dropped),
 /// the trial as the server runs it (an unpaced reverse stream paced at its
@@ -66,6 +79,20 @@ pub(crate) fn grant(
     };
     let grant = usage.trial(owner, key, p)?;
     let paced = grant.paced(p);
+    if let Some(g) = grant.rate_bps.filter(|_| l.enforce_grants) {
+        let burst = burst_bytes(paced.parallel, paced.write_size);
+        let allowed = (BURST_GRANT_S * g as f64 / 8.0).max(MIN_BURST as f64);
+        if burst as f64 > allowed {
+            let who = key.map_or_else(String::new, |k| format!("key {:?}: ", k.name));
+            return Err(format!(
+                "{who}{} flows of {} B writes may have {} B in flight at once, more than {BURST_GRANT_S} s of the {} granted: use a smaller --write-size or fewer --parallel",
+                paced.parallel.max(1),
+                paced.write_size,
+                burst,
+                record::numbers::rate_text(g as f64)
+            ));
+        }
+    }
     let cpu = if l.enforce_grants {
         l.max_trial_cpu
     } else {
@@ -129,9 +156,7 @@ impl TrialWatch {
         TrialWatch {
             key: key.map(str::to_string),
             granted_bps,
-            slack_bytes: u64::from(parallel.max(1))
-                .saturating_mul(write_size.saturating_mul(2))
-                .saturating_add(64 << 10),
+            slack_bytes: burst_bytes(parallel, write_size).saturating_add(64 << 10),
             cpu_budget,
             started: Instant::now(),
             samples: VecDeque::new(),

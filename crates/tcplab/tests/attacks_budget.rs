@@ -513,3 +513,24 @@ fn a_trial_shorter_than_the_first_look_is_held_to_the_keys_rate() {
     let bytes = run(server.addr, Some(&keys.key("b")), &p).unwrap();
     assert!(bytes > 0.0);
 }
+
+/// The watch's slack is two writes per flow: under a key's 20mbit, 2 flows
+/// of 16 MiB writes could burst 64 MiB (26 s of the grant) before a look
+/// could end them. Such a trial is refused before it runs; one whose
+/// writes fit in 2 s of the grant runs.
+#[test]
+fn writes_too_large_for_the_grant_are_refused_before_they_burst() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let server = keys.server();
+    let mut p = trial(TestKind::TcpStream, 2, 16 << 20, 128 << 10);
+    p.send_rate_bps = Some(10_000_000);
+    let e = run(server.addr, Some(&keys.key("b")), &p).unwrap_err();
+    assert!(
+        e.contains("key \"b\": 2 flows of 16777216 B writes may have 67108864 B in flight at once, more than 2 s of the 20mbit granted"),
+        "{e}"
+    );
+    p.write_size = 128 << 10;
+    let bytes = run(server.addr, Some(&keys.key("b")), &p).unwrap();
+    assert!(bytes > 0.0);
+}
