@@ -55,24 +55,48 @@ pub struct FdLimit {
 /// (`--max-pending`) may hold at once: every client's control connection
 /// and its trial at its widest (the smaller of `max_client_descriptors`
 /// and a listener with `max_parallel` sockets, two each with sendfile's
-/// memfd), one per pending handshake, and [`FIXED_DESCRIPTORS`].
+/// memfd), two per pending handshake (up to twice the bound is spared for
+/// proven and fresh handshakes), and [`FIXED_DESCRIPTORS`].
 pub fn needed(limits: &Limits, pending: usize) -> u64 {
     let per_trial = limits
         .max_client_descriptors
         .min(2 * u64::from(limits.max_parallel) + 1);
     (limits.max_clients as u64)
         .saturating_mul(per_trial + 1)
-        .saturating_add(pending as u64)
+        .saturating_add(2 * pending as u64)
         .saturating_add(FIXED_DESCRIPTORS)
 }
 
-/// The descriptors trials may hold together under an open-file limit of
-/// `soft`: what is left after every control connection (at most half of
-/// what the process's own leave, when the limit is short) and the
-/// process's own.
-pub fn trial_descriptors(limits: &Limits, soft: u64) -> u64 {
+/// At most this share (1/N) of what the control connections leave goes to
+/// handshakes under way, when the open-file limit is short.
+pub const PENDING_SHARE: u64 = 4;
+
+/// How an open-file limit is split between handshakes and trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    /// `--max-pending` as the limit allows it (handshakes hold up to twice
+    /// that).
+    pub pending: usize,
+    /// Descriptors all trials together may hold.
+    pub trials: u64,
+}
+
+/// Splits an open-file limit of `soft`: the process's own
+/// ([`FIXED_DESCRIPTORS`]), every control connection (at most half of
+/// what is left, when the limit is short), twice `pending` handshakes (at
+/// most 1/[`PENDING_SHARE`] of the rest: the bound is lowered to fit), and
+/// the trials, which get the remainder. A short limit refuses trials in
+/// one line instead of failing them, or a handshake, with "Too many open
+/// files".
+pub fn split(limits: &Limits, pending: usize, soft: u64) -> Split {
     let left = soft.saturating_sub(FIXED_DESCRIPTORS);
-    left - (limits.max_clients as u64).min(left / 2)
+    let rest = left - (limits.max_clients as u64).min(left / 2);
+    let cap = (rest / PENDING_SHARE / 2).max(1);
+    let pending = (pending as u64).min(cap);
+    Split {
+        pending: pending as usize,
+        trials: rest.saturating_sub(2 * pending),
+    }
 }
 
 /// The soft limit to set, given the current soft and hard limits: the hard
@@ -119,7 +143,7 @@ pub fn ensure(limits: &Limits, pending: usize) -> Result<FdLimit, FdLimitError> 
             need,
             max_clients: limits.max_clients,
             pending,
-            trials: trial_descriptors(limits, soft),
+            trials: split(limits, pending, soft).trials,
         });
     }
     Ok(FdLimit {
@@ -148,7 +172,29 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(needed(&l, 0), 1000 * 258 + 64);
-        assert_eq!(needed(&Limits::default(), 1024), 32 * 258 + 1024 + 64);
+        assert_eq!(needed(&Limits::default(), 1024), 32 * 258 + 2048 + 64);
+    }
+
+    #[test]
+    fn a_short_limit_lowers_the_pending_bound_to_a_quarter_of_the_rest() {
+        let l = Limits::default();
+        // 600: 536 after the process's own, 504 after 32 control
+        // connections; handshakes get 126 (63 pending, twice), trials 378.
+        assert_eq!(
+            split(&l, 1024, 600),
+            Split {
+                pending: 63,
+                trials: 378
+            }
+        );
+        // A roomy limit keeps the bound and gives trials the rest.
+        assert_eq!(
+            split(&l, 1024, 1 << 20),
+            Split {
+                pending: 1024,
+                trials: (1 << 20) - 64 - 32 - 2048
+            }
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! what another's need. The descriptor budget is the open-file limit less
 //! the control connections and the process's own.
 
-use crate::fd_limit::trial_descriptors;
+use crate::fd_limit::split;
 use crate::key_policy::KeyPolicy;
 use crate::limits::{binary_bytes, Limits};
 use crate::trial_cost::{server_cost, TrialCost};
@@ -83,7 +83,7 @@ struct State {
 }
 
 /// This process's soft open-file limit.
-fn soft_nofile() -> u64 {
+pub(crate) fn soft_nofile() -> u64 {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -96,10 +96,11 @@ fn soft_nofile() -> u64 {
 }
 
 impl Usage {
-    /// Budgets for a server with `limits` and `keys` keys (0: keyless),
-    /// under this process's open-file limit as it is now.
-    pub fn new(limits: &Limits, keys: usize) -> Usage {
-        Usage::with_descriptors(limits, keys, trial_descriptors(limits, soft_nofile()))
+    /// Budgets for a server with `limits`, `keys` keys (0: keyless) and
+    /// `pending` handshakes under way at most (`--max-pending`), under
+    /// this process's open-file limit as it is now.
+    pub fn new(limits: &Limits, keys: usize, pending: usize) -> Usage {
+        Usage::with_descriptors(limits, keys, split(limits, pending, soft_nofile()).trials)
     }
 
     /// Budgets with `total_descriptors` for all trials together.

@@ -88,8 +88,8 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .map_err(|e| EngineError::io(&format!("binding control port {addr}"), e))?;
         crate::server_budget::fix_mmap_threshold();
-        let usage = Arc::new(Usage::new(&limits, 0));
-        Ok(Server {
+        let usage = Arc::new(Usage::new(&limits, 0, PendingLimits::default().total));
+        let server = Server {
             listener,
             shared: Arc::new(Shared {
                 limits,
@@ -106,7 +106,8 @@ impl Server {
             log: None,
             keys: None,
             pending: PendingLimits::default(),
-        })
+        };
+        Ok(server.with_pending_limits(PendingLimits::default()))
     }
 
     /// Places each trial's server-side threads with `hook` (embedded servers only).
@@ -123,9 +124,23 @@ impl Server {
         self
     }
 
-    /// Bounds the connections still in their handshake.
+    /// Bounds the connections still in their handshake. Under a short
+    /// open-file limit the total is lowered to fit
+    /// ([`crate::fd_limit::split`]), and trials get what is left.
     pub fn with_pending_limits(mut self, pending: PendingLimits) -> Server {
-        self.pending = pending;
+        let fit = crate::fd_limit::split(
+            &self.shared.limits,
+            pending.total,
+            crate::key_usage::soft_nofile(),
+        );
+        self.pending = PendingLimits {
+            total: fit.pending,
+            ..pending
+        };
+        let keys = self.keys.as_ref().map_or(0, |k| k.len());
+        if let Some(sh) = Arc::get_mut(&mut self.shared) {
+            sh.usage = Arc::new(Usage::with_descriptors(&sh.limits, keys, fit.trials));
+        }
         self
     }
 
@@ -141,7 +156,7 @@ impl Server {
     pub fn with_keys(mut self, keys: KeyRing) -> Server {
         if let Some(sh) = Arc::get_mut(&mut self.shared) {
             // Several keys share the server; one key has it all.
-            sh.usage = Arc::new(Usage::new(&sh.limits, keys.len()));
+            sh.usage = Arc::new(Usage::new(&sh.limits, keys.len(), self.pending.total));
         }
         self.keys = Some(Arc::new(keys));
         self

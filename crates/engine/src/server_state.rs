@@ -188,7 +188,7 @@ mod tests {
             ..Limits::default()
         };
         Arc::new(Shared {
-            usage: Arc::new(crate::key_usage::Usage::new(&limits, 0)),
+            usage: Arc::new(crate::key_usage::Usage::new(&limits, 0, 1024)),
             limits,
             clients: AtomicUsize::new(0),
             per_address: Mutex::new(HashMap::new()),
