@@ -12,18 +12,22 @@ pub struct ServerLimitArgs {
     #[arg(long, default_value = "4", value_name = "N")]
     pub max_per_address: usize,
     /// Most connections in their handshake at once, from everywhere (a new
-    /// one beyond it closes the oldest). Handshakes run on one thread and
+    /// one beyond it closes an older one that has not proved its key; up to
+    /// twice it, handshakes younger than 100 ms are spared; under a short
+    /// open-file limit it is lowered to fit). Handshakes run on one thread and
     /// take no --max-clients slot: only a client that authenticated (or,
     /// without keys, said hello) does; a quarter of those slots are kept
     /// for keys that authenticated in the last 10 minutes.
     #[arg(long, default_value = "1024", value_name = "N")]
     pub max_pending: usize,
     /// Most connections in their handshake at once from one address (a new
-    /// one beyond it closes that address's oldest).
+    /// one beyond it closes that address's oldest that has not proved its
+    /// key).
     #[arg(long, default_value = "8", value_name = "N")]
     pub max_pending_per_address: usize,
     /// Most connections in their handshake at once from one IPv6 /64 (a
-    /// new one beyond it closes that prefix's oldest).
+    /// new one beyond it closes that prefix's oldest that has not proved
+    /// its key).
     #[arg(long, default_value = "32", value_name = "N")]
     pub max_pending_per_prefix: usize,
     /// Time a new connection has to complete its hello (against slowloris).
