@@ -71,6 +71,8 @@ pub struct Usage {
     total_descriptors: u64,
     /// Whether keys get only a share of the server by default (several keys).
     shared: bool,
+    /// What owners took beyond their trials' grants, for their next ones.
+    debts: crate::overuse::Debts,
     /// Keys the server knows (0: keyless).
     keys: usize,
     state: Mutex<State>,
@@ -109,6 +111,7 @@ impl Usage {
             limits: limits.clone(),
             total_descriptors,
             shared: keys != 1,
+            debts: Default::default(),
             keys,
             state: Mutex::default(),
         }
@@ -177,16 +180,20 @@ impl Usage {
     ) -> Result<TrialGrant, String> {
         let cost = server_cost(p);
         let l = &self.limits;
+        let named = match (&owner, key) {
+            (_, Some(k)) => format!("key {:?}", k.name),
+            (Owner::Address(ip), None) => format!("the clients from {ip}"),
+            (Owner::Key(n), None) => format!("key {n:?}"),
+        };
+        if let Some(why) = self.debts.refusal(&owner, &named) {
+            return Err(why);
+        }
         let min_rate = l.min_send_rate_bps;
         let declared = declared_rate(p);
         let mut rate = 0u64;
         let hold = self.take(owner.clone(), |held, st| {
             let total = &st.total;
-            let who = match (&owner, key) {
-                (_, Some(k)) => format!("key {:?}", k.name),
-                (Owner::Address(ip), None) => format!("the clients from {ip}"),
-                (Owner::Key(n), None) => format!("key {n:?}"),
-            };
+            let who = &named;
             if let Some(k) = key {
                 let max = k
                     .max_trials
@@ -245,7 +252,7 @@ impl Usage {
             })
         })?;
         Ok(TrialGrant {
-            _hold: hold,
+            hold,
             rate_bps: (rate > 0).then_some(rate),
             cost,
         })
@@ -315,7 +322,7 @@ impl Drop for Hold {
 /// A running trial's share: its granted rate (if any) and its cost.
 #[derive(Debug)]
 pub struct TrialGrant {
-    _hold: Hold,
+    hold: Hold,
     /// The rate the server granted (and enforces), bit/s: the declared
     /// `--send-rate × --parallel`, or what is left of the key's `max_rate`.
     pub rate_bps: Option<u64>,
@@ -324,6 +331,12 @@ pub struct TrialGrant {
 }
 
 impl TrialGrant {
+    /// Counts what the trial took beyond its grant and CPU budget against
+    /// its owner's next trials ([`crate::overuse`]).
+    pub(crate) fn charge(&self, took: crate::overuse::Overuse) {
+        self.hold.usage.debts.charge(&self.hold.owner, took);
+    }
+
     /// The trial as the server runs it: a reverse stream without
     /// `--send-rate` under a granted rate is paced at that rate shared
     /// over its flows.

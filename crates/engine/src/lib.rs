@@ -26,6 +26,7 @@ pub mod key_usage;
 pub mod limits;
 pub mod load;
 pub mod metrics;
+pub mod overuse;
 pub mod pace;
 pub mod pattern;
 pub mod pending;

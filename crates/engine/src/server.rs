@@ -486,7 +486,7 @@ impl<'a> Client<'a> {
         );
         let l = &limits;
         // The key's (or address's) share of the server until the trial ends.
-        let (_grant, paced, mut watch) =
+        let (grant, paced, mut watch) =
             match server_budget::grant(&self.shared.usage, key, self.peer, p, l) {
                 Ok(g) => g,
                 Err(e) => return refused(s, e),
@@ -550,7 +550,7 @@ impl<'a> Client<'a> {
         } else {
             self.await_client_done(s, &role, end_by, budget)
         };
-        match waited {
+        let ended = match waited {
             Wait::Done => {
                 let budget = Budget::new(&mut watch, &cancel);
                 match join_within(&s.stream, role, &cancel, secs(l.message_s), budget) {
@@ -575,7 +575,12 @@ impl<'a> Client<'a> {
                 role.join();
                 failed(s, why)
             }
-        }
+        };
+        // What it took beyond its grant is its owner's, for the next trial
+        // (the threads have ended: one last look counts all of it).
+        let _ = watch.check(&cancel);
+        grant.charge(watch.overuse());
+        ended
     }
 
     /// An active server side (it sends): waits for its threads, watching the

@@ -30,6 +30,7 @@ use crate::cancel::Canceller;
 use crate::key_policy::KeyPolicy;
 use crate::key_usage::{Owner, TrialGrant, Usage};
 use crate::limits::Limits;
+use crate::overuse::Overuse;
 use crate::tcpinfo::TcpInfo;
 use record::TrialParams;
 use std::collections::{HashMap, VecDeque};
@@ -140,6 +141,8 @@ pub(crate) struct TrialWatch {
     tcp_bytes: u64,
     cpu_last: HashMap<libc::pid_t, u64>,
     cpu_ns: u64,
+    /// (bytes, CPU ns, when) at the last look.
+    last: (u64, u64, Instant),
 }
 
 impl TrialWatch {
@@ -164,6 +167,7 @@ impl TrialWatch {
             tcp_bytes: 0,
             cpu_last: HashMap::new(),
             cpu_ns: 0,
+            last: (0, 0, Instant::now()),
         }
     }
 
@@ -177,6 +181,7 @@ impl TrialWatch {
         let now = Instant::now();
         let bytes = self.bytes(cancel);
         let cpu = self.cpu(cancel);
+        self.last = (bytes, cpu, now);
         self.samples.push_back((now, bytes, cpu));
         while self.samples.len() > 2 && now.duration_since(self.samples[1].0) >= WINDOW {
             self.samples.pop_front();
@@ -245,6 +250,28 @@ impl TrialWatch {
             }
         }
         None
+    }
+
+    /// What the trial took beyond its grant × its time (and its first
+    /// write per flow) and its CPU budget × its time, as of the last look, with the allowances an owner may owe
+    /// ([`crate::overuse`]): its burst allowance, and twice the CPU slack.
+    pub(crate) fn overuse(&self) -> Overuse {
+        let (bytes, cpu_ns, at) = self.last;
+        let secs = at.duration_since(self.started).as_secs_f64();
+        let mut o = Overuse::default();
+        if let Some(g) = self.granted_bps {
+            let rate = g as f64 / 8.0;
+            // A paced trial's first write per flow goes at once, whatever
+            // its rate: that much (half the watch's slack) is not owed.
+            let first_writes = self.slack_bytes as f64 / 2.0;
+            o.bytes = (bytes as f64 - rate * secs - first_writes).max(0.0);
+            o.bytes_allowed = (BURST_GRANT_S * rate).max(MIN_BURST as f64);
+        }
+        if self.cpu_budget.is_finite() {
+            o.cpu_s = (cpu_ns as f64 / 1e9 - self.cpu_budget * secs).max(0.0);
+            o.cpu_allowed = 2.0 * CPU_SLACK_S;
+        }
+        o
     }
 
     /// Bytes moved so far: TCP sockets' received and acked bytes (each
@@ -347,6 +374,11 @@ mod tests {
         // 1 MB/s granted: 10 MB at once is far over.
         flow.store(10_000_000, Ordering::Relaxed);
         let why = w.check(&cancel).unwrap();
+        // Nearly all of it is owed to the key's next trials: 10 MB less
+        // 1 MB/s × the moments since the start and the first write.
+        let o = w.overuse();
+        assert!(o.bytes > 9.9e6 && o.bytes < 1e7 - 1000.0, "{o:?}");
+        assert_eq!(o.bytes_allowed, 2.0 * 1e6); // 2 s of 1 MB/s
         assert!(
             why.starts_with("key \"b\": the trial moved")
                 && why.contains("8mbit the server granted"),
