@@ -21,8 +21,8 @@ struct Inner {
     /// Whether a TCP socket's last byte counts are kept when it is
     /// unregistered ([`Canceller::metered`]).
     metered: AtomicBool,
-    /// (descriptor, bytes received + acked) of each TCP socket
-    /// unregistered since the last look ([`Canceller::each_socket_and_closed`]);
+    /// (descriptor, bytes received + acked + still queued to send) of each
+    /// TCP socket unregistered since the last look ([`Canceller::each_socket_and_closed`]);
     /// guarded by `sockets`' lock too, so a socket is in one list or the
     /// other at every look.
     closed: Mutex<Vec<(RawFd, u64)>>,
@@ -70,7 +70,10 @@ impl Drop for Registration {
             // SAFETY: the socket outlives its registration.
             let b = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) };
             if let Ok(i) = crate::tcpinfo::TcpInfo::read(b) {
-                let v = i.bytes_received.unwrap_or(0) + i.bytes_acked.unwrap_or(0);
+                // What is still queued to send goes after the close too.
+                let v = i.bytes_received.unwrap_or(0)
+                    + i.bytes_acked.unwrap_or(0)
+                    + unsent_bytes(self.fd);
                 let mut closed = self.inner.closed.lock().expect("canceller lock");
                 closed.push((self.fd, v));
             }
@@ -78,6 +81,19 @@ impl Drop for Registration {
         if let Some(i) = socks.iter().position(|&f| f == self.fd) {
             socks.swap_remove(i);
         }
+    }
+}
+
+/// Bytes written to TCP socket `fd` and not yet acknowledged (SIOCOUTQ).
+fn unsent_bytes(fd: RawFd) -> u64 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: fd is open (its registration is still alive) and n is a
+    // valid int for the ioctl to write.
+    let r = unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut n) };
+    if r == 0 {
+        n.max(0) as u64
+    } else {
+        0
     }
 }
 
@@ -329,5 +345,41 @@ mod tests {
         c.cancel();
         assert!(!h.join().unwrap());
         assert!(t0.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_closing_socket_counts_what_it_still_has_to_send() {
+        // A peer that never reads: what the server wrote stays queued,
+        // unacknowledged, when its socket closes.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        s.set_nonblocking(true).unwrap();
+        let c = Canceller::metered();
+        let reg = c.register(&s);
+        let chunk = vec![0u8; 1 << 16];
+        let mut written = 0u64;
+        loop {
+            match std::io::Write::write(&mut s, &chunk) {
+                Ok(n) => written += n as u64,
+                Err(_) => break,
+            }
+        }
+        let queued = unsent_bytes(s.as_raw_fd());
+        assert!(queued > 0 && queued <= written, "{queued} of {written}");
+        drop(reg);
+        let mut closed = Vec::new();
+        c.each_socket_and_closed(|gone, open| {
+            assert!(open.is_empty());
+            closed = gone;
+        });
+        assert_eq!(closed.len(), 1);
+        // Acked (what the peer's buffer took) and queued: all it wrote.
+        assert!(
+            closed[0].1 >= written - (64 << 10),
+            "{} of {written}",
+            closed[0].1
+        );
+        drop(peer);
     }
 }
