@@ -359,11 +359,8 @@ mod tests {
         let reg = c.register(&s);
         let chunk = vec![0u8; 1 << 16];
         let mut written = 0u64;
-        loop {
-            match std::io::Write::write(&mut s, &chunk) {
-                Ok(n) => written += n as u64,
-                Err(_) => break,
-            }
+        while let Ok(n) = std::io::Write::write(&mut s, &chunk) {
+            written += n as u64;
         }
         let queued = unsent_bytes(s.as_raw_fd());
         assert!(queued > 0 && queued <= written, "{queued} of {written}");

@@ -177,23 +177,23 @@ impl PendingOrder {
         if self.all.len() < l.total.max(1) {
             return Room::Fits;
         }
-        let mut ranked: Vec<_> = self
-            .by_prefix
-            .values()
-            .filter_map(|s| {
-                let mut unproven = s.iter().copied().filter(|n| !self.proven.contains(n));
-                let first = unproven.next()?;
-                let count = 1 + unproven.count();
-                let none_proven = count == s.len();
-                Some(((none_proven, count, std::cmp::Reverse(first)), s))
-            })
-            .collect();
-        ranked.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
-        let take = match pass {
-            Pass::Busiest => 1,
-            Pass::Any => ranked.len(),
+        // One pass over the sources, no sorting: the most flood-like
+        // source overall (Busiest), or the most flood-like one that has a
+        // handshake `may_close` allows (Any).
+        let ranked = self.by_prefix.values().filter_map(|s| {
+            let mut unproven = s.iter().copied().filter(|n| !self.proven.contains(n));
+            let first = unproven.next()?;
+            let count = 1 + unproven.count();
+            let none_proven = count == s.len();
+            Some(((none_proven, count, std::cmp::Reverse(first)), s))
+        });
+        let n = match pass {
+            Pass::Busiest => ranked.max_by_key(|r| r.0).and_then(|(_, s)| oldest(s)),
+            Pass::Any => ranked
+                .filter_map(|(rank, s)| Some((rank, oldest(s)?)))
+                .max_by_key(|r| r.0)
+                .map(|(_, n)| n),
         };
-        let n = ranked.iter().take(take).find_map(|(_, s)| oldest(s));
         verdict(n, Full::Total)
     }
 
