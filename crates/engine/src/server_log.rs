@@ -145,30 +145,39 @@ pub fn escape_peer_text(s: &str) -> String {
     escape_capped(s, MAX_PEER_TEXT)
 }
 
-/// [`escape_peer_text`] with a cap of `cap` characters.
+/// [`escape_peer_text`] with a cap of `cap` characters of output (an
+/// escape counts as the characters it takes, so a string of control
+/// characters is no longer than a plain one).
 fn escape_capped(s: &str, cap: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(cap * 2));
-    let mut total = 0usize;
+    let mut out = String::with_capacity(s.len().min(cap) + 24);
+    let (mut shown, mut width, mut total) = (0usize, 0usize, 0usize);
     for c in s.chars() {
         total += 1;
-        if total > cap {
+        if shown + 1 < total {
             continue;
         }
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
+        let piece = match c {
+            '\\' => "\\\\".to_string(),
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
             c if c.is_control()
                 || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}') =>
             {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+                format!("\\u{{{:x}}}", c as u32)
             }
-            c => out.push(c),
+            c => c.to_string(),
+        };
+        let w = piece.chars().count();
+        if width + w > cap {
+            continue;
         }
+        width += w;
+        shown += 1;
+        out.push_str(&piece);
     }
-    if total > cap {
-        out.push_str(&format!("…(+{} chars)", total - cap));
+    if total > shown {
+        out.push_str(&format!("…(+{} chars)", total - shown));
     }
     out
 }
@@ -487,6 +496,14 @@ mod tests {
         );
         assert_eq!(escape_peer_text("tcplab 0.1.0"), "tcplab 0.1.0");
         assert_eq!(escape_peer_text("a\\nb"), "a\\\\nb");
+        // Escapes count as what they take: 120 ESCs show as 20 of
+        // `\u{1b}` (6 characters each), the rest counted.
+        let escs = "\x1b".repeat(MAX_PEER_TEXT);
+        let e = escape_peer_text(&escs);
+        assert_eq!(
+            e,
+            format!("{}…(+{} chars)", "\\u{1b}".repeat(20), MAX_PEER_TEXT - 20)
+        );
     }
 
     /// A gate whose log keeps every event it writes.
