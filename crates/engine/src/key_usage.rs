@@ -72,7 +72,7 @@ pub struct Usage {
     /// Whether keys get only a share of the server by default (several keys).
     shared: bool,
     /// What owners took beyond their trials' grants, for their next ones.
-    debts: crate::overuse::Debts,
+    debts: crate::overuse::Debts<Owner>,
     /// Keys the server knows (0: keyless).
     keys: usize,
     state: Mutex<State>,

@@ -7,8 +7,8 @@
 //! owner pays back over time ([`PAYBACK_S`] per allowance); a new trial is
 //! refused, with the wait, while a debt is over its allowance.
 
-use crate::key_usage::Owner;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -55,13 +55,21 @@ impl Debt {
     }
 }
 
-/// Every owner's debt.
-#[derive(Debug, Default)]
-pub struct Debts {
+/// Every owner's debt, by whatever names an owner (`key_usage::Owner`).
+#[derive(Debug)]
+pub struct Debts<Owner> {
     owed: Mutex<HashMap<Owner, Debt>>,
 }
 
-impl Debts {
+impl<Owner> Default for Debts<Owner> {
+    fn default() -> Self {
+        Debts {
+            owed: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<Owner: Clone + Eq + Hash> Debts<Owner> {
     /// Adds what a trial of `owner` took beyond its grant (the allowances
     /// are the latest trial's).
     pub fn charge(&self, owner: &Owner, took: Overuse) {
@@ -131,11 +139,12 @@ impl Debts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key_usage::Owner;
     use std::time::Duration;
 
     #[test]
     fn a_debt_over_its_allowance_waits_and_is_paid_back_in_time() {
-        let d = Debts::default();
+        let d = Debts::<Owner>::default();
         let k = Owner::Key("b".into());
         let took = Overuse {
             bytes: 600.0,
