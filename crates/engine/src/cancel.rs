@@ -53,15 +53,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         // The thread's CPU so far: a watch that looks after the thread
         // ended still counts what it used since the last look.
-        if let Some(ns) = own_cpu_ns() {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::gettid() };
-            let mut cpu = self.inner.cpu_at_unregister.lock().expect("canceller lock");
-            match cpu.iter_mut().find(|(t, _)| *t == tid) {
-                Some(e) => e.1 = e.1.max(ns),
-                None => cpu.push((tid, ns)),
-            }
-        }
+        record_own_cpu(&self.inner);
         // The socket is still open (the registration is declared after it):
         // its last counts, for a watch that looks only now and then. It
         // leaves the open list and joins the closed one under one lock.
@@ -94,6 +86,33 @@ fn unsent_bytes(fd: RawFd) -> u64 {
         n.max(0) as u64
     } else {
         0
+    }
+}
+
+/// A thread counted with a trial's ([`Canceller::count_thread`]).
+#[must_use = "the thread's CPU is kept when this drops"]
+#[derive(Debug)]
+pub struct CountedThread {
+    inner: Arc<Inner>,
+}
+
+impl Drop for CountedThread {
+    fn drop(&mut self) {
+        record_own_cpu(&self.inner);
+    }
+}
+
+/// Keeps the calling thread's CPU so far, for a watch that looks after it
+/// ended.
+fn record_own_cpu(inner: &Inner) {
+    if let Some(ns) = own_cpu_ns() {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut cpu = inner.cpu_at_unregister.lock().expect("canceller lock");
+        match cpu.iter_mut().find(|(t, _)| *t == tid) {
+            Some(e) => e.1 = e.1.max(ns),
+            None => cpu.push((tid, ns)),
+        }
     }
 }
 
@@ -159,6 +178,21 @@ impl Canceller {
     /// The kernel ids of the threads that registered a socket.
     pub fn threads(&self) -> Vec<libc::pid_t> {
         self.inner.threads.lock().expect("canceller lock").clone()
+    }
+
+    /// Counts the calling thread as one of the trial's (its CPU is read
+    /// with theirs) until the guard drops, when its CPU so far is kept: for
+    /// threads without sockets, as `--load`'s workers.
+    pub fn count_thread(&self) -> CountedThread {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut threads = self.inner.threads.lock().expect("canceller lock");
+        if !threads.contains(&tid) {
+            threads.push(tid);
+        }
+        CountedThread {
+            inner: self.inner.clone(),
+        }
     }
 
     /// Thread `tid`'s CPU time (ns) when it last unregistered a socket.

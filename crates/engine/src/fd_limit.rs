@@ -99,6 +99,19 @@ pub fn split(limits: &Limits, pending: usize, soft: u64) -> Split {
     }
 }
 
+/// This process's soft open-file limit.
+pub fn soft_limit() -> u64 {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: rl is a valid rlimit to write into.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
+        return 1024;
+    }
+    rl.rlim_cur
+}
+
 /// The soft limit to set, given the current soft and hard limits: the hard
 /// limit (never lower than the soft one).
 pub fn soft_to_set(soft: u64, hard: u64) -> u64 {

@@ -386,6 +386,38 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, reason: &str, gk: &Gatekeeper
     );
 }
 
+/// Closes handshake `old`, the oldest proven one of key `key`, which is
+/// past the key's share of proven handshakes, telling it and the log why.
+fn close_over_share(
+    old: u64,
+    key: usize,
+    conns: &mut HashMap<u64, Conn>,
+    order: &mut PendingOrder,
+    poll: &Poll,
+    gk: &Gatekeeper,
+) {
+    let name = gk.keys.as_ref().map(|r| r[key].1.name.clone());
+    if let Some(c) = conns.get_mut(&old) {
+        let reason = format!(
+            "closing: {} handshakes of key {:?} pending (a quarter of --max-pending); its oldest is closed for a new one",
+            crate::pending::proven_per_key(&gk.pending),
+            name.as_deref().unwrap_or("?")
+        );
+        c.reply(&Message::Error {
+            message: reason.clone(),
+        });
+        gk.gate.emit_key_holder(
+            c.peer,
+            &ServerEvent::Refused {
+                peer: c.peer,
+                key: name.clone(),
+                reason,
+            },
+        );
+    }
+    close(old, conns, order, poll);
+}
+
 fn close(n: u64, conns: &mut HashMap<u64, Conn>, order: &mut PendingOrder, poll: &Poll) {
     order.remove(n);
     if let Some(mut c) = conns.remove(&n) {
@@ -405,10 +437,16 @@ fn settle(
 ) {
     match next {
         Next::Wait => {
-            if let Some(c) = conns.get_mut(&n) {
-                if c.proven {
-                    order.prove(n);
+            let proven_key = conns.get(&n).and_then(|c| match c.stage {
+                Stage::Challenged { key, .. } if c.proven => Some(key),
+                _ => None,
+            });
+            if let Some(key) = proven_key {
+                if let Some(old) = order.prove(n, key, &gk.pending) {
+                    close_over_share(old, key, conns, order, poll, gk);
                 }
+            }
+            if let Some(c) = conns.get_mut(&n) {
                 let want = if c.out.is_empty() {
                     Interest::READABLE
                 } else {

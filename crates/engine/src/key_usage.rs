@@ -84,25 +84,16 @@ struct State {
     owners: HashMap<Owner, Tally>,
 }
 
-/// This process's soft open-file limit.
-pub(crate) fn soft_nofile() -> u64 {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: rl is a valid rlimit to write into.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
-        return 1024;
-    }
-    rl.rlim_cur
-}
-
 impl Usage {
     /// Budgets for a server with `limits`, `keys` keys (0: keyless) and
     /// `pending` handshakes under way at most (`--max-pending`), under
     /// this process's open-file limit as it is now.
     pub fn new(limits: &Limits, keys: usize, pending: usize) -> Usage {
-        Usage::with_descriptors(limits, keys, split(limits, pending, soft_nofile()).trials)
+        Usage::with_descriptors(
+            limits,
+            keys,
+            split(limits, pending, crate::fd_limit::soft_limit()).trials,
+        )
     }
 
     /// Budgets with `total_descriptors` for all trials together.

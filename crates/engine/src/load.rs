@@ -2,6 +2,7 @@
 //! matrices beside one endpoint for the length of a trial. Their CPU time is
 //! not counted as the transfer's, since tcplab measures per thread.
 
+use crate::cancel::Canceller;
 use crate::cpu::CpuTime;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,10 +20,11 @@ pub struct LoadWorkers {
 }
 
 impl LoadWorkers {
-    /// Starts `count` matrix-multiply workers; if one cannot start (a pid
-    /// or thread limit), those started are stopped and joined and the error
-    /// is returned.
-    pub fn start(count: u32) -> std::io::Result<LoadWorkers> {
+    /// Starts `count` matrix-multiply workers, each counted with `trial`'s
+    /// threads if given (a server holds a trial's load to its CPU budget);
+    /// if one cannot start (a pid or thread limit), those started are
+    /// stopped and joined and the error is returned.
+    pub fn start(count: u32, trial: Option<&Canceller>) -> std::io::Result<LoadWorkers> {
         let stop = Arc::new(AtomicBool::new(false));
         let rounds: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
         let mut workers = LoadWorkers {
@@ -33,9 +35,13 @@ impl LoadWorkers {
         for i in 0..count as usize {
             let stop = workers.stop.clone();
             let rounds = workers.rounds.clone();
+            let trial = trial.cloned();
             let t = std::thread::Builder::new()
                 .name(format!("tcplab-load{i}"))
-                .spawn(move || multiply_until(&stop, &rounds[i]))?;
+                .spawn(move || {
+                    let _counted = trial.as_ref().map(Canceller::count_thread);
+                    multiply_until(&stop, &rounds[i])
+                })?;
             workers.threads.push(t);
         }
         Ok(workers)
@@ -99,7 +105,7 @@ mod tests {
     fn workers_run_and_stop() {
         // Burns CPU or bounds wall time: one such test at a time.
         let _timing = testkit::timing_lock();
-        let w = LoadWorkers::start(2).unwrap();
+        let w = LoadWorkers::start(2, None).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while w.rounds().iter().any(|&r| r < 3) {
             assert!(

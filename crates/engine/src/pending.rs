@@ -96,6 +96,13 @@ pub(crate) enum Chosen {
     Oldest,
 }
 
+/// Proven handshakes one key may have under way at once: a quarter of
+/// `--max-pending` (at least one), so that four keys' holders at the least
+/// are needed to fill the table's twice-the-bound with proven handshakes.
+pub(crate) fn proven_per_key(l: &PendingLimits) -> usize {
+    (l.total / 4).max(1)
+}
+
 /// Whether a new handshake fits (see [`PendingOrder::room`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Room {
@@ -127,6 +134,9 @@ pub(crate) struct PendingOrder {
     addr_of: HashMap<u64, IpAddr>,
     /// Handshakes whose first frame proved the key.
     proven: HashSet<u64>,
+    /// The key each proven handshake proved, and each key's, in order.
+    key_of: HashMap<u64, usize>,
+    proven_by_key: HashMap<usize, BTreeSet<u64>>,
 }
 
 impl PendingOrder {
@@ -202,11 +212,19 @@ impl PendingOrder {
         self.proven.contains(&n)
     }
 
-    /// Marks handshake `n` as having proved the key in its first frame.
-    pub(crate) fn prove(&mut self, n: u64) {
-        if self.all.contains(&n) {
-            self.proven.insert(n);
+    /// Marks handshake `n` as having proved key `key` (its index in the
+    /// key ring) in its first frame; returns the oldest proven handshake of
+    /// that key past the key's share ([`proven_per_key`]) of `l`, to close:
+    /// one key's holders cannot fill the table with proven handshakes that
+    /// are never closed for room and lock out every other key.
+    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Option<u64> {
+        if !self.all.contains(&n) || !self.proven.insert(n) {
+            return None;
         }
+        self.key_of.insert(n, key);
+        let mine = self.proven_by_key.entry(key).or_default();
+        mine.insert(n);
+        (mine.len() > proven_per_key(l)).then(|| *mine.first().expect("not empty"))
     }
 
     /// Counts handshake `n` from `ip`.
@@ -221,6 +239,14 @@ impl PendingOrder {
     pub(crate) fn remove(&mut self, n: u64) {
         self.all.remove(&n);
         self.proven.remove(&n);
+        if let Some(k) = self.key_of.remove(&n) {
+            if let Some(s) = self.proven_by_key.get_mut(&k) {
+                s.remove(&n);
+                if s.is_empty() {
+                    self.proven_by_key.remove(&k);
+                }
+            }
+        }
         let Some(ip) = self.addr_of.remove(&n) else {
             return;
         };
@@ -244,6 +270,40 @@ mod tests {
 
     fn any(_: u64) -> bool {
         true
+    }
+
+    /// Bounds under which no key is over its share of proven handshakes.
+    const BIG: PendingLimits = PendingLimits {
+        total: 1 << 20,
+        per_address: 1 << 20,
+        per_prefix: 1 << 20,
+    };
+
+    #[test]
+    fn a_key_past_its_share_of_proven_handshakes_gives_up_its_oldest() {
+        let l = PendingLimits {
+            total: 8,
+            per_address: 8,
+            per_prefix: 8,
+        };
+        let mut o = PendingOrder::default();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        for n in 1..=5 {
+            o.insert(n, a);
+        }
+        // Two is a key's share of 8.
+        assert_eq!(o.prove(1, 0, &l), None);
+        assert_eq!(o.prove(2, 0, &l), None);
+        // Another key's are its own.
+        assert_eq!(o.prove(4, 1, &l), None);
+        assert_eq!(o.prove(5, 1, &l), None);
+        // Key 0's third: its oldest goes.
+        assert_eq!(o.prove(3, 0, &l), Some(1));
+        o.remove(1);
+        assert_eq!(o.proven_by_key[&0].len(), 2);
+        assert_eq!(o.proven_by_key[&1].len(), 2);
+        // Proving twice counts once.
+        assert_eq!(o.prove(3, 0, &l), None);
     }
 
     #[test]
@@ -294,7 +354,7 @@ mod tests {
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         o.insert(1, a);
         o.insert(2, a);
-        o.prove(1);
+        o.prove(1, 0, &BIG);
         let unproven = |o: &PendingOrder| {
             let p = o.proven.clone();
             move |n: u64| !p.contains(&n)
@@ -304,7 +364,7 @@ mod tests {
             o.room(a, &l, unproven(&o), Pass::Any),
             Room::Close(2, Full::Address)
         );
-        o.prove(2);
+        o.prove(2, 0, &BIG);
         assert_eq!(
             o.room(a, &l, unproven(&o), Pass::Any),
             Room::Full(Full::Address)
@@ -320,7 +380,7 @@ mod tests {
             Room::Close(3, Full::Total)
         );
         for n in [3, 4, 5] {
-            o.prove(n);
+            o.prove(n, 0, &BIG);
         }
         assert_eq!(
             o.room(d, &l, unproven(&o), Pass::Any),
@@ -332,7 +392,7 @@ mod tests {
         );
         // Proving one that is gone marks nothing.
         o.remove(1);
-        o.prove(1);
+        o.prove(1, 0, &BIG);
         assert!(!o.proven.contains(&1));
     }
 
@@ -385,7 +445,7 @@ mod tests {
         for n in 1..=4 {
             o.insert(n, relay);
         }
-        o.prove(1);
+        o.prove(1, 0, &BIG);
         o.insert(5, "10.0.0.5".parse().unwrap());
         o.insert(6, "10.0.0.6".parse().unwrap());
         assert_eq!(

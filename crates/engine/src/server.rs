@@ -131,7 +131,7 @@ impl Server {
         let fit = crate::fd_limit::split(
             &self.shared.limits,
             pending.total,
-            crate::key_usage::soft_nofile(),
+            crate::fd_limit::soft_limit(),
         );
         self.pending = PendingLimits {
             total: fit.pending,

@@ -99,6 +99,23 @@ pub(crate) fn grant(
     } else {
         f64::INFINITY
     };
+    // `--load` workers on the server each burn a CPU, counted in the
+    // trial's budget: more than the budget could never finish.
+    let workers = p
+        .load
+        .filter(|w| w.side == crate::workloads::side_of(p, false))
+        .map_or(0, |w| w.workers);
+    if f64::from(workers) > cpu {
+        let who = key.map_or_else(String::new, |k| format!("key {:?}: ", k.name));
+        let field = if key.is_some() {
+            "max_cpu or --max-trial-cpu"
+        } else {
+            "--max-trial-cpu"
+        };
+        return Err(format!(
+            "{who}--load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {cpu} ({field})"
+        ));
+    }
     let watch = TrialWatch::new(
         key.map(|k| k.name.as_str()),
         grant.rate_bps.filter(|_| l.enforce_grants),

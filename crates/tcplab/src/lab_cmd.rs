@@ -41,17 +41,16 @@ pub fn server(a: ServerArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     // Enough descriptors for every client at once, or one line saying why not.
-    match engine::fd_limit::ensure(&limits, pending.total) {
-        Err(e) => eprintln!("tcplab server: warning: {e}"),
-        Ok(fd) => {
-            let fit = engine::fd_limit::split(&limits, pending.total, fd.soft);
-            if fit.pending < pending.total {
-                eprintln!(
-                    "tcplab server: warning: the open-file limit {} holds {} handshakes under way, not --max-pending {}: the bound is lowered to fit",
-                    fd.soft, fit.pending, pending.total
-                );
-            }
-        }
+    if let Err(e) = engine::fd_limit::ensure(&limits, pending.total) {
+        eprintln!("tcplab server: warning: {e}");
+    }
+    let soft = engine::fd_limit::soft_limit();
+    let fit = engine::fd_limit::split(&limits, pending.total, soft);
+    if fit.pending < pending.total {
+        eprintln!(
+            "tcplab server: warning: the open-file limit {soft} holds {} handshakes under way, not --max-pending {}: the bound is lowered to fit",
+            fit.pending, pending.total
+        );
     }
     let stdout = match (a.quiet, a.json) {
         (true, _) => None,

@@ -553,3 +553,32 @@ fn writes_too_large_for_the_grant_are_refused_before_they_burst() {
     let bytes = run(server.addr, Some(&keys.key("b")), &p).unwrap();
     assert!(bytes > 0.0);
 }
+
+/// `--load` workers on the server burn CPU for the trial: they count in
+/// its CPU budget. Eight of them under a key's `max_cpu 0.5` ran as "ok"
+/// at 4.3 × the budget and cut another key's stream to 0.21 × before; now
+/// a trial asking more workers than its budget is refused before it runs.
+#[test]
+fn load_workers_on_the_server_count_in_the_trials_cpu_budget() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("max_cpu = 0.5\n");
+    let server = keys.server();
+    let mut p = trial(TestKind::TcpStream, 1, 128 << 10, 128 << 10);
+    p.send_rate_bps = Some(10_000_000);
+    p.load = Some(record::LoadSpec {
+        side: record::LoadSide::Receiver,
+        workers: 8,
+    });
+    let e = run(server.addr, Some(&keys.key("attacker")), &p).unwrap_err();
+    assert!(
+        e.contains("key \"attacker\": --load with 8 workers on the server would use 8 CPU-seconds per second, over the trial's budget of 0.5"),
+        "{e}"
+    );
+    // Without a CPU limit of its own, a key's trial with one worker runs.
+    p.load = Some(record::LoadSpec {
+        side: record::LoadSide::Receiver,
+        workers: 1,
+    });
+    p.duration_s = Some(0.5);
+    assert!(run(server.addr, Some(&keys.key("victim")), &p).unwrap() > 0.0);
+}

@@ -259,9 +259,10 @@ pub fn start_server(
     let client_sends = sender_is_client(&p);
     let active = !client_sends;
     let load = match load_on_client(&p).filter(|(on_client, _)| !on_client) {
-        Some((_, n)) => {
-            Some(LoadWorkers::start(n).map_err(|e| EngineError::io("starting load workers", e))?)
-        }
+        Some((_, n)) => Some(
+            LoadWorkers::start(n, Some(cancel))
+                .map_err(|e| EngineError::io("starting load workers", e))?,
+        ),
         None => None,
     };
     let n = p.parallel.max(1) as usize;
@@ -450,9 +451,9 @@ pub fn start_client(
         .map(|i| SocketAddr::new(ip, ports[i % ports.len()]))
         .collect();
     let load = match load_on_client(&p).filter(|(on_client, _)| *on_client) {
-        Some((_, n)) => {
-            Some(LoadWorkers::start(n).map_err(|e| EngineError::io("starting load workers", e))?)
-        }
+        Some((_, n)) => Some(
+            LoadWorkers::start(n, None).map_err(|e| EngineError::io("starting load workers", e))?,
+        ),
         None => None,
     };
     let kernel_udp = (p.test == TestKind::UdpStream && !client_sends)
