@@ -54,13 +54,14 @@ pub struct FdLimit {
 /// Descriptors a server with `limits` and `pending` handshakes under way
 /// (`--max-pending`) may hold at once: every client's control connection
 /// and its trial at its widest (the smaller of `max_client_descriptors`
-/// and a listener with `max_parallel` sockets, two each with sendfile's
-/// memfd), two per pending handshake (up to twice the bound is spared for
+/// and a listener, with the connections waiting for their token, and
+/// `max_parallel` sockets, two each with sendfile's memfd), two per pending handshake (up to twice the bound is spared for
 /// proven and fresh handshakes), and [`FIXED_DESCRIPTORS`].
 pub fn needed(limits: &Limits, pending: usize) -> u64 {
+    let listener = 1 + crate::workloads::admission::MAX_PENDING as u64;
     let per_trial = limits
         .max_client_descriptors
-        .min(2 * u64::from(limits.max_parallel) + 1);
+        .min(2 * u64::from(limits.max_parallel) + listener);
     (limits.max_clients as u64)
         .saturating_mul(per_trial + 1)
         .saturating_add(2 * pending as u64)
@@ -184,8 +185,8 @@ mod tests {
             max_clients: 1000,
             ..Limits::default()
         };
-        assert_eq!(needed(&l, 0), 1000 * 258 + 64);
-        assert_eq!(needed(&Limits::default(), 1024), 32 * 258 + 2048 + 64);
+        assert_eq!(needed(&l, 0), 1000 * 265 + 64);
+        assert_eq!(needed(&Limits::default(), 1024), 32 * 265 + 2048 + 64);
     }
 
     #[test]

@@ -94,27 +94,30 @@ pub(crate) fn grant(
             ));
         }
     }
-    let cpu = if l.enforce_grants {
-        l.max_trial_cpu
-    } else {
-        f64::INFINITY
-    };
-    // `--load` workers on the server each burn a CPU, counted in the
-    // trial's budget: more than the budget could never finish.
+    // `--load` workers on the server each burn a CPU. Under a key's
+    // `max_cpu` they count in it (more workers than it could never
+    // finish: refused); otherwise the server's --max-trial-cpu is for the
+    // trial's own threads, and the workers (bounded by --max-load-workers)
+    // are added to it.
     let workers = p
         .load
         .filter(|w| w.side == crate::workloads::side_of(p, false))
         .map_or(0, |w| w.workers);
-    if f64::from(workers) > cpu {
-        let who = key.map_or_else(String::new, |k| format!("key {:?}: ", k.name));
-        let field = if key.is_some() {
-            "max_cpu or --max-trial-cpu"
-        } else {
-            "--max-trial-cpu"
-        };
-        return Err(format!(
-            "{who}--load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {cpu} ({field})"
-        ));
+    let key_cpu = key.and_then(|k| k.max_cpu);
+    let cpu = if !l.enforce_grants {
+        f64::INFINITY
+    } else if key_cpu.is_some() {
+        l.max_trial_cpu
+    } else {
+        l.max_trial_cpu + f64::from(workers)
+    };
+    if let (Some(k), Some(_)) = (key, key_cpu) {
+        if f64::from(workers) > cpu {
+            return Err(format!(
+                "key {:?}: --load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {cpu} (max_cpu)",
+                k.name
+            ));
+        }
     }
     let watch = TrialWatch::new(
         key.map(|k| k.name.as_str()),

@@ -84,7 +84,10 @@ pub fn server_cost(p: &TrialParams) -> TrialCost {
             .saturating_add(shared)
             .saturating_add(threads)
             .saturating_add(n.saturating_mul(per_conn)),
-        descriptors: listener + n.saturating_mul(per_conn_fds),
+        // A data listener also holds up to MAX_PENDING connections waiting
+        // for their token.
+        descriptors: listener * (1 + crate::workloads::admission::MAX_PENDING as u64)
+            + n.saturating_mul(per_conn_fds),
     }
 }
 
@@ -118,7 +121,7 @@ mod tests {
         let c = server_cost(&p);
         assert!(c.memory >= 128 * (16 << 20), "{c:?}");
         assert!(c.memory < 129 * (16 << 20) + (16 << 20), "{c:?}");
-        assert_eq!(c.descriptors, 129);
+        assert_eq!(c.descriptors, 1 + 16 + 128);
         assert_eq!(sizing_flags(&p), "tcp-rr --parallel 128 --write-size 16M");
     }
 
@@ -136,7 +139,7 @@ mod tests {
             "{fwd:?} {rev:?}"
         );
         p.api = Api::Sendfile;
-        assert_eq!(server_cost(&p).descriptors, 9);
+        assert_eq!(server_cost(&p).descriptors, 1 + 16 + 8);
         let mut u = TrialParams::defaults(TestKind::UdpStream);
         u.parallel = 100;
         assert_eq!(server_cost(&u).descriptors, 100);

@@ -15,21 +15,41 @@ use crate::cancel::Canceller;
 use socket2::{SockAddr, Socket};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long an accepted connection has to send the trial's token (at most;
 /// `DataWaits::first` if shorter).
 pub const TOKEN_WAIT: Duration = Duration::from_secs(5);
-/// Accepted connections that may wait for their token at once.
-pub const MAX_PENDING: usize = 64;
+/// Accepted connections that may wait for their token at once, for the
+/// whole trial (all its accepting threads together): counted in the
+/// trial's descriptors ([`crate::trial_cost`]).
+pub const MAX_PENDING: usize = 16;
 /// The longest one `poll(2)` sleeps, so threads sharing a gate take up
 /// connections another thread accepted.
 const POLL_SLICE: Duration = Duration::from_millis(20);
 
+/// One place among the trial's [`MAX_PENDING`], held while a connection
+/// waits for its token.
+struct WaitSlot(Arc<AtomicUsize>);
+
+impl WaitSlot {
+    fn take(waiting: &Arc<AtomicUsize>) -> WaitSlot {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        WaitSlot(waiting.clone())
+    }
+}
+
+impl Drop for WaitSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// An accepted connection whose token has not all arrived.
 struct Pending {
+    _slot: WaitSlot,
     sock: Socket,
     addr: SockAddr,
     since: Instant,
@@ -100,6 +120,8 @@ pub(crate) struct Gate<'a> {
     cancel: &'a Canceller,
     /// Connections accepted by a thread that returned with another one.
     pending: Mutex<Vec<Pending>>,
+    /// Connections waiting for their token, in every thread.
+    waiting: Arc<AtomicUsize>,
     refused: AtomicU64,
 }
 
@@ -111,6 +133,7 @@ impl<'a> Gate<'a> {
             waits,
             cancel,
             pending: Mutex::new(Vec::new()),
+            waiting: Arc::default(),
             refused: AtomicU64::new(0),
         }
     }
@@ -222,27 +245,34 @@ impl<'a> Gate<'a> {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            if mine.len() >= MAX_PENDING {
-                let oldest = (0..mine.len())
-                    .min_by_key(|&i| mine[i].since)
-                    .expect("pending");
-                let mut p = mine.swap_remove(oldest);
-                match p.read(token) {
-                    // Put back first: it is admitted on the next round.
-                    Read::Admit => mine.push(Pending {
-                        len: KEY_BYTES,
-                        ..p
-                    }),
-                    _ => self.refuse(p),
-                }
-            }
-            mine.push(Pending {
+            let p = Pending {
+                _slot: WaitSlot::take(&self.waiting),
                 sock,
                 addr,
                 since: Instant::now(),
                 got: [0; KEY_BYTES],
                 len: 0,
-            });
+            };
+            if self.waiting.load(Ordering::Relaxed) > MAX_PENDING {
+                // The trial's places are taken: this thread's oldest (or,
+                // holding none, the new one) is looked at a last time and
+                // admitted or closed.
+                let oldest = (0..mine.len()).min_by_key(|&i| mine[i].since);
+                let mut last = match oldest {
+                    Some(i) => std::mem::replace(&mut mine[i], p),
+                    None => p,
+                };
+                match last.read(token) {
+                    // Kept: it is admitted on the next round.
+                    Read::Admit => mine.push(Pending {
+                        len: KEY_BYTES,
+                        ..last
+                    }),
+                    _ => self.refuse(last),
+                }
+                continue;
+            }
+            mine.push(p);
         }
     }
 

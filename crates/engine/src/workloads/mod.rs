@@ -3,7 +3,7 @@
 //! what the client side and the server side of a trial do, started in
 //! threads and joined into a report.
 
-mod admission;
+pub(crate) mod admission;
 pub mod http;
 pub mod layer;
 pub mod rr;
