@@ -466,3 +466,45 @@ fn a_fin_from_another_address_does_not_end_a_layer_rate_ip_trial() {
     assert!(got >= 190.0, "the trial ended at {got} of 200 datagrams");
     assert!(o.metrics["datagrams_rejected"] >= 6.0);
 }
+
+/// Silent connections from the client's own address to a tcp-crr trial's
+/// data port wait for the token in one place per trial, at most 16, and
+/// the server holds no more descriptors for them (before: 64 per accepting
+/// thread, 1,033 descriptors for a 16-flow trial, and another client's
+/// trial failed with "Too many open files").
+#[test]
+fn silent_data_connections_hold_at_most_the_trials_waiting_places() {
+    let _timing = testkit::timing_lock();
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &[]);
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{}/fd", server.child.id()))
+            .unwrap()
+            .count()
+    };
+    let mut c = greeted(server.addr);
+    let idle = fds();
+    let mut p = TrialParams::defaults(TestKind::TcpCrr);
+    p.parallel = 16;
+    p.duration_s = Some(10.0);
+    let (ports, _token) = setup(&mut c, &p).unwrap();
+    let to = SocketAddr::new(server.addr.ip(), ports[0]);
+    // The trial's listener and threads are up.
+    let with_trial = fds();
+    let silent: Vec<TcpStream> = (0..400)
+        .filter_map(|_| TcpStream::connect_timeout(&to, Duration::from_millis(200)).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let held = fds();
+    eprintln!(
+        "{} silent connections: the server holds {held} descriptors (idle {idle}, with the trial set up {with_trial})",
+        silent.len()
+    );
+    assert!(silent.len() >= 100, "only {} connected", silent.len());
+    assert!(
+        held <= with_trial + 16 + 2,
+        "{held} descriptors with {} silent connections (set up: {with_trial})",
+        silent.len()
+    );
+    drop(silent);
+    drop(c);
+}
