@@ -192,3 +192,76 @@ fn a_fast_flood_cannot_close_a_key_holders_handshake_at_a_200_ms_round_trip() {
     // At least the round trips it needs: the relay was in the path.
     assert!(took >= 2 * 2 * ONE_WAY, "{took:?}");
 }
+
+/// A key's holders may not fill the table with proven handshakes: 96
+/// connections of one key from 96 addresses, each with a valid early
+/// proof and never finished, against `--max-pending 32` (twice: 64).
+/// Before, proven handshakes were never closed, and every other key's new
+/// connection was refused ("none of which may be closed yet") until the
+/// flood's handshakes timed out; now a key keeps at most a quarter of
+/// `--max-pending` (8) proven, and the other key is served.
+#[test]
+fn one_keys_proven_handshakes_cannot_lock_out_another_key() {
+    let _timing = testkit::timing_lock();
+    let (dir, _db) = temp_db();
+    for name in ["atk", "victim"] {
+        Key::generate()
+            .unwrap()
+            .write_new(&dir.path().join(format!("{name}.key")))
+            .unwrap();
+    }
+    let toml = dir.path().join("keys.toml");
+    std::fs::write(
+        &toml,
+        "[[key]]\nfile = \"atk.key\"\n\n[[key]]\nfile = \"victim.key\"\n",
+    )
+    .unwrap();
+    let server = ServerChild::start_unlogged(
+        None,
+        "127.0.0.1",
+        &[
+            "--keys",
+            toml.to_str().unwrap(),
+            "--max-pending",
+            "32",
+            "--handshake-timeout",
+            "60s",
+        ],
+    );
+    let atk = Key::read_file(&dir.path().join("atk.key")).unwrap();
+    let victim = Key::read_file(&dir.path().join("victim.key")).unwrap();
+    let held: Vec<Socket> = (0..96)
+        .filter_map(|i| {
+            let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+            let from: IpAddr = format!("127.0.41.{}", i + 1).parse().unwrap();
+            s.bind(&SocketAddr::new(from, 0).into()).unwrap();
+            s.connect(&server.addr.into()).ok()?;
+            let nonce = engine::auth::fresh_nonce().unwrap();
+            let hello = engine::proto::encode_body(&Message::AuthHello {
+                client: "proven flood".into(),
+                nonce: engine::auth::to_hex(&nonce),
+                key_id: Some(atk.id()),
+                early: Some(engine::early_proof::EarlyProof::new(
+                    &atk,
+                    &nonce,
+                    engine::early_proof::unix_now(),
+                )),
+            })
+            .unwrap();
+            let mut frame = Vec::new();
+            engine::proto::write_frame(&mut frame, engine::proto::VERSION, &hello).unwrap();
+            std::io::Write::write_all(&mut &s, &frame).ok()?;
+            Some(s)
+        })
+        .collect();
+    assert_eq!(held.len(), 96);
+    std::thread::sleep(Duration::from_millis(300));
+    let served = (0..3)
+        .filter(|_| {
+            Client::connect_with_key(server.addr, Duration::from_secs(5), Some(&victim)).is_ok()
+        })
+        .count();
+    println!("96 proven, unfinished handshakes of one key: the other key served {served} of 3");
+    assert_eq!(served, 3);
+    drop(held);
+}
