@@ -185,8 +185,8 @@ mod tests {
             max_clients: 1000,
             ..Limits::default()
         };
-        assert_eq!(needed(&l, 0), 1000 * 265 + 64);
-        assert_eq!(needed(&Limits::default(), 1024), 32 * 265 + 2048 + 64);
+        assert_eq!(needed(&l, 0), 1000 * 274 + 64);
+        assert_eq!(needed(&Limits::default(), 1024), 32 * 274 + 2048 + 64);
     }
 
     #[test]

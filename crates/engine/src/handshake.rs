@@ -20,11 +20,12 @@ use crate::auth::{
 };
 use crate::early_proof::{unix_now, EarlyProofs};
 use crate::key_policy::KeyRing;
-use crate::pending::{Chosen, Full, Pass, PendingLimits, PendingOrder, Room};
+use crate::pending::{PendingLimits, PendingOrder};
 use crate::proto::{
     encode_body, header, parse_body, parse_header, FrameError, Message, HEADER_BYTES,
     PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
 };
+use crate::room::{choose, Choice, Facts};
 use crate::server_log::{LogGate, ServerEvent};
 use crate::server_state::{ClientSlot, Shared};
 use crate::session::{Framing, SessionKeys, Side, Transcript};
@@ -260,68 +261,34 @@ fn admit(
     poll: &Poll,
     gk: &Gatekeeper,
 ) {
-    // Room is made in steps, each with its own rule for what may close,
-    // and never a proven handshake. Up to the bounds, an unproven one older
-    // than FIRST_FRAME_GRACE goes: first one that has sent nothing (a
-    // slowloris, not a slow client between its hello and its proof), then
-    // one of the source that looks most like a flood (`PendingOrder::room`;
-    // nothing if that source has none old enough). Up to twice the bounds,
-    // younger ones are spared: a burst of key holders from one address (a
-    // fleet, a NAT) may pass a bound, and on a loaded host their
-    // connections may be accepted before their first frames arrive. Past
-    // twice the bounds, one that has had a turn of the loop to be read
-    // goes, whatever its age (silent first, most flood-like source first);
-    // with none, the new connection is refused.
-    let l = &gk.pending;
-    let hard = PendingLimits {
-        total: 2 * l.total,
-        per_address: 2 * l.per_address,
-        per_prefix: 2 * l.per_prefix,
-    };
+    // Room is made as `room::choose` says.
     let now = Instant::now();
     let ip = peer.ip();
-    'room: loop {
-        let unproven = |n: u64| !order.is_proven(n);
-        let conn = |n: u64| conns.get(&n);
-        let aged = |n: u64| {
-            conn(n).is_none_or(|c| {
-                c.by.checked_sub(handshake)
-                    .is_none_or(|at| now >= at + FIRST_FRAME_GRACE)
-            })
+    loop {
+        let facts = |n: u64| {
+            conns.get(&n).map_or(
+                Facts {
+                    aged: true,
+                    silent: true,
+                    read_once: true,
+                },
+                |c| Facts {
+                    aged: c
+                        .by
+                        .checked_sub(handshake)
+                        .is_none_or(|at| now >= at + FIRST_FRAME_GRACE),
+                    silent: c.frames == 0 && c.inbuf.is_empty(),
+                    read_once: c.round < round,
+                },
+            )
         };
-        let silent = |n: u64| conn(n).is_none_or(|c| c.frames == 0 && c.inbuf.is_empty());
-        let read_once = |n: u64| conn(n).is_none_or(|c| c.round < round);
-        type Rule<'a> = &'a dyn Fn(u64) -> bool;
-        let soft_silent = |n| unproven(n) && aged(n) && silent(n);
-        let soft = |n| unproven(n) && aged(n);
-        let hard_silent = |n| unproven(n) && read_once(n) && silent(n);
-        let hard_any = |n| unproven(n) && read_once(n);
-        let steps: [(&PendingLimits, Rule, Pass, Chosen); 4] = [
-            (l, &soft_silent, Pass::Any, Chosen::Silent),
-            (l, &soft, Pass::Busiest, Chosen::Busiest),
-            (&hard, &hard_silent, Pass::Any, Chosen::Silent),
-            (&hard, &hard_any, Pass::Any, Chosen::Oldest),
-        ];
-        let mut last_full = Full::Total;
-        let mut chosen = None;
-        for (limits, rule, pass, why) in steps {
-            match order.room(ip, limits, rule, pass) {
-                Room::Fits => break 'room,
-                Room::Close(n, full) => {
-                    let why = match (why, full) {
-                        (Chosen::Busiest, Full::Total) => Chosen::Busiest,
-                        (Chosen::Busiest, _) => Chosen::Oldest,
-                        (w, _) => w,
-                    };
-                    chosen = Some((n, full.reason(l, ip, why)));
-                    break;
-                }
-                Room::Full(full) => last_full = full,
+        let (old, reason) = match choose(order, ip, &gk.pending, facts) {
+            Choice::Admit => break,
+            Choice::Close(n, why) => (n, why),
+            Choice::Refuse(why) => {
+                refuse(stream, peer, &why, gk);
+                return;
             }
-        }
-        let Some((old, reason)) = chosen else {
-            refuse(stream, peer, &last_full.refusal(&hard, ip), gk);
-            return;
         };
         if let Some(c) = conns.get_mut(&old) {
             c.reply(&Message::Error {

@@ -32,6 +32,7 @@ pub mod pattern;
 pub mod pending;
 pub mod proto;
 pub mod report;
+mod room;
 pub mod server;
 mod server_budget;
 pub mod server_log;

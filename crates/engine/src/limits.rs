@@ -73,7 +73,7 @@ impl Default for Limits {
             max_total_load_workers: 16,
             max_client_memory: 256 << 20,
             max_total_memory: 1 << 30,
-            max_client_descriptors: 2 * 128 + 8,
+            max_client_descriptors: 2 * 128 + 24,
             max_trial_cpu: default_trial_cpu(),
             enforce_grants: true,
         }

@@ -868,7 +868,8 @@ fn a_thousand_idle_and_slowloris_connections_leave_a_real_client_its_throughput(
 const RATIO_FLOOR: f64 = 0.75;
 
 /// A server whose hard open-file limit is below what `--max-clients` needs
-/// says so, in one line, before it listens (and still serves).
+/// says so, in one line, before it listens (and still serves), and in a
+/// second that it lowered `--max-pending` to fit.
 #[test]
 fn a_server_says_when_its_open_file_limit_is_too_low() {
     let server = ServerChild::start_constrained(
@@ -882,7 +883,10 @@ fn a_server_says_when_its_open_file_limit_is_too_low() {
     );
     assert_eq!(
         server.notes,
-        ["tcplab server: warning: the open-file limit is 512 (hard), below the 259088 descriptors that --max-clients 1000 with a widest trial each and --max-pending 1024 handshakes need; trials will be refused past 224 descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending"]
+        [
+            "tcplab server: warning: the open-file limit is 512 (hard), below the 276112 descriptors that --max-clients 1000 with a widest trial each and --max-pending 1024 handshakes need; trials will be refused past 168 descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending",
+            "tcplab server: warning: the open-file limit 512 holds 28 handshakes under way, not --max-pending 1024: the bound is lowered to fit"
+        ]
     );
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
     assert!(
