@@ -97,7 +97,7 @@ pub(crate) enum Chosen {
 }
 
 /// Proven handshakes one key may have under way at once: a quarter of
-/// `--max-pending` (at least one), so that four keys' holders at the least
+/// `--max-pending` (at least one), so that eight keys' holders at the least
 /// are needed to fill the table's twice-the-bound with proven handshakes.
 pub(crate) fn proven_per_key(l: &PendingLimits) -> usize {
     (l.total / 4).max(1)

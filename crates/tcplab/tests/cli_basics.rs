@@ -412,15 +412,25 @@ fn a_closed_pipe_ends_a_printing_command_quietly() {
     // `tcplab completions bash | head -1`: the reader is gone before the
     // first write. The command ends as cat would (SIGPIPE), never with a
     // panic's backtrace on stderr.
+    use std::os::fd::FromRawFd;
     use std::os::unix::process::ExitStatusExt;
     let (_dir, db) = temp_db();
-    let mut child = tcplab_command(&db)
+    // The pipe's read end is closed before the child starts, so its first
+    // write fails however fast it runs (with a piped stdout dropped after
+    // spawn, a fast child could write all of it into the pipe first).
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two descriptors to write.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: fds[0] is the pipe's read end, ours to close.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: fds[1] is the pipe's write end, owned by the File from here.
+    let writer = unsafe { std::fs::File::from_raw_fd(fds[1]) };
+    let child = tcplab_command(&db)
         .args(["completions", "bash"])
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
