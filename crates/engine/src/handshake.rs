@@ -409,7 +409,7 @@ fn settle(
                 _ => None,
             });
             if let Some(key) = proven_key {
-                if let Some(old) = order.prove(n, key, &gk.pending) {
+                for old in order.prove(n, key, &gk.pending) {
                     close_over_share(old, key, conns, order, poll, gk);
                 }
             }

@@ -213,18 +213,25 @@ impl PendingOrder {
     }
 
     /// Marks handshake `n` as having proved key `key` (its index in the
-    /// key ring) in its first frame; returns the oldest proven handshake of
-    /// that key past the key's share ([`proven_per_key`]) of `l`, to close:
+    /// key ring) in its first frame; returns the oldest proven handshakes of
+    /// that key past the key's share ([`proven_per_key`]) of `l` while the
+    /// table is at its total bound, to close:
     /// one key's holders cannot fill the table with proven handshakes that
     /// are never closed for room and lock out every other key.
-    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Option<u64> {
+    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Vec<u64> {
         if !self.all.contains(&n) || !self.proven.insert(n) {
-            return None;
+            return Vec::new();
         }
         self.key_of.insert(n, key);
         let mine = self.proven_by_key.entry(key).or_default();
         mine.insert(n);
-        (mine.len() > proven_per_key(l)).then(|| *mine.first().expect("not empty"))
+        // Only when room is short (a fleet of one key's clients is not cut
+        // while the table has room), and then back to the share.
+        let over = mine.len().saturating_sub(proven_per_key(l));
+        if self.all.len() < l.total.max(1) {
+            return Vec::new();
+        }
+        mine.iter().copied().take(over).collect()
     }
 
     /// Counts handshake `n` from `ip`.
@@ -288,22 +295,33 @@ mod tests {
         };
         let mut o = PendingOrder::default();
         let a: IpAddr = "10.0.0.1".parse().unwrap();
-        for n in 1..=5 {
+        // Below the total bound, a key's fleet keeps all its proven ones.
+        for n in 1..=3 {
+            o.insert(n, a);
+            assert!(o.prove(n, 0, &l).is_empty());
+        }
+        // Once the table is full, its next proof cuts it back to its share.
+        for n in 4..=8 {
             o.insert(n, a);
         }
-        // Two is a key's share of 8.
-        assert_eq!(o.prove(1, 0, &l), None);
-        assert_eq!(o.prove(2, 0, &l), None);
+        assert_eq!(o.prove(8, 0, &l), vec![1, 2]);
+        let mut o = PendingOrder::default();
+        for n in 1..=8 {
+            o.insert(n, a);
+        }
+        // Two is a key's share of 8, with the table full.
+        assert!(o.prove(1, 0, &l).is_empty());
+        assert!(o.prove(2, 0, &l).is_empty());
         // Another key's are its own.
-        assert_eq!(o.prove(4, 1, &l), None);
-        assert_eq!(o.prove(5, 1, &l), None);
+        assert!(o.prove(4, 1, &l).is_empty());
+        assert!(o.prove(5, 1, &l).is_empty());
         // Key 0's third: its oldest goes.
-        assert_eq!(o.prove(3, 0, &l), Some(1));
+        assert_eq!(o.prove(3, 0, &l), vec![1]);
         o.remove(1);
         assert_eq!(o.proven_by_key[&0].len(), 2);
         assert_eq!(o.proven_by_key[&1].len(), 2);
         // Proving twice counts once.
-        assert_eq!(o.prove(3, 0, &l), None);
+        assert!(o.prove(3, 0, &l).is_empty());
     }
 
     #[test]

@@ -112,7 +112,9 @@ pub(crate) fn grant(
         l.max_trial_cpu + f64::from(workers)
     };
     if let (Some(k), Some(_)) = (key, key_cpu) {
-        if f64::from(workers) > cpu {
+        // Workers that would take the whole budget leave the trial's own
+        // threads nothing: refused as well.
+        if workers > 0 && f64::from(workers) >= cpu {
             return Err(format!(
                 "key {:?}: --load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {cpu} (max_cpu)",
                 k.name
