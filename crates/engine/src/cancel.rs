@@ -102,6 +102,16 @@ impl Drop for CountedThread {
     }
 }
 
+/// Counts the calling thread among the trial's (once).
+fn add_own_thread(inner: &Inner) {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let mut threads = inner.threads.lock().expect("canceller lock");
+    if !threads.contains(&tid) {
+        threads.push(tid);
+    }
+}
+
 /// Keeps the calling thread's CPU so far, for a watch that looks after it
 /// ended.
 fn record_own_cpu(inner: &Inner) {
@@ -143,12 +153,7 @@ impl Canceller {
         }
         socks.push(fd);
         drop(socks);
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        let mut threads = self.inner.threads.lock().expect("canceller lock");
-        if !threads.contains(&tid) {
-            threads.push(tid);
-        }
+        add_own_thread(&self.inner);
         Registration {
             inner: self.inner.clone(),
             fd,
@@ -184,12 +189,7 @@ impl Canceller {
     /// with theirs) until the guard drops, when its CPU so far is kept: for
     /// threads without sockets, as `--load`'s workers.
     pub fn count_thread(&self) -> CountedThread {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        let mut threads = self.inner.threads.lock().expect("canceller lock");
-        if !threads.contains(&tid) {
-            threads.push(tid);
-        }
+        add_own_thread(&self.inner);
         CountedThread {
             inner: self.inner.clone(),
         }

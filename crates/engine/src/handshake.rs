@@ -336,13 +336,9 @@ fn admit(
 /// written once without waiting), logs it within the log limits and
 /// closes it.
 fn refuse(mut stream: TcpStream, peer: SocketAddr, reason: &str, gk: &Gatekeeper) {
-    if let Ok(payload) = encode_body(&Message::Error {
+    let _ = stream.write(&plain_frame(&Message::Error {
         message: reason.to_string(),
-    }) {
-        let mut frame = header(VERSION, payload.len()).to_vec();
-        frame.extend_from_slice(&payload);
-        let _ = stream.write(&frame);
-    }
+    }));
     gk.gate.emit_limited(
         peer,
         &ServerEvent::Refused {
@@ -383,6 +379,16 @@ fn close_over_share(
         );
     }
     close(old, conns, order, poll);
+}
+
+/// `m` as one untagged frame (empty if it cannot be encoded).
+fn plain_frame(m: &Message) -> Vec<u8> {
+    let Ok(payload) = encode_body(m) else {
+        return Vec::new();
+    };
+    let mut frame = header(VERSION, payload.len()).to_vec();
+    frame.extend_from_slice(&payload);
+    frame
 }
 
 fn close(n: u64, conns: &mut HashMap<u64, Conn>, order: &mut PendingOrder, poll: &Poll) {
@@ -724,10 +730,7 @@ impl Conn {
     /// Queues a plain frame and writes what it can (best effort: a reply
     /// before closing may be lost to a client that does not read).
     fn reply(&mut self, m: &Message) {
-        if let Ok(payload) = encode_body(m) {
-            self.out.extend_from_slice(&header(VERSION, payload.len()));
-            self.out.extend_from_slice(&payload);
-        }
+        self.out.extend_from_slice(&plain_frame(m));
         self.flush();
     }
 
