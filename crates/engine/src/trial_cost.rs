@@ -66,13 +66,17 @@ pub fn server_cost(p: &TrialParams) -> TrialCost {
             Api::Sendfile => (pattern, 2, 0, 1),
             _ => (0, 1, 0, 1),
         },
-        TestKind::TcpRr | TestKind::TcpCrr => (page(q.write_size), 1, 0, 1),
+        TestKind::TcpRr => (page(q.write_size), 1, 0, 1),
+        // Each flow's connection, and one more with its token that may
+        // wait for the flow's thread (crr and http take them again and
+        // again).
+        TestKind::TcpCrr => (page(q.write_size), 2, 0, 1),
         TestKind::Http => {
             let responses: u64 = http::resources()
                 .iter()
                 .map(|(_, len)| *len as u64 + 256)
                 .sum();
-            (HTTP_REQUEST_BUF, 1, responses + 256, 1)
+            (HTTP_REQUEST_BUF, 2, responses + 256, 1)
         }
         TestKind::UdpStream | TestKind::LayerRate => {
             let buf = page(q.write_size.max(udp::HEADER as u64) + 64);

@@ -4,10 +4,18 @@
 //! `poll(2)`), so a stranger that connects first and sends nothing delays
 //! nobody: the trial's own connection is admitted the moment its token
 //! arrives. A stranger's connection is closed at once when its bytes differ
-//! from the token, or after [`TOKEN_WAIT`] when it sends none; at most
-//! [`MAX_PENDING`] wait at a time (the oldest goes first, after a last look
-//! for its token). A trial whose connection never comes fails with the
-//! count of connections refused.
+//! from the token, or after [`TOKEN_WAIT`] when it sends none.
+//!
+//! Two bounds keep a trial's descriptors to what it is charged
+//! ([`crate::trial_cost`]): at most [`MAX_PENDING`] connections wait for
+//! their token at once, and connections with the whole token are held only
+//! while the trial has flows left to give them (a trial's owner cannot park
+//! more). When the places are taken, the oldest waiting connection that
+//! has had [`GRACE`] is looked at a last time and admitted or closed; when
+//! none has, no more are accepted until one has (they wait in the kernel's
+//! listen queue), so a connection whose token is a moment late is not
+//! closed for a newer one. A trial whose connection never comes fails with
+//! the count of connections refused.
 
 use super::{tokens_match, DataWaits};
 use crate::auth::KEY_BYTES;
@@ -26,30 +34,72 @@ pub const TOKEN_WAIT: Duration = Duration::from_secs(5);
 /// whole trial (all its accepting threads together): counted in the
 /// trial's descriptors ([`crate::trial_cost`]).
 pub const MAX_PENDING: usize = 16;
+/// How long a waiting connection keeps its place against newer ones: a
+/// client's token follows its handshake's last ACK, late only by the
+/// client's scheduling (many flows connecting at once on a loaded host).
+pub const GRACE: Duration = Duration::from_millis(200);
 /// The longest one `poll(2)` sleeps, so threads sharing a gate take up
 /// connections another thread accepted.
 const POLL_SLICE: Duration = Duration::from_millis(20);
 
-/// One place among the trial's [`MAX_PENDING`], held while a connection
-/// waits for its token.
-struct WaitSlot(Arc<AtomicUsize>);
+/// One place held while a connection waits (among the trial's
+/// [`MAX_PENDING`]) or holds the whole token unclaimed (among the flows
+/// left): dropped with the connection.
+struct Place(Arc<AtomicUsize>);
 
-impl WaitSlot {
-    fn take(waiting: &Arc<AtomicUsize>) -> WaitSlot {
-        waiting.fetch_add(1, Ordering::Relaxed);
-        WaitSlot(waiting.clone())
+impl Place {
+    fn take(count: &Arc<AtomicUsize>) -> Place {
+        count.fetch_add(1, Ordering::Relaxed);
+        Place(count.clone())
+    }
+
+    /// A place if fewer than `most` are held.
+    fn take_below(count: &Arc<AtomicUsize>, most: usize) -> Option<Place> {
+        count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < most).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place(count.clone()))
     }
 }
 
-impl Drop for WaitSlot {
+impl Drop for Place {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
+/// How many connections a trial's accepting threads take in all.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Flows {
+    /// The trial's flows (`--parallel`), one accepting thread each for
+    /// crr and http.
+    pub count: usize,
+    /// Whether each flow takes a connection again and again (crr, http)
+    /// rather than once (stream, rr).
+    pub repeat: bool,
+}
+
+/// Whether a thread may accept now.
+enum Room {
+    /// A waiting place is free, or one can be made.
+    Free,
+    /// Not before this long.
+    After(Duration),
+}
+
+/// The oldest connection in `mine` still waiting for its token.
+fn oldest_waiting(mine: &[Pending]) -> Option<usize> {
+    (0..mine.len())
+        .filter(|&i| mine[i].len < KEY_BYTES)
+        .min_by_key(|&i| mine[i].since)
+}
+
 /// An accepted connection whose token has not all arrived.
 struct Pending {
-    _slot: WaitSlot,
+    /// A waiting place until the token is whole, then an unclaimed one.
+    place: Place,
     sock: Socket,
     addr: SockAddr,
     since: Instant,
@@ -118,27 +168,42 @@ pub(crate) struct Gate<'a> {
     listener: &'a Socket,
     waits: &'a DataWaits,
     cancel: &'a Canceller,
+    flows: Flows,
     /// Connections accepted by a thread that returned with another one.
     pending: Mutex<Vec<Pending>>,
     /// Connections waiting for their token, in every thread.
     waiting: Arc<AtomicUsize>,
+    /// Connections with the whole token not yet handed to a flow.
+    unclaimed: Arc<AtomicUsize>,
+    /// Connections handed to a flow (for flows taken once).
+    claimed: AtomicUsize,
     refused: AtomicU64,
 }
 
 impl<'a> Gate<'a> {
-    /// A gate on `listener` (non-blocking) for the trial's `waits`.
-    pub(crate) fn new(listener: &'a Socket, waits: &'a DataWaits, cancel: &'a Canceller) -> Self {
+    /// A gate on `listener` (non-blocking) for the trial's `waits` and
+    /// `flows`.
+    pub(crate) fn new(
+        listener: &'a Socket,
+        waits: &'a DataWaits,
+        cancel: &'a Canceller,
+        flows: Flows,
+    ) -> Self {
         Gate {
             listener,
             waits,
             cancel,
+            flows,
             pending: Mutex::new(Vec::new()),
             waiting: Arc::default(),
+            unclaimed: Arc::default(),
+            claimed: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
         }
     }
 
-    /// Connections refused so far (another address, no or another token).
+    /// Connections refused so far (another address, no or another token,
+    /// or more with the token than the trial has flows).
     pub(crate) fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
     }
@@ -146,6 +211,30 @@ impl<'a> Gate<'a> {
     fn refuse(&self, p: Pending) {
         drop(p);
         self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many connections with the whole token may wait unclaimed: the
+    /// flows left (or every flow's, for flows that take them again).
+    fn unclaimed_most(&self) -> usize {
+        match self.flows.repeat {
+            true => self.flows.count,
+            false => self
+                .flows
+                .count
+                .saturating_sub(self.claimed.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Keeps `p`, whose token is whole, for a later flow, or closes it when
+    /// no flow is left for it.
+    fn keep_whole(&self, mine: &mut Vec<Pending>, mut p: Pending) {
+        match Place::take_below(&self.unclaimed, self.unclaimed_most()) {
+            Some(place) => {
+                p.place = place;
+                mine.push(p);
+            }
+            None => self.refuse(p),
+        }
     }
 
     /// Waits up to `waits.first` for the next admitted connection; its
@@ -186,8 +275,9 @@ impl<'a> Gate<'a> {
             let mut i = 0;
             while i < mine.len() {
                 match mine[i].read(token) {
-                    Read::Admit => {
+                    Read::Admit if self.unclaimed_most() > 0 => {
                         let p = mine.swap_remove(i);
+                        self.claimed.fetch_add(1, Ordering::Relaxed);
                         return Ok((p.sock, p.addr));
                     }
                     Read::Wait if mine[i].since.elapsed() < token_wait => i += 1,
@@ -198,7 +288,15 @@ impl<'a> Gate<'a> {
             if now >= deadline {
                 return Err(self.timed_out());
             }
-            let mut fds: Vec<libc::pollfd> = std::iter::once(self.listener.as_raw_fd())
+            // The listener is watched only while a place is free or can be
+            // made: otherwise newcomers wait in the kernel's listen queue.
+            let (room, wait) = match self.room(mine, now) {
+                Room::Free => (true, POLL_SLICE),
+                Room::After(d) => (false, d.min(POLL_SLICE)),
+            };
+            let listener = room.then(|| self.listener.as_raw_fd());
+            let mut fds: Vec<libc::pollfd> = listener
+                .into_iter()
                 .chain(mine.iter().map(|p| p.sock.as_raw_fd()))
                 .map(|fd| libc::pollfd {
                     fd,
@@ -206,7 +304,7 @@ impl<'a> Gate<'a> {
                     revents: 0,
                 })
                 .collect();
-            let wait = deadline.min(now + POLL_SLICE) - now;
+            let wait = deadline.min(now + wait) - now;
             // SAFETY: fds is a live array of its stated length.
             let rc = unsafe {
                 libc::poll(
@@ -222,18 +320,45 @@ impl<'a> Gate<'a> {
                 }
                 return Err(e);
             }
-            if fds[0].revents != 0 {
+            if room && fds[0].revents != 0 {
                 self.accept_pending(mine, token)?;
             }
         }
     }
 
-    /// Accepts every connection queued on the listener into `mine`;
-    /// connections from other addresses are closed at once, and past
-    /// [`MAX_PENDING`] the oldest waiting one is looked at a last time and
-    /// admitted or closed.
+    /// Whether a waiting place is free or can be made now in `mine`, or
+    /// how long until one can (when this thread's oldest has had its
+    /// grace; another thread's places free themselves).
+    fn room(&self, mine: &[Pending], now: Instant) -> Room {
+        if self.waiting.load(Ordering::Relaxed) < MAX_PENDING {
+            return Room::Free;
+        }
+        match oldest_waiting(mine) {
+            Some(i) if now >= mine[i].since + GRACE => Room::Free,
+            Some(i) => Room::After(mine[i].since + GRACE - now),
+            None => Room::After(POLL_SLICE),
+        }
+    }
+
+    /// Accepts the connections queued on the listener into `mine` while
+    /// there are places: from other addresses they are closed at once;
+    /// when the places are taken, the oldest waiting connection past its
+    /// [`GRACE`] is looked at a last time and kept (its token whole) or
+    /// closed, and when none is past it accepting stops.
     fn accept_pending(&self, mine: &mut Vec<Pending>, token: &[u8; KEY_BYTES]) -> io::Result<()> {
         loop {
+            while self.waiting.load(Ordering::Relaxed) >= MAX_PENDING {
+                match oldest_waiting(mine) {
+                    Some(i) if mine[i].since.elapsed() >= GRACE => {
+                        let mut last = mine.swap_remove(i);
+                        match last.read(token) {
+                            Read::Admit => self.keep_whole(mine, last),
+                            _ => self.refuse(last),
+                        }
+                    }
+                    _ => return Ok(()),
+                }
+            }
             let (sock, addr) = match self.listener.accept() {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -245,34 +370,14 @@ impl<'a> Gate<'a> {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            let p = Pending {
-                _slot: WaitSlot::take(&self.waiting),
+            mine.push(Pending {
+                place: Place::take(&self.waiting),
                 sock,
                 addr,
                 since: Instant::now(),
                 got: [0; KEY_BYTES],
                 len: 0,
-            };
-            if self.waiting.load(Ordering::Relaxed) > MAX_PENDING {
-                // The trial's places are taken: this thread's oldest (or,
-                // holding none, the new one) is looked at a last time and
-                // admitted or closed.
-                let oldest = (0..mine.len()).min_by_key(|&i| mine[i].since);
-                let mut last = match oldest {
-                    Some(i) => std::mem::replace(&mut mine[i], p),
-                    None => p,
-                };
-                match last.read(token) {
-                    // Kept: it is admitted on the next round.
-                    Read::Admit => mine.push(Pending {
-                        len: KEY_BYTES,
-                        ..last
-                    }),
-                    _ => self.refuse(last),
-                }
-                continue;
-            }
-            mine.push(p);
+            });
         }
     }
 
@@ -321,5 +426,132 @@ impl<'a> Gate<'a> {
                 self.waits.first.as_secs_f64()
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{SocketAddr, TcpStream};
+
+    const TOKEN: [u8; KEY_BYTES] = [0x5a; KEY_BYTES];
+
+    /// A non-blocking loopback listener and the waits of a keyed trial.
+    fn door() -> (Socket, DataWaits, SocketAddr) {
+        let l = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        l.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        l.listen(1024).unwrap();
+        l.set_nonblocking(true).unwrap();
+        let addr = l.local_addr().unwrap().as_socket().unwrap();
+        let waits = DataWaits {
+            first: Duration::from_secs(5),
+            stall: Duration::from_secs(5),
+            from: Some(addr.ip()),
+            token: Some(TOKEN),
+        };
+        (l, waits, addr)
+    }
+
+    /// Connections the gate holds beside those it handed out.
+    fn held(gate: &Gate) -> usize {
+        gate.pending.lock().unwrap().len()
+    }
+
+    /// A trial's owner opening far more connections with the token than
+    /// the trial has flows parks none of them beyond the waiting places
+    /// (before: each extra one with its token was kept, 158 of 160 here).
+    #[test]
+    fn whole_tokens_beyond_the_trials_flows_are_not_kept() {
+        let (l, waits, addr) = door();
+        let cancel = Canceller::new();
+        let flows = Flows {
+            count: 2,
+            repeat: false,
+        };
+        let gate = Gate::new(&l, &waits, &cancel, flows);
+        let owner: Vec<TcpStream> = (0..160)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(&TOKEN).unwrap();
+                s
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..flows.count {
+            gate.admit().unwrap();
+        }
+        eprintln!(
+            "{} connections with the token for {} flows: {} held after the flows took theirs",
+            owner.len(),
+            flows.count,
+            held(&gate),
+        );
+        assert!(
+            held(&gate) <= MAX_PENDING,
+            "{} connections held for a trial of {} flows",
+            held(&gate),
+            flows.count
+        );
+    }
+
+    /// A wide trial's own connections whose tokens come a moment after
+    /// their handshakes (40 flows, tokens 50 ms late) are all admitted:
+    /// newcomers wait in the listen queue rather than close the oldest
+    /// (before: the 17th closed the first).
+    #[test]
+    fn a_wide_trials_late_tokens_are_all_admitted() {
+        let (l, waits, addr) = door();
+        let cancel = Canceller::new();
+        let flows = Flows {
+            count: 40,
+            repeat: false,
+        };
+        let gate = Gate::new(&l, &waits, &cancel, flows);
+        let mut client: Vec<TcpStream> = (0..flows.count)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            for s in &mut client {
+                s.write_all(&TOKEN).unwrap();
+            }
+            client
+        });
+        let admitted = (0..flows.count).filter(|_| gate.admit().is_ok()).count();
+        let _client = sender.join().unwrap();
+        assert_eq!(admitted, flows.count, "{} refused", gate.refused());
+        assert_eq!(gate.refused(), 0);
+    }
+
+    /// Silent connections holding every waiting place delay the trial's
+    /// own connection by about [`GRACE`], not [`TOKEN_WAIT`], and are
+    /// closed.
+    #[test]
+    fn silent_connections_give_way_after_their_grace() {
+        let (l, waits, addr) = door();
+        let cancel = Canceller::new();
+        let flows = Flows {
+            count: 1,
+            repeat: false,
+        };
+        let gate = Gate::new(&l, &waits, &cancel, flows);
+        let silent: Vec<TcpStream> = (0..3 * MAX_PENDING)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        let mut own = TcpStream::connect(addr).unwrap();
+        own.write_all(&TOKEN).unwrap();
+        let t0 = Instant::now();
+        gate.admit().unwrap();
+        let took = t0.elapsed();
+        eprintln!(
+            "{} silent before the trial's own: admitted after {took:?}, {} refused",
+            silent.len(),
+            gate.refused()
+        );
+        assert!(took < TOKEN_WAIT / 2, "admitted after {took:?}");
+        assert!(gate.refused() >= 2 * MAX_PENDING as u64);
+        assert!(held(&gate) <= MAX_PENDING);
     }
 }

@@ -224,7 +224,7 @@ pub struct DataWaits {
     pub token: Option<Nonce>,
 }
 
-use admission::Gate;
+use admission::{Flows, Gate};
 pub use admission::{MAX_PENDING, TOKEN_WAIT};
 
 /// Whether a received token is the trial's (compared in constant time).
@@ -375,7 +375,8 @@ fn serve_tcp(
     let stall = waits.stall;
     let n = p.parallel.max(1) as usize;
     let _reg = cancel.register(l);
-    let gate = Gate::new(l, waits, cancel);
+    let repeat = matches!(p.test, TestKind::TcpCrr | TestKind::Http);
+    let gate = Gate::new(l, waits, cancel, Flows { count: n, repeat });
     match p.test {
         TestKind::TcpCrr => {
             return fan_out(vec![(); n], cancel, |_, _| {
