@@ -20,7 +20,7 @@ use crate::auth::{
 };
 use crate::early_proof::{unix_now, EarlyProofs};
 use crate::key_policy::KeyRing;
-use crate::pending::{PendingLimits, PendingOrder};
+use crate::pending::{Full, PendingLimits, PendingOrder};
 use crate::proto::{
     encode_body, header, parse_body, parse_header, FrameError, Message, HEADER_BYTES,
     PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
@@ -350,9 +350,10 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, reason: &str, gk: &Gatekeeper
 }
 
 /// Closes handshake `old`, the oldest proven one of key `key`, which is
-/// past the key's share of proven handshakes, telling it and the log why.
+/// past the key's share of the reached bound `full`, telling it and the
+/// log why.
 fn close_over_share(
-    old: u64,
+    (old, full): (u64, Full),
     key: usize,
     conns: &mut HashMap<u64, Conn>,
     order: &mut PendingOrder,
@@ -361,11 +362,7 @@ fn close_over_share(
 ) {
     let name = gk.keys.as_ref().map(|r| r[key].1.name.clone());
     if let Some(c) = conns.get_mut(&old) {
-        let reason = format!(
-            "closing: {} handshakes of key {:?} pending (a quarter of --max-pending); its oldest is closed for a new one",
-            crate::pending::proven_per_key(&gk.pending),
-            name.as_deref().unwrap_or("?")
-        );
+        let reason = full.share_reason(&gk.pending, c.peer.ip(), name.as_deref().unwrap_or("?"));
         c.reply(&Message::Error {
             message: reason.clone(),
         });

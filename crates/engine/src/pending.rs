@@ -67,6 +67,21 @@ impl Full {
         )
     }
 
+    /// The one-line reason told to a key holder's proven handshake closed
+    /// because key `name` holds more than its share of this bound.
+    pub(crate) fn share_reason(self, l: &PendingLimits, ip: IpAddr, name: &str) -> String {
+        let bound = match self {
+            Full::Total => l.total,
+            Full::Address => l.per_address,
+            Full::Prefix => l.per_prefix,
+        };
+        format!(
+            "{}; key {name:?} holds more than its {} (a quarter), and its oldest is closed for a new one",
+            self.bound(l, ip),
+            proven_share(bound)
+        )
+    }
+
     fn bound(self, l: &PendingLimits, ip: IpAddr) -> String {
         let (n, what, flag) = match self {
             Full::Total => (l.total, "in all".to_string(), "--max-pending"),
@@ -96,11 +111,12 @@ pub(crate) enum Chosen {
     Oldest,
 }
 
-/// Proven handshakes one key may have under way at once: a quarter of
-/// `--max-pending` (at least one), so that eight keys' holders at the least
-/// are needed to fill the table's twice-the-bound with proven handshakes.
-pub(crate) fn proven_per_key(l: &PendingLimits) -> usize {
-    (l.total / 4).max(1)
+/// Proven handshakes one key may hold of a full `bound` (the total, one
+/// address's or one /64's): a quarter of it (at least one), so that eight
+/// keys' holders at the least are needed to fill twice the bound with
+/// proven handshakes, in all and behind one address (a NAT) alike.
+pub(crate) fn proven_share(bound: usize) -> usize {
+    (bound / 4).max(1)
 }
 
 /// Whether a new handshake fits (see [`PendingOrder::room`]).
@@ -155,8 +171,11 @@ impl PendingOrder {
     /// which one to close for it: of the full kind (address, then /64),
     /// the oldest one `may_close` allows. Past the total bound it comes
     /// from the source (address or IPv6 /64) that looks most like a flood:
-    /// first one none of whose handshakes proved the key, then one holding
-    /// the most unproven handshakes, then the one with the oldest. With [`Pass::Busiest`] only that source is looked at (if
+    /// the one whose unproven handshakes outnumber its proven ones by the
+    /// most (a few proven ones do not cover a flood, and a key holder's
+    /// relay or NAT with as many proven as unproven is spared), then one
+    /// none of whose handshakes proved the key, then the one with the
+    /// oldest. With [`Pass::Busiest`] only that source is looked at (if
     /// none of its handshakes may close, none does); with [`Pass::Any`]
     /// the next source is, and so on.
     pub(crate) fn room(
@@ -194,8 +213,13 @@ impl PendingOrder {
             let mut unproven = s.iter().copied().filter(|n| !self.proven.contains(n));
             let first = unproven.next()?;
             let count = 1 + unproven.count();
-            let none_proven = count == s.len();
-            Some(((none_proven, count, std::cmp::Reverse(first)), s))
+            let proven = s.len() - count;
+            let rank = (
+                count.saturating_sub(proven),
+                proven == 0,
+                std::cmp::Reverse(first),
+            );
+            Some((rank, s))
         });
         let n = match pass {
             Pass::Busiest => ranked.max_by_key(|r| r.0).and_then(|(_, s)| oldest(s)),
@@ -213,25 +237,45 @@ impl PendingOrder {
     }
 
     /// Marks handshake `n` as having proved key `key` (its index in the
-    /// key ring) in its first frame; returns the oldest proven handshakes of
-    /// that key past the key's share ([`proven_per_key`]) of `l` while the
-    /// table is at its total bound, to close:
-    /// one key's holders cannot fill the table with proven handshakes that
-    /// are never closed for room and lock out every other key.
-    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Vec<u64> {
+    /// key ring) in its first frame; returns, to close, the oldest proven
+    /// handshakes of that key past its share ([`proven_share`]) of each
+    /// bound of `l` that is reached (in all, from `n`'s address, from its
+    /// /64), and which bound: one key's holders cannot fill the table, or
+    /// one address's places, with proven handshakes that are never closed
+    /// for room and lock out every other key. A fleet of one key is not
+    /// cut while a bound has room.
+    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Vec<(u64, Full)> {
         if !self.all.contains(&n) || !self.proven.insert(n) {
             return Vec::new();
         }
         self.key_of.insert(n, key);
-        let mine = self.proven_by_key.entry(key).or_default();
-        mine.insert(n);
-        // Only when room is short (a fleet of one key's clients is not cut
-        // while the table has room), and then back to the share.
-        let over = mine.len().saturating_sub(proven_per_key(l));
-        if self.all.len() < l.total.max(1) {
-            return Vec::new();
+        self.proven_by_key.entry(key).or_default().insert(n);
+        let ip = self.addr_of[&n];
+        let scopes = [
+            (Full::Total, Some(&self.all), l.total),
+            (Full::Address, self.by_address.get(&ip), l.per_address),
+            (
+                Full::Prefix,
+                self.by_prefix.get(&rate_key(ip)),
+                l.per_prefix,
+            ),
+        ];
+        let mine = &self.proven_by_key[&key];
+        let mut cut: Vec<(u64, Full)> = Vec::new();
+        for (full, scope, bound) in scopes {
+            let Some(scope) = scope.filter(|s| s.len() >= bound.max(1)) else {
+                continue;
+            };
+            // What an earlier bound cut is gone from this one too.
+            let held: Vec<u64> = mine
+                .iter()
+                .copied()
+                .filter(|m| scope.contains(m) && !cut.iter().any(|c| c.0 == *m))
+                .collect();
+            let over = held.len().saturating_sub(proven_share(bound));
+            cut.extend(held.into_iter().take(over).map(|m| (m, full)));
         }
-        mine.iter().copied().take(over).collect()
+        cut
     }
 
     /// Counts handshake `n` from `ip`.
@@ -304,7 +348,7 @@ mod tests {
         for n in 4..=8 {
             o.insert(n, a);
         }
-        assert_eq!(o.prove(8, 0, &l), vec![1, 2]);
+        assert_eq!(o.prove(8, 0, &l), vec![(1, Full::Total), (2, Full::Total)]);
         let mut o = PendingOrder::default();
         for n in 1..=8 {
             o.insert(n, a);
@@ -316,7 +360,7 @@ mod tests {
         assert!(o.prove(4, 1, &l).is_empty());
         assert!(o.prove(5, 1, &l).is_empty());
         // Key 0's third: its oldest goes.
-        assert_eq!(o.prove(3, 0, &l), vec![1]);
+        assert_eq!(o.prove(3, 0, &l), vec![(1, Full::Total)]);
         o.remove(1);
         assert_eq!(o.proven_by_key[&0].len(), 2);
         assert_eq!(o.proven_by_key[&1].len(), 2);
@@ -455,8 +499,9 @@ mod tests {
             o.room(new, &l, |n| n > 1, Pass::Any),
             Room::Close(2, Full::Total)
         );
-        // A source where a key holder proved the key (a relay, a NAT) ranks
-        // below every source that proved nothing, though it holds more.
+        // A source where key holders proved the key as often as not (a
+        // relay, a NAT) ranks below every source that proved nothing,
+        // though it holds more.
         let l = PendingLimits { total: 6, ..l };
         let mut o = PendingOrder::default();
         let relay: IpAddr = "10.0.0.1".parse().unwrap();
@@ -464,6 +509,7 @@ mod tests {
             o.insert(n, relay);
         }
         o.prove(1, 0, &BIG);
+        o.prove(2, 1, &BIG);
         o.insert(5, "10.0.0.5".parse().unwrap());
         o.insert(6, "10.0.0.6".parse().unwrap());
         assert_eq!(
@@ -475,8 +521,74 @@ mod tests {
             Room::Close(6, Full::Total)
         );
         assert_eq!(
-            o.room(new, &l, |n| (2..5).contains(&n), Pass::Any),
+            o.room(new, &l, |n| (3..5).contains(&n), Pass::Any),
+            Room::Close(3, Full::Total)
+        );
+        // One proven handshake does not cover a flood: a source with one
+        // proven and three unproven ranks above one with a single unproven
+        // (before: below it, and the single one was closed).
+        let mut o = PendingOrder::default();
+        let flood: IpAddr = "10.0.0.1".parse().unwrap();
+        for n in 1..=4 {
+            o.insert(n, flood);
+        }
+        o.prove(1, 0, &BIG);
+        o.insert(5, "10.0.0.5".parse().unwrap());
+        o.insert(6, "10.0.0.6".parse().unwrap());
+        assert_eq!(
+            o.room(new, &l, |n| n != 1, Pass::Busiest),
             Room::Close(2, Full::Total)
         );
+    }
+
+    #[test]
+    fn a_key_past_its_share_of_one_addresss_places_gives_up_its_oldest() {
+        // One address (a NAT) with room for 8: one key's holders may not
+        // keep more than 2 proven once it is full, though the table has
+        // room (before: all 8, and every other key behind the NAT was
+        // refused until they finished).
+        let l = PendingLimits {
+            total: 1024,
+            per_address: 8,
+            per_prefix: 32,
+        };
+        let nat: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut o = PendingOrder::default();
+        for n in 1..=8 {
+            o.insert(n, nat);
+        }
+        for n in 1..=7 {
+            assert!(o.prove(n, 0, &l).is_empty() || n > 2, "cut at {n}");
+        }
+        let mut o = PendingOrder::default();
+        for n in 1..=8 {
+            o.insert(n, nat);
+        }
+        assert!(o.prove(1, 0, &l).is_empty());
+        assert!(o.prove(2, 0, &l).is_empty());
+        assert!(o.prove(3, 1, &l).is_empty());
+        assert_eq!(o.prove(4, 0, &l), vec![(1, Full::Address)]);
+        o.remove(1);
+        // Below the address's bound again: no cut.
+        assert!(o.prove(5, 0, &l).is_empty());
+        // Another address of the same /64 is its own: an IPv6 /64 is cut
+        // at a quarter of its own bound.
+        let v6 = |i: u16| -> IpAddr { format!("2001:db8::{i}").parse().unwrap() };
+        let l = PendingLimits {
+            total: 1024,
+            per_address: 8,
+            per_prefix: 8,
+        };
+        let mut o = PendingOrder::default();
+        for n in 1..=8u64 {
+            o.insert(n, v6(n as u16));
+        }
+        for n in 1..=2 {
+            assert!(o.prove(n, 0, &l).is_empty());
+        }
+        assert_eq!(o.prove(3, 0, &l), vec![(1, Full::Prefix)]);
+        assert!(Full::Prefix
+            .share_reason(&l, v6(1), "fleet")
+            .contains("8 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix); key \"fleet\" holds more than its 2 (a quarter)"));
     }
 }
