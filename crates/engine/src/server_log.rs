@@ -66,6 +66,9 @@ pub enum ServerEvent {
         /// The address (for IPv6, the /64's first address); none for the
         /// server-wide count.
         address: Option<std::net::IpAddr>,
+        /// Whether the lines were about clients that proved a key (their
+        /// own buckets) rather than before authentication.
+        key_holders: bool,
         /// Lines dropped since its last line.
         dropped: u64,
         /// Lines it may write at once.
@@ -253,6 +256,12 @@ pub const LOG_KEY_HOLDER_BURST: f64 = 200.0;
 /// Log lines per second one address may write about key holders in the
 /// long run.
 pub const LOG_KEY_HOLDER_PER_SECOND: f64 = 20.0;
+/// Log lines all key holders together may write at once (one key's
+/// holders from many addresses cannot fill the disk either).
+pub const LOG_KEY_HOLDERS_ALL_BURST: f64 = 1000.0;
+/// Log lines per second all key holders together may write in the long
+/// run.
+pub const LOG_KEY_HOLDERS_ALL_PER_SECOND: f64 = 50.0;
 /// Addresses whose rate is tracked at once (the least recently seen are
 /// forgotten first).
 const LOG_TRACKED: usize = 4096;
@@ -281,13 +290,13 @@ impl Bucket {
     }
 }
 
-/// Whose lines a bucket limits.
+/// Whose lines a bucket limits: each scope has a bucket per address and
+/// one server-wide, so that neither can spend the other's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Scope {
-    /// Connections not (yet) proven to hold a key: per address and
-    /// server-wide.
+    /// Connections not (yet) proven to hold a key.
     Anyone,
-    /// Clients that proved a key: per address only.
+    /// Clients that proved a key, and trials that ran.
     KeyHolder,
 }
 
@@ -299,21 +308,46 @@ impl Scope {
             Scope::KeyHolder => (LOG_KEY_HOLDER_BURST, LOG_KEY_HOLDER_PER_SECOND),
         }
     }
+
+    /// (burst, per second) of the scope's server-wide bucket.
+    fn wide_limits(self) -> (f64, f64) {
+        match self {
+            Scope::Anyone => (LOG_ALL_BURST, LOG_ALL_PER_SECOND),
+            Scope::KeyHolder => (LOG_KEY_HOLDERS_ALL_BURST, LOG_KEY_HOLDERS_ALL_PER_SECOND),
+        }
+    }
+
+    /// (burst, per second) of one address's bucket, or with none the
+    /// server-wide one.
+    fn limits_of(self, address: Option<std::net::IpAddr>) -> (f64, f64) {
+        match address {
+            Some(_) => self.limits(),
+            None => self.wide_limits(),
+        }
+    }
 }
 
-/// The per-address buckets and the server-wide one.
+const SCOPES: [Scope; 2] = [Scope::Anyone, Scope::KeyHolder];
+
+/// The per-address buckets and each scope's server-wide one.
 struct Buckets {
     each: std::collections::HashMap<(Scope, std::net::IpAddr), Bucket>,
-    all: Bucket,
+    /// Server-wide, by scope (in [`SCOPES`]' order).
+    wide: [Bucket; 2],
 }
 
 impl Buckets {
+    fn wide(&mut self, scope: Scope) -> &mut Bucket {
+        &mut self.wide[scope as usize]
+    }
+
     /// Forgets the least recently seen address; the lines it had dropped
-    /// and not yet said join the server-wide count, so none go unsaid.
+    /// and not yet said join its scope's server-wide count, so none go
+    /// unsaid.
     fn forget_oldest(&mut self) {
         let oldest = self.each.iter().min_by_key(|(_, v)| v.at).map(|(k, _)| *k);
-        if let Some(b) = oldest.and_then(|k| self.each.remove(&k)) {
-            self.all.dropped += b.dropped;
+        if let Some(((scope, _), b)) = oldest.and_then(|k| Some((k, self.each.remove(&k)?))) {
+            self.wide(scope).dropped += b.dropped;
         }
     }
 }
@@ -322,9 +356,10 @@ impl Buckets {
 /// have not authenticated rate-limited per address ([`LOG_BURST`] lines,
 /// then [`LOG_PER_SECOND`]) and in total ([`LOG_ALL_BURST`], then
 /// [`LOG_ALL_PER_SECOND`]): many addresses cannot fill the disk either.
-/// Key holders' arrivals, departures and refusals are limited per address
-/// only, in buckets of their own ([`LOG_KEY_HOLDER_BURST`]); the trials
-/// that ran are not limited (each took its time).
+/// Key holders' arrivals, departures and refusals, and the trials that
+/// ran, are limited in buckets of their own, per address
+/// ([`LOG_KEY_HOLDER_BURST`]) and in total ([`LOG_KEY_HOLDERS_ALL_BURST`]),
+/// so a keyless flood cannot hide them and they cannot fill the disk.
 /// The lines dropped are counted and said in one `suppressed` event when
 /// the address (or all together) may write again, or at the next
 /// [`LogGate::flush`].
@@ -340,19 +375,16 @@ impl LogGate {
             log,
             buckets: std::sync::Mutex::new(Buckets {
                 each: Default::default(),
-                all: Bucket::full(LOG_ALL_BURST, std::time::Instant::now()),
+                wide: SCOPES.map(|s| Bucket::full(s.wide_limits().0, std::time::Instant::now())),
             }),
         }
     }
 
-    fn suppressed(&self, address: Option<(Scope, std::net::IpAddr)>, dropped: u64) {
-        let (burst, per_second) = match address {
-            Some((scope, _)) => scope.limits(),
-            None => (LOG_ALL_BURST, LOG_ALL_PER_SECOND),
-        };
-        let address = address.map(|(_, a)| a);
+    fn suppressed(&self, scope: Scope, address: Option<std::net::IpAddr>, dropped: u64) {
+        let (burst, per_second) = scope.limits_of(address);
         self.emit(&ServerEvent::Suppressed {
             address,
+            key_holders: scope == Scope::KeyHolder,
             dropped,
             burst: burst as u32,
             per_second,
@@ -369,30 +401,28 @@ impl LogGate {
     /// Logs `e` (escaped) if `peer`'s address has tokens left, and the
     /// server-wide bucket too; counts it dropped otherwise.
     pub(crate) fn emit_limited(&self, peer: SocketAddr, e: &ServerEvent) {
-        self.limited(peer, e, true)
+        self.limited(peer, e, Scope::Anyone)
     }
 
-    /// Logs `e` about a client that proved a key: limited per address
-    /// only ([`LOG_KEY_HOLDER_BURST`], then [`LOG_KEY_HOLDER_PER_SECOND`]),
-    /// so a keyless flood from many addresses, which empties the
-    /// server-wide bucket, cannot hide what key holders did.
+    /// Logs `e` about a client that proved a key, or a trial that ran:
+    /// limited in buckets of their own ([`LOG_KEY_HOLDER_BURST`] per
+    /// address, then [`LOG_KEY_HOLDER_PER_SECOND`];
+    /// [`LOG_KEY_HOLDERS_ALL_BURST`] in all), so a keyless flood from many
+    /// addresses, which empties the server-wide bucket, cannot hide what
+    /// key holders did.
     pub(crate) fn emit_key_holder(&self, peer: SocketAddr, e: &ServerEvent) {
-        self.limited(peer, e, false)
+        self.limited(peer, e, Scope::KeyHolder)
     }
 
-    /// Logs `e` about `peer` if its bucket (and with `server_wide`, the
-    /// server-wide one) has a token.
-    fn limited(&self, peer: SocketAddr, e: &ServerEvent, server_wide: bool) {
+    /// Logs `e` about `peer` if its bucket and its scope's server-wide one
+    /// have a token.
+    fn limited(&self, peer: SocketAddr, e: &ServerEvent, scope: Scope) {
         if self.log.is_none() {
             return;
         }
         let now = std::time::Instant::now();
-        let scope = if server_wide {
-            Scope::Anyone
-        } else {
-            Scope::KeyHolder
-        };
         let (burst, per_second) = scope.limits();
+        let (wide_burst, wide_per_second) = scope.wide_limits();
         let address = (scope, crate::server_state::rate_key(peer.ip()));
         let (pass, dropped, all_dropped) = {
             let mut guard = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
@@ -400,36 +430,34 @@ impl LogGate {
             if b.each.len() >= LOG_TRACKED && !b.each.contains_key(&address) {
                 b.forget_oldest();
             }
-            b.all.refill(now, LOG_ALL_BURST, LOG_ALL_PER_SECOND);
+            let wide = &mut b.wide[scope as usize];
+            wide.refill(now, wide_burst, wide_per_second);
             let bucket = b
                 .each
                 .entry(address)
                 .or_insert_with(|| Bucket::full(burst, now));
             bucket.refill(now, burst, per_second);
+            let wide = &mut b.wide[scope as usize];
             if bucket.tokens < 1.0 {
                 bucket.dropped += 1;
                 (false, 0, 0)
-            } else if server_wide && b.all.tokens < 1.0 {
-                b.all.dropped += 1;
+            } else if wide.tokens < 1.0 {
+                wide.dropped += 1;
                 (false, 0, 0)
             } else {
                 // The line goes out, after the summaries of the lines
                 // dropped before it (they ride on its token).
                 bucket.tokens -= 1.0;
-                let all = if server_wide {
-                    b.all.tokens -= 1.0;
-                    std::mem::take(&mut b.all.dropped)
-                } else {
-                    0
-                };
+                wide.tokens -= 1.0;
+                let all = std::mem::take(&mut wide.dropped);
                 (true, std::mem::take(&mut bucket.dropped), all)
             }
         };
         if all_dropped > 0 {
-            self.suppressed(None, all_dropped);
+            self.suppressed(scope, None, all_dropped);
         }
         if dropped > 0 {
-            self.suppressed(Some(address), dropped);
+            self.suppressed(scope, Some(address.1), dropped);
         }
         if pass {
             self.emit(e);
@@ -444,29 +472,32 @@ impl LogGate {
         {
             let mut guard = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
             let b = &mut *guard;
-            b.all.refill(now, LOG_ALL_BURST, LOG_ALL_PER_SECOND);
-            let all = &mut b.all;
-            b.each.retain(|address, bucket| {
-                let (burst, per_second) = address.0.limits();
+            for scope in SCOPES {
+                let (burst, per_second) = scope.wide_limits();
+                b.wide(scope).refill(now, burst, per_second);
+            }
+            let wide = &mut b.wide;
+            b.each.retain(|&(scope, address), bucket| {
+                let (burst, per_second) = scope.limits();
                 bucket.refill(now, burst, per_second);
                 // A summary is a line too: it waits for room in both.
-                // A key holder's waits only for its own.
-                let wide = address.0 == Scope::Anyone;
-                if bucket.dropped > 0 && bucket.tokens >= 1.0 && (!wide || all.tokens >= 1.0) {
-                    if wide {
-                        all.tokens -= 1.0;
-                    }
-                    said.push((Some(*address), std::mem::take(&mut bucket.dropped)));
+                let all = &mut wide[scope as usize];
+                if bucket.dropped > 0 && bucket.tokens >= 1.0 && all.tokens >= 1.0 {
+                    all.tokens -= 1.0;
+                    said.push((scope, Some(address), std::mem::take(&mut bucket.dropped)));
                 }
                 bucket.dropped > 0 || bucket.tokens < burst
             });
-            if b.all.dropped > 0 && b.all.tokens >= 1.0 {
-                b.all.tokens -= 1.0;
-                said.push((None, std::mem::take(&mut b.all.dropped)));
+            for scope in SCOPES {
+                let all = b.wide(scope);
+                if all.dropped > 0 && all.tokens >= 1.0 {
+                    all.tokens -= 1.0;
+                    said.push((scope, None, std::mem::take(&mut all.dropped)));
+                }
             }
         }
-        for (address, dropped) in said {
-            self.suppressed(address, dropped);
+        for (scope, address, dropped) in said {
+            self.suppressed(scope, address, dropped);
         }
     }
 }
@@ -637,5 +668,52 @@ mod tests {
             .filter(|e| matches!(e, ServerEvent::Disconnected { peer, .. } if *peer == other))
             .count();
         assert_eq!(theirs, LOG_KEY_HOLDER_BURST as usize);
+    }
+
+    /// Key holders from many addresses (one key's fleet, or one holder
+    /// with an IPv6 prefix) are limited together too, in their own
+    /// server-wide bucket, and every drop is said (before: per address
+    /// only, 200 lines each from every address).
+    #[test]
+    fn key_holders_from_many_addresses_are_limited_together() {
+        let (gate, seen) = recording_gate();
+        let event = |peer| ServerEvent::Disconnected { peer, trials: 1 };
+        let sent = LOG_KEY_HOLDERS_ALL_BURST as u32 + 500;
+        let t0 = std::time::Instant::now();
+        for i in 0..sent {
+            let p = SocketAddr::new(std::net::IpAddr::from((0x0a00_0000 + i).to_be_bytes()), 1);
+            gate.emit_key_holder(p, &event(p));
+        }
+        let took = t0.elapsed().as_secs_f64();
+        // A stranger still has the keyless bucket to itself.
+        let stranger: SocketAddr = "192.0.2.1:1".parse().unwrap();
+        gate.emit_limited(stranger, &event(stranger));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        gate.flush();
+        let v = seen.lock().unwrap();
+        let passed = v
+            .iter()
+            .filter(|e| matches!(e, ServerEvent::Disconnected { peer, .. } if *peer != stranger))
+            .count() as f64;
+        let said: u64 = v
+            .iter()
+            .filter_map(|e| match e {
+                ServerEvent::Suppressed {
+                    dropped,
+                    key_holders: true,
+                    address: None,
+                    ..
+                } => Some(*dropped),
+                _ => None,
+            })
+            .sum();
+        assert!(
+            passed <= LOG_KEY_HOLDERS_ALL_BURST + LOG_KEY_HOLDERS_ALL_PER_SECOND * took + 1.0,
+            "{passed} lines in {took} s"
+        );
+        assert_eq!(passed as u64 + said, u64::from(sent));
+        assert!(v
+            .iter()
+            .any(|e| matches!(e, ServerEvent::Disconnected { peer, .. } if *peer == stranger)));
     }
 }

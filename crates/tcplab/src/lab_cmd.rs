@@ -131,15 +131,23 @@ fn text_line(e: &ServerEvent) -> String {
         }
         ServerEvent::Suppressed {
             address,
+            key_holders,
             dropped,
             burst,
             per_second,
-        } => format!(
-            "{}: {dropped} log line{} dropped (over {burst} at once or {per_second} a second before authentication{})",
+        } => {
+            format!(
+            "{}: {dropped} log line{} dropped (over {burst} at once or {per_second} a second {}{})",
             address.map_or("all addresses".to_string(), |a| a.to_string()),
             if *dropped == 1 { "" } else { "s" },
+            if *key_holders {
+                "about key holders and trials"
+            } else {
+                "before authentication"
+            },
             if address.is_none() { ", all addresses together" } else { "" }
-        ),
+        )
+        }
         ServerEvent::Disconnected { peer, trials } => {
             format!(
                 "{peer} disconnected after {trials} trial{}",
