@@ -17,12 +17,16 @@
 //! [`EARLY_WINDOW_S`] of the server's clock (at most [`EARLY_AHEAD_S`]
 //! ahead), and a proof outside that is not taken (the handshake then goes
 //! on unexempt, so clock skew costs only the exemption). Each key has its
-//! own [`EARLY_PER_KEY`] nonces: a key's holder who sends proofs as fast
-//! as it can fills only its own, and other keys keep their exemption.
+//! own [`EARLY_PER_KEY`] nonces, and each source (address, or IPv6 /64)
+//! at most [`EARLY_PER_SOURCE`] of a key's: a key's holder who sends
+//! proofs as fast as it can fills only its own source's part, so other
+//! keys, and the key's holders elsewhere, keep their exemption.
 
 use crate::auth::{from_hex, to_hex, Key, Nonce, KEY_BYTES};
+use crate::server_state::rate_key;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What the early proof is computed over, before the nonce and the time.
@@ -40,6 +44,11 @@ pub const EARLY_AHEAD_S: u64 = 30;
 /// early proofs of that key are not taken until old ones expire (its
 /// handshakes go on unexempt).
 pub const EARLY_PER_KEY: usize = 16_384;
+
+/// Nonces of one key's early proofs remembered at most from one source
+/// (address, or IPv6 /64): an eighth of [`EARLY_PER_KEY`], so that eight
+/// sources at the least are needed to fill a key's.
+pub const EARLY_PER_SOURCE: usize = EARLY_PER_KEY / 8;
 
 /// The early proof in an `auth_hello`: the client's clock and an
 /// HMAC-SHA256 under the key over the nonce and that time, in hex.
@@ -91,7 +100,8 @@ pub enum NotTaken {
     OutOfWindow,
     /// This nonce's proof was already taken (a replay).
     Replayed,
-    /// [`EARLY_PER_KEY`] of this key's proofs are remembered already.
+    /// [`EARLY_PER_KEY`] of this key's proofs are remembered already, or
+    /// [`EARLY_PER_SOURCE`] from this source.
     Full,
 }
 
@@ -99,20 +109,23 @@ pub enum NotTaken {
 /// leaves the window, so a proof is taken once.
 #[derive(Default)]
 pub struct EarlyProofs {
-    per_key: std::collections::HashMap<usize, KeyProofs>,
+    per_key: HashMap<usize, KeyProofs>,
 }
 
 /// One key's remembered nonces.
 #[derive(Default)]
 struct KeyProofs {
     seen: HashSet<Nonce>,
-    /// (when it may be forgotten, nonce), oldest first.
-    expiry: VecDeque<(u64, Nonce)>,
+    /// (when it may be forgotten, nonce, its source), oldest first.
+    expiry: VecDeque<(u64, Nonce, IpAddr)>,
+    /// Nonces remembered per source (address, or IPv6 /64).
+    per_source: HashMap<IpAddr, usize>,
 }
 
 impl EarlyProofs {
     /// Takes `early` as the proof of `key` (index `which` in the server's
-    /// key ring) over `nonce` at the server's time `now`, or says why not.
+    /// key ring) over `nonce` at the server's time `now`, sent from
+    /// `from`, or says why not.
     pub fn take(
         &mut self,
         which: usize,
@@ -120,6 +133,7 @@ impl EarlyProofs {
         nonce: &Nonce,
         early: &EarlyProof,
         now: u64,
+        from: IpAddr,
     ) -> Result<(), NotTaken> {
         if !early.verifies(key, nonce) {
             return Err(NotTaken::Wrong);
@@ -132,7 +146,7 @@ impl EarlyProofs {
         self.per_key
             .entry(which)
             .or_default()
-            .take(nonce, early.time, now)
+            .take(nonce, early.time, now, rate_key(from))
     }
 
     /// Nonces remembered, over all keys.
@@ -147,26 +161,34 @@ impl EarlyProofs {
 }
 
 impl KeyProofs {
-    fn take(&mut self, nonce: &Nonce, time: u64, now: u64) -> Result<(), NotTaken> {
-        while let Some(&(until, n)) = self.expiry.front() {
+    fn take(&mut self, nonce: &Nonce, time: u64, now: u64, source: IpAddr) -> Result<(), NotTaken> {
+        while let Some(&(until, n, from)) = self.expiry.front() {
             if until >= now {
                 break;
             }
             self.expiry.pop_front();
             self.seen.remove(&n);
+            if let Some(c) = self.per_source.get_mut(&from) {
+                *c -= 1;
+                if *c == 0 {
+                    self.per_source.remove(&from);
+                }
+            }
         }
         if self.seen.contains(nonce) {
             return Err(NotTaken::Replayed);
         }
-        if self.seen.len() >= EARLY_PER_KEY {
+        let mine = self.per_source.get(&source).copied().unwrap_or(0);
+        if self.seen.len() >= EARLY_PER_KEY || mine >= EARLY_PER_SOURCE {
             return Err(NotTaken::Full);
         }
+        *self.per_source.entry(source).or_default() += 1;
         // Past this, its time is out of the window: no need to remember.
         // (The queue is in the order taken, so one whose time is ahead may
         // wait behind an earlier one: kept longer, never forgotten early.)
         let until = time.max(now) + EARLY_WINDOW_S;
         self.seen.insert(*nonce);
-        self.expiry.push_back((until, *nonce));
+        self.expiry.push_back((until, *nonce, source));
         Ok(())
     }
 }
@@ -174,6 +196,8 @@ impl KeyProofs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SRC: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
 
     fn key(b: u8) -> Key {
         Key::from_line(&format!("{b:02x}").repeat(32)).unwrap()
@@ -187,53 +211,56 @@ mod tests {
         let p = EarlyProof::new(&k, &nonce, now - 10);
         let mut seen = EarlyProofs::default();
         assert_eq!(
-            seen.take(1, &other, &nonce, &p, now),
+            seen.take(1, &other, &nonce, &p, now, SRC),
             Err(NotTaken::Wrong),
             "another key's"
         );
         assert_eq!(
-            seen.take(0, &k, &[4u8; 32], &p, now),
+            seen.take(0, &k, &[4u8; 32], &p, now, SRC),
             Err(NotTaken::Wrong),
             "another nonce's"
         );
         let mut moved = p.clone();
         moved.time += 1;
-        assert_eq!(seen.take(0, &k, &nonce, &moved, now), Err(NotTaken::Wrong));
-        assert_eq!(seen.take(0, &k, &nonce, &p, now), Ok(()));
         assert_eq!(
-            seen.take(0, &k, &nonce, &p, now + 1),
+            seen.take(0, &k, &nonce, &moved, now, SRC),
+            Err(NotTaken::Wrong)
+        );
+        assert_eq!(seen.take(0, &k, &nonce, &p, now, SRC), Ok(()));
+        assert_eq!(
+            seen.take(0, &k, &nonce, &p, now + 1, SRC),
             Err(NotTaken::Replayed)
         );
         // Too old or too far ahead: not taken, whatever the nonce.
         let old = EarlyProof::new(&k, &[5u8; 32], now - EARLY_WINDOW_S - 1);
         assert_eq!(
-            seen.take(0, &k, &[5u8; 32], &old, now),
+            seen.take(0, &k, &[5u8; 32], &old, now, SRC),
             Err(NotTaken::OutOfWindow)
         );
         let ahead = EarlyProof::new(&k, &[6u8; 32], now + EARLY_AHEAD_S + 1);
         assert_eq!(
-            seen.take(0, &k, &[6u8; 32], &ahead, now),
+            seen.take(0, &k, &[6u8; 32], &ahead, now, SRC),
             Err(NotTaken::OutOfWindow)
         );
         // Remembered while its time is in the window, forgotten after:
         // by then a replay is out of the window anyway.
         assert_eq!(seen.len(), 1);
         assert_eq!(
-            seen.take(0, &k, &nonce, &p, now + EARLY_WINDOW_S - 10),
+            seen.take(0, &k, &nonce, &p, now + EARLY_WINDOW_S - 10, SRC),
             Err(NotTaken::Replayed)
         );
         let later = now + 2 * EARLY_WINDOW_S;
         let fresh = EarlyProof::new(&k, &[9u8; 32], later);
-        assert_eq!(seen.take(0, &k, &[9u8; 32], &fresh, later), Ok(()));
+        assert_eq!(seen.take(0, &k, &[9u8; 32], &fresh, later, SRC), Ok(()));
         assert_eq!(seen.len(), 1, "the first nonce is forgotten");
         assert_eq!(
-            seen.take(0, &k, &nonce, &p, later),
+            seen.take(0, &k, &nonce, &p, later, SRC),
             Err(NotTaken::OutOfWindow)
         );
     }
 
-    /// One key's holder sending proofs as fast as it can fills its own
-    /// quota only: another key's proofs are still taken.
+    /// One key's holders sending proofs as fast as they can from eight
+    /// sources fill its quota only: another key's proofs are still taken.
     #[test]
     fn one_key_filling_its_quota_leaves_the_others_theirs() {
         let (a, b) = (key(7), key(8));
@@ -243,16 +270,55 @@ mod tests {
             let mut n = [0u8; 32];
             n[..4].copy_from_slice(&i.to_be_bytes());
             let p = EarlyProof::new(&a, &n, now + EARLY_AHEAD_S);
-            assert_eq!(seen.take(0, &a, &n, &p, now), Ok(()));
+            let from = IpAddr::from([10, 0, 1, (i as usize / EARLY_PER_SOURCE) as u8]);
+            assert_eq!(seen.take(0, &a, &n, &p, now, from), Ok(()));
         }
         let n = [0xffu8; 32];
         let p = EarlyProof::new(&a, &n, now);
-        assert_eq!(seen.take(0, &a, &n, &p, now), Err(NotTaken::Full));
+        assert_eq!(seen.take(0, &a, &n, &p, now, SRC), Err(NotTaken::Full));
         let p = EarlyProof::new(&b, &n, now);
-        assert_eq!(seen.take(1, &b, &n, &p, now), Ok(()));
+        assert_eq!(seen.take(1, &b, &n, &p, now, SRC), Ok(()));
         // Its proofs are forgotten once their time has left the window.
         let later = now + EARLY_AHEAD_S + EARLY_WINDOW_S + 1;
         let p = EarlyProof::new(&a, &n, later);
-        assert_eq!(seen.take(0, &a, &n, &p, later), Ok(()));
+        assert_eq!(seen.take(0, &a, &n, &p, later, SRC), Ok(()));
+    }
+
+    /// One holder of a key sending proofs as fast as it can from one
+    /// source fills that source's part only: the same key's holder
+    /// elsewhere is still exempt (before: the whole key's 16,384).
+    #[test]
+    fn one_source_filling_its_part_leaves_the_keys_other_holders_theirs() {
+        let k = key(7);
+        let now = 1_800_000_000;
+        let mut seen = EarlyProofs::default();
+        let flood = IpAddr::from([10, 0, 0, 9]);
+        let taken = (0..EARLY_PER_KEY as u32)
+            .filter(|i| {
+                let mut n = [0u8; 32];
+                n[..4].copy_from_slice(&i.to_be_bytes());
+                let p = EarlyProof::new(&k, &n, now);
+                seen.take(0, &k, &n, &p, now, flood).is_ok()
+            })
+            .count();
+        assert_eq!(taken, EARLY_PER_SOURCE);
+        let n = [0xeeu8; 32];
+        let p = EarlyProof::new(&k, &n, now);
+        assert_eq!(seen.take(0, &k, &n, &p, now, SRC), Ok(()));
+        // An IPv6 /64 is one source.
+        let v6 = |i: u16| -> IpAddr { format!("2001:db8::{i:x}").parse().unwrap() };
+        let taken = (0..EARLY_PER_SOURCE as u32 + 10)
+            .filter(|i| {
+                let mut n = [1u8; 32];
+                n[..4].copy_from_slice(&i.to_be_bytes());
+                let p = EarlyProof::new(&k, &n, now);
+                seen.take(0, &k, &n, &p, now, v6(*i as u16)).is_ok()
+            })
+            .count();
+        assert_eq!(taken, EARLY_PER_SOURCE);
+        // Forgotten with their time, the source's part is free again.
+        let later = now + EARLY_WINDOW_S + 1;
+        let p = EarlyProof::new(&k, &n, later);
+        assert_eq!(seen.take(0, &k, &n, &p, later, flood), Ok(()));
     }
 }

@@ -651,7 +651,9 @@ impl Conn {
         // One early proof per connection is looked at.
         if let Some(e) = early.filter(|_| !self.proven) {
             let mut taken = gk.early.lock().unwrap_or_else(|p| p.into_inner());
-            self.proven = taken.take(key, k, &client_nonce, &e, unix_now()).is_ok();
+            self.proven = taken
+                .take(key, k, &client_nonce, &e, unix_now(), self.peer.ip())
+                .is_ok();
         }
         let challenge = Message::AuthChallenge {
             server: gk.name.clone(),
