@@ -225,6 +225,14 @@ impl<'a> Gate<'a> {
         }
     }
 
+    /// Whether a connection whose token has just become whole has a flow
+    /// to go to, beside those kept whole.
+    fn flow_left_for_new(&self) -> bool {
+        self.flows.repeat
+            || self.claimed.load(Ordering::Relaxed) + self.unclaimed.load(Ordering::Relaxed)
+                < self.flows.count
+    }
+
     /// Keeps `p`, whose token is whole, for a later flow, or closes it when
     /// no flow is left for it.
     fn keep_whole(&self, mine: &mut Vec<Pending>, mut p: Pending) {
@@ -274,8 +282,10 @@ impl<'a> Gate<'a> {
             // Whoever sent the whole token is in; wrong bytes are out.
             let mut i = 0;
             while i < mine.len() {
+                // One kept whole was kept within the flows left.
+                let kept = mine[i].len == KEY_BYTES;
                 match mine[i].read(token) {
-                    Read::Admit if self.unclaimed_most() > 0 => {
+                    Read::Admit if kept || self.flow_left_for_new() => {
                         let p = mine.swap_remove(i);
                         self.claimed.fetch_add(1, Ordering::Relaxed);
                         return Ok((p.sock, p.addr));
