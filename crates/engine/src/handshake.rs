@@ -285,6 +285,10 @@ fn admit(
         let (old, reason) = match choose(order, ip, &gk.pending, facts) {
             Choice::Admit => break,
             Choice::Close(n, why) => (n, why),
+            Choice::CloseOverShare(n, key, full) => {
+                close_over_share((n, full), key, conns, order, poll, gk);
+                continue;
+            }
             Choice::Refuse(why) => {
                 refuse(stream, peer, &why, gk);
                 return;
@@ -412,9 +416,7 @@ fn settle(
                 _ => None,
             });
             if let Some(key) = proven_key {
-                for old in order.prove(n, key, &gk.pending) {
-                    close_over_share(old, key, conns, order, poll, gk);
-                }
+                order.prove(n, key);
             }
             if let Some(c) = conns.get_mut(&n) {
                 let want = if c.out.is_empty() {

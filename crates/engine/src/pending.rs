@@ -237,45 +237,51 @@ impl PendingOrder {
     }
 
     /// Marks handshake `n` as having proved key `key` (its index in the
-    /// key ring) in its first frame; returns, to close, the oldest proven
-    /// handshakes of that key past its share ([`proven_share`]) of each
-    /// bound of `l` that is reached (in all, from `n`'s address, from its
-    /// /64), and which bound: one key's holders cannot fill the table, or
-    /// one address's places, with proven handshakes that are never closed
-    /// for room and lock out every other key. A fleet of one key is not
-    /// cut while a bound has room.
-    pub(crate) fn prove(&mut self, n: u64, key: usize, l: &PendingLimits) -> Vec<(u64, Full)> {
+    /// key ring) in its first frame.
+    pub(crate) fn prove(&mut self, n: u64, key: usize) {
         if !self.all.contains(&n) || !self.proven.insert(n) {
-            return Vec::new();
+            return;
         }
         self.key_of.insert(n, key);
         self.proven_by_key.entry(key).or_default().insert(n);
-        let ip = self.addr_of[&n];
-        let scopes = [
-            (Full::Total, Some(&self.all), l.total),
-            (Full::Address, self.by_address.get(&ip), l.per_address),
-            (
-                Full::Prefix,
-                self.by_prefix.get(&rate_key(ip)),
-                l.per_prefix,
-            ),
-        ];
-        let mine = &self.proven_by_key[&key];
-        let mut cut: Vec<(u64, Full)> = Vec::new();
-        for (full, scope, bound) in scopes {
-            let Some(scope) = scope.filter(|s| s.len() >= bound.max(1)) else {
+    }
+
+    /// Past twice a bound with nothing else to close: of the handshakes
+    /// `full` counts for a new one from `ip` (in all, from `ip`, from its
+    /// /64), the oldest proven one of the key holding the most, if that key
+    /// holds more than its share ([`proven_share`] of the bound in `l`),
+    /// and the key. One key's holders cannot fill the table, or one
+    /// address's places (a NAT), with proven handshakes that are never
+    /// closed for room and lock out every other key; a fleet of one key
+    /// keeps all of its until someone else needs the room.
+    pub(crate) fn over_share(
+        &self,
+        ip: IpAddr,
+        full: Full,
+        l: &PendingLimits,
+    ) -> Option<(u64, usize)> {
+        let (scope, bound) = match full {
+            Full::Total => (Some(&self.all), l.total),
+            Full::Address => (self.by_address.get(&ip), l.per_address),
+            Full::Prefix => (self.by_prefix.get(&rate_key(ip)), l.per_prefix),
+        };
+        let scope = scope?;
+        // (how many, the key, its oldest): the most, then the lowest key.
+        let mut most: Option<(usize, usize, u64)> = None;
+        for (&key, mine) in &self.proven_by_key {
+            let mut held = mine.iter().copied().filter(|m| scope.contains(m));
+            let Some(oldest) = held.next() else {
                 continue;
             };
-            // What an earlier bound cut is gone from this one too.
-            let held: Vec<u64> = mine
-                .iter()
-                .copied()
-                .filter(|m| scope.contains(m) && !cut.iter().any(|c| c.0 == *m))
-                .collect();
-            let over = held.len().saturating_sub(proven_share(bound));
-            cut.extend(held.into_iter().take(over).map(|m| (m, full)));
+            let count = 1 + held.count();
+            if most
+                .is_none_or(|(c, k, _)| (count, std::cmp::Reverse(key)) > (c, std::cmp::Reverse(k)))
+            {
+                most = Some((count, key, oldest));
+            }
         }
-        cut
+        let (count, key, oldest) = most?;
+        (count > proven_share(bound)).then_some((oldest, key))
     }
 
     /// Counts handshake `n` from `ip`.
@@ -323,49 +329,35 @@ mod tests {
         true
     }
 
-    /// Bounds under which no key is over its share of proven handshakes.
-    const BIG: PendingLimits = PendingLimits {
-        total: 1 << 20,
-        per_address: 1 << 20,
-        per_prefix: 1 << 20,
-    };
-
     #[test]
-    fn a_key_past_its_share_of_proven_handshakes_gives_up_its_oldest() {
+    fn a_key_past_its_share_of_the_full_table_gives_up_its_oldest() {
         let l = PendingLimits {
             total: 8,
             per_address: 8,
             per_prefix: 8,
         };
-        let mut o = PendingOrder::default();
         let a: IpAddr = "10.0.0.1".parse().unwrap();
-        // Below the total bound, a key's fleet keeps all its proven ones.
-        for n in 1..=3 {
-            o.insert(n, a);
-            assert!(o.prove(n, 0, &l).is_empty());
-        }
-        // Once the table is full, its next proof cuts it back to its share.
-        for n in 4..=8 {
-            o.insert(n, a);
-        }
-        assert_eq!(o.prove(8, 0, &l), vec![(1, Full::Total), (2, Full::Total)]);
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
         let mut o = PendingOrder::default();
         for n in 1..=8 {
-            o.insert(n, a);
+            o.insert(n, if n <= 5 { a } else { b });
         }
-        // Two is a key's share of 8, with the table full.
-        assert!(o.prove(1, 0, &l).is_empty());
-        assert!(o.prove(2, 0, &l).is_empty());
-        // Another key's are its own.
-        assert!(o.prove(4, 1, &l).is_empty());
-        assert!(o.prove(5, 1, &l).is_empty());
-        // Key 0's third: its oldest goes.
-        assert_eq!(o.prove(3, 0, &l), vec![(1, Full::Total)]);
+        // Two is a key's share of 8: key 0 holds three, key 1 two.
+        for n in [1, 2, 3] {
+            o.prove(n, 0);
+        }
+        for n in [6, 7] {
+            o.prove(n, 1);
+        }
+        assert_eq!(o.over_share(b, Full::Total, &l), Some((1, 0)));
         o.remove(1);
+        assert_eq!(o.over_share(b, Full::Total, &l), None);
+        // Proving twice counts once; a handshake that is gone is not marked.
+        o.prove(2, 0);
+        assert_eq!(o.over_share(b, Full::Total, &l), None);
+        o.prove(1, 0);
+        assert!(!o.proven.contains(&1));
         assert_eq!(o.proven_by_key[&0].len(), 2);
-        assert_eq!(o.proven_by_key[&1].len(), 2);
-        // Proving twice counts once.
-        assert!(o.prove(3, 0, &l).is_empty());
     }
 
     #[test]
@@ -416,7 +408,7 @@ mod tests {
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         o.insert(1, a);
         o.insert(2, a);
-        o.prove(1, 0, &BIG);
+        o.prove(1, 0);
         let unproven = |o: &PendingOrder| {
             let p = o.proven.clone();
             move |n: u64| !p.contains(&n)
@@ -426,7 +418,7 @@ mod tests {
             o.room(a, &l, unproven(&o), Pass::Any),
             Room::Close(2, Full::Address)
         );
-        o.prove(2, 0, &BIG);
+        o.prove(2, 0);
         assert_eq!(
             o.room(a, &l, unproven(&o), Pass::Any),
             Room::Full(Full::Address)
@@ -442,7 +434,7 @@ mod tests {
             Room::Close(3, Full::Total)
         );
         for n in [3, 4, 5] {
-            o.prove(n, 0, &BIG);
+            o.prove(n, 0);
         }
         assert_eq!(
             o.room(d, &l, unproven(&o), Pass::Any),
@@ -454,7 +446,7 @@ mod tests {
         );
         // Proving one that is gone marks nothing.
         o.remove(1);
-        o.prove(1, 0, &BIG);
+        o.prove(1, 0);
         assert!(!o.proven.contains(&1));
     }
 
@@ -508,8 +500,8 @@ mod tests {
         for n in 1..=4 {
             o.insert(n, relay);
         }
-        o.prove(1, 0, &BIG);
-        o.prove(2, 1, &BIG);
+        o.prove(1, 0);
+        o.prove(2, 1);
         o.insert(5, "10.0.0.5".parse().unwrap());
         o.insert(6, "10.0.0.6".parse().unwrap());
         assert_eq!(
@@ -532,7 +524,7 @@ mod tests {
         for n in 1..=4 {
             o.insert(n, flood);
         }
-        o.prove(1, 0, &BIG);
+        o.prove(1, 0);
         o.insert(5, "10.0.0.5".parse().unwrap());
         o.insert(6, "10.0.0.6".parse().unwrap());
         assert_eq!(
@@ -543,36 +535,37 @@ mod tests {
 
     #[test]
     fn a_key_past_its_share_of_one_addresss_places_gives_up_its_oldest() {
-        // One address (a NAT) with room for 8: one key's holders may not
-        // keep more than 2 proven once it is full, though the table has
-        // room (before: all 8, and every other key behind the NAT was
-        // refused until they finished).
+        // One address (a NAT) with room for 8: one key's holders keep no
+        // more than 2 proven of them when room is needed there, though
+        // the table has room (before: all 8, and every other key behind
+        // the NAT was refused until they finished).
         let l = PendingLimits {
             total: 1024,
             per_address: 8,
             per_prefix: 32,
         };
         let nat: IpAddr = "10.0.0.1".parse().unwrap();
+        let elsewhere: IpAddr = "10.0.0.2".parse().unwrap();
         let mut o = PendingOrder::default();
         for n in 1..=8 {
             o.insert(n, nat);
         }
+        o.insert(9, elsewhere);
         for n in 1..=7 {
-            assert!(o.prove(n, 0, &l).is_empty() || n > 2, "cut at {n}");
+            o.prove(n, 0);
         }
-        let mut o = PendingOrder::default();
-        for n in 1..=8 {
-            o.insert(n, nat);
+        o.prove(8, 1);
+        o.prove(9, 0);
+        assert_eq!(o.over_share(nat, Full::Address, &l), Some((1, 0)));
+        // The total is far from full: nothing is over there.
+        assert_eq!(o.over_share(nat, Full::Total, &l), None);
+        for n in 1..=4 {
+            o.remove(n);
         }
-        assert!(o.prove(1, 0, &l).is_empty());
-        assert!(o.prove(2, 0, &l).is_empty());
-        assert!(o.prove(3, 1, &l).is_empty());
-        assert_eq!(o.prove(4, 0, &l), vec![(1, Full::Address)]);
-        o.remove(1);
-        // Below the address's bound again: no cut.
-        assert!(o.prove(5, 0, &l).is_empty());
-        // Another address of the same /64 is its own: an IPv6 /64 is cut
-        // at a quarter of its own bound.
+        assert_eq!(o.over_share(nat, Full::Address, &l), Some((5, 0)));
+        o.remove(5);
+        assert_eq!(o.over_share(nat, Full::Address, &l), None);
+        // An IPv6 /64 is cut at a quarter of its own bound.
         let v6 = |i: u16| -> IpAddr { format!("2001:db8::{i}").parse().unwrap() };
         let l = PendingLimits {
             total: 1024,
@@ -582,11 +575,10 @@ mod tests {
         let mut o = PendingOrder::default();
         for n in 1..=8u64 {
             o.insert(n, v6(n as u16));
+            o.prove(n, (n % 3) as usize);
         }
-        for n in 1..=2 {
-            assert!(o.prove(n, 0, &l).is_empty());
-        }
-        assert_eq!(o.prove(3, 0, &l), vec![(1, Full::Prefix)]);
+        // Keys 1 and 2 hold three each, key 0 two: key 1 (the lower) gives.
+        assert_eq!(o.over_share(v6(20), Full::Prefix, &l), Some((1, 1)));
         assert!(Full::Prefix
             .share_reason(&l, v6(1), "fleet")
             .contains("8 handshakes pending from 2001:db8::/64 (--max-pending-per-prefix); key \"fleet\" holds more than its 2 (a quarter)"));

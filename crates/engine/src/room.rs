@@ -11,7 +11,9 @@
 //! bound, and on a loaded host their connections may be accepted before
 //! their first frames arrive. Past twice the bounds, one that has had a
 //! turn of the handshake loop to be read goes, whatever its age (silent
-//! first, most flood-like source first); with none, the new connection is
+//! first, most flood-like source first); with none, the oldest proven one
+//! of a key holding more than its share of the full bound goes
+//! ([`PendingOrder::over_share`]); with none, the new connection is
 //! refused.
 
 use crate::pending::{Chosen, Full, Pass, PendingLimits, PendingOrder, Room};
@@ -35,6 +37,9 @@ pub(crate) enum Choice {
     Admit,
     /// Close this handshake (telling it this reason), then choose again.
     Close(u64, String),
+    /// Close this proven handshake of this key, which holds more than its
+    /// share of the full bound, then choose again.
+    CloseOverShare(u64, usize, Full),
     /// Refuse the new connection, telling it this reason.
     Refuse(String),
 }
@@ -84,7 +89,10 @@ pub(crate) fn choose(
             Room::Full(full) => last_full = full,
         }
     }
-    Choice::Refuse(last_full.refusal(&hard, ip))
+    match order.over_share(ip, last_full, l) {
+        Some((n, key)) => Choice::CloseOverShare(n, key, last_full),
+        None => Choice::Refuse(last_full.refusal(&hard, ip)),
+    }
 }
 
 #[cfg(test)]
@@ -137,5 +145,37 @@ mod tests {
             Choice::Close(2, _) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn past_twice_the_bound_a_key_over_its_share_gives_way_and_others_are_refused() {
+        let l = PendingLimits {
+            total: 4,
+            per_address: 8,
+            per_prefix: 8,
+        };
+        let new: IpAddr = "10.0.0.9".parse().unwrap();
+        let read = |_: u64| Facts {
+            aged: true,
+            silent: false,
+            read_once: true,
+        };
+        // Twice the bound, all proven by key 3: its oldest gives way.
+        let mut o = PendingOrder::default();
+        for n in 1..=8 {
+            o.insert(n, format!("10.0.0.{n}").parse().unwrap());
+            o.prove(n, 3);
+        }
+        assert_eq!(
+            choose(&o, new, &l, read),
+            Choice::CloseOverShare(1, 3, Full::Total)
+        );
+        // Eight keys with one each hold no more than their share: refused.
+        let mut o = PendingOrder::default();
+        for n in 1..=8 {
+            o.insert(n, format!("10.0.0.{n}").parse().unwrap());
+            o.prove(n, n as usize);
+        }
+        assert!(matches!(choose(&o, new, &l, read), Choice::Refuse(_)));
     }
 }
