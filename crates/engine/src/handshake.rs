@@ -441,7 +441,8 @@ fn settle(
                 (Some(k), Some(ring)) => gk.shared.note_key(&ring[k].1.name),
                 _ => gk.keys.is_none(),
             };
-            let slot = match ClientSlot::take(&gk.shared, Some(c.peer.ip()), recent) {
+            let name = key.zip(gk.keys.as_ref()).map(|(k, r)| r[k].1.name.as_str());
+            let slot = match ClientSlot::take(&gk.shared, Some(c.peer.ip()), name, recent) {
                 Ok(s) => s,
                 Err(reason) => {
                     // Authenticated: told in a tagged frame.

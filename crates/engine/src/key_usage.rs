@@ -43,6 +43,11 @@ pub struct Tally {
     pub memory: u64,
     /// Descriptors of running trials.
     pub descriptors: u64,
+    /// CPU budgets of running trials under a key's `max_cpu`, in
+    /// thousandths of a CPU-second per second.
+    pub cpu_milli: u64,
+    /// `--load` workers running trials hold on the server.
+    pub load_workers: u64,
 }
 
 impl Tally {
@@ -52,6 +57,8 @@ impl Tally {
         self.rate_bps = self.rate_bps.saturating_add(o.rate_bps);
         self.memory = self.memory.saturating_add(o.memory);
         self.descriptors = self.descriptors.saturating_add(o.descriptors);
+        self.cpu_milli = self.cpu_milli.saturating_add(o.cpu_milli);
+        self.load_workers = self.load_workers.saturating_add(o.load_workers);
     }
 
     fn sub(&mut self, o: &Tally) {
@@ -60,6 +67,8 @@ impl Tally {
         self.rate_bps -= o.rate_bps;
         self.memory -= o.memory;
         self.descriptors -= o.descriptors;
+        self.cpu_milli -= o.cpu_milli;
+        self.load_workers -= o.load_workers;
     }
 }
 
@@ -160,14 +169,16 @@ impl Usage {
         })
     }
 
-    /// Counts trial `p` of `owner` (holding `key`, if any) against every
-    /// budget; the grant holds its share until dropped. The refusal is one
-    /// line naming the key or server limit and what was asked.
+    /// Counts trial `p` of `owner` (holding `key`, if any), with `workers`
+    /// `--load` workers on the server, against every budget; the grant
+    /// holds its share until dropped. The refusal is one line naming the
+    /// key or server limit and what was asked.
     pub fn trial(
         self: &Arc<Self>,
         owner: Owner,
         key: Option<&KeyPolicy>,
         p: &TrialParams,
+        workers: u32,
     ) -> Result<TrialGrant, String> {
         let cost = server_cost(p);
         let l = &self.limits;
@@ -182,6 +193,7 @@ impl Usage {
         let min_rate = l.min_send_rate_bps;
         let declared = declared_rate(p);
         let mut rate = 0u64;
+        let mut cpu_milli = 0u64;
         let hold = self.take(owner.clone(), |held, st| {
             let total = &st.total;
             let who = &named;
@@ -208,6 +220,28 @@ impl Usage {
                         ));
                     }
                     rate = want;
+                }
+                // A key's max_cpu holds for all its trials together: a
+                // trial gets what its running trials leave of it.
+                if let Some(c) = k.max_cpu {
+                    let max = (c * 1000.0).round() as u64;
+                    let left = max.saturating_sub(held.cpu_milli);
+                    if left * 4 < max {
+                        return Err(format!(
+                            "{who} allows at most {c} CPU-seconds per second in total (max_cpu), and its running trials hold {}",
+                            held.cpu_milli as f64 / 1000.0
+                        ));
+                    }
+                    cpu_milli = left;
+                }
+                // Several keys: one key's trials run at most half of the
+                // server's load workers.
+                let most = self.share(u64::from(l.max_total_load_workers));
+                if workers > 0 && self.keys > 1 && held.load_workers + u64::from(workers) > most {
+                    return Err(format!(
+                        "{who} may run at most {most} of the server's {} --load workers (half, as other keys share the server), and its running trials hold {}",
+                        l.max_total_load_workers, held.load_workers
+                    ));
                 }
             }
             if key.is_none_or(|k| k.max_rate_bps.is_none()) {
@@ -239,12 +273,15 @@ impl Usage {
                 rate_bps: rate,
                 memory: cost.memory,
                 descriptors: cost.descriptors,
+                cpu_milli,
+                load_workers: u64::from(workers),
                 ..Tally::default()
             })
         })?;
         Ok(TrialGrant {
             hold,
             rate_bps: (rate > 0).then_some(rate),
+            cpu: (cpu_milli > 0).then_some(cpu_milli as f64 / 1000.0),
             cost,
         })
     }
@@ -317,6 +354,9 @@ pub struct TrialGrant {
     /// The rate the server granted (and enforces), bit/s: the declared
     /// `--send-rate × --parallel`, or what is left of the key's `max_rate`.
     pub rate_bps: Option<u64>,
+    /// The trial's CPU budget under a key's `max_cpu`, CPU-seconds per
+    /// second: what the key's running trials left of it.
+    pub cpu: Option<f64>,
     /// The trial's buffers and descriptors.
     pub cost: TrialCost,
 }
@@ -368,23 +408,23 @@ mod tests {
         let k = key("20mbit");
         let o = Owner::Key("b".into());
         let first = u
-            .trial(o.clone(), Some(&k), &stream(15_000_000, 1))
+            .trial(o.clone(), Some(&k), &stream(15_000_000, 1), 0)
             .unwrap();
         assert_eq!(first.rate_bps, Some(15_000_000));
         assert_eq!(
-            u.trial(o.clone(), Some(&k), &stream(10_000_000, 1)).unwrap_err(),
+            u.trial(o.clone(), Some(&k), &stream(10_000_000, 1), 0).unwrap_err(),
             "key \"b\" allows at most 20mbit in total (max_rate), and its running trials hold 15mbit (asked 10mbit)"
         );
         // An rr trial gets what is left, enforced by measurement.
         let rr = TrialParams::defaults(TestKind::TcpRr);
-        let g = u.trial(o.clone(), Some(&k), &rr).unwrap();
+        let g = u.trial(o.clone(), Some(&k), &rr, 0).unwrap();
         assert_eq!(g.rate_bps, Some(5_000_000));
         drop((first, g));
         assert_eq!(u.total(), Tally::default());
         let mut rev = stream(0, 4);
         rev.send_rate_bps = None;
         rev.reverse = true;
-        let g = u.trial(o, Some(&k), &rev).unwrap();
+        let g = u.trial(o, Some(&k), &rev, 0).unwrap();
         assert_eq!(g.paced(&rev).send_rate_bps, Some(5_000_000));
     }
 
@@ -402,15 +442,15 @@ mod tests {
         p.parallel = 128;
         let o = Owner::Key("a".into());
         let a: Vec<_> = (0..3)
-            .map(|_| u.trial(o.clone(), Some(&k), &p).unwrap())
+            .map(|_| u.trial(o.clone(), Some(&k), &p, 0).unwrap())
             .collect();
-        let e = u.trial(o, Some(&k), &p).unwrap_err();
+        let e = u.trial(o, Some(&k), &p, 0).unwrap_err();
         assert!(
             e.contains("needs 128 descriptors") && e.contains("at most 500"),
             "{e}"
         );
         // Another key still gets its own half.
-        let other = u.trial(Owner::Key("v".into()), None, &p).unwrap();
+        let other = u.trial(Owner::Key("v".into()), None, &p, 0).unwrap();
         assert_eq!(u.total().descriptors, 4 * 128);
         drop((a, other));
         assert_eq!(u.total(), Tally::default());

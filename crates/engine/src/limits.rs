@@ -70,7 +70,7 @@ impl Default for Limits {
             min_send_rate_bps: 64_000,
             max_recv_work_ns_per_kb: 10_000_000,
             max_load_workers: 8,
-            max_total_load_workers: 16,
+            max_total_load_workers: default_total_load_workers(),
             max_client_memory: 256 << 20,
             max_total_memory: 1 << 30,
             max_client_descriptors: 2 * 128 + 24,
@@ -129,6 +129,12 @@ pub fn admit(p: &TrialParams, l: &Limits) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The server's default `--load` workers for all clients together: one
+/// per CPU of the host (each burns a CPU; more only share them).
+pub fn default_total_load_workers() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32)
 }
 
 /// The server's default CPU budget per trial: half the host's CPUs, at

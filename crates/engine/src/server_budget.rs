@@ -78,7 +78,21 @@ pub(crate) fn grant(
         (None, Some(a)) => Owner::Address(a.ip()),
         (None, None) => Owner::Key(String::new()),
     };
-    let grant = usage.trial(owner, key, p)?;
+    let workers = p
+        .load
+        .filter(|w| w.side == crate::workloads::side_of(p, false))
+        .map_or(0, |w| w.workers);
+    // Workers that would take a key's whole max_cpu leave the trial's own
+    // threads nothing: refused before anything is held.
+    if let Some((k, c)) = key.and_then(|k| Some((k, k.max_cpu?))) {
+        if l.enforce_grants && workers > 0 && f64::from(workers) >= c {
+            return Err(format!(
+                "key {:?}: --load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {c} (max_cpu)",
+                k.name
+            ));
+        }
+    }
+    let grant = usage.trial(owner, key, p, workers)?;
     let paced = grant.paced(p);
     if let Some(g) = grant.rate_bps.filter(|_| l.enforce_grants) {
         let burst = burst_bytes(paced.parallel, paced.write_size);
@@ -99,28 +113,17 @@ pub(crate) fn grant(
     // finish: refused); otherwise the server's --max-trial-cpu is for the
     // trial's own threads, and the workers (bounded by --max-load-workers)
     // are added to it.
-    let workers = p
-        .load
-        .filter(|w| w.side == crate::workloads::side_of(p, false))
-        .map_or(0, |w| w.workers);
     let key_cpu = key.and_then(|k| k.max_cpu);
     let cpu = if !l.enforce_grants {
         f64::INFINITY
+    } else if let Some(left) = grant.cpu {
+        // What the key's running trials left of its max_cpu.
+        left.min(l.max_trial_cpu)
     } else if key_cpu.is_some() {
         l.max_trial_cpu
     } else {
         l.max_trial_cpu + f64::from(workers)
     };
-    if let (Some(k), Some(_)) = (key, key_cpu) {
-        // Workers that would take the whole budget leave the trial's own
-        // threads nothing: refused as well.
-        if workers > 0 && f64::from(workers) >= cpu {
-            return Err(format!(
-                "key {:?}: --load with {workers} workers on the server would use {workers} CPU-seconds per second, over the trial's budget of {cpu} (max_cpu)",
-                k.name
-            ));
-        }
-    }
     let watch = TrialWatch::new(
         key.map(|k| k.name.as_str()),
         grant.rate_bps.filter(|_| l.enforce_grants),

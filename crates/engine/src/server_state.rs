@@ -46,7 +46,8 @@ pub(crate) fn rate_key(ip: IpAddr) -> IpAddr {
 pub(crate) struct Shared {
     pub(crate) limits: Limits,
     pub(crate) clients: AtomicUsize,
-    pub(crate) per_address: Mutex<HashMap<IpAddr, usize>>,
+    /// Clients per source address, each key's apart (`None`: no key).
+    pub(crate) per_address: Mutex<HashMap<(IpAddr, Option<String>), usize>>,
     pub(crate) load_workers: AtomicU32,
     /// Every control connection, so stopping the server wakes them all.
     pub(crate) connections: Canceller,
@@ -71,19 +72,23 @@ impl Shared {
 }
 
 /// A client's place among the server's connections: counted in total and
-/// per source address, released when the client's thread ends.
+/// per source address (each key's holders apart, so one key's clients
+/// behind a NAT cannot take another key's places there), released when
+/// the client's thread ends.
 pub(crate) struct ClientSlot {
     pub(crate) shared: Arc<Shared>,
-    ip: Option<IpAddr>,
+    at: Option<(IpAddr, Option<String>)>,
 }
 
 impl ClientSlot {
-    /// Takes a slot for a client from `ip` that has authenticated (or been
-    /// greeted); `recent`: its key authenticated in the [`RECENT`] before
-    /// (it may take the slots kept for such keys). Or says why there is none.
+    /// Takes a slot for a client from `ip` that has authenticated with
+    /// `key` (or been greeted); `recent`: its key authenticated in the
+    /// [`RECENT`] before (it may take the slots kept for such keys). Or
+    /// says why there is none.
     pub(crate) fn take(
         shared: &Arc<Shared>,
         ip: Option<IpAddr>,
+        key: Option<&str>,
         recent: bool,
     ) -> Result<ClientSlot, String> {
         let l = &shared.limits;
@@ -103,12 +108,14 @@ impl ClientSlot {
                 RECENT.as_secs() / 60
             ));
         }
-        if let Some(ip) = ip {
-            let n = per.entry(ip).or_insert(0);
+        let at = ip.map(|ip| (ip, key.map(str::to_string)));
+        if let Some(at) = &at {
+            let n = per.entry(at.clone()).or_insert(0);
             if *n >= l.max_per_address {
+                let whose = key.map_or_else(String::new, |k| format!(" with key {k:?}"));
                 return Err(format!(
-                    "server busy: {} clients from {ip} already (--max-per-address)",
-                    l.max_per_address
+                    "server busy: {} clients from {}{whose} already (--max-per-address)",
+                    l.max_per_address, at.0
                 ));
             }
             *n += 1;
@@ -116,7 +123,7 @@ impl ClientSlot {
         shared.clients.fetch_add(1, Ordering::SeqCst);
         Ok(ClientSlot {
             shared: shared.clone(),
-            ip,
+            at,
         })
     }
 }
@@ -128,11 +135,11 @@ impl Drop for ClientSlot {
             .per_address
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some(ip) = self.ip {
-            if let Some(n) = per.get_mut(&ip) {
+        if let Some(at) = self.at.take() {
+            if let Some(n) = per.get_mut(&at) {
                 *n -= 1;
                 if *n == 0 {
-                    per.remove(&ip);
+                    per.remove(&at);
                 }
             }
         }
@@ -182,11 +189,14 @@ mod tests {
     use super::*;
 
     fn shared(max_clients: usize) -> Arc<Shared> {
-        let limits = Limits {
+        shared_with(Limits {
             max_clients,
             max_per_address: 100,
             ..Limits::default()
-        };
+        })
+    }
+
+    fn shared_with(limits: Limits) -> Arc<Shared> {
         Arc::new(Shared {
             usage: Arc::new(crate::key_usage::Usage::new(&limits, 0, 1024)),
             limits,
@@ -203,13 +213,13 @@ mod tests {
         let s = shared(8);
         let ip = Some("10.0.0.1".parse().unwrap());
         let held: Vec<_> = (0..6)
-            .map(|_| ClientSlot::take(&s, ip, false).unwrap())
+            .map(|_| ClientSlot::take(&s, ip, None, false).unwrap())
             .collect();
-        let e = ClientSlot::take(&s, ip, false).err().unwrap();
+        let e = ClientSlot::take(&s, ip, None, false).err().unwrap();
         assert!(e.contains("kept for keys that authenticated"), "{e}");
-        let a = ClientSlot::take(&s, ip, true).unwrap();
-        let _b = ClientSlot::take(&s, ip, true).unwrap();
-        let e = ClientSlot::take(&s, ip, true).err().unwrap();
+        let a = ClientSlot::take(&s, ip, None, true).unwrap();
+        let _b = ClientSlot::take(&s, ip, None, true).unwrap();
+        let e = ClientSlot::take(&s, ip, None, true).err().unwrap();
         assert!(e.contains("(--max-clients)"), "{e}");
         drop(a);
         drop(held);
@@ -225,5 +235,31 @@ mod tests {
         assert_ne!(k("2001:db8:1:2::1"), k("2001:db8:1:3::1"));
         assert_eq!(k("::ffff:10.0.0.1"), k("10.0.0.1"));
         assert_eq!(k("10.0.0.1").to_string(), "10.0.0.1");
+    }
+
+    /// One key's idle clients behind an address (a NAT) take that key's
+    /// places there, not another key's (before: 4 idle clients of one key
+    /// left another key's holder behind the same address 0 of 10 tries).
+    #[test]
+    fn each_keys_clients_from_one_address_are_counted_apart() {
+        let s = shared_with(Limits {
+            max_per_address: 2,
+            ..Limits::default()
+        });
+        let ip = Some("10.0.0.1".parse().unwrap());
+        let held: Vec<_> = (0..2)
+            .map(|_| ClientSlot::take(&s, ip, Some("atk"), true).unwrap())
+            .collect();
+        let e = ClientSlot::take(&s, ip, Some("atk"), true).err().unwrap();
+        assert_eq!(
+            e,
+            "server busy: 2 clients from 10.0.0.1 with key \"atk\" already (--max-per-address)"
+        );
+        let victim = ClientSlot::take(&s, ip, Some("victim"), true).unwrap();
+        let keyless = ClientSlot::take(&s, ip, None, true).unwrap();
+        drop(held);
+        assert!(ClientSlot::take(&s, ip, Some("atk"), true).is_ok());
+        drop((victim, keyless));
+        assert_eq!(s.per_address.lock().unwrap().len(), 0);
     }
 }

@@ -57,6 +57,28 @@ pub fn apply_tcp(s: &Socket, p: &TrialParams) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Sets TCP_DEFER_ACCEPT on listener `s`: a connection is handed to
+/// `accept` only once its first bytes arrive (or after about `secs`), so
+/// connections that send nothing never take the accepting side's places.
+pub fn defer_accept(s: &socket2::Socket, secs: u32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v = secs as libc::c_int;
+    // SAFETY: an int option of its stated size on a live socket.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Whether `addr` is `from` (any address if `None`); an IPv4-mapped IPv6
 /// address is its IPv4 address.
 pub fn is_from(addr: &socket2::SockAddr, from: Option<std::net::IpAddr>) -> bool {

@@ -51,8 +51,10 @@ pub struct ServerLimitArgs {
     /// Most --load workers one client's trial may run on the server.
     #[arg(long, default_value = "8", value_name = "N")]
     pub max_load_workers: u32,
-    /// Most --load workers on the server for all clients together.
-    #[arg(long, default_value = "16", value_name = "N")]
+    /// Most --load workers on the server for all clients together (each
+    /// burns a CPU; with several keys, one key's trials run at most half).
+    /// Default: the host's CPUs.
+    #[arg(long, default_value_t = engine::limits::default_total_load_workers(), value_name = "N")]
     pub max_total_load_workers: u32,
     /// Most buffer memory one client's trial may take on the server (every
     /// buffer its test allocates: read, request and datagram buffers per

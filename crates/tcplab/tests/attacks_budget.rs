@@ -582,3 +582,87 @@ fn load_workers_on_the_server_count_in_the_trials_cpu_budget() {
     p.duration_s = Some(0.5);
     assert!(run(server.addr, Some(&keys.key("victim")), &p).unwrap() > 0.0);
 }
+
+/// A key's `max_cpu` holds for all its trials together: four trials of
+/// 0.4 CPU each under `max_cpu 0.5` took 1.9 CPU-s/s before (each within
+/// its own budget). Now a second trial while the first holds the key's
+/// budget is refused in one line, and another key's trial runs.
+#[test]
+fn a_keys_max_cpu_holds_for_all_its_trials_together() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("max_cpu = 0.5\n");
+    let server = keys.server();
+    let addr = server.addr;
+    let mut p = trial(TestKind::TcpStream, 1, 16 << 10, 16 << 10);
+    p.send_rate_bps = Some(1_000_000);
+    p.duration_s = Some(3.0);
+    let first = {
+        let (k, p) = (keys.key("attacker"), p.clone());
+        std::thread::spawn(move || run(addr, Some(&k), &p))
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    let mut short = p.clone();
+    short.duration_s = Some(0.5);
+    let second = run(addr, Some(&keys.key("attacker")), &short).unwrap_err();
+    let other = run(addr, Some(&keys.key("victim")), &short);
+    eprintln!("the key's second trial: {second}; another key's: {other:?}");
+    assert!(
+        second.contains(
+            "key \"attacker\" allows at most 0.5 CPU-seconds per second in total (max_cpu), and its running trials hold 0.5"
+        ),
+        "{second}"
+    );
+    assert!(other.unwrap() > 0.0);
+    assert!(first.join().unwrap().unwrap() > 0.0);
+    // Once the first has ended, the key's budget is free again.
+    assert!(run(addr, Some(&keys.key("attacker")), &short).unwrap() > 0.0);
+}
+
+/// With several keys, one key's trials run at most half of the server's
+/// `--load` workers, and their total is the host's CPUs by default: two
+/// trials of one key with 8 workers each took all 16 and every CPU before,
+/// and another key's `--load receiver:1` was refused.
+#[test]
+fn one_key_runs_at_most_half_the_servers_load_workers() {
+    let _timing = testkit::timing_lock();
+    let keys = Keys::new("");
+    let toml = keys.toml();
+    let server = ServerChild::start_unlogged(
+        None,
+        "127.0.0.1",
+        &[
+            "--keys",
+            toml.to_str().unwrap(),
+            "--max-total-load-workers",
+            "4",
+        ],
+    );
+    let addr = server.addr;
+    let mut p = trial(TestKind::TcpStream, 1, 16 << 10, 16 << 10);
+    p.send_rate_bps = Some(1_000_000);
+    p.duration_s = Some(3.0);
+    p.load = Some(record::LoadSpec {
+        side: record::LoadSide::Receiver,
+        workers: 2,
+    });
+    let first = {
+        let (k, p) = (keys.key("attacker"), p.clone());
+        std::thread::spawn(move || run(addr, Some(&k), &p))
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    let mut short = p.clone();
+    short.duration_s = Some(0.5);
+    short.load = Some(record::LoadSpec {
+        side: record::LoadSide::Receiver,
+        workers: 1,
+    });
+    let second = run(addr, Some(&keys.key("attacker")), &short).unwrap_err();
+    let other = run(addr, Some(&keys.key("victim")), &short);
+    eprintln!("the key's third worker: {second}; another key's first: {other:?}");
+    assert!(
+        second.contains("key \"attacker\" may run at most 2 of the server's 4 --load workers"),
+        "{second}"
+    );
+    assert!(other.unwrap() > 0.0);
+    assert!(first.join().unwrap().unwrap() > 0.0);
+}

@@ -337,6 +337,13 @@ pub fn start_server(
             // sets up a trial and never connects does not hold it.
             l.set_nonblocking(true)
                 .map_err(|e| EngineError::io("setting the data listener non-blocking", e))?;
+            // Every keyed connection sends its token first: one that sends
+            // nothing waits in the kernel, not in the trial's places.
+            if waits.token.is_some() {
+                sockopt::defer_accept(&l, TOKEN_WAIT.as_secs() as u32).map_err(|e| {
+                    EngineError::io("setting TCP_DEFER_ACCEPT on the data listener", e)
+                })?;
+            }
             let ports = vec![sockopt::local_port(&l)?];
             let keep = matches!(p.test, TestKind::TcpCrr | TestKind::Http).then(|| l.clone());
             let cancel = cancel.clone();
