@@ -288,7 +288,10 @@ fn a_keys_rate_holds_across_its_connections() {
         let why = results.iter().find_map(|r| r.as_ref().err()).unwrap();
         assert!(
             why.contains("key \"b\" allows at most 20mbit in total (max_rate)")
-                || why.contains("key \"b\" allows at most 16 clients"),
+                || why.contains("key \"b\" allows at most 16 clients")
+                // 32 handshakes of one key at once from one address pass
+                // twice --max-pending-per-address: its oldest make room.
+                || why.contains("key \"b\" holds more than its 2 (a quarter)"),
             "{why}"
         );
     }
