@@ -12,10 +12,13 @@
 //! while the trial has flows left to give them (a trial's owner cannot park
 //! more). When the places are taken, the oldest waiting connection that
 //! has had [`GRACE`] is looked at a last time and admitted or closed; when
-//! none has, no more are accepted until one has (they wait in the kernel's
-//! listen queue), so a connection whose token is a moment late is not
-//! closed for a newer one. A trial whose connection never comes fails with
-//! the count of connections refused.
+//! none has, the newcomer is looked at once and kept (its token whole) or
+//! closed, so a connection whose token is a moment late is not closed for
+//! a newer one, and a flood is drained as fast as it is accepted. A keyed
+//! trial's listener defers accept until the first bytes come
+//! (TCP_DEFER_ACCEPT), so its own connections arrive with their token. A
+//! trial whose connection never comes fails with the count of connections
+//! refused.
 
 use super::{tokens_match, DataWaits};
 use crate::auth::KEY_BYTES;
