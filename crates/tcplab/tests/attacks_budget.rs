@@ -595,10 +595,36 @@ fn a_keys_max_cpu_holds_for_all_its_trials_together() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("max_cpu = 0.5\n");
     let server = keys.server();
-    let addr = server.addr;
+    let short = beside_a_running_trial(&keys, server.addr, None, |second| {
+        assert!(
+            second.contains(
+                "key \"attacker\" allows at most 0.5 CPU-seconds per second in total (max_cpu), and its running trials hold 0.5"
+            ),
+            "{second}"
+        );
+    });
+    // Once the first has ended, the key's budget is free again.
+    assert!(run(server.addr, Some(&keys.key("attacker")), &short).unwrap() > 0.0);
+}
+
+/// Runs a 3 s paced stream of key "attacker" (with `load` workers on the
+/// server); while it runs, a second 0.5 s one of the same key (with one
+/// worker if `load`) is refused, `refused` checks why, and another key's
+/// runs; the first ends "ok". Returns the short trial.
+fn beside_a_running_trial(
+    keys: &Keys,
+    addr: SocketAddr,
+    load: Option<u32>,
+    refused: impl FnOnce(&str),
+) -> TrialParams {
+    let workers = |n| record::LoadSpec {
+        side: record::LoadSide::Receiver,
+        workers: n,
+    };
     let mut p = trial(TestKind::TcpStream, 1, 16 << 10, 16 << 10);
     p.send_rate_bps = Some(1_000_000);
     p.duration_s = Some(3.0);
+    p.load = load.map(workers);
     let first = {
         let (k, p) = (keys.key("attacker"), p.clone());
         std::thread::spawn(move || run(addr, Some(&k), &p))
@@ -606,19 +632,14 @@ fn a_keys_max_cpu_holds_for_all_its_trials_together() {
     std::thread::sleep(Duration::from_millis(800));
     let mut short = p.clone();
     short.duration_s = Some(0.5);
+    short.load = load.map(|_| workers(1));
     let second = run(addr, Some(&keys.key("attacker")), &short).unwrap_err();
     let other = run(addr, Some(&keys.key("victim")), &short);
     eprintln!("the key's second trial: {second}; another key's: {other:?}");
-    assert!(
-        second.contains(
-            "key \"attacker\" allows at most 0.5 CPU-seconds per second in total (max_cpu), and its running trials hold 0.5"
-        ),
-        "{second}"
-    );
+    refused(&second);
     assert!(other.unwrap() > 0.0);
     assert!(first.join().unwrap().unwrap() > 0.0);
-    // Once the first has ended, the key's budget is free again.
-    assert!(run(addr, Some(&keys.key("attacker")), &short).unwrap() > 0.0);
+    short
 }
 
 /// With several keys, one key's trials run at most half of the server's
@@ -640,32 +661,10 @@ fn one_key_runs_at_most_half_the_servers_load_workers() {
             "4",
         ],
     );
-    let addr = server.addr;
-    let mut p = trial(TestKind::TcpStream, 1, 16 << 10, 16 << 10);
-    p.send_rate_bps = Some(1_000_000);
-    p.duration_s = Some(3.0);
-    p.load = Some(record::LoadSpec {
-        side: record::LoadSide::Receiver,
-        workers: 2,
+    beside_a_running_trial(&keys, server.addr, Some(2), |second| {
+        assert!(
+            second.contains("key \"attacker\" may run at most 2 of the server's 4 --load workers"),
+            "{second}"
+        );
     });
-    let first = {
-        let (k, p) = (keys.key("attacker"), p.clone());
-        std::thread::spawn(move || run(addr, Some(&k), &p))
-    };
-    std::thread::sleep(Duration::from_millis(800));
-    let mut short = p.clone();
-    short.duration_s = Some(0.5);
-    short.load = Some(record::LoadSpec {
-        side: record::LoadSide::Receiver,
-        workers: 1,
-    });
-    let second = run(addr, Some(&keys.key("attacker")), &short).unwrap_err();
-    let other = run(addr, Some(&keys.key("victim")), &short);
-    eprintln!("the key's third worker: {second}; another key's first: {other:?}");
-    assert!(
-        second.contains("key \"attacker\" may run at most 2 of the server's 4 --load workers"),
-        "{second}"
-    );
-    assert!(other.unwrap() > 0.0);
-    assert!(first.join().unwrap().unwrap() > 0.0);
 }
