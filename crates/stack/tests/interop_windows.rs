@@ -261,9 +261,10 @@ fn the_stack_scales_a_4_mib_receive_window_for_linux_over_tap() {
 /// 2, sending: Linux with SO_RCVBUF 4 MiB; the stack, sending 64 MB from a
 /// 4 MiB buffer, uses Linux's scaled window: Linux's window reaches 4 MiB
 /// (its autotuning offers more than that here, about 5 MB) and more than
-/// 1 MiB is in flight (1.3–2.0 MB on this host on 2026-11-28; with 32 MB
-/// it was 1.0–1.4 MB, too near the line; cwnd, not the window, holds it
-/// there).
+/// 256 KiB is in flight, four times what an unscaled window (64 KiB) allows.
+/// How far above that the peak goes is set by the stack's cwnd and by how
+/// fast Linux's reader drains beside it, not by the window: 0.88-2.0 MB on
+/// this host (2026-11-28/29), so a 1 MiB bar failed one CI run in four.
 fn stack_uses_a_scaled_window(kind: TunKind, subnet: u8) {
     let Some(first) = row("win", kind, subnet, four_mib(), DropPlan::default()) else {
         return;
@@ -308,16 +309,20 @@ fn stack_uses_a_scaled_window(kind: TunKind, subnet: u8) {
         "Linux's window reached {}, not 4 MiB",
         side.max_send_window
     );
-    assert!(side.counters.max_in_flight > 1 << 20, "{:?}", side.counters);
+    assert!(
+        side.counters.max_in_flight > 4 * 65_535,
+        "no more in flight than four unscaled windows: {:?}",
+        side.counters
+    );
 }
 
 #[test]
-fn the_stack_uses_linuxs_4_mib_window_with_over_1_mib_in_flight_over_tun() {
+fn the_stack_uses_linuxs_4_mib_window_with_over_256_kib_in_flight_over_tun() {
     stack_uses_a_scaled_window(TunKind::Tun, 7);
 }
 
 #[test]
-fn the_stack_uses_linuxs_4_mib_window_with_over_1_mib_in_flight_over_tap() {
+fn the_stack_uses_linuxs_4_mib_window_with_over_256_kib_in_flight_over_tap() {
     stack_uses_a_scaled_window(TunKind::Tap, 8);
 }
 
