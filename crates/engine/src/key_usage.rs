@@ -13,6 +13,7 @@
 use crate::fd_limit::split;
 use crate::key_policy::KeyPolicy;
 use crate::limits::{binary_bytes, Limits};
+use crate::owner_cpu::{Meter, OwnerCpu};
 use crate::trial_cost::{server_cost, TrialCost};
 use crate::workloads::side_of;
 use record::numbers::rate_text;
@@ -43,9 +44,6 @@ pub struct Tally {
     pub memory: u64,
     /// Descriptors of running trials.
     pub descriptors: u64,
-    /// CPU budgets of running trials under a key's `max_cpu`, in
-    /// thousandths of a CPU-second per second.
-    pub cpu_milli: u64,
     /// `--load` workers running trials hold on the server.
     pub load_workers: u64,
 }
@@ -57,7 +55,6 @@ impl Tally {
         self.rate_bps = self.rate_bps.saturating_add(o.rate_bps);
         self.memory = self.memory.saturating_add(o.memory);
         self.descriptors = self.descriptors.saturating_add(o.descriptors);
-        self.cpu_milli = self.cpu_milli.saturating_add(o.cpu_milli);
         self.load_workers = self.load_workers.saturating_add(o.load_workers);
     }
 
@@ -67,7 +64,6 @@ impl Tally {
         self.rate_bps -= o.rate_bps;
         self.memory -= o.memory;
         self.descriptors -= o.descriptors;
-        self.cpu_milli -= o.cpu_milli;
         self.load_workers -= o.load_workers;
     }
 }
@@ -84,6 +80,8 @@ pub struct Usage {
     debts: crate::overuse::Debts<Owner>,
     /// Keys the server knows (0: keyless).
     keys: usize,
+    /// What each owner's running trials use of the CPU together.
+    cpu: Arc<OwnerCpu<Owner>>,
     state: Mutex<State>,
 }
 
@@ -113,6 +111,7 @@ impl Usage {
             shared: keys != 1,
             debts: Default::default(),
             keys,
+            cpu: Arc::default(),
             state: Mutex::default(),
         }
     }
@@ -193,7 +192,6 @@ impl Usage {
         let min_rate = l.min_send_rate_bps;
         let declared = declared_rate(p);
         let mut rate = 0u64;
-        let mut cpu_milli = 0u64;
         let hold = self.take(owner.clone(), |held, st| {
             let total = &st.total;
             let who = &named;
@@ -220,19 +218,6 @@ impl Usage {
                         ));
                     }
                     rate = want;
-                }
-                // A key's max_cpu holds for all its trials together: a
-                // trial gets what its running trials leave of it.
-                if let Some(c) = k.max_cpu {
-                    let max = (c * 1000.0).round() as u64;
-                    let left = max.saturating_sub(held.cpu_milli);
-                    if left * 4 < max {
-                        return Err(format!(
-                            "{who} allows at most {c} CPU-seconds per second in total (max_cpu), and its running trials hold {}",
-                            held.cpu_milli as f64 / 1000.0
-                        ));
-                    }
-                    cpu_milli = left;
                 }
                 // Several keys: one key's trials run at most half of the
                 // server's load workers.
@@ -273,7 +258,6 @@ impl Usage {
                 rate_bps: rate,
                 memory: cost.memory,
                 descriptors: cost.descriptors,
-                cpu_milli,
                 load_workers: u64::from(workers),
                 ..Tally::default()
             })
@@ -281,7 +265,6 @@ impl Usage {
         Ok(TrialGrant {
             hold,
             rate_bps: (rate > 0).then_some(rate),
-            cpu: (cpu_milli > 0).then_some(cpu_milli as f64 / 1000.0),
             cost,
         })
     }
@@ -309,6 +292,23 @@ impl Usage {
     pub fn held(&self, owner: &Owner) -> Tally {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.owners.get(owner).copied().unwrap_or_default()
+    }
+
+    /// Whether the server has several keys (each gets a share of it).
+    pub fn several_keys(&self) -> bool {
+        self.keys > 1
+    }
+
+    /// Counts a trial of `owner` among its running trials' CPU, held to
+    /// `base` CPU-seconds per second together plus `extra` while it runs.
+    pub fn cpu_meter(&self, owner: Owner, base: f64, extra: f64) -> Meter<Owner> {
+        self.cpu.join(owner, base, extra)
+    }
+
+    /// What `owner`'s running trials use of the CPU together, and what
+    /// their `--load` workers add to its budget (CPU-seconds per second).
+    pub fn cpu_used(&self, owner: &Owner) -> (f64, f64) {
+        self.cpu.used(owner)
     }
 
     /// What all owners hold now.
@@ -354,9 +354,6 @@ pub struct TrialGrant {
     /// The rate the server granted (and enforces), bit/s: the declared
     /// `--send-rate × --parallel`, or what is left of the key's `max_rate`.
     pub rate_bps: Option<u64>,
-    /// The trial's CPU budget under a key's `max_cpu`, CPU-seconds per
-    /// second: what the key's running trials left of it.
-    pub cpu: Option<f64>,
     /// The trial's buffers and descriptors.
     pub cost: TrialCost,
 }

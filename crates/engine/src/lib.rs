@@ -27,6 +27,7 @@ pub mod limits;
 pub mod load;
 pub mod metrics;
 pub mod overuse;
+pub mod owner_cpu;
 pub mod pace;
 pub mod pattern;
 pub mod pending;

@@ -20,7 +20,10 @@
 //! by the window, at most the budget (CPU-seconds per wall second). A
 //! one-flow trial's threads cannot use more than one CPU-second per second,
 //! so the default budget (half the host's CPUs, at least 1.5) never ends
-//! one.
+//! one. An owner's running trials are also held together, to its key's
+//! `max_cpu` or (with several keys) to `--max-trial-cpu` and their `--load`
+//! workers: each look reports the trial's use, and the busiest of an owner
+//! over its budget is ended ([`crate::owner_cpu`]).
 //!
 //! After each trial the server gives freed memory back to the kernel
 //! ([`return_memory`]); at start it fixes malloc's mmap threshold so large
@@ -31,6 +34,7 @@ use crate::key_policy::KeyPolicy;
 use crate::key_usage::{Owner, TrialGrant, Usage};
 use crate::limits::Limits;
 use crate::overuse::Overuse;
+use crate::owner_cpu::Meter;
 use crate::tcpinfo::TcpInfo;
 use record::TrialParams;
 use std::collections::{HashMap, VecDeque};
@@ -92,6 +96,32 @@ pub(crate) fn grant(
             ));
         }
     }
+    // A key's trials together are held to its max_cpu or, with several
+    // keys, to --max-trial-cpu and their --load workers: a trial that
+    // would find less than a quarter of that left is refused now.
+    let key_cpu = key.and_then(|k| k.max_cpu);
+    let together = match key {
+        _ if !l.enforce_grants => None,
+        Some(_) if key_cpu.is_some() => key_cpu.map(|c| (c, 0.0)),
+        Some(_) if usage.several_keys() => Some((l.max_trial_cpu, f64::from(workers))),
+        _ => None,
+    };
+    let field = if key_cpu.is_some() {
+        "max_cpu"
+    } else {
+        "--max-trial-cpu for each key's trials together"
+    };
+    if let (Some((base, extra)), Some(k)) = (together, key) {
+        let (used, extras) = usage.cpu_used(&owner);
+        if (base + extras + extra - used) * 4.0 < base {
+            return Err(format!(
+                "key {:?}: its running trials use {used:.2} CPU-seconds per second of its {:.2} ({field}), leaving less than a quarter for another",
+                k.name,
+                base + extras
+            ));
+        }
+    }
+    let meter = together.map(|(base, extra)| (usage.cpu_meter(owner.clone(), base, extra), field));
     let grant = usage.trial(owner, key, p, workers)?;
     let paced = grant.paced(p);
     if let Some(g) = grant.rate_bps.filter(|_| l.enforce_grants) {
@@ -113,24 +143,21 @@ pub(crate) fn grant(
     // finish: refused); otherwise the server's --max-trial-cpu is for the
     // trial's own threads, and the workers (bounded by --max-load-workers)
     // are added to it.
-    let key_cpu = key.and_then(|k| k.max_cpu);
     let cpu = if !l.enforce_grants {
         f64::INFINITY
-    } else if let Some(left) = grant.cpu {
-        // What the key's running trials left of its max_cpu.
-        left.min(l.max_trial_cpu)
     } else if key_cpu.is_some() {
         l.max_trial_cpu
     } else {
         l.max_trial_cpu + f64::from(workers)
     };
-    let watch = TrialWatch::new(
+    let mut watch = TrialWatch::new(
         key.map(|k| k.name.as_str()),
         grant.rate_bps.filter(|_| l.enforce_grants),
         cpu,
         paced.parallel,
         paced.write_size,
     );
+    watch.together = meter;
     Ok((grant, paced, watch))
 }
 
@@ -168,6 +195,9 @@ pub(crate) struct TrialWatch {
     cpu_ns: u64,
     /// (bytes, CPU ns, when) at the last look.
     last: (u64, u64, Instant),
+    /// Its place among its owner's running trials, whose CPU is held
+    /// together ([`crate::owner_cpu`]).
+    together: Option<(Meter<Owner>, &'static str)>,
 }
 
 impl TrialWatch {
@@ -193,6 +223,7 @@ impl TrialWatch {
             cpu_last: HashMap::new(),
             cpu_ns: 0,
             last: (0, 0, Instant::now()),
+            together: None,
         }
     }
 
@@ -274,7 +305,24 @@ impl TrialWatch {
                 }
             }
         }
-        None
+        // What it uses now, among its owner's trials: over the last
+        // window, or since it started less its start-up slack.
+        let elapsed = now.duration_since(self.started).as_secs_f64();
+        let rate = if span >= WINDOW {
+            Some((cpu - c0) as f64 / 1e9 / span.as_secs_f64())
+        } else {
+            (elapsed >= 0.3).then(|| (cpu as f64 / 1e9 - CPU_SLACK_S).max(0.0) / elapsed)
+        };
+        let (meter, field) = self.together.as_ref()?;
+        let over = meter.report(rate?)?;
+        Some(format!(
+            "{who}its {} running trials used {:.2} CPU-seconds per second together, over its {:.2} ({}): this one, the busiest at {:.2}, ended",
+            over.trials,
+            over.sum,
+            over.budget,
+            field,
+            over.own
+        ))
     }
 
     /// What the trial took beyond its grant × its time (and its first
