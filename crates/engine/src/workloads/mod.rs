@@ -331,7 +331,12 @@ pub fn start_server(
             (h, ports, None)
         }
         _ => {
-            let l = Arc::new(sockopt::tcp_listener(any, &p, 1024)?);
+            // The backlog also bounds the SYN queue, where a deferring
+            // listener's silent connections wait: past it the kernel
+            // answers with syncookies, which round the server's MSS down
+            // to its table (536, 1300, 1440 or 1460). 4096, Linux's
+            // default somaxconn, makes a flood need four times as many.
+            let l = Arc::new(sockopt::tcp_listener(any, &p, 4096)?);
             // Accepting polls the listener with the connections waiting for
             // their token, each call within `data_within`: a client that
             // sets up a trial and never connects does not hold it.
