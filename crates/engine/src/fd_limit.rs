@@ -58,7 +58,7 @@ pub struct FdLimit {
 /// `max_parallel` sockets, two each with sendfile's memfd), two per pending handshake (up to twice the bound is spared for
 /// proven and fresh handshakes), and [`FIXED_DESCRIPTORS`].
 pub fn needed(limits: &Limits, pending: usize) -> u64 {
-    let listener = 1 + crate::workloads::admission::MAX_PENDING as u64;
+    let listener = 1 + crate::workloads::admission::HELD_MOST as u64;
     let per_trial = limits
         .max_client_descriptors
         .min(2 * u64::from(limits.max_parallel) + listener);
@@ -185,8 +185,8 @@ mod tests {
             max_clients: 1000,
             ..Limits::default()
         };
-        assert_eq!(needed(&l, 0), 1000 * 274 + 64);
-        assert_eq!(needed(&Limits::default(), 1024), 32 * 274 + 2048 + 64);
+        assert_eq!(needed(&l, 0), 1000 * 338 + 64);
+        assert_eq!(needed(&Limits::default(), 1024), 32 * 338 + 2048 + 64);
     }
 
     #[test]

@@ -88,9 +88,9 @@ pub fn server_cost(p: &TrialParams) -> TrialCost {
             .saturating_add(shared)
             .saturating_add(threads)
             .saturating_add(n.saturating_mul(per_conn)),
-        // A data listener also holds up to MAX_PENDING connections waiting
-        // for their token.
-        descriptors: listener * (1 + crate::workloads::admission::MAX_PENDING as u64)
+        // A data listener also holds up to HELD_MOST connections waiting
+        // for their token (in places or on probation).
+        descriptors: listener * (1 + crate::workloads::admission::HELD_MOST as u64)
             + n.saturating_mul(per_conn_fds),
     }
 }
@@ -125,7 +125,7 @@ mod tests {
         let c = server_cost(&p);
         assert!(c.memory >= 128 * (16 << 20), "{c:?}");
         assert!(c.memory < 129 * (16 << 20) + (16 << 20), "{c:?}");
-        assert_eq!(c.descriptors, 1 + 16 + 128);
+        assert_eq!(c.descriptors, 1 + 80 + 128);
         assert_eq!(sizing_flags(&p), "tcp-rr --parallel 128 --write-size 16M");
     }
 
@@ -143,7 +143,7 @@ mod tests {
             "{fwd:?} {rev:?}"
         );
         p.api = Api::Sendfile;
-        assert_eq!(server_cost(&p).descriptors, 1 + 16 + 8);
+        assert_eq!(server_cost(&p).descriptors, 1 + 80 + 8);
         let mut u = TrialParams::defaults(TestKind::UdpStream);
         u.parallel = 100;
         assert_eq!(server_cost(&u).descriptors, 100);

@@ -66,7 +66,7 @@ pub struct ServerLimitArgs {
     #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = size)]
     pub max_total_memory: u64,
     /// Most descriptors (data sockets) one client's trial may hold.
-    #[arg(long, default_value = "280", value_name = "N")]
+    #[arg(long, default_value = "344", value_name = "N")]
     pub max_client_descriptors: u64,
     /// Most CPU one trial's server threads may use, in CPU-seconds per
     /// second over 2 s (default: half the host's CPUs, at least 1.5); a

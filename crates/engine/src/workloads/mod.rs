@@ -225,7 +225,7 @@ pub struct DataWaits {
 }
 
 use admission::{Flows, Gate};
-pub use admission::{MAX_PENDING, TOKEN_WAIT};
+pub use admission::{HELD_MOST, MAX_PENDING, TOKEN_WAIT};
 
 /// Whether a received token is the trial's (compared in constant time).
 pub(crate) fn tokens_match(want: &Nonce, got: &[u8]) -> bool {
