@@ -20,12 +20,11 @@ use crate::auth::{
 };
 use crate::early_proof::{unix_now, EarlyProofs};
 use crate::key_policy::KeyRing;
-use crate::pending::{Full, PendingLimits, PendingOrder};
+use crate::pending::{PendingLimits, PendingOrder};
 use crate::proto::{
     encode_body, header, parse_body, parse_header, FrameError, Message, HEADER_BYTES,
     PRE_AUTH_MAX_FRAME, PRE_AUTH_MAX_FRAMES, VERSION,
 };
-use crate::room::{choose, Choice, Facts};
 use crate::server_log::{LogGate, ServerEvent};
 use crate::server_state::{ClientSlot, Shared};
 use crate::session::{Framing, SessionKeys, Side, Transcript};
@@ -38,6 +37,10 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+#[path = "handshake_admit.rs"]
+mod admit;
+use admit::{admit, close, keep_if_proven};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Reply bytes a connection that does not read may leave unsent.
@@ -202,7 +205,7 @@ pub(crate) fn run(
                     Ok((stream, peer)) => {
                         let n = next_id;
                         next_id += 1;
-                        admit(
+                        let provisional = admit(
                             n, stream, peer, handshake, round, &mut conns, &mut order, &poll, gk,
                         );
                         // Its first frame has usually arrived with the
@@ -211,6 +214,9 @@ pub(crate) fn run(
                         if let Some(c) = conns.get_mut(&n) {
                             let next = c.pump(gk);
                             settle(n, next, &mut conns, &mut order, &poll, gk, &mut greeted);
+                        }
+                        if let Some(why) = provisional {
+                            keep_if_proven(n, why, &mut conns, &mut order, &poll, gk);
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -247,141 +253,6 @@ pub(crate) fn run(
     }
 }
 
-/// Takes in a new connection, closing the oldest of its kind if the
-/// pending bounds are reached.
-#[allow(clippy::too_many_arguments)]
-fn admit(
-    n: u64,
-    mut stream: TcpStream,
-    peer: SocketAddr,
-    handshake: Duration,
-    round: u64,
-    conns: &mut HashMap<u64, Conn>,
-    order: &mut PendingOrder,
-    poll: &Poll,
-    gk: &Gatekeeper,
-) {
-    // Room is made as `room::choose` says.
-    let now = Instant::now();
-    let ip = peer.ip();
-    loop {
-        let facts = |n: u64| {
-            conns.get(&n).map_or(
-                Facts {
-                    aged: true,
-                    silent: true,
-                    read_once: true,
-                },
-                |c| Facts {
-                    aged: c
-                        .by
-                        .checked_sub(handshake)
-                        .is_none_or(|at| now >= at + FIRST_FRAME_GRACE),
-                    silent: c.frames == 0 && c.inbuf.is_empty(),
-                    read_once: c.round < round,
-                },
-            )
-        };
-        let (old, reason) = match choose(order, ip, &gk.pending, facts) {
-            Choice::Admit => break,
-            Choice::Close(n, why) => (n, why),
-            Choice::CloseOverShare(n, key, full) => {
-                close_over_share((n, full), key, conns, order, poll, gk);
-                continue;
-            }
-            Choice::Refuse(why) => {
-                refuse(stream, peer, &why, gk);
-                return;
-            }
-        };
-        if let Some(c) = conns.get_mut(&old) {
-            c.reply(&Message::Error {
-                message: reason.clone(),
-            });
-            gk.gate.emit_limited(
-                c.peer,
-                &ServerEvent::Refused {
-                    peer: c.peer,
-                    key: None,
-                    reason,
-                },
-            );
-        }
-        close(old, conns, order, poll);
-    }
-    let _ = stream.set_nodelay(true);
-    if poll
-        .registry()
-        .register(&mut stream, Token(n as usize), Interest::READABLE)
-        .is_err()
-    {
-        return;
-    }
-    order.insert(n, peer.ip());
-    conns.insert(
-        n,
-        Conn {
-            stream,
-            peer,
-            by: Instant::now() + handshake,
-            inbuf: Vec::new(),
-            out: Vec::new(),
-            stage: Stage::Hello,
-            transcript: Transcript::default(),
-            writable: true,
-            frames: 0,
-            proven: false,
-            round,
-        },
-    );
-}
-
-/// Tells a new connection, not yet taken in, why it is refused (one frame,
-/// written once without waiting), logs it within the log limits and
-/// closes it.
-fn refuse(mut stream: TcpStream, peer: SocketAddr, reason: &str, gk: &Gatekeeper) {
-    let _ = stream.write(&plain_frame(&Message::Error {
-        message: reason.to_string(),
-    }));
-    gk.gate.emit_limited(
-        peer,
-        &ServerEvent::Refused {
-            peer,
-            key: None,
-            reason: reason.to_string(),
-        },
-    );
-}
-
-/// Closes handshake `old`, the oldest proven one of key `key`, which is
-/// past the key's share of the reached bound `full`, telling it and the
-/// log why.
-fn close_over_share(
-    (old, full): (u64, Full),
-    key: usize,
-    conns: &mut HashMap<u64, Conn>,
-    order: &mut PendingOrder,
-    poll: &Poll,
-    gk: &Gatekeeper,
-) {
-    let name = gk.keys.as_ref().map(|r| r[key].1.name.clone());
-    if let Some(c) = conns.get_mut(&old) {
-        let reason = full.share_reason(&gk.pending, c.peer.ip(), name.as_deref().unwrap_or("?"));
-        c.reply(&Message::Error {
-            message: reason.clone(),
-        });
-        gk.gate.emit_key_holder(
-            c.peer,
-            &ServerEvent::Refused {
-                peer: c.peer,
-                key: name.clone(),
-                reason,
-            },
-        );
-    }
-    close(old, conns, order, poll);
-}
-
 /// `m` as one untagged frame (empty if it cannot be encoded).
 fn plain_frame(m: &Message) -> Vec<u8> {
     let Ok(payload) = encode_body(m) else {
@@ -390,13 +261,6 @@ fn plain_frame(m: &Message) -> Vec<u8> {
     let mut frame = header(VERSION, payload.len()).to_vec();
     frame.extend_from_slice(&payload);
     frame
-}
-
-fn close(n: u64, conns: &mut HashMap<u64, Conn>, order: &mut PendingOrder, poll: &Poll) {
-    order.remove(n);
-    if let Some(mut c) = conns.remove(&n) {
-        let _ = poll.registry().deregister(&mut c.stream);
-    }
 }
 
 /// Acts on what a connection's bytes came to.

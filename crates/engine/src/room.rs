@@ -95,6 +95,47 @@ pub(crate) fn choose(
     }
 }
 
+/// For connection `n` from `ip`, taken in past twice a bound (where
+/// [`choose`] found every handshake young and unread: a flood reopening
+/// its connections as fast as they close) and read once: if its first
+/// frame proved a key, the handshake to close for it, unproven ones first
+/// whatever their age (silent first), then the oldest proven one of a key
+/// over its share; otherwise, or with none to close, refuse it (`why`).
+/// So a key holder behind a flooded address is served, and a flood's own
+/// newcomers are still refused.
+pub(crate) fn for_provisional(
+    order: &PendingOrder,
+    n: u64,
+    ip: IpAddr,
+    l: &PendingLimits,
+    silent: impl Fn(u64) -> bool,
+    why: String,
+) -> Choice {
+    if !order.is_proven(n) {
+        return Choice::Refuse(why);
+    }
+    let hard = hard(l);
+    let unproven = |m: u64| m != n && !order.is_proven(m);
+    let silent_unproven = |m: u64| unproven(m) && silent(m);
+    type Rule<'a> = &'a dyn Fn(u64) -> bool;
+    let steps: [(Rule, Chosen); 2] = [
+        (&silent_unproven, Chosen::Silent),
+        (&unproven, Chosen::Oldest),
+    ];
+    let mut last_full = Full::Total;
+    for (rule, chosen) in steps {
+        match order.room(ip, &hard, rule, Pass::Any) {
+            Room::Fits => return Choice::Admit,
+            Room::Close(m, full) => return Choice::Close(m, full.reason(l, ip, chosen)),
+            Room::Full(full) => last_full = full,
+        }
+    }
+    match order.over_share(ip, last_full, l) {
+        Some((m, key)) if m != n => Choice::CloseOverShare(m, key, last_full),
+        _ => Choice::Refuse(why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +218,43 @@ mod tests {
             o.prove(n, n as usize);
         }
         assert!(matches!(choose(&o, new, &l, read), Choice::Refuse(_)));
+    }
+
+    /// Past twice the per-address bound, all young and unread: a proven
+    /// newcomer closes an unproven one (silent first), or the oldest of a
+    /// key over its share; an unproven newcomer is refused.
+    #[test]
+    fn a_proven_newcomer_past_twice_the_bound_makes_room_and_an_unproven_one_does_not() {
+        let l = PendingLimits {
+            total: 64,
+            per_address: 4,
+            per_prefix: 64,
+        };
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut o = PendingOrder::default();
+        for m in 0..8 {
+            o.insert(m, ip);
+        }
+        let spoke = |m: u64| m == 0;
+        // Newcomer 8, unproven: refused.
+        o.insert(8, ip);
+        assert_eq!(
+            for_provisional(&o, 8, ip, &l, |m| !spoke(m), "full".into()),
+            Choice::Refuse("full".into())
+        );
+        // Proven: the oldest silent unproven one (1, as 0 has spoken).
+        o.prove(8, 1);
+        match for_provisional(&o, 8, ip, &l, |m| !spoke(m), "full".into()) {
+            Choice::Close(1, why) => assert!(why.contains("sent nothing"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // All others proven by key 0 (over a quarter of 4): its oldest.
+        for m in 0..8 {
+            o.prove(m, 0);
+        }
+        assert!(matches!(
+            for_provisional(&o, 8, ip, &l, |_| true, "full".into()),
+            Choice::CloseOverShare(0, 0, Full::Address)
+        ));
     }
 }
