@@ -13,6 +13,7 @@ pub mod buffer;
 pub mod cancel;
 pub mod client;
 mod control_conn;
+pub mod control_pace;
 pub mod cpu;
 pub mod deadline;
 pub mod early_proof;

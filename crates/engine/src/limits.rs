@@ -51,6 +51,12 @@ pub struct Limits {
     /// Whether the server measures each trial's rate and CPU and ends one
     /// over what it granted (`server_budget`).
     pub enforce_grants: bool,
+    /// Control frames a key's clients together may send a second, past a
+    /// burst of twice as many or 400 (`control_pace`).
+    pub key_frames_per_s: f64,
+    /// Handshakes a key's holders together may complete a second, past a
+    /// burst of 64 or twice as many (`control_pace`).
+    pub key_handshakes_per_s: f64,
 }
 
 impl Default for Limits {
@@ -78,6 +84,8 @@ impl Default for Limits {
             max_client_descriptors: 2 * 128 + 88,
             max_trial_cpu: default_trial_cpu(),
             enforce_grants: true,
+            key_frames_per_s: crate::control_pace::FRAMES_PER_SECOND,
+            key_handshakes_per_s: crate::control_pace::GREETINGS_PER_SECOND,
         }
     }
 }
@@ -98,6 +106,8 @@ impl Limits {
             max_client_descriptors: u64::MAX,
             max_trial_cpu: f64::INFINITY,
             enforce_grants: false,
+            key_frames_per_s: f64::INFINITY,
+            key_handshakes_per_s: f64::INFINITY,
             ..Limits::default()
         }
     }

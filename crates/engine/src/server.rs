@@ -17,7 +17,7 @@ use crate::deadline::is_deadline;
 use crate::error::EngineError;
 use crate::handshake::{Gatekeeper, Greeted};
 use crate::key_policy::{KeyPolicy, KeyRing};
-use crate::key_usage::Usage;
+use crate::key_usage::{Owner, Usage};
 use crate::limits::{admit, validate, Limits};
 use crate::pending::PendingLimits;
 use crate::proto::{FrameError, Message};
@@ -99,6 +99,7 @@ impl Server {
                 connections: Canceller::new(),
                 usage,
                 recent_keys: Mutex::new(HashMap::new()),
+                pace: Default::default(),
             }),
             name: format!("tcplab {}", env!("CARGO_PKG_VERSION")),
             hook: None,
@@ -189,7 +190,49 @@ impl Server {
             keys,
             ..
         } = self;
+        let shared = gk.shared.clone();
         crate::handshake::run(listener, &stopping, &gk, |g: Greeted| {
+            // Handshakes a key completes are paced before a thread is
+            // started for one (`control_pace`).
+            // (A keyless server trusts its clients: not paced.)
+            let key_name = g
+                .key
+                .and_then(|k| Some(keys.as_ref()?.get(k)?.1.name.clone()));
+            let wait = key_name.as_ref().and_then(|n| {
+                shared.pace.greeting(
+                    &Owner::Key(n.clone()),
+                    Instant::now(),
+                    shared.limits.key_handshakes_per_s,
+                )
+            });
+            if let Some(wait) = wait {
+                let reason = format!(
+                    "key {:?} completes more than {} handshakes a second (after {} at once); try again in {} ms",
+                    key_name.as_deref().unwrap_or_default(),
+                    shared.limits.key_handshakes_per_s,
+                    crate::control_pace::GREETINGS_BURST.max(2.0 * shared.limits.key_handshakes_per_s),
+                    wait.as_millis().max(1)
+                );
+                let mut s = &g.stream;
+                let _ = s.set_write_timeout(Some(Duration::from_secs(1)));
+                let mut framing = g.framing.clone();
+                let _ = std::io::Write::write_all(&mut s, &g.unsent);
+                let _ = framing.write(
+                    &mut s,
+                    &Message::Error {
+                        message: reason.clone(),
+                    },
+                );
+                gate.emit_key_holder(
+                    g.peer,
+                    &ServerEvent::Refused {
+                        peer: g.peer,
+                        key: key_name,
+                        reason,
+                    },
+                );
+                return;
+            }
             let (name, hook, keys) = (name.clone(), hook.clone(), keys.clone());
             let thread_gate = gate.clone();
             let peer = g.peer;
@@ -362,6 +405,18 @@ impl<'a> Client<'a> {
                     return;
                 }
             };
+            // The server's work on a key's control frames is paced
+            // (`control_pace`): a client past the rate waits here.
+            if let Some(k) = policy {
+                let wait = self.shared.pace.frame(
+                    &Owner::Key(k.name.clone()),
+                    Instant::now(),
+                    l.key_frames_per_s,
+                );
+                if !wait.is_zero() {
+                    std::thread::sleep(wait.min(secs(l.message_s)));
+                }
+            }
             let ok = match msg {
                 Message::Check { params } => match self.refusal(&params, policy) {
                     None => s.send(&Message::Checked).is_ok(),

@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) usage: Arc<crate::key_usage::Usage>,
     /// When each key (by name) last completed a handshake.
     pub(crate) recent_keys: Mutex<HashMap<String, Instant>>,
+    /// Each key's (or address's) control frames and handshakes, paced.
+    pub(crate) pace: crate::control_pace::ControlPace<crate::key_usage::Owner>,
 }
 
 impl Shared {
@@ -205,6 +207,7 @@ mod tests {
             load_workers: AtomicU32::new(0),
             connections: Canceller::new(),
             recent_keys: Mutex::new(HashMap::new()),
+            pace: Default::default(),
         })
     }
 

@@ -73,6 +73,16 @@ pub struct ServerLimitArgs {
     /// trial over it is ended with the reason.
     #[arg(long, value_name = "CPUS")]
     pub max_trial_cpu: Option<f64>,
+    /// Control frames (check, setup, …) a key's clients together may send
+    /// a second, past a burst of 400 or two seconds' worth; a client past
+    /// it waits (its key's share of the server's own CPU).
+    #[arg(long, default_value = "200", value_name = "N")]
+    pub key_frame_rate: f64,
+    /// Handshakes a key's holders together may complete a second, past a
+    /// burst of 64 or two seconds' worth; past it a connection is refused
+    /// with how long to wait.
+    #[arg(long, default_value = "20", value_name = "N")]
+    pub key_handshake_rate: f64,
 }
 
 impl ServerLimitArgs {
@@ -86,6 +96,14 @@ impl ServerLimitArgs {
         }
         if self.max_client_descriptors == 0 {
             return Err("--max-client-descriptors must be at least 1".into());
+        }
+        for (r, flag) in [
+            (self.key_frame_rate, "--key-frame-rate"),
+            (self.key_handshake_rate, "--key-handshake-rate"),
+        ] {
+            if r.is_nan() || r <= 0.0 {
+                return Err(format!("{flag} must be over 0, got {r}"));
+            }
         }
         Ok(engine::Limits {
             max_total_memory: self.max_total_memory,
@@ -103,6 +121,8 @@ impl ServerLimitArgs {
             max_load_workers: self.max_load_workers,
             max_total_load_workers: self.max_total_load_workers,
             max_client_memory: self.max_client_memory,
+            key_frames_per_s: self.key_frame_rate,
+            key_handshakes_per_s: self.key_handshake_rate,
             ..engine::Limits::default()
         })
     }

@@ -884,7 +884,7 @@ fn a_server_says_when_its_open_file_limit_is_too_low() {
     assert_eq!(
         server.notes,
         [
-            "tcplab server: warning: the open-file limit is 512 (hard), below the 276112 descriptors that --max-clients 1000 with a widest trial each and --max-pending 1024 handshakes need; trials will be refused past 168 descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending",
+            "tcplab server: warning: the open-file limit is 512 (hard), below the 340112 descriptors that --max-clients 1000 with a widest trial each and --max-pending 1024 handshakes need; trials will be refused past 168 descriptors in total; raise it (ulimit -n) or lower --max-clients or --max-pending",
             "tcplab server: warning: the open-file limit 512 holds 28 handshakes under way, not --max-pending 1024: the bound is lowered to fit"
         ]
     );
