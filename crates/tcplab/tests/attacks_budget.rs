@@ -382,19 +382,6 @@ fn an_unpaced_stream_that_declared_a_rate_is_ended() {
     assert!(cut_off < Duration::from_secs(4), "{cut_off:?}");
 }
 
-/// The CPU-seconds process `pid` has used (user + system).
-fn cpu_s(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<u64> = after
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .map(|v| v.parse().unwrap())
-        .collect();
-    (f[0] + f[1]) as f64 / 100.0
-}
-
 /// Item 9: `--read-size 1`, and `--recv-work 10ms` on 8 flows, under a
 /// key's `max_cpu` 0.5 are ended with a one-line reason, and the server's
 /// CPU over the trial stays within the budget plus one window at two CPUs
@@ -407,7 +394,6 @@ fn trials_over_their_cpu_budget_are_ended() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("max_cpu = 0.5\n");
     let server = keys.server();
-    let pid = server.child.id();
     let k = keys.key("attacker");
     let mut small_reads = trial(TestKind::TcpStream, 1, 128 << 10, 1);
     small_reads.duration_s = Some(8.0);
@@ -418,9 +404,9 @@ fn trials_over_their_cpu_budget_are_ended() {
         ("--read-size 1", small_reads),
         ("--recv-work 10ms × 8", work),
     ] {
-        let (t0, c0) = (Instant::now(), cpu_s(pid));
+        let (t0, c0) = (Instant::now(), server.cpu_s());
         let e = run(server.addr, Some(&k), &p).unwrap_err();
-        let (secs, used) = (t0.elapsed().as_secs_f64(), cpu_s(pid) - c0);
+        let (secs, used) = (t0.elapsed().as_secs_f64(), server.cpu_s() - c0);
         eprintln!("{name}: {e}; the server used {used:.2} CPU-s in {secs:.1} s");
         assert!(
             e.contains("CPU-seconds per second") && e.contains("over its budget of 0.5"),

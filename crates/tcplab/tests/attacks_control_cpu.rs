@@ -9,8 +9,8 @@
 
 mod common;
 
+use common::keys::{two_keys, TwoKeys};
 use common::server::ServerChild;
-use common::temp_db;
 use engine::control_pace::{FRAMES_BURST, FRAMES_PER_SECOND, GREETINGS_BURST};
 use engine::{Client, Key};
 use record::{TestKind, TrialParams};
@@ -18,39 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The CPU-seconds process `pid` has used (user + system).
-fn cpu_s(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<u64> = after
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .map(|v| v.parse().unwrap())
-        .collect();
-    (f[0] + f[1]) as f64 / 100.0
-}
-
 /// A server with keys "atk" (`max_cpu` 0.5) and "victim".
-fn server() -> (tempfile::TempDir, ServerChild, Key, Key) {
-    let (dir, _db) = temp_db();
-    for name in ["atk", "victim"] {
-        Key::generate()
-            .unwrap()
-            .write_new(&dir.path().join(format!("{name}.key")))
-            .unwrap();
-    }
-    let toml = dir.path().join("keys.toml");
-    std::fs::write(
-        &toml,
-        "[[key]]\nfile = \"atk.key\"\nmax_cpu = 0.5\n\n[[key]]\nfile = \"victim.key\"\n",
-    )
-    .unwrap();
+fn server() -> (TwoKeys, ServerChild, Key, Key) {
+    let keys = two_keys("max_cpu = 0.5\n");
     let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
-    let atk = Key::read_file(&dir.path().join("atk.key")).unwrap();
-    let victim = Key::read_file(&dir.path().join("victim.key")).unwrap();
-    (dir, server, atk, victim)
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", keys.toml.to_str().unwrap()]);
+    let (atk, victim) = (keys.atk.clone(), keys.victim.clone());
+    (keys, server, atk, victim)
 }
 
 /// 4 clients of one key (the most from one address) sending `check` back
@@ -62,7 +36,6 @@ fn server() -> (tempfile::TempDir, ServerChild, Key, Key) {
 fn a_keys_control_frames_are_paced_and_cost_the_server_little() {
     let _timing = testkit::timing_lock();
     let (_dir, server, atk, victim) = server();
-    let pid = server.child.id();
     let p = TrialParams::defaults(TestKind::TcpStream);
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicUsize::new(0));
@@ -78,7 +51,7 @@ fn a_keys_control_frames_are_paced_and_cost_the_server_little() {
             })
         })
         .collect();
-    let (t0, c0) = (Instant::now(), cpu_s(pid));
+    let (t0, c0) = (Instant::now(), server.cpu_s());
     std::thread::sleep(Duration::from_secs(3));
     // Another key is not held back by this key's pace.
     let mut other = Client::connect_with_key(server.addr, Duration::from_secs(5), Some(&victim))
@@ -86,7 +59,7 @@ fn a_keys_control_frames_are_paced_and_cost_the_server_little() {
     let t = Instant::now();
     other.check(&p).expect("the other key's check");
     let other_took = t.elapsed();
-    let (secs, used) = (t0.elapsed().as_secs_f64(), cpu_s(pid) - c0);
+    let (secs, used) = (t0.elapsed().as_secs_f64(), server.cpu_s() - c0);
     stop.store(true, Ordering::SeqCst);
     let n = answered.load(Ordering::SeqCst);
     for t in spam {

@@ -16,6 +16,7 @@ mod common;
 
 use common::control::keyed_handshake_as;
 use common::delay_relay::DelayRelay;
+use common::keys::two_keys;
 use common::server::ServerChild;
 use common::temp_db;
 use engine::proto::Message;
@@ -229,35 +230,22 @@ fn one_keys_proven_handshakes_cannot_lock_out_another_key_behind_its_address() {
 /// 3 connections of key "victim" from 127.0.0.1 are then served.
 fn proven_flood(count: usize, from: impl Fn(usize) -> IpAddr, args: &[&str]) -> usize {
     let _timing = testkit::timing_lock();
-    let (dir, _db) = temp_db();
-    for name in ["atk", "victim"] {
-        Key::generate()
-            .unwrap()
-            .write_new(&dir.path().join(format!("{name}.key")))
-            .unwrap();
-    }
-    let toml = dir.path().join("keys.toml");
-    std::fs::write(
-        &toml,
-        "[[key]]\nfile = \"atk.key\"\n\n[[key]]\nfile = \"victim.key\"\n",
-    )
-    .unwrap();
+    let keys = two_keys("");
     let mut all = vec![
         "--keys",
-        toml.to_str().unwrap(),
+        keys.toml.to_str().unwrap(),
         "--handshake-timeout",
         "60s",
     ];
     all.extend_from_slice(args);
     let server = ServerChild::start_unlogged(None, "127.0.0.1", &all);
-    let atk = Key::read_file(&dir.path().join("atk.key")).unwrap();
-    let victim = Key::read_file(&dir.path().join("victim.key")).unwrap();
+    let (atk, victim) = (&keys.atk, &keys.victim);
     let held: Vec<Socket> = (0..count)
         .filter_map(|i| {
             let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
             s.bind(&SocketAddr::new(from(i), 0).into()).unwrap();
             s.connect(&server.addr.into()).ok()?;
-            std::io::Write::write_all(&mut &s, &proven_hello(&atk)).ok()?;
+            std::io::Write::write_all(&mut &s, &proven_hello(atk)).ok()?;
             // Each is read (and proved) before the next comes.
             std::thread::sleep(Duration::from_millis(5));
             Some(s)
@@ -267,7 +255,7 @@ fn proven_flood(count: usize, from: impl Fn(usize) -> IpAddr, args: &[&str]) -> 
     std::thread::sleep(Duration::from_millis(300));
     let served = (0..3)
         .filter(|_| {
-            Client::connect_with_key(server.addr, Duration::from_secs(5), Some(&victim)).is_ok()
+            Client::connect_with_key(server.addr, Duration::from_secs(5), Some(victim)).is_ok()
         })
         .count();
     drop(held);
@@ -303,31 +291,18 @@ fn proven_hello(key: &Key) -> Vec<u8> {
 #[test]
 fn a_reopening_flood_from_the_clients_address_does_not_lock_it_out() {
     let _timing = testkit::timing_lock();
-    let (dir, _db) = temp_db();
-    for name in ["atk", "victim"] {
-        Key::generate()
-            .unwrap()
-            .write_new(&dir.path().join(format!("{name}.key")))
-            .unwrap();
-    }
-    let toml = dir.path().join("keys.toml");
-    std::fs::write(
-        &toml,
-        "[[key]]\nfile = \"atk.key\"\n\n[[key]]\nfile = \"victim.key\"\n",
-    )
-    .unwrap();
+    let keys = two_keys("");
     let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()]);
-    let atk = Key::read_file(&dir.path().join("atk.key")).unwrap();
-    let victim = Key::read_file(&dir.path().join("victim.key")).unwrap();
+        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", keys.toml.to_str().unwrap()]);
+    let (atk, victim) = (&keys.atk, &keys.victim);
     let here: IpAddr = "127.0.0.1".parse().unwrap();
-    for (what, hello) in [("silent", None), ("another key's proven", Some(&atk))] {
+    for (what, hello) in [("silent", None), ("another key's proven", Some(atk))] {
         let churn = Reopen::start(64, here, server.addr, hello);
         std::thread::sleep(Duration::from_millis(300));
         let mut errors = Vec::new();
         let served = (0..12)
             .filter(|_| {
-                match Client::connect_with_key(server.addr, Duration::from_secs(5), Some(&victim)) {
+                match Client::connect_with_key(server.addr, Duration::from_secs(5), Some(victim)) {
                     Ok(_) => true,
                     Err(e) => {
                         errors.push(e.to_string());

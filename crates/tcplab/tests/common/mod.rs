@@ -6,6 +6,7 @@ pub mod browser;
 pub mod control;
 pub mod delay_relay;
 pub mod fleet_hosts;
+pub mod keys;
 pub mod lockout;
 pub mod server;
 
