@@ -350,6 +350,11 @@ fn settle(
 }
 
 impl Conn {
+    /// Whether it has sent no byte yet.
+    fn is_silent(&self) -> bool {
+        self.frames == 0 && self.inbuf.is_empty()
+    }
+
     /// Reads what has arrived, acts on each whole frame, writes what is due.
     fn pump(&mut self, gk: &Gatekeeper) -> Next {
         if self.writable && !self.flush() {

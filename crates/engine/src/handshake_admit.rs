@@ -46,7 +46,7 @@ pub(super) fn admit(
                         .by
                         .checked_sub(handshake)
                         .is_none_or(|at| now >= at + FIRST_FRAME_GRACE),
-                    silent: c.frames == 0 && c.inbuf.is_empty(),
+                    silent: c.is_silent(),
                     read_once: c.round < round,
                 },
             )
@@ -135,11 +135,7 @@ pub(super) fn keep_if_proven(
     let Some(ip) = conns.get(&n).map(|c| c.peer.ip()) else {
         return; // finished or closed already
     };
-    let silent = |m: u64| {
-        conns
-            .get(&m)
-            .is_none_or(|c| c.frames == 0 && c.inbuf.is_empty())
-    };
+    let silent = |m: u64| conns.get(&m).is_none_or(Conn::is_silent);
     match crate::room::for_provisional(order, n, ip, &gk.pending, silent, why) {
         Choice::Admit => {}
         Choice::Close(old, reason) => close_for_room(old, reason, conns, order, poll, gk),

@@ -181,8 +181,15 @@ impl Keys {
 
     /// A server child on loopback with these keys.
     fn server(&self) -> ServerChild {
+        self.server_with(&[])
+    }
+
+    /// A server of these keys with `extra` flags.
+    fn server_with(&self, extra: &[&str]) -> ServerChild {
         let toml = self.toml();
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", toml.to_str().unwrap()])
+        let mut args = vec!["--keys", toml.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        ServerChild::start_unlogged(None, "127.0.0.1", &args)
     }
 
     fn toml(&self) -> PathBuf {
@@ -595,12 +602,7 @@ fn a_keys_max_cpu_holds_for_all_its_trials_together() {
 fn a_keys_trials_together_are_held_to_one_trials_cpu() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("");
-    let toml = keys.toml();
-    let server = ServerChild::start_unlogged(
-        None,
-        "127.0.0.1",
-        &["--keys", toml.to_str().unwrap(), "--max-trial-cpu", "0.5"],
-    );
+    let server = keys.server_with(&["--max-trial-cpu", "0.5"]);
     trials_together_are_held_to(
         &keys,
         &server,
@@ -682,17 +684,7 @@ fn beside_a_running_trial(
 fn one_key_runs_at_most_half_the_servers_load_workers() {
     let _timing = testkit::timing_lock();
     let keys = Keys::new("");
-    let toml = keys.toml();
-    let server = ServerChild::start_unlogged(
-        None,
-        "127.0.0.1",
-        &[
-            "--keys",
-            toml.to_str().unwrap(),
-            "--max-total-load-workers",
-            "4",
-        ],
-    );
+    let server = keys.server_with(&["--max-total-load-workers", "4"]);
     beside_a_running_trial(&keys, server.addr, Some(2), |second| {
         let second = second.unwrap_err();
         assert!(

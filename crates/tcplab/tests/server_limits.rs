@@ -41,15 +41,7 @@ impl ServerProc {
 
     /// The server process's CPU time (user + system), in clock ticks.
     fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<u64> = after
-            .split_whitespace()
-            .skip(11)
-            .take(2)
-            .map(|v| v.parse().unwrap())
-            .collect();
-        f[0] + f[1]
+        common::server::cpu_ticks(self.child.id())
     }
 
     /// The server process's threads.

@@ -496,6 +496,19 @@ mod tests {
 
     const TOKEN: [u8; KEY_BYTES] = [0x5a; KEY_BYTES];
 
+    /// Defers accept on `l` as every keyed trial's data listener does.
+    fn deferring(l: &Socket) {
+        crate::sockopt::defer_accept(l, TOKEN_WAIT.as_secs() as u32).unwrap();
+    }
+
+    /// `count` flows, each taking one connection.
+    fn once(count: usize) -> Flows {
+        Flows {
+            count,
+            repeat: false,
+        }
+    }
+
     /// A non-blocking loopback listener and the waits of a keyed trial.
     fn door() -> (Socket, DataWaits, SocketAddr) {
         let l = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
@@ -525,10 +538,7 @@ mod tests {
     fn whole_tokens_beyond_the_trials_flows_are_not_kept() {
         let (l, waits, addr) = door();
         let cancel = Canceller::new();
-        let flows = Flows {
-            count: 2,
-            repeat: false,
-        };
+        let flows = once(2);
         let gate = Gate::new(&l, &waits, &cancel, flows);
         let owner: Vec<TcpStream> = (0..160)
             .map(|_| {
@@ -562,12 +572,9 @@ mod tests {
     #[test]
     fn a_wide_trials_late_tokens_are_all_admitted() {
         let (l, waits, addr) = door();
-        crate::sockopt::defer_accept(&l, TOKEN_WAIT.as_secs() as u32).unwrap();
+        deferring(&l);
         let cancel = Canceller::new();
-        let flows = Flows {
-            count: 40,
-            repeat: false,
-        };
+        let flows = once(40);
         let gate = Gate::new(&l, &waits, &cancel, flows);
         let mut client: Vec<TcpStream> = (0..flows.count)
             .map(|_| TcpStream::connect(addr).unwrap())
@@ -617,12 +624,9 @@ mod tests {
     #[test]
     fn a_silent_flood_past_the_syn_queue_is_drained_at_once() {
         let (l, waits, addr) = door();
-        crate::sockopt::defer_accept(&l, TOKEN_WAIT.as_secs() as u32).unwrap();
+        deferring(&l);
         let cancel = Canceller::new();
-        let flows = Flows {
-            count: 1,
-            repeat: false,
-        };
+        let flows = once(1);
         let gate = Gate::new(&l, &waits, &cancel, flows);
         let cookies_before = syncookies_sent();
         let flood = std::thread::spawn(move || {
@@ -670,10 +674,7 @@ mod tests {
     fn a_newcomer_past_the_places_whose_token_is_a_moment_late_is_admitted() {
         let (l, waits, addr) = door();
         let cancel = Canceller::new();
-        let flows = Flows {
-            count: 1,
-            repeat: false,
-        };
+        let flows = once(1);
         let gate = Gate::new(&l, &waits, &cancel, flows);
         let silent: Vec<TcpStream> = (0..MAX_PENDING)
             .map(|_| TcpStream::connect(addr).unwrap())
@@ -708,13 +709,10 @@ mod tests {
     fn own_behind_silent(silent: usize, defer: bool) -> (Duration, u64) {
         let (l, waits, addr) = door();
         if defer {
-            crate::sockopt::defer_accept(&l, TOKEN_WAIT.as_secs() as u32).unwrap();
+            deferring(&l);
         }
         let cancel = Canceller::new();
-        let flows = Flows {
-            count: 1,
-            repeat: false,
-        };
+        let flows = once(1);
         let gate = Gate::new(&l, &waits, &cancel, flows);
         let silent: Vec<TcpStream> = (0..silent)
             .map(|_| TcpStream::connect(addr).unwrap())

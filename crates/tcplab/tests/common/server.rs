@@ -151,15 +151,7 @@ impl ServerChild {
 
     /// The CPU-seconds the server has used so far (user + system).
     pub fn cpu_s(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<u64> = after
-            .split_whitespace()
-            .skip(11)
-            .take(2)
-            .map(|v| v.parse().unwrap())
-            .collect();
-        (f[0] + f[1]) as f64 / 100.0
+        cpu_ticks(self.child.id()) as f64 / 100.0
     }
 
     /// Stops the server and returns its log.
@@ -214,4 +206,17 @@ impl ServerChild {
             .collect();
         (stdout, json)
     }
+}
+
+/// The CPU time (user + system) process `pid` has used, in clock ticks.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    f[0] + f[1]
 }
