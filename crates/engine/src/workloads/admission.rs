@@ -14,9 +14,12 @@
 //! has had [`GRACE`] is looked at a last time and admitted or closed; when
 //! none has, the newcomer is looked at once and kept (its token whole),
 //! closed (other bytes), or watched for [`PROBATION`] among at most
-//! [`PROBATION_MOST`] (the oldest of which makes room for the next). So a
-//! connection whose token is a moment late is not closed for a newer one,
-//! and a flood is drained as fast as it is accepted. A keyed trial's
+//! [`PROBATION_MOST`]. When those are all watched, the oldest makes room
+//! for the next once it is [`PROBATION_AGE`] old, and until then nothing
+//! more is accepted: a flood waits in the listen queue, not in the gate,
+//! so a connection whose token is a moment late is never closed for a
+//! newer one, however fast they come, and a flood drains at
+//! [`PROBATION_MOST`] per [`PROBATION_AGE`] (3,200 a second). A keyed trial's
 //! listener defers accept until the first bytes come (TCP_DEFER_ACCEPT),
 //! so its own connections arrive with their token, except those a
 //! syncookie completed (past the SYN queue), which probation covers. A
@@ -52,10 +55,15 @@ pub const GRACE: Duration = Duration::from_millis(200);
 /// and closed with its token unread: tcp-crr and http aborted, 6 of 6).
 pub const PROBATION: Duration = Duration::from_millis(50);
 /// Newcomers watched on [`PROBATION`] at once; past it, the oldest is
-/// looked at a last time to make room. A flood drains as fast as it is
-/// accepted and a newcomer is watched for at least the time 64 more take
-/// to arrive.
+/// looked at a last time to make room once it is [`PROBATION_AGE`] old.
 pub const PROBATION_MOST: usize = 64;
+/// The least time a newcomer on probation is watched before a newer one
+/// may take its place: the gate stops accepting until the oldest is this
+/// old. Before, the oldest made room at once, so a flood of 20,000 silent
+/// connections a second from the client's address gave each 3 ms, and a
+/// trial's own connection whose token came later (its client slowed by
+/// the flood) was closed: tcp-crr aborted 3 of 3.
+pub const PROBATION_AGE: Duration = Duration::from_millis(20);
 /// The most connections a trial's data listener holds besides its flows:
 /// the waiting places and the newcomers on probation (counted in the
 /// trial's descriptors, [`crate::trial_cost`]).
@@ -328,7 +336,14 @@ impl<'a> Gate<'a> {
             if now >= deadline {
                 return Err(self.timed_out());
             }
-            let mut fds: Vec<libc::pollfd> = std::iter::once(self.listener.as_raw_fd())
+            // While the gate has stopped accepting, the listener is left
+            // out of the poll (a negative descriptor is ignored).
+            let paused = self.paused_until(mine).filter(|&t| t > now);
+            let listener = match paused {
+                Some(_) => -1,
+                None => self.listener.as_raw_fd(),
+            };
+            let mut fds: Vec<libc::pollfd> = std::iter::once(listener)
                 .chain(mine.iter().map(|p| p.sock.as_raw_fd()))
                 .map(|fd| libc::pollfd {
                     fd,
@@ -336,7 +351,8 @@ impl<'a> Gate<'a> {
                     revents: 0,
                 })
                 .collect();
-            let wait = deadline.min(now + POLL_SLICE) - now;
+            let until = deadline.min(now + POLL_SLICE);
+            let wait = paused.map_or(until, |t| until.min(t)) - now;
             // SAFETY: fds is a live array of its stated length.
             let rc = unsafe {
                 libc::poll(
@@ -352,7 +368,7 @@ impl<'a> Gate<'a> {
                 }
                 return Err(e);
             }
-            if fds[0].revents != 0 {
+            if fds[0].revents != 0 || paused.is_some() {
                 self.accept_pending(mine, token)?;
             }
         }
@@ -364,24 +380,24 @@ impl<'a> Gate<'a> {
     /// is looked at a last time and kept (its token whole) or closed; and
     /// when every place is held by one still in its grace, the newcomer is
     /// looked at once and kept (its token whole), closed (other bytes) or
-    /// put on probation. A keyed
-    /// trial's listener defers accept until the first bytes come, so its
-    /// own connections arrive with their token, and a flood of silent ones
-    /// (past the SYN queue, by syncookies, or after the deferral) is
-    /// drained, not queued ahead of them.
+    /// put on probation; with probation full too, nothing more is accepted
+    /// until its oldest is [`PROBATION_AGE`] old. A keyed trial's listener
+    /// defers accept until the first bytes come, so its own connections
+    /// arrive with their token, and a flood of silent ones (past the SYN
+    /// queue, by syncookies, or after the deferral) is drained at
+    /// [`PROBATION_MOST`] per [`PROBATION_AGE`], not held ahead of them.
     fn accept_pending(&self, mine: &mut Vec<Pending>, token: &[u8; KEY_BYTES]) -> io::Result<()> {
         loop {
             while self.waiting.load(Ordering::Relaxed) >= MAX_PENDING {
                 match oldest_waiting(mine, false) {
-                    Some(i) if mine[i].since.elapsed() >= GRACE => {
-                        let mut last = mine.swap_remove(i);
-                        match last.read(token) {
-                            Read::Admit => self.keep_whole(mine, last),
-                            _ => self.refuse(last),
-                        }
-                    }
+                    Some(i) if mine[i].since.elapsed() >= GRACE => self.last_look(mine, i, token),
                     _ => break,
                 }
+            }
+            if self.waiting.load(Ordering::Relaxed) >= MAX_PENDING
+                && !self.probation_room(mine, token)
+            {
+                return Ok(());
             }
             let (sock, addr) = match self.listener.accept() {
                 Ok(x) => x,
@@ -406,7 +422,7 @@ impl<'a> Gate<'a> {
             if self.waiting.load(Ordering::Relaxed) > MAX_PENDING {
                 match p.read(token) {
                     Read::Admit => self.keep_whole(mine, p),
-                    Read::Wait => self.put_on_probation(mine, p, token),
+                    Read::Wait => self.put_on_probation(mine, p),
                     Read::Refuse => self.refuse(p),
                 }
                 continue;
@@ -415,25 +431,58 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// Watches `p`, a newcomer past the waiting places without its token
-    /// yet, for [`PROBATION`]; when [`PROBATION_MOST`] are watched, the
-    /// oldest of this thread's is looked at a last time to make room (or,
-    /// with none here, `p` is closed).
-    fn put_on_probation(&self, mine: &mut Vec<Pending>, mut p: Pending, token: &[u8; KEY_BYTES]) {
-        let place = match Place::take_below(&self.on_probation, PROBATION_MOST) {
-            Some(place) => place,
-            None => {
-                let Some(i) = oldest_waiting(mine, true) else {
-                    return self.refuse(p);
-                };
-                let mut last = mine.swap_remove(i);
-                let place = Place::take(&self.on_probation);
-                match last.read(token) {
-                    Read::Admit => self.keep_whole(mine, last),
-                    _ => self.refuse(last),
-                }
-                place
+    /// Looks at `mine[i]`, a connection whose time is up, a last time: it
+    /// is kept (its token whole) or closed.
+    fn last_look(&self, mine: &mut Vec<Pending>, i: usize, token: &[u8; KEY_BYTES]) {
+        let mut last = mine.swap_remove(i);
+        match last.read(token) {
+            Read::Admit => self.keep_whole(mine, last),
+            _ => self.refuse(last),
+        }
+    }
+
+    /// Whether a newcomer could go on probation: a place is free, or this
+    /// thread's oldest on probation is [`PROBATION_AGE`] old and is looked
+    /// at a last time to make one.
+    fn probation_room(&self, mine: &mut Vec<Pending>, token: &[u8; KEY_BYTES]) -> bool {
+        if self.on_probation.load(Ordering::Relaxed) < PROBATION_MOST {
+            return true;
+        }
+        match oldest_waiting(mine, true) {
+            Some(i) if mine[i].since.elapsed() >= PROBATION_AGE => {
+                self.last_look(mine, i, token);
+                true
             }
+            _ => false,
+        }
+    }
+
+    /// When the gate, having stopped accepting (every waiting place and
+    /// every place on probation held), may make room again: when this
+    /// thread's oldest waiting connection has had its [`GRACE`] or its
+    /// oldest on probation is [`PROBATION_AGE`] old; after a poll slice
+    /// where other threads hold them all. `None` while it accepts.
+    fn paused_until(&self, mine: &[Pending]) -> Option<Instant> {
+        if self.waiting.load(Ordering::Relaxed) < MAX_PENDING
+            || self.on_probation.load(Ordering::Relaxed) < PROBATION_MOST
+        {
+            return None;
+        }
+        let waiting = oldest_waiting(mine, false).map(|i| mine[i].since + GRACE);
+        let probation = oldest_waiting(mine, true).map(|i| mine[i].since + PROBATION_AGE);
+        waiting
+            .into_iter()
+            .chain(probation)
+            .min()
+            .or_else(|| Some(Instant::now() + POLL_SLICE))
+    }
+
+    /// Watches `p`, a newcomer past the waiting places without its token
+    /// yet, for [`PROBATION`] (closed if another thread took the last
+    /// place on probation since [`Self::probation_room`]).
+    fn put_on_probation(&self, mine: &mut Vec<Pending>, mut p: Pending) {
+        let Some(place) = Place::take_below(&self.on_probation, PROBATION_MOST) else {
+            return self.refuse(p);
         };
         p.place = place;
         p.probation = true;
@@ -489,244 +538,5 @@ impl<'a> Gate<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-    use std::net::{SocketAddr, TcpStream};
-
-    const TOKEN: [u8; KEY_BYTES] = [0x5a; KEY_BYTES];
-
-    /// Defers accept on `l` as every keyed trial's data listener does.
-    fn deferring(l: &Socket) {
-        crate::sockopt::defer_accept(l, TOKEN_WAIT.as_secs() as u32).unwrap();
-    }
-
-    /// `count` flows, each taking one connection.
-    fn once(count: usize) -> Flows {
-        Flows {
-            count,
-            repeat: false,
-        }
-    }
-
-    /// A non-blocking loopback listener and the waits of a keyed trial.
-    fn door() -> (Socket, DataWaits, SocketAddr) {
-        let l = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        l.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
-            .unwrap();
-        l.listen(1024).unwrap();
-        l.set_nonblocking(true).unwrap();
-        let addr = l.local_addr().unwrap().as_socket().unwrap();
-        let waits = DataWaits {
-            first: Duration::from_secs(5),
-            stall: Duration::from_secs(5),
-            from: Some(addr.ip()),
-            token: Some(TOKEN),
-        };
-        (l, waits, addr)
-    }
-
-    /// Connections the gate holds beside those it handed out.
-    fn held(gate: &Gate) -> usize {
-        gate.pending.lock().unwrap().len()
-    }
-
-    /// A trial's owner opening far more connections with the token than
-    /// the trial has flows parks none of them beyond the waiting places
-    /// (before: each extra one with its token was kept, 158 of 160 here).
-    #[test]
-    fn whole_tokens_beyond_the_trials_flows_are_not_kept() {
-        let (l, waits, addr) = door();
-        let cancel = Canceller::new();
-        let flows = once(2);
-        let gate = Gate::new(&l, &waits, &cancel, flows);
-        let owner: Vec<TcpStream> = (0..160)
-            .map(|_| {
-                let mut s = TcpStream::connect(addr).unwrap();
-                s.write_all(&TOKEN).unwrap();
-                s
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(50));
-        for _ in 0..flows.count {
-            gate.admit().unwrap();
-        }
-        eprintln!(
-            "{} connections with the token for {} flows: {} held after the flows took theirs",
-            owner.len(),
-            flows.count,
-            held(&gate),
-        );
-        assert!(
-            held(&gate) <= MAX_PENDING,
-            "{} connections held for a trial of {} flows",
-            held(&gate),
-            flows.count
-        );
-    }
-
-    /// A wide trial's own connections whose tokens come a moment after
-    /// their handshakes (40 flows, tokens 50 ms late) are all admitted:
-    /// newcomers wait in the listen queue rather than close the oldest
-    /// (before: the 17th closed the first).
-    #[test]
-    fn a_wide_trials_late_tokens_are_all_admitted() {
-        let (l, waits, addr) = door();
-        deferring(&l);
-        let cancel = Canceller::new();
-        let flows = once(40);
-        let gate = Gate::new(&l, &waits, &cancel, flows);
-        let mut client: Vec<TcpStream> = (0..flows.count)
-            .map(|_| TcpStream::connect(addr).unwrap())
-            .collect();
-        let sender = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            for s in &mut client {
-                s.write_all(&TOKEN).unwrap();
-            }
-            client
-        });
-        let admitted = (0..flows.count).filter(|_| gate.admit().is_ok()).count();
-        let _client = sender.join().unwrap();
-        assert_eq!(admitted, flows.count, "{} refused", gate.refused());
-        assert_eq!(gate.refused(), 0);
-    }
-
-    /// With the data listener's TCP_DEFER_ACCEPT (as every keyed trial
-    /// has it), silent connections are not even accepted: the trial's own
-    /// connection is admitted at once, not after their [`GRACE`] (a flood
-    /// of them from the client's address cut a tcp-crr trial from 9,850
-    /// to 1,940 transactions/s).
-    #[test]
-    fn silent_connections_never_reach_a_deferring_listener() {
-        let (took, refused) = own_behind_silent(3 * MAX_PENDING, true);
-        assert!(took < GRACE / 2, "admitted after {took:?}");
-        assert_eq!(refused, 0);
-    }
-
-    /// A flood of silent connections past the waiting places is drained
-    /// as fast as it is accepted, each closed at once, so the trial's own
-    /// connection queued behind 600 of them is admitted at once (before:
-    /// accepting stopped while the places were in their grace, 80 a
-    /// second, and the listen queue filled ahead of it).
-    #[test]
-    fn a_silent_flood_past_the_places_is_drained_at_once() {
-        let (took, refused) = own_behind_silent(600, false);
-        assert!(took < GRACE / 2, "admitted after {took:?}");
-        assert!(refused >= (600 - HELD_MOST) as u64);
-    }
-
-    /// Past the SYN queue (the listen backlog), a deferring listener's
-    /// silent connections are completed by syncookies and go straight to
-    /// the accept queue: the gate drains them, and the trial's own
-    /// connection after 3,000 of them is admitted at once (1.7 ms here,
-    /// 1,976 cookies sent).
-    #[test]
-    fn a_silent_flood_past_the_syn_queue_is_drained_at_once() {
-        let (l, waits, addr) = door();
-        deferring(&l);
-        let cancel = Canceller::new();
-        let flows = once(1);
-        let gate = Gate::new(&l, &waits, &cancel, flows);
-        let cookies_before = syncookies_sent();
-        let flood = std::thread::spawn(move || {
-            let silent: Vec<TcpStream> = (0..3000)
-                .map(|_| TcpStream::connect(addr).unwrap())
-                .collect();
-            let t0 = Instant::now();
-            let mut own = TcpStream::connect(addr).unwrap();
-            own.write_all(&TOKEN).unwrap();
-            (silent, own, t0)
-        });
-        gate.admit().unwrap();
-        let admitted = Instant::now();
-        let (_silent, _own, t0) = flood.join().unwrap();
-        let took = admitted.saturating_duration_since(t0);
-        let cookies = syncookies_sent() - cookies_before;
-        eprintln!(
-            "3000 silent past the SYN queue: {cookies} syncookies sent, the trial's own admitted {took:?} after its connect, {} refused",
-            gate.refused()
-        );
-        assert!(cookies > 0, "the flood did not pass the SYN queue");
-        assert!(took < GRACE / 2, "admitted after {took:?}");
-    }
-
-    /// The host's count of SYN-ACKs sent with syncookies (TcpExt).
-    fn syncookies_sent() -> u64 {
-        let t = std::fs::read_to_string("/proc/net/netstat").unwrap();
-        let rows: Vec<Vec<&str>> = t
-            .lines()
-            .filter(|l| l.starts_with("TcpExt:"))
-            .map(|l| l.split_whitespace().collect())
-            .collect();
-        let i = rows[0].iter().position(|k| *k == "SyncookiesSent").unwrap();
-        rows[1][i].parse().unwrap()
-    }
-
-    /// Past the places (16 silent connections in their grace), the
-    /// trial's own connection accepted before its token (as one a
-    /// syncookie completed is, without the listener's deferral), whose
-    /// token comes 5 ms later, is admitted though 40 silent ones follow it
-    /// (before: it was looked at once and closed with its token unread,
-    /// and tcp-crr and http trials aborted, 6 of 6). Past
-    /// [`PROBATION_MOST`] newer ones it would be looked at a last time.
-    #[test]
-    fn a_newcomer_past_the_places_whose_token_is_a_moment_late_is_admitted() {
-        let (l, waits, addr) = door();
-        let cancel = Canceller::new();
-        let flows = once(1);
-        let gate = Gate::new(&l, &waits, &cancel, flows);
-        let silent: Vec<TcpStream> = (0..MAX_PENDING)
-            .map(|_| TcpStream::connect(addr).unwrap())
-            .collect();
-        let later = std::thread::spawn(move || {
-            // After the gate has taken the places.
-            std::thread::sleep(Duration::from_millis(30));
-            let mut own = TcpStream::connect(addr).unwrap();
-            let flood: Vec<TcpStream> =
-                (0..40).map(|_| TcpStream::connect(addr).unwrap()).collect();
-            std::thread::sleep(Duration::from_millis(5));
-            own.write_all(&TOKEN).unwrap();
-            (own, flood)
-        });
-        let t0 = Instant::now();
-        let admitted = gate.admit();
-        let _kept = later.join().unwrap();
-        eprintln!(
-            "own behind {} silent, 40 more after it: {:?} after {:?}, {} refused",
-            silent.len(),
-            admitted.as_ref().map(|_| "admitted"),
-            t0.elapsed(),
-            gate.refused()
-        );
-        assert!(admitted.is_ok(), "{:?}", admitted.err());
-        assert!(t0.elapsed() < GRACE, "{:?}", t0.elapsed());
-    }
-
-    /// How long a one-flow trial's own connection, queued behind
-    /// `silent` connections that send nothing (on a listener deferring
-    /// accept or not), takes to be admitted, and how many were refused.
-    fn own_behind_silent(silent: usize, defer: bool) -> (Duration, u64) {
-        let (l, waits, addr) = door();
-        if defer {
-            deferring(&l);
-        }
-        let cancel = Canceller::new();
-        let flows = once(1);
-        let gate = Gate::new(&l, &waits, &cancel, flows);
-        let silent: Vec<TcpStream> = (0..silent)
-            .map(|_| TcpStream::connect(addr).unwrap())
-            .collect();
-        let mut own = TcpStream::connect(addr).unwrap();
-        own.write_all(&TOKEN).unwrap();
-        let t0 = Instant::now();
-        gate.admit().unwrap();
-        let took = t0.elapsed();
-        eprintln!(
-            "{} silent before the trial's own: admitted after {took:?}, {} refused",
-            silent.len(),
-            gate.refused()
-        );
-        (took, gate.refused())
-    }
-}
+#[path = "admission_tests.rs"]
+mod tests;
