@@ -31,6 +31,7 @@ pub mod overuse;
 pub mod owner_cpu;
 pub mod pace;
 pub mod pattern;
+pub mod peer_owner;
 pub mod pending;
 pub mod proto;
 pub mod report;

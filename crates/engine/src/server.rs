@@ -513,6 +513,15 @@ impl<'a> Client<'a> {
         }
     }
 
+    /// The uid owning the client's end of the control connection, where
+    /// the client is on this host (loopback): its trials' data connections
+    /// must come from the same user ([`DataWaits::owner`]).
+    fn client_owner(&self, s: &ControlConn) -> Option<u32> {
+        let peer = self.peer.filter(|p| p.ip().is_loopback())?;
+        let local = s.stream.local_addr().ok()?;
+        crate::peer_owner::peer_owner(local, peer).ok()
+    }
+
     /// Runs the server side of one trial. Returns false if the control
     /// connection is no longer usable, and this side's report (or why there is
     /// none) for the log. Every thread the trial started has ended when it
@@ -571,6 +580,7 @@ impl<'a> Client<'a> {
             stall: secs(l.idle_s),
             from: self.peer.map(|a| a.ip()),
             token: Some(token),
+            owner: self.client_owner(s),
         };
         let (role, ports) = match start_server(p, ip, &cancel, self.hook.clone(), waits) {
             Ok(r) => r,

@@ -332,6 +332,7 @@ impl StackPlace {
             stall: DATA_WAIT,
             from: None,
             token: None,
+            owner: None,
         };
         // The server end first, so the client finds it listening.
         let (server, server_ip, ports) = match p.server_stack {

@@ -509,3 +509,105 @@ fn silent_data_connections_hold_at_most_the_trials_waiting_places() {
     drop(silent);
     drop(c);
 }
+
+/// At a tcp-crr trial's start, a process running as another local user
+/// (nobody, 65534) opens 5,000 silent connections to its data port and
+/// keeps them: past the SYN queue (4,096), syncookies complete them
+/// without the listener's deferral, so the gate accepts them. The
+/// server's descriptors are counted before and after.
+struct NobodysFlood {
+    server_pid: u32,
+    child: Option<std::process::Child>,
+    /// The server's descriptors before the flood and with it.
+    fds: Arc<std::sync::Mutex<(usize, usize)>>,
+}
+
+impl NobodysFlood {
+    fn server_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.server_pid))
+            .unwrap()
+            .count()
+    }
+}
+
+impl TrialObserver for NobodysFlood {
+    fn start(&mut self, _: &TrialParams, ports: &[u16]) -> Result<(), String> {
+        use std::io::{BufRead, BufReader};
+        use std::os::unix::process::CommandExt;
+        std::thread::sleep(Duration::from_millis(200));
+        let before = self.server_fds();
+        let script = format!(
+            "import socket,sys\n\
+             import resource\n\
+             resource.setrlimit(resource.RLIMIT_NOFILE,(8192,8192))\n\
+             s=[]\n\
+             for _ in range(5000):\n\
+             \x20 try: s.append(socket.create_connection(('127.0.0.1',{}),timeout=0.2))\n\
+             \x20 except OSError: pass\n\
+             print(len(s),flush=True)\n\
+             sys.stdin.read()",
+            ports[0]
+        );
+        let mut child = Command::new("python3")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .uid(65534)
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        let made: usize = line.trim().parse().map_err(|e| format!("{e}: {line}"))?;
+        assert!(made > 4500, "the flood made only {made} connections");
+        std::thread::sleep(Duration::from_millis(300));
+        *self.fds.lock().unwrap() = (before, self.server_fds());
+        self.child = Some(child);
+        Ok(())
+    }
+    fn finish(&mut self, _: &mut TrialOutcome) -> Result<(), String> {
+        self.abort();
+        Ok(())
+    }
+    fn abort(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            drop(c.stdin.take());
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Another local user's silent connections to a trial's data port (5,000
+/// from a process running as nobody, from the client's own address) are
+/// closed as they are accepted, because their other end is not owned by
+/// the user whose control connection asked for the trial: none takes a
+/// waiting place or a place on probation, the server holds no descriptor
+/// for them, and the trial is served (before: they took its waiting
+/// places, 16 descriptors here, and a sustained flood of them aborted
+/// keyed tcp-crr trials 3 of 3).
+#[test]
+fn another_users_data_connections_hold_no_place() {
+    let _timing = testkit::timing_lock();
+    let server = ServerChild::start_unlogged(None, "127.0.0.1", &[]);
+    let mut c = Client::connect(server.addr, Duration::from_secs(5)).unwrap();
+    let fds = Arc::new(std::sync::Mutex::new((0, 0)));
+    c.set_observer(Some(Box::new(NobodysFlood {
+        server_pid: server.child.id(),
+        child: None,
+        fds: fds.clone(),
+    })));
+    let mut p = TrialParams::defaults(TestKind::TcpCrr);
+    p.parallel = 2;
+    p.duration_s = Some(2.5);
+    let o = run(&mut c, &p);
+    let (before, with_flood) = *fds.lock().unwrap();
+    eprintln!(
+        "5,000 silent connections from another user, past the SYN queue: the server held {with_flood} descriptors (before {before}); {:?}",
+        o.details["server"]
+    );
+    assert!(
+        with_flood <= before + 2 * p.parallel as usize,
+        "{with_flood} descriptors with another user's 5,000 silent connections (before: {before})"
+    );
+}

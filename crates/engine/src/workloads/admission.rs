@@ -406,7 +406,9 @@ impl<'a> Gate<'a> {
                 Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
                 Err(e) => return Err(e),
             };
-            if !crate::sockopt::is_from(&addr, self.waits.from) {
+            if !crate::sockopt::is_from(&addr, self.waits.from)
+                || !self.owned_by_client(&sock, &addr)
+            {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -428,6 +430,22 @@ impl<'a> Gate<'a> {
                 continue;
             }
             mine.push(p);
+        }
+    }
+
+    /// Whether the other end of `sock` (from `addr`) belongs to the
+    /// trial's client: its owner is the control connection's, where that
+    /// is known ([`DataWaits::owner`]).
+    fn owned_by_client(&self, sock: &Socket, addr: &SockAddr) -> bool {
+        let Some(uid) = self.waits.owner else {
+            return true;
+        };
+        let local = sock.local_addr().ok().and_then(|a| a.as_socket());
+        match (local, addr.as_socket()) {
+            (Some(local), Some(remote)) => {
+                crate::peer_owner::peer_owner(local, remote).is_ok_and(|owner| owner == uid)
+            }
+            _ => false,
         }
     }
 

@@ -32,6 +32,7 @@ fn door() -> (Socket, DataWaits, SocketAddr) {
         stall: Duration::from_secs(5),
         from: Some(addr.ip()),
         token: Some(TOKEN),
+        owner: None,
     };
     (l, waits, addr)
 }

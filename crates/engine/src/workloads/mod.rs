@@ -222,6 +222,12 @@ pub struct DataWaits {
     /// and ignored. `None` only where there is no control connection to
     /// carry it (tcplab's own stack's pairings).
     pub token: Option<Nonce>,
+    /// On loopback, the uid owning the client's end of the control
+    /// connection ([`crate::peer_owner`]): a data connection whose other
+    /// end another user owns is closed at once, before the token rule
+    /// (another local user's flood never takes a place). `None`: not
+    /// checked (a peer on another host, or no control connection).
+    pub owner: Option<u32>,
 }
 
 use admission::{Flows, Gate};
