@@ -99,7 +99,10 @@ impl<O: Hash + Eq + Clone> Meter<O> {
     /// Records that the trial uses `rate` CPU-seconds per second now; if
     /// the owner's trials together are over its budget and this one is
     /// the busiest of them (the newest, among equals), says so: it is the
-    /// one to end.
+    /// one to end, and from now on it no longer counts among its owner's
+    /// (while its threads stop, the others' looks must not count it and
+    /// end another: two of three trials over together by 0.02 CPU-s/s
+    /// were both ended, 1 run in 4).
     pub fn report(&self, rate: f64) -> Option<Over> {
         let mut all = self.cpu.lock();
         let mine = all.get_mut(&self.owner)?;
@@ -116,10 +119,15 @@ impl<O: Hash + Eq + Clone> Meter<O> {
             .iter()
             .max_by(|a, b| a.1.rate.total_cmp(&b.1.rate).then(a.0.cmp(b.0)))
             .map(|(id, _)| *id);
-        (busiest == Some(self.id)).then_some(Over {
+        if busiest != Some(self.id) {
+            return None;
+        }
+        let trials = mine.len();
+        mine.remove(&self.id);
+        Some(Over {
             sum,
             budget,
-            trials: mine.len(),
+            trials,
             own: rate,
         })
     }
@@ -157,6 +165,9 @@ mod tests {
         assert_eq!((over.trials, over.budget, over.own), (2, 1.0, 0.7));
         assert!((over.sum - 1.15).abs() < 1e-9);
         assert_eq!(a.report(0.6), None);
+        // Told, it no longer counts while it ends, nor is told again.
+        assert_eq!(cpu.used(&"k").0, 0.6);
+        assert_eq!(b.report(0.7), None);
         // Once it has left, the rest fit again; a lone trial is held by
         // its own budget only.
         drop(b);
@@ -182,5 +193,23 @@ mod tests {
         assert!(twin.report(1.0).is_some());
         assert_eq!(plain.report(0.5), None);
         assert_eq!(twin.report(1.0), None);
+    }
+
+    /// Three trials over together: the busiest is told and leaves the
+    /// count, and the two left, at their old rates (the told one still
+    /// stopping), are over only if they are over without it.
+    #[test]
+    fn a_trial_told_to_end_does_not_get_another_ended() {
+        let cpu = Arc::new(OwnerCpu::<&str>::default());
+        let t: Vec<_> = (0..3).map(|_| cpu.join("k", 0.5, 0.0)).collect();
+        assert_eq!(t[0].report(0.2), None);
+        assert_eq!(t[1].report(0.2), None);
+        assert!(t[2].report(0.26).is_some());
+        // 0.2 + 0.2 fit 0.5 once the third is out of the count.
+        assert_eq!(t[0].report(0.2), None);
+        assert_eq!(t[1].report(0.2), None);
+        // Two over together without it: one of them is told.
+        assert!(t[1].report(0.31).is_some());
+        assert_eq!(t[0].report(0.2), None);
     }
 }
