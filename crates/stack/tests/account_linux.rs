@@ -166,6 +166,7 @@ fn stack_sends(mut stack: Stack<TunTap>, ours: Ipv4Addr, to: SocketAddrV4, sampl
     account::start(Options {
         timeline_capacity: TIMELINE,
         sample_one_in: sample,
+        dilation: None,
     });
     let limit = std::time::Instant::now() + LIMIT;
     let c = stack.tcp.connect(ours, to, stack.now()).expect("connect");
@@ -214,6 +215,7 @@ fn stack_receives(mut stack: Stack<TunTap>, ready: mpsc::Sender<()>) -> Run {
     account::start(Options {
         timeline_capacity: TIMELINE,
         sample_one_in: 1,
+        dilation: None,
     });
     let limit = std::time::Instant::now() + LIMIT;
     let listener = stack.tcp.listen(STACK_PORT, 4).expect("listen");

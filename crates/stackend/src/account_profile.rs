@@ -50,6 +50,7 @@ pub fn block_symbol(b: Block) -> &'static str {
         Block::SocketCopyOut => "tcplab_stack::socket_copy_out",
         Block::Application => "tcplab_stack::application",
         Block::DeviceWait => "tcplab_stack::device_wait",
+        Block::Dilation => "tcplab_stack::dilation",
         Block::Idle => "tcplab_stack::idle",
     }
 }
@@ -185,6 +186,18 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
     }
     if let Some(ns) = r.irq_ns {
         put("irq_s", ns * 1e-9);
+    }
+    // A slower CPU (`--cpu-speed`): each class's time as run and on the
+    // slower CPU, and what the spins took (their sum's check).
+    if let Some(d) = r.dilation {
+        put("dilation_s", d.spun_ns * 1e-9);
+        put("dilation_owed_at_stop_s", d.owed_at_stop_ns * 1e-9);
+        for class in stack::account::Class::ALL {
+            let name = class.name();
+            put(&format!("{name}_speed"), d.speeds.of(class));
+            put(&format!("{name}_s"), r.class_ns(class) * 1e-9);
+            put(&format!("{name}_dilated_s"), r.dilated_class_ns(class) * 1e-9);
+        }
     }
     put("bracket_cost_s", r.bracket_cost_ns() * 1e-9);
     // The brackets' cost is measured hot and subtracted; measured cold it

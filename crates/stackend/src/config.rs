@@ -53,6 +53,7 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     if p.cork {
         return unsupported("--cork");
     }
+    crate::dilation::check(p)?;
     let mut c = TcpConfig::default();
     if let Some(cc) = &p.cc {
         c.congestion = match cc.as_str() {

@@ -172,7 +172,13 @@ impl StackRun {
         let fin = finish.clone();
         let cancel = cancel.clone();
         let duration = p.duration_s.map(Duration::from_secs_f64).filter(|_| active);
-        let account = p.account.and_then(|a| a.one_in());
+        // A slower CPU (`--cpu-speed`) spins in the accountant's brackets:
+        // accounting is on, every round timed.
+        let dilation = crate::dilation::speeds_of(p, active);
+        let account = p
+            .account
+            .and_then(|a| a.one_in())
+            .or(dilation.map(|_| 1));
         if account.is_some() {
             // The counter's rate is calibrated once per process by a busy
             // wait (60 ms): here, not on the end's thread, whose CPU time
@@ -193,6 +199,7 @@ impl StackRun {
                     stack::account::start(stack::account::Options {
                         timeline_capacity: 0,
                         sample_one_in: n,
+                        dilation,
                     });
                 }
                 let failure = run(

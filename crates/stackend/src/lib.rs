@@ -13,6 +13,7 @@
 
 pub mod account_profile;
 pub mod config;
+pub mod dilation;
 mod driver;
 mod end_device;
 pub mod error;

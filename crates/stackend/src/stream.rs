@@ -132,7 +132,7 @@ impl StreamRecv {
             off: 0,
             first: None,
             last: None,
-            pacing: ReadPacing::new(p.recv_work_ns_per_kb),
+            pacing: ReadPacing::new(crate::dilation::recv_work_ns_per_kb(p)),
             r: ConnResult::start(),
         }
     }

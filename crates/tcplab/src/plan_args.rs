@@ -195,6 +195,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--layers", p.layers.is_some()),
         ("--flow-control", p.flow_control.is_some()),
         ("--account", p.account.is_some()),
+        ("--cpu-speed", p.cpu_speed.is_some()),
     ];
     let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     match flags.as_slice() {

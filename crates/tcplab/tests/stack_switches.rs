@@ -189,6 +189,68 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             ][..],
             "--nagle on with --nodelay",
         ),
+        (
+            &["bench", "tcp-stream", "--stack", "tcplab", "--cpu-speed", "0"][..],
+            "for --cpu-speed",
+        ),
+        (
+            &["bench", "tcp-stream", "--stack", "tcplab", "--cpu-speed", "cpu:0.5"][..],
+            "no class \"cpu\"",
+        ),
+        (
+            &["bench", "tcp-stream", "--cpu-speed", "0.5"][..],
+            "--cpu-speed: Linux has no such switch",
+        ),
+        (
+            // The client sends: the receiver is the Linux server.
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--cpu-speed",
+                "receiver=0.5",
+            ][..],
+            "the receiver is a Linux end here",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--server-stack",
+                "tcplab",
+                "--reverse",
+                "--cpu-speed",
+                "receiver=0.5",
+            ][..],
+            "the receiver is a Linux end here",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--cpu-speed",
+                "sender=0.5",
+                "--account",
+                "sample:8",
+            ][..],
+            "--cpu-speed with --account sample:N",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--cpu-speed",
+                "sender=0.5",
+                "--layers",
+                "threaded",
+            ][..],
+            "--cpu-speed with --layers threaded",
+        ),
     ] {
         assert_usage_error(&tcplab(&db, args), needle);
     }

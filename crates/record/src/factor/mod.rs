@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod macros;
+pub mod cpu_speed;
 pub mod defaults;
 pub mod level_types;
 pub mod offloads;
@@ -16,6 +17,7 @@ mod tests;
 mod trial_params;
 pub mod value;
 
+pub use cpu_speed::{ClassSpeeds, CpuSpeed, WorkClass};
 pub use defaults::{AUTO_RCVLOWAT_MAX, AUTO_RCVLOWAT_MIN, DEFAULT_READ_SIZE};
 pub use level_types::{
     Api, HostSide, HostSpeed, LoadSide, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl,

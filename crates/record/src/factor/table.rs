@@ -5,6 +5,7 @@ use super::defaults::{checksum_offload_default, connect_default, DEFAULT_READ_SI
 use super::level_types::{
     Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl, TestKind,
 };
+use super::cpu_speed::CpuSpeed;
 use super::offloads::OffloadsOff;
 use super::parse;
 use super::stack_switches::{
@@ -517,6 +518,19 @@ factor_table! {
         kind: Name,
         level: Account,
         parse: |s, _| Account::parse(s),
+        default: |_| None,
+    }
+    /// A slower CPU on tcplab stack ends by time dilation (`--cpu-speed`,
+    /// issue 29); `None` keeps this CPU's speed.
+    #[serde(default)]
+    cpu_speed: Option<CpuSpeed> {
+        flag: "cpu-speed",
+        value_name: "[SIDE=]SPEEDS",
+        help: "tcplab stack ends: a slower CPU by exact time dilation (each timed block is followed by a spin of its time x (1/F - 1), accounted as its own block). SPEEDS is one fraction for every class (0.25) or CLASS:F joined with / (compute:0.25/data:1/device:1: protocol computation with the application's own work, copies and checksums, the device's system calls); SIDE is sender= or receiver= (none: both ends), sides joined with +, e.g. receiver=0.25 or sender=compute:0.5+receiver=0.125; turns --account on; a list sweeps speeds [default: this CPU's]",
+        label: "cpu speed",
+        kind: Name,
+        level: CpuSpeed,
+        parse: |s, _| CpuSpeed::parse(s),
         default: |_| None,
     }
 }

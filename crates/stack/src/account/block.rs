@@ -52,6 +52,9 @@ pub enum Block {
     /// its context switches), read from the thread's CPU clock around
     /// each wait: busy, and taken out of [`Block::Idle`].
     DeviceWait,
+    /// The spin of a slower CPU by time dilation (`--cpu-speed`,
+    /// [`super::dilation`]): what the timed blocks would have taken longer.
+    Dilation,
     /// Blocked waiting for the device (poll): the wait's time less its
     /// CPU time ([`Block::DeviceWait`]).
     Idle,
@@ -59,7 +62,7 @@ pub enum Block {
 
 impl Block {
     /// Every block, in table order.
-    pub const ALL: [Block; 22] = [
+    pub const ALL: [Block; 23] = [
         Block::DeviceReceive,
         Block::DeviceReceiveSyscall,
         Block::DeviceSend,
@@ -81,6 +84,7 @@ impl Block {
         Block::SocketCopyOut,
         Block::Application,
         Block::DeviceWait,
+        Block::Dilation,
         Block::Idle,
     ];
 
@@ -116,6 +120,7 @@ impl Block {
             Block::SocketCopyOut => "socket copy out",
             Block::Application => "application",
             Block::DeviceWait => "device wait: poll(2) cpu",
+            Block::Dilation => "dilation (slower cpu)",
             Block::Idle => "idle (poll)",
         }
     }

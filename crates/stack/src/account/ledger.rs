@@ -5,6 +5,7 @@
 
 use super::block::Block;
 use super::cycles;
+use super::dilation::{Dilation, Speeds};
 use super::timeline::{Event, Timeline};
 use std::cell::{Cell, RefCell};
 
@@ -23,7 +24,7 @@ const COLD_BRACKETS: usize = 15;
 const EVICT_BYTES: usize = 2 << 20;
 
 /// How a thread's accounting runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     /// Module entries and exits kept in the timeline (0: no timeline);
     /// later ones are counted as dropped.
@@ -33,14 +34,18 @@ pub struct Options {
     /// round is a poll and the application's work after it); 1 times
     /// every one. Idle is always timed.
     pub sample_one_in: u32,
+    /// A slower CPU by time dilation ([`super::dilation`]): `None` keeps
+    /// this CPU's speed. Needs every round timed (`sample_one_in` 1).
+    pub dilation: Option<Speeds>,
 }
 
 impl Default for Options {
-    /// Every bracket timed, no timeline.
+    /// Every bracket timed, no timeline, this CPU's speed.
     fn default() -> Options {
         Options {
             timeline_capacity: 0,
             sample_one_in: 1,
+            dilation: None,
         }
     }
 }
@@ -73,6 +78,10 @@ pub(crate) struct Ledger {
     /// xorshift64 state for the sampling draws.
     draw: u64,
     pub(crate) options: Options,
+    /// What a slower CPU owes and has spun (`None`: this CPU's speed).
+    pub(crate) dilation: Option<Dilation>,
+    /// [`Block::DeviceWait`]'s counts already owed for.
+    wait_cpu_seen: i64,
     /// Exclusive counts per block: signed, as each bracket's share is its
     /// interval less the mean bracket cost, which single brackets may fall
     /// below (clipping them at zero would bias the sum upwards).
@@ -113,7 +122,10 @@ impl Ledger {
         options: Options {
             timeline_capacity: 0,
             sample_one_in: 1,
+            dilation: None,
         },
+        dilation: None,
+        wait_cpu_seen: 0,
         cycles: [0; Block::COUNT],
         counts: [0; Block::COUNT],
         brackets: 0,
@@ -224,11 +236,40 @@ impl Ledger {
         self.cycles[b] += exclusive;
         self.counts[b] += 1;
         self.brackets += 1;
+        self.record(end, o.block, false);
+        let spun = self.dilate(o.block, exclusive);
         if self.depth > 0 {
             let outside = self.outer_cost.saturating_sub(self.inner_cost);
-            self.open[self.depth - 1].child += raw + outside;
+            self.open[self.depth - 1].child += raw + outside + spun;
         }
-        self.record(end, o.block, false);
+    }
+
+    /// Adds what `exclusive` counts of `block` owe a slower CPU, and
+    /// spins what is due, charged to [`Block::Dilation`] (and kept out of
+    /// the enclosing bracket's time). Returns the counts spun.
+    fn dilate(&mut self, block: Block, exclusive: i64) -> u64 {
+        let Some(d) = self.dilation.as_mut() else {
+            return 0;
+        };
+        if block == Block::Idle {
+            // Only the wait's CPU (charged to DeviceWait above) is work.
+            let cpu = self.cycles[Block::DeviceWait.index()] - self.wait_cpu_seen;
+            self.wait_cpu_seen = self.cycles[Block::DeviceWait.index()];
+            d.owe(Block::DeviceWait, cpu);
+        } else {
+            d.owe(block, exclusive);
+        }
+        if !d.is_due() {
+            return 0;
+        }
+        let (start, end) = d.spin(cycles::now);
+        let spun = end - start;
+        let i = Block::Dilation.index();
+        self.cycles[i] += spun as i64;
+        self.counts[i] += 1;
+        self.record(start, Block::Dilation, true);
+        self.record(end, Block::Dilation, false);
+        spun
     }
 
     fn exit_skipped(&mut self) {
@@ -516,6 +557,7 @@ pub fn start(options: Options) {
                 .timeline_capacity
                 .max(usize::from(options.timeline_capacity > 0) * 2 * COST_BRACKETS as usize),
             sample_one_in: 1,
+            dilation: None,
         };
         l.timeline = Vec::with_capacity(l.options.timeline_capacity);
     });
@@ -532,7 +574,13 @@ pub fn start(options: Options) {
         l.options = Options {
             timeline_capacity: options.timeline_capacity,
             sample_one_in: options.sample_one_in.max(1),
+            dilation: options.dilation,
         };
+        // A slower CPU owes for every block, so every round is timed.
+        l.dilation = options
+            .dilation
+            .filter(|s| !s.is_full() && options.sample_one_in <= 1)
+            .map(Dilation::new);
         l.inner_cost = inner;
         l.outer_cost = outer;
         l.cold_inner_cost = cold_inner;

@@ -41,11 +41,13 @@
 
 pub mod block;
 pub mod cycles;
+pub mod dilation;
 mod ledger;
 pub mod report;
 pub mod timeline;
 
 pub use block::Block;
+pub use dilation::{Class, Speeds};
 pub use ledger::{
     enter, enter_wait, frame_in, frame_out, is_on, payload, relabel, round, start, Bracket, Options,
 };

@@ -5,6 +5,7 @@
 
 use super::block::Block;
 use super::cycles;
+use super::dilation::{Class, Speeds};
 use super::ledger::{self, Closed};
 use super::timeline::{Timeline, TimelineSplit};
 
@@ -91,6 +92,26 @@ pub struct Report {
     pub open_at_stop: usize,
     /// The module entries and exits, when a timeline was asked for.
     pub timeline: Timeline,
+    /// What a slower CPU by time dilation added (`None`: this CPU's
+    /// speed).
+    pub dilation: Option<DilationReport>,
+}
+
+/// What time dilation (`--cpu-speed`) did over a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DilationReport {
+    /// The slower CPU's speeds.
+    pub speeds: Speeds,
+    /// What the slower CPU adds to each class's time, ns ([`Class::ALL`]
+    /// order): the class's time × (1/F − 1).
+    pub added_ns: [f64; 3],
+    /// What the spins took, ns (the [`Block::Dilation`] row).
+    pub spun_ns: f64,
+    /// Spins.
+    pub spins: u64,
+    /// Owed and not spun at stop, ns (negative: the last spin's
+    /// overshoot).
+    pub owed_at_stop_ns: f64,
 }
 
 /// The blocks against the thread's CPU time.
@@ -172,7 +193,30 @@ impl Report {
             irq_ns: delta(l.start_irq_ns, c.end_irq_ns),
             open_at_stop: l.open_depth(),
             timeline: ledger::timeline_of(&c),
+            dilation: l.dilation.map(|d| DilationReport {
+                speeds: l.options.dilation.unwrap_or(Speeds::all(1.0)),
+                added_ns: d.added.map(|a| a / rate),
+                spun_ns: d.spun as f64 / rate,
+                spins: d.spins,
+                owed_at_stop_ns: d.owed() / rate,
+            }),
         }
+    }
+
+    /// The exclusive time of `class`'s blocks, ns (without dilation).
+    pub fn class_ns(&self, class: Class) -> f64 {
+        self.rows
+            .iter()
+            .filter(|r| Class::of(r.block) == Some(class))
+            .map(|r| r.ns)
+            .sum()
+    }
+
+    /// `class`'s time on the slower CPU, ns: its blocks' time and what the
+    /// dilation added for them (without dilation, [`Report::class_ns`]).
+    pub fn dilated_class_ns(&self, class: Class) -> f64 {
+        let added = self.dilation.map_or(0.0, |d| d.added_ns[class as usize]);
+        self.class_ns(class) + added
     }
 
     /// One block's row.

@@ -68,6 +68,7 @@ fn with_timeline() -> Options {
     Options {
         timeline_capacity: 10_000,
         sample_one_in: 1,
+        dilation: None,
     }
 }
 
@@ -232,6 +233,7 @@ fn sampling_times_about_one_round_in_n_and_scales() {
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 4,
+        dilation: None,
     });
     for _ in 0..4000 {
         round();
@@ -272,6 +274,7 @@ fn rounds_change_nothing_without_sampling_or_with_brackets_open() {
     start(Options {
         timeline_capacity: 0,
         sample_one_in: 1_000_000,
+        dilation: None,
     });
     let open = enter(Block::Timers);
     for _ in 0..100 {
@@ -360,6 +363,7 @@ fn the_wall_check_fails_when_the_timeline_overflowed() {
     start(Options {
         timeline_capacity: 4,
         sample_one_in: 1,
+        dilation: None,
     });
     for _ in 0..10 {
         let _b = enter(Block::Timers);
@@ -442,4 +446,83 @@ fn the_report_says_whether_the_tsc_is_invariant_and_warns_when_not() {
     assert_eq!(r.table().contains(warning), r.tsc_invariant == Some(false));
     r.tsc_invariant = Some(false);
     assert!(r.table().contains(warning), "{}", r.table());
+}
+
+/// Time dilation on known work: nested blocks of three classes at
+/// compute 1/4, data 1/2 and device 1 each keep their own exclusive time
+/// (the spins are kept out of their parents), and the spins add up to
+/// what the slower CPU owes: compute's time × 3 and data's × 1, within
+/// 5%. The run's wall time is the undilated busy time and the spins.
+#[test]
+fn a_slower_cpu_spins_what_each_class_owes_and_no_block_is_charged_for_it() {
+    let Some(_quiet) = quiet() else { return };
+    let counts = |ns: f64| (ns * cycles::counts_per_ns()) as u64;
+    let mut known = [0u64; 3];
+    start(Options {
+        dilation: Some(Speeds {
+            compute: 0.25,
+            data: 0.5,
+            device: 1.0,
+        }),
+        ..Options::default()
+    });
+    for _ in 0..5 {
+        let _p = enter(Block::TcpOutput);
+        known[0] += spin_counts(counts(200e3));
+        {
+            let _c = enter(Block::Checksum);
+            known[1] += spin_counts(counts(300e3));
+        }
+        {
+            let _d = enter(Block::DeviceSendSyscall);
+            known[2] += spin_counts(counts(100e3));
+        }
+        known[0] += spin_counts(counts(100e3));
+    }
+    let r = stop().unwrap();
+    let close = |got: f64, want: f64, what: &str| {
+        assert!(
+            (got - want).abs() <= 0.05 * want,
+            "{what}: {got:.0} counts, expected {want:.0}"
+        );
+    };
+    close(r.row(Block::TcpOutput).cycles, known[0] as f64, "tcp output");
+    close(r.row(Block::Checksum).cycles, known[1] as f64, "checksum");
+    close(
+        r.row(Block::DeviceSendSyscall).cycles,
+        known[2] as f64,
+        "device send",
+    );
+    let owed = 3.0 * known[0] as f64 + 1.0 * known[1] as f64;
+    close(r.row(Block::Dilation).cycles, owed, "dilation");
+    let d = r.dilation.unwrap();
+    close(d.added_ns[Class::Compute as usize] * r.counts_per_ns, 3.0 * known[0] as f64, "compute added");
+    close(d.added_ns[Class::Data as usize] * r.counts_per_ns, known[1] as f64, "data added");
+    assert_eq!(d.added_ns[Class::Device as usize], 0.0);
+    // Each class on the slower CPU: its time / F.
+    close(
+        r.dilated_class_ns(Class::Compute),
+        4.0 * r.class_ns(Class::Compute),
+        "compute dilated",
+    );
+    close(r.dilated_class_ns(Class::Data), 2.0 * r.class_ns(Class::Data), "data dilated");
+    let busy = (known.iter().sum::<u64>() as f64 + owed) / r.counts_per_ns;
+    close(r.span_ns, busy, "the run's span");
+}
+
+/// At full speed nothing is spun and no dilation is reported.
+#[test]
+fn full_speed_is_no_dilation() {
+    let _serial = serial();
+    start(Options {
+        dilation: Some(Speeds::all(1.0)),
+        ..Options::default()
+    });
+    {
+        let _b = enter(Block::TcpOutput);
+        spin_counts(1000);
+    }
+    let r = stop().unwrap();
+    assert!(r.dilation.is_none());
+    assert_eq!(r.row(Block::Dilation).count, 0.0);
 }
