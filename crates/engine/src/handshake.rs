@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 #[path = "handshake_admit.rs"]
 mod admit;
-use admit::{admit, close, Held};
+use admit::{admit, close, keep_if_proven};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Reply bytes a connection that does not read may leave unsent.
@@ -155,7 +155,6 @@ pub(crate) fn run(
     let mut accept_at: Option<Instant> = None;
     let mut flushed = Instant::now();
     let handshake = Duration::from_secs_f64(gk.shared.limits.handshake_s);
-    let mut held = Held::default();
     loop {
         if stopping.load(Ordering::SeqCst) {
             return;
@@ -165,7 +164,7 @@ pub(crate) fn run(
         if let Some(c) = order.oldest().and_then(|n| conns.get(&n)) {
             wait = wait.min(c.by.saturating_duration_since(now));
         }
-        if let Some(at) = accept_at.into_iter().chain(held.next_due()).min() {
+        if let Some(at) = accept_at {
             wait = wait.min(at.saturating_duration_since(now));
         }
         round += 1;
@@ -191,14 +190,8 @@ pub(crate) fn run(
             }
             let next = c.pump(gk);
             settle(n, next, &mut conns, &mut order, &poll, gk, &mut greeted);
-            held.on_read(n, &mut conns, &mut order, &poll, gk);
         }
-        held.expire(Instant::now(), &mut conns, &mut order, &poll, gk);
-        if accept && held.is_full() {
-            // Newcomers wait in the listen queue until a held one is
-            // decided.
-            accept_at = held.next_due();
-        } else if accept {
+        if accept {
             accept_at = None;
             let per_round = ACCEPTS_PER_ROUND.min(gk.pending.total / 2).max(1);
             for taken in 0.. {
@@ -223,11 +216,7 @@ pub(crate) fn run(
                             settle(n, next, &mut conns, &mut order, &poll, gk, &mut greeted);
                         }
                         if let Some(why) = provisional {
-                            held.hold_or_decide(n, why, &mut conns, &mut order, &poll, gk);
-                            if held.is_full() {
-                                accept_at = held.next_due();
-                                break;
-                            }
+                            keep_if_proven(n, why, &mut conns, &mut order, &poll, gk);
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,

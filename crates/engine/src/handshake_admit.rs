@@ -1,8 +1,6 @@
 //! Making room in the handshake loop ([`super`]) for a new connection:
 //! taking it in, closing another as `room::choose` says, and keeping one
-//! taken in past the bounds only if its first frame proved a key (waiting
-//! up to [`PROVISIONAL_WAIT`] for that frame, among at most
-//! [`PROVISIONAL_MOST`]).
+//! taken in past the bounds only if its first frame proved a key.
 
 use super::{Conn, Gatekeeper, Stage, Transcript, FIRST_FRAME_GRACE};
 use crate::pending::{Full, PendingOrder};
@@ -11,7 +9,7 @@ use crate::room::{choose, Choice, Facts};
 use crate::server_log::ServerEvent;
 use mio::net::TcpStream;
 use mio::{Interest, Poll, Token};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -119,97 +117,6 @@ fn close_for_room(
         );
     }
     close(old, conns, order, poll);
-}
-
-/// How long a newcomer taken in provisionally may take to send its first
-/// frame: a key holder's comes right after its connect, late only by its
-/// scheduling (read at once, 2 ms late was refused 7 of 12 and 5 ms late
-/// 12 of 12 under a reopening flood from its address).
-pub(super) const PROVISIONAL_WAIT: Duration = Duration::from_millis(20);
-/// Newcomers waiting for their first frame provisionally at once: while
-/// that many wait, the loop accepts nothing more (a flood waits in the
-/// listen queue, and whoever is queued has sent its first frame by the
-/// time it is accepted).
-pub(super) const PROVISIONAL_MOST: usize = 16;
-
-/// Newcomers taken in provisionally whose first frame had not come when
-/// they were first read: each is decided ([`keep_if_proven`]) when it
-/// comes, or when [`PROVISIONAL_WAIT`] is up.
-#[derive(Default)]
-pub(super) struct Held(VecDeque<(u64, String, Instant)>);
-
-impl Held {
-    /// Holds `n`, taken in provisionally (refused with `why` unless it
-    /// proves a key), while its first frame has not come and there is
-    /// room; otherwise decides it now.
-    pub(super) fn hold_or_decide(
-        &mut self,
-        n: u64,
-        why: String,
-        conns: &mut HashMap<u64, Conn>,
-        order: &mut PendingOrder,
-        poll: &Poll,
-        gk: &Gatekeeper,
-    ) {
-        let waiting = conns.get(&n).is_some_and(|c| c.frames == 0);
-        if waiting && self.0.len() < PROVISIONAL_MOST {
-            self.0
-                .push_back((n, why, Instant::now() + PROVISIONAL_WAIT));
-        } else {
-            keep_if_proven(n, why, conns, order, poll, gk);
-        }
-    }
-
-    /// After `n`'s bytes were read: if it is held and its first frame has
-    /// come, decides it (one closed or greeted meanwhile is let go).
-    pub(super) fn on_read(
-        &mut self,
-        n: u64,
-        conns: &mut HashMap<u64, Conn>,
-        order: &mut PendingOrder,
-        poll: &Poll,
-        gk: &Gatekeeper,
-    ) {
-        let Some(i) = self.0.iter().position(|h| h.0 == n) else {
-            return;
-        };
-        match conns.get(&n) {
-            Some(c) if c.frames == 0 => {}
-            Some(_) => {
-                let (n, why, _) = self.0.remove(i).expect("held");
-                keep_if_proven(n, why, conns, order, poll, gk);
-            }
-            None => {
-                self.0.remove(i);
-            }
-        }
-    }
-
-    /// Decides every held newcomer whose wait is up by `now`.
-    pub(super) fn expire(
-        &mut self,
-        now: Instant,
-        conns: &mut HashMap<u64, Conn>,
-        order: &mut PendingOrder,
-        poll: &Poll,
-        gk: &Gatekeeper,
-    ) {
-        while self.0.front().is_some_and(|h| h.2 <= now) {
-            let (n, why, _) = self.0.pop_front().expect("held");
-            keep_if_proven(n, why, conns, order, poll, gk);
-        }
-    }
-
-    /// When the next held newcomer's wait is up.
-    pub(super) fn next_due(&self) -> Option<Instant> {
-        self.0.front().map(|h| h.2)
-    }
-
-    /// Whether no more may be held: the loop stops accepting until
-    /// [`Self::next_due`].
-    pub(super) fn is_full(&self) -> bool {
-        self.0.len() >= PROVISIONAL_MOST
-    }
 }
 
 /// Handshake `n`, taken in past the bounds with nothing to close, stays if

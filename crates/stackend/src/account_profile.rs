@@ -196,7 +196,10 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
             let name = class.name();
             put(&format!("{name}_speed"), d.speeds.of(class));
             put(&format!("{name}_s"), r.class_ns(class) * 1e-9);
-            put(&format!("{name}_dilated_s"), r.dilated_class_ns(class) * 1e-9);
+            put(
+                &format!("{name}_dilated_s"),
+                r.dilated_class_ns(class) * 1e-9,
+            );
         }
     }
     put("bracket_cost_s", r.bracket_cost_ns() * 1e-9);

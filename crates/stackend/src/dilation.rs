@@ -53,7 +53,10 @@ pub fn check(p: &TrialParams) -> Result<(), StackEndError> {
         );
     }
     let client_sends = engine::metrics::sender_is_client(p);
-    for (side, sends, speeds) in [("sender", true, speed.sender), ("receiver", false, speed.receiver)] {
+    for (side, sends, speeds) in [
+        ("sender", true, speed.sender),
+        ("receiver", false, speed.receiver),
+    ] {
         let kind = if sends == client_sends {
             p.stack
         } else {

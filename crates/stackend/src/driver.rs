@@ -175,10 +175,7 @@ impl StackRun {
         // A slower CPU (`--cpu-speed`) spins in the accountant's brackets:
         // accounting is on, every round timed.
         let dilation = crate::dilation::speeds_of(p, active);
-        let account = p
-            .account
-            .and_then(|a| a.one_in())
-            .or(dilation.map(|_| 1));
+        let account = p.account.and_then(|a| a.one_in()).or(dilation.map(|_| 1));
         if account.is_some() {
             // The counter's rate is calibrated once per process by a busy
             // wait (60 ms): here, not on the end's thread, whose CPU time

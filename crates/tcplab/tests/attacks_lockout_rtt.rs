@@ -317,64 +317,9 @@ fn a_reopening_flood_from_the_clients_address_does_not_lock_it_out() {
             "{what} connections reopened from 127.0.0.1 ({opened} opened): the other key served {served} of 12 ({:?})",
             errors.first()
         );
-        // Held newcomers throttle a reopening flood to about 800 a second.
-        // Held newcomers throttle a reopening flood to about 800 a second.
-        assert!(opened > 500, "the flood opened only {opened}");
+        assert!(opened > 1000, "the flood opened only {opened}");
         assert!(served >= 11, "{what}: served {served} of 12: {errors:?}");
     }
-}
-
-/// Whether a key holder that connects from 127.0.0.1 and sends its
-/// proven `auth_hello` `late` after its connect is answered with the
-/// challenge (not refused).
-fn late_holder_served(server: SocketAddr, key: &Key, late: Duration) -> Result<(), String> {
-    let mut s = std::net::TcpStream::connect(server).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    std::thread::sleep(late);
-    std::io::Write::write_all(&mut s, &proven_hello(key)).map_err(|e| e.to_string())?;
-    match engine::proto::read_message(&mut s) {
-        Ok(Message::Error { message }) => Err(message),
-        Ok(_) => Ok(()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Under a flood from its address that reopens 64 silent connections as
-/// fast as they close, a key holder whose proven first frame comes 5 ms
-/// after its connect (its client slowed by the flood) is served: a
-/// newcomer taken in past the bounds waits up to 20 ms for its first frame
-/// among at most 16, and while 16 wait the listener accepts nothing more
-/// (before: it was read once and refused, 0 of 12 at 5 ms in the
-/// attacker's review).
-#[test]
-fn under_a_reopening_flood_a_first_frame_5_ms_late_is_served() {
-    let _timing = testkit::timing_lock();
-    let keys = two_keys("");
-    let server =
-        ServerChild::start_unlogged(None, "127.0.0.1", &["--keys", keys.toml.to_str().unwrap()]);
-    let here: IpAddr = "127.0.0.1".parse().unwrap();
-    let churn = Reopen::start(64, here, server.addr, None);
-    std::thread::sleep(Duration::from_millis(300));
-    let mut errors = Vec::new();
-    let served = (0..12)
-        .filter(
-            |_| match late_holder_served(server.addr, &keys.victim, Duration::from_millis(5)) {
-                Ok(()) => true,
-                Err(e) => {
-                    errors.push(e);
-                    false
-                }
-            },
-        )
-        .count();
-    let opened = churn.opened();
-    drop(churn);
-    println!(
-        "silent connections reopened from 127.0.0.1 ({opened} opened): a key holder 5 ms late served {served} of 12 ({:?})",
-        errors.first()
-    );
-    assert!(opened > 500, "the flood opened only {opened}");
-    assert!(served >= 11, "served {served} of 12: {errors:?}");
 }
 
 /// `n` connections from `from`, each reopened the moment the server closes

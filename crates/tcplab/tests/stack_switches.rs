@@ -190,11 +190,25 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             "--nagle on with --nodelay",
         ),
         (
-            &["bench", "tcp-stream", "--stack", "tcplab", "--cpu-speed", "0"][..],
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--cpu-speed",
+                "0",
+            ][..],
             "for --cpu-speed",
         ),
         (
-            &["bench", "tcp-stream", "--stack", "tcplab", "--cpu-speed", "cpu:0.5"][..],
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--cpu-speed",
+                "cpu:0.5",
+            ][..],
             "no class \"cpu\"",
         ),
         (

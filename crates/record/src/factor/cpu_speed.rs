@@ -74,13 +74,19 @@ impl ClassSpeeds {
         let mut named = [false; 3];
         for part in s.split('/') {
             let (name, f) = part.split_once(':').ok_or_else(|| {
-                LevelError::new(s, "expected CLASS:F joined with / (e.g. compute:0.25/data:1)")
+                LevelError::new(
+                    s,
+                    "expected CLASS:F joined with / (e.g. compute:0.25/data:1)",
+                )
             })?;
             let class = WorkClass::ALL
                 .into_iter()
                 .find(|c| c.name() == name)
                 .ok_or_else(|| {
-                    LevelError::new(s, format!("no class {name:?}: expected compute, data or device"))
+                    LevelError::new(
+                        s,
+                        format!("no class {name:?}: expected compute, data or device"),
+                    )
                 })?;
             if std::mem::replace(&mut named[class as usize], true) {
                 return Err(LevelError::new(s, format!("{name} is given twice")));
@@ -153,7 +159,9 @@ impl CpuSpeed {
                 Some((side, _)) => {
                     return Err(LevelError::new(
                         s,
-                        format!("no side {side:?}: expected sender= or receiver= (none: both ends)"),
+                        format!(
+                            "no side {side:?}: expected sender= or receiver= (none: both ends)"
+                        ),
                     ))
                 }
                 None => ([true, true], part),

@@ -1,11 +1,11 @@
 //! The factor table: every factor of a trial, once. See macros.rs for what
 //! an entry says and what is generated from it.
 
+use super::cpu_speed::CpuSpeed;
 use super::defaults::{checksum_offload_default, connect_default, DEFAULT_READ_SIZE};
 use super::level_types::{
     Api, HostSpeed, LoadSpec, Pin, PlaceName, ProtocolLayer, StackImpl, TestKind,
 };
-use super::cpu_speed::CpuSpeed;
 use super::offloads::OffloadsOff;
 use super::parse;
 use super::stack_switches::{

@@ -209,7 +209,12 @@ mod tests {
             }
         }
         // Over the run the spins paid what was owed within one step.
-        assert!((d.spun as f64 - owed_total).abs() < 7.0, "{} {}", d.spun, owed_total);
+        assert!(
+            (d.spun as f64 - owed_total).abs() < 7.0,
+            "{} {}",
+            d.spun,
+            owed_total
+        );
         assert!(d.owed() > -7.0 && d.owed() < 1.0, "{}", d.owed());
     }
 

@@ -486,7 +486,11 @@ fn a_slower_cpu_spins_what_each_class_owes_and_no_block_is_charged_for_it() {
             "{what}: {got:.0} counts, expected {want:.0}"
         );
     };
-    close(r.row(Block::TcpOutput).cycles, known[0] as f64, "tcp output");
+    close(
+        r.row(Block::TcpOutput).cycles,
+        known[0] as f64,
+        "tcp output",
+    );
     close(r.row(Block::Checksum).cycles, known[1] as f64, "checksum");
     close(
         r.row(Block::DeviceSendSyscall).cycles,
@@ -496,8 +500,16 @@ fn a_slower_cpu_spins_what_each_class_owes_and_no_block_is_charged_for_it() {
     let owed = 3.0 * known[0] as f64 + 1.0 * known[1] as f64;
     close(r.row(Block::Dilation).cycles, owed, "dilation");
     let d = r.dilation.unwrap();
-    close(d.added_ns[Class::Compute as usize] * r.counts_per_ns, 3.0 * known[0] as f64, "compute added");
-    close(d.added_ns[Class::Data as usize] * r.counts_per_ns, known[1] as f64, "data added");
+    close(
+        d.added_ns[Class::Compute as usize] * r.counts_per_ns,
+        3.0 * known[0] as f64,
+        "compute added",
+    );
+    close(
+        d.added_ns[Class::Data as usize] * r.counts_per_ns,
+        known[1] as f64,
+        "data added",
+    );
     assert_eq!(d.added_ns[Class::Device as usize], 0.0);
     // Each class on the slower CPU: its time / F.
     close(
@@ -505,7 +517,11 @@ fn a_slower_cpu_spins_what_each_class_owes_and_no_block_is_charged_for_it() {
         4.0 * r.class_ns(Class::Compute),
         "compute dilated",
     );
-    close(r.dilated_class_ns(Class::Data), 2.0 * r.class_ns(Class::Data), "data dilated");
+    close(
+        r.dilated_class_ns(Class::Data),
+        2.0 * r.class_ns(Class::Data),
+        "data dilated",
+    );
     let busy = (known.iter().sum::<u64>() as f64 + owed) / r.counts_per_ns;
     close(r.span_ns, busy, "the run's span");
 }
