@@ -22,7 +22,9 @@ const FULL: u32 = 1_000_000;
 /// already makes a trial a hundred times as long).
 const SLOWEST: u32 = FULL / 100;
 
-/// The stack's work, in the classes a slower host may scale apart.
+/// The stack's work, in the classes a slower host may scale apart: the
+/// level's names for `stack::account::Class`, which assigns each block its
+/// class (the stack crate stands alone, without `record`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WorkClass {
     /// Protocol computation: IP, TCP, timers, ACKs, buffer bookkeeping,
