@@ -63,45 +63,50 @@ fn threaded_layers_move_every_byte_both_ways_through_the_driver_queues() {
 
 /// A transaction crosses the client end's queues twice (the request out,
 /// the response in), each a thread hand-off the merged end does not make:
-/// the threaded end's median round trip is the longer (the lower of two
-/// alternated trials each).
+/// the threaded end completes fewer transactions a second (the medians of
+/// four alternated trials each). Its median round trip is 1-2 µs longer
+/// here, under noise of several µs between trials, so the rate, which
+/// averages every transaction, is what is compared (two trials each by
+/// their p50 flaked: 53.0 against 59.3 µs once in CI).
 #[test]
 fn threaded_layers_lengthen_a_round_trip() {
     let Some(mut place) = place() else { return };
-    // Latencies compared: the four trials on a quiet host.
+    // Rates compared: the eight trials on a quiet host.
     let q = testkit::until_quiet(
         "merged and threaded round trips",
         testkit::QuietLimits::default(),
         &[],
         || {
-            let mut p50 = Vec::new();
-            for layers in [
-                Layers::Merged,
-                Layers::Threaded,
-                Layers::Merged,
-                Layers::Threaded,
-            ] {
-                let mut p = TrialParams::defaults(TestKind::TcpRr);
-                p.stack = StackImpl::Tcplab;
-                p.duration_s = Some(0.5);
-                p.layers = Some(layers);
-                let m = run(&mut place, &p);
-                let l = m["latency_p50_s"] * 1e6;
-                eprintln!(
-                    "--layers {layers}: p50 {l:.1} µs, {:.0} transactions/s",
-                    m["transactions_per_s"]
-                );
-                p50.push(l);
+            let mut rates = (Vec::new(), Vec::new());
+            for _ in 0..4 {
+                for layers in [Layers::Merged, Layers::Threaded] {
+                    let mut p = TrialParams::defaults(TestKind::TcpRr);
+                    p.stack = StackImpl::Tcplab;
+                    p.duration_s = Some(0.5);
+                    p.layers = Some(layers);
+                    let m = run(&mut place, &p);
+                    let tps = m["transactions_per_s"];
+                    eprintln!(
+                        "--layers {layers}: p50 {:.1} µs, {tps:.0} transactions/s",
+                        m["latency_p50_s"] * 1e6
+                    );
+                    match layers {
+                        Layers::Merged => rates.0.push(tps),
+                        Layers::Threaded => rates.1.push(tps),
+                    }
+                }
             }
-            p50
+            rates
         },
     );
     eprintln!("merged and threaded round trips: {}", q.describe());
-    let p50 = q.value;
-    let merged = p50[0].min(p50[2]);
-    let threaded = p50[1].min(p50[3]);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[1] + v[2]) / 2.0
+    };
+    let (merged, threaded) = (median(q.value.0), median(q.value.1));
     assert!(
-        threaded > merged,
-        "threaded {threaded} µs against merged {merged} µs"
+        threaded < merged,
+        "threaded {threaded:.0} transactions/s against merged {merged:.0}"
     );
 }
