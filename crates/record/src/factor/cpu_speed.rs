@@ -214,24 +214,8 @@ impl fmt::Display for CpuSpeed {
     }
 }
 
-impl From<CpuSpeed> for String {
-    fn from(v: CpuSpeed) -> String {
-        v.to_string()
-    }
-}
-
-impl TryFrom<String> for CpuSpeed {
-    type Error = String;
-    fn try_from(s: String) -> Result<CpuSpeed, String> {
-        CpuSpeed::parse(&s).map_err(|e| e.to_string())
-    }
-}
-
-impl super::value::ToLevel for CpuSpeed {
-    fn to_level(&self) -> super::value::Level {
-        super::value::Level::Name(self.to_string())
-    }
-}
+serde_by_text!(CpuSpeed);
+named_levels!(CpuSpeed);
 
 #[cfg(test)]
 mod tests {

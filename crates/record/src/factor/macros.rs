@@ -203,3 +203,34 @@ macro_rules! factor_table {
         }
     };
 }
+
+/// Serde through a level's text (`#[serde(into = "String", try_from =
+/// "String")]`): `Display` writes it, `parse` reads it back, so a stored
+/// run reads as the command that made it.
+macro_rules! serde_by_text {
+    ($($t:ty),*) => {$(
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.to_string()
+            }
+        }
+
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(s: String) -> Result<$t, String> {
+                <$t>::parse(&s).map_err(|e| e.to_string())
+            }
+        }
+    )*};
+}
+
+/// A level shown by its flag's text in tables and exports.
+macro_rules! named_levels {
+    ($($t:ty),*) => {$(
+        impl super::value::ToLevel for $t {
+            fn to_level(&self) -> super::value::Level {
+                super::value::Level::Name(self.to_string())
+            }
+        }
+    )*};
+}

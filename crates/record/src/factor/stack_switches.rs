@@ -59,19 +59,6 @@ impl fmt::Display for FlowControl {
     }
 }
 
-impl From<FlowControl> for String {
-    fn from(v: FlowControl) -> String {
-        v.to_string()
-    }
-}
-
-impl TryFrom<String> for FlowControl {
-    type Error = String;
-    fn try_from(s: String) -> Result<FlowControl, String> {
-        FlowControl::parse(&s).map_err(|e| e.to_string())
-    }
-}
-
 /// When the stack's receiver acknowledges data (`--delack`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
@@ -118,19 +105,6 @@ impl fmt::Display for DelayedAck {
             DelayedAck::Drain => f.write_str("drain"),
             DelayedAck::Timer(ns) => write!(f, "timer:{}", crate::numbers::nanos_text(*ns as f64)),
         }
-    }
-}
-
-impl From<DelayedAck> for String {
-    fn from(d: DelayedAck) -> String {
-        d.to_string()
-    }
-}
-
-impl TryFrom<String> for DelayedAck {
-    type Error = String;
-    fn try_from(s: String) -> Result<DelayedAck, String> {
-        DelayedAck::parse(&s).map_err(|e| e.to_string())
     }
 }
 
@@ -364,16 +338,9 @@ impl fmt::Display for Account {
     }
 }
 
-/// Each switch's level is its flag's text in tables and exports.
-macro_rules! named_levels {
-    ($($t:ty),*) => {$(
-        impl super::value::ToLevel for $t {
-            fn to_level(&self) -> super::value::Level {
-                super::value::Level::Name(self.to_string())
-            }
-        }
-    )*};
-}
+serde_by_text!(FlowControl, DelayedAck);
+
+// Each switch's level is its flag's text in tables and exports.
 named_levels!(
     FlowControl,
     DelayedAck,
