@@ -223,10 +223,12 @@ pub struct DataWaits {
     /// carry it (tcplab's own stack's pairings).
     pub token: Option<Nonce>,
     /// On loopback, the uid owning the client's end of the control
-    /// connection ([`crate::peer_owner`]): a data connection whose other
-    /// end another user owns is closed at once, before the token rule
-    /// (another local user's flood never takes a place). `None`: not
-    /// checked (a peer on another host, or no control connection).
+    /// connection ([`crate::peer_owner`]): a data connection that arrives
+    /// without its whole token, and whose other end another user owns, is
+    /// closed at once (another local user's flood never takes a place;
+    /// one with the whole token knows the trial's secret and is not looked
+    /// up). `None`: not checked (a peer on another host, or no control
+    /// connection).
     pub owner: Option<u32>,
 }
 
