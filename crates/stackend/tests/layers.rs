@@ -63,50 +63,38 @@ fn threaded_layers_move_every_byte_both_ways_through_the_driver_queues() {
 
 /// A transaction crosses the client end's queues twice (the request out,
 /// the response in), each a thread hand-off the merged end does not make:
-/// the threaded end completes fewer transactions a second (the medians of
-/// four alternated trials each). Its median round trip is 1-2 µs longer
-/// here, under noise of several µs between trials, so the rate, which
-/// averages every transaction, is what is compared (two trials each by
-/// their p50 flaked: 53.0 against 59.3 µs once in CI).
+/// every transaction's frames are counted through the driver thread's
+/// queues. Whether the hand-offs lengthen the round
+/// trip is a measurement, not a test: on this 2-CPU host the threaded
+/// end's median round trip was 41-74 µs against merged 50-55 µs across
+/// alternated trials, either side of it (the openlink92 study claims the
+/// difference from its own trials, with CIs).
 #[test]
-fn threaded_layers_lengthen_a_round_trip() {
+fn threaded_layers_carry_every_transaction_through_the_driver_queues() {
     let Some(mut place) = place() else { return };
-    // Rates compared: the eight trials on a quiet host.
-    let q = testkit::until_quiet(
-        "merged and threaded round trips",
-        testkit::QuietLimits::default(),
-        &[],
-        || {
-            let mut rates = (Vec::new(), Vec::new());
-            for _ in 0..4 {
-                for layers in [Layers::Merged, Layers::Threaded] {
-                    let mut p = TrialParams::defaults(TestKind::TcpRr);
-                    p.stack = StackImpl::Tcplab;
-                    p.duration_s = Some(0.5);
-                    p.layers = Some(layers);
-                    let m = run(&mut place, &p);
-                    let tps = m["transactions_per_s"];
-                    eprintln!(
-                        "--layers {layers}: p50 {:.1} µs, {tps:.0} transactions/s",
-                        m["latency_p50_s"] * 1e6
-                    );
-                    match layers {
-                        Layers::Merged => rates.0.push(tps),
-                        Layers::Threaded => rates.1.push(tps),
-                    }
-                }
-            }
-            rates
-        },
+    let mut p = TrialParams::defaults(TestKind::TcpRr);
+    p.stack = StackImpl::Tcplab;
+    p.duration_s = Some(0.3);
+    p.layers = Some(Layers::Threaded);
+    let m = run(&mut place, &p);
+    let transactions = m["transactions"];
+    assert!(transactions >= 100.0, "{m:?}");
+    // The request out and the response in, each once per transaction
+    // (plus the handshake, the close and any ACK sent alone).
+    assert!(m["stack_client_driver_frames_out"] >= transactions, "{m:?}");
+    assert!(m["stack_client_driver_frames_in"] >= transactions, "{m:?}");
+    // The driver thread sleeps when both queues are empty and is woken
+    // (not every transaction: a frame may be waiting when it looks).
+    assert!(m["stack_client_driver_wakeups"] > 0.0, "{m:?}");
+    eprintln!(
+        "--layers threaded: {transactions:.0} transactions, {} frames out, {} in, {} driver wake-ups, p50 {:.1} µs",
+        m["stack_client_driver_frames_out"],
+        m["stack_client_driver_frames_in"],
+        m["stack_client_driver_wakeups"],
+        m["latency_p50_s"] * 1e6
     );
-    eprintln!("merged and threaded round trips: {}", q.describe());
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (v[1] + v[2]) / 2.0
-    };
-    let (merged, threaded) = (median(q.value.0), median(q.value.1));
-    assert!(
-        threaded < merged,
-        "threaded {threaded:.0} transactions/s against merged {merged:.0}"
-    );
+    p.layers = Some(Layers::Merged);
+    let m = run(&mut place, &p);
+    assert!(m["transactions"] >= 100.0, "{m:?}");
+    assert!(!m.contains_key("stack_client_driver_wakeups"), "{m:?}");
 }
