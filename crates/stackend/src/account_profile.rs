@@ -196,6 +196,7 @@ pub fn add_metrics(end: &str, r: &Report, m: &mut BTreeMap<String, f64>) {
     if let Some(d) = r.dilation {
         put("dilation_s", d.spun_ns * 1e-9);
         put("dilation_owed_at_stop_s", d.owed_at_stop_ns * 1e-9);
+        put("dilation_outside_added_s", d.outside_added_ns * 1e-9);
         for class in stack::account::Class::ALL {
             let name = class.name();
             put(&format!("{name}_speed"), d.speeds.of(class));

@@ -107,7 +107,11 @@ pub struct Dilation {
     /// Counts owed per class over the run: what the slower CPU adds to
     /// each class's time.
     pub(crate) added: [f64; 3],
-    /// Counts spun over the run.
+    /// Counts owed over the run for busy time in no block: the stack's
+    /// loop between top-level brackets and the brackets' own cost, at the
+    /// compute class's factor.
+    pub(crate) outside_added: f64,
+    /// Counts spun over the run, with the bookkeeping that paid as well.
     pub(crate) spun: u64,
     /// Spins over the run.
     pub(crate) spins: u64,
@@ -121,20 +125,32 @@ impl Dilation {
             extra,
             owed: 0.0,
             added: [0.0; 3],
+            outside_added: 0.0,
             spun: 0,
             spins: 0,
         }
     }
 
     /// Adds what `counts` of `block`'s exclusive time owe (nothing for a
-    /// block without a class, or for a negative share).
+    /// block without a class). A negative share (a bracket shorter than
+    /// the mean bracket cost subtracted from it) owes less, as it counts
+    /// less in the class's time: the class's added time stays its time ×
+    /// (1/F − 1) exactly.
     pub fn owe(&mut self, block: Block, counts: i64) {
         let Some(class) = Class::of(block) else {
             return;
         };
-        let add = counts.max(0) as f64 * self.extra[class as usize];
+        let add = counts as f64 * self.extra[class as usize];
         self.owed += add;
         self.added[class as usize] += add;
+    }
+
+    /// Adds what `counts` of busy time in no block owe (the stack's own
+    /// code between brackets, the brackets' cost), slowed as computation.
+    pub fn owe_outside(&mut self, counts: i64) {
+        let add = counts as f64 * self.extra[Class::Compute as usize];
+        self.owed += add;
+        self.outside_added += add;
     }
 
     /// Whether a spin is due: at least one count is owed.
@@ -146,16 +162,28 @@ impl Dilation {
     /// the counter at the spin's start and end. The overshoot is carried.
     pub fn spin(&mut self, mut now: impl FnMut() -> u64) -> (u64, u64) {
         let start = now();
-        let mut end = start;
-        while ((end - start) as f64) < self.owed {
+        self.spins += 1;
+        (start, self.spin_from(start, now))
+    }
+
+    /// Spins until what is owed has passed since `from` (a counter value
+    /// already read: the bookkeeping since then pays too); returns the
+    /// counter at the end, read at least once. The overshoot is carried.
+    pub fn spin_from(&mut self, from: u64, mut now: impl FnMut() -> u64) -> u64 {
+        let mut end = now();
+        while ((end.saturating_sub(from)) as f64) < self.owed {
             std::hint::spin_loop();
             end = now();
         }
-        let took = end - start;
-        self.owed -= took as f64;
-        self.spun += took;
-        self.spins += 1;
-        (start, end)
+        self.pay(end.saturating_sub(from));
+        end
+    }
+
+    /// Counts spent for the slower CPU outside a spin (the bookkeeping
+    /// after one) pay what is owed too.
+    pub fn pay(&mut self, counts: u64) {
+        self.owed -= counts as f64;
+        self.spun += counts;
     }
 
     /// Counts owed and not yet spun (negative: credit).
@@ -189,9 +217,9 @@ mod tests {
         d.owe(Block::DeviceSendSyscall, 100); // 1 × 100
         d.owe(Block::Idle, 1_000_000);
         d.owe(Block::Dilation, 1_000_000);
-        d.owe(Block::Application, -50); // a negative share owes nothing
-        assert_eq!(d.added, [300.0, 0.0, 100.0]);
-        assert_eq!(d.owed(), 400.0);
+        d.owe(Block::Application, -50); // a negative share owes less: 3 × −50
+        assert_eq!(d.added, [150.0, 0.0, 100.0]);
+        assert_eq!(d.owed(), 250.0);
         assert!(d.is_due());
     }
 

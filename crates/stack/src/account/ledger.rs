@@ -97,6 +97,13 @@ pub(crate) struct Ledger {
     pub(crate) cold_inner_cost: u64,
     /// [`Ledger::outer_cost`] with cold caches (reported, not subtracted).
     pub(crate) cold_outer_cost: u64,
+    /// With a slower CPU: counts an empty bracket costs the code around it
+    /// outside its first read and its exit's last (after the dilation's
+    /// bookkeeping), which is all the enclosing bracket is not told of.
+    pub(crate) dilated_outside_cost: u64,
+    /// With a slower CPU: the last read of the latest top-level bracket's
+    /// exit, from which the busy time outside every block is owed.
+    last_top_exit: Option<u64>,
     pub(crate) frames_in: u64,
     pub(crate) frames_out: u64,
     pub(crate) frame_bytes_in: u64,
@@ -134,6 +141,8 @@ impl Ledger {
         outer_cost: 0,
         cold_inner_cost: 0,
         cold_outer_cost: 0,
+        dilated_outside_cost: 0,
+        last_top_exit: None,
         frames_in: 0,
         frames_out: 0,
         frame_bytes_in: 0,
@@ -193,6 +202,9 @@ impl Ledger {
             return SKIPPED;
         }
         let start = cycles::now();
+        if self.depth == 0 {
+            self.owe_outside(start);
+        }
         let event = self.record(start, block, true);
         // Inside the interval, so the CPU the wait takes is within it.
         let cpu_ns = if block == Block::Idle {
@@ -237,20 +249,38 @@ impl Ledger {
         self.counts[b] += 1;
         self.brackets += 1;
         self.record(end, o.block, false);
-        let spun = self.dilate(o.block, exclusive);
+        let seen = match self.dilate(o.block, exclusive, end) {
+            // The dilation's last read: all since `end` was the slower
+            // CPU's, and the rest of the exit is the calibrated outside.
+            Some(after) => after - o.start + self.dilated_outside_cost,
+            None => raw + self.outer_cost.saturating_sub(self.inner_cost),
+        };
         if self.depth > 0 {
-            let outside = self.outer_cost.saturating_sub(self.inner_cost);
-            self.open[self.depth - 1].child += raw + outside + spun;
+            self.open[self.depth - 1].child += seen;
+        } else if self.dilation.is_some() {
+            self.last_top_exit = Some(o.start + seen - self.dilated_outside_cost);
         }
     }
 
-    /// Adds what `exclusive` counts of `block` owe a slower CPU, and
-    /// spins what is due, charged to [`Block::Dilation`] (and kept out of
-    /// the enclosing bracket's time). Returns the counts spun.
-    fn dilate(&mut self, block: Block, exclusive: i64) -> u64 {
-        let Some(d) = self.dilation.as_mut() else {
-            return 0;
+    /// With a slower CPU, owes for the busy time between the latest
+    /// top-level exit and a top-level bracket opening at `start`: the
+    /// stack's own code outside every block, less the brackets' own cost
+    /// (which no CPU speed changes). The idle wait is a block of its own.
+    fn owe_outside(&mut self, start: u64) {
+        let (Some(d), Some(from)) = (self.dilation.as_mut(), self.last_top_exit) else {
+            return;
         };
+        let gap = start.saturating_sub(from) as i64 - self.dilated_outside_cost as i64;
+        d.owe_outside(gap);
+    }
+
+    /// Adds what `exclusive` counts of `block` owe a slower CPU and spins
+    /// what is due from `closed` (the block's closing read), charged to
+    /// [`Block::Dilation`] with the bookkeeping around the spin, which
+    /// pays what is owed too. Returns the last counter read (`None` at
+    /// this CPU's speed).
+    fn dilate(&mut self, block: Block, exclusive: i64, closed: u64) -> Option<u64> {
+        let d = self.dilation.as_mut()?;
         if block == Block::Idle {
             // Only the wait's CPU (charged to DeviceWait above) is work.
             let cpu = self.cycles[Block::DeviceWait.index()] - self.wait_cpu_seen;
@@ -259,17 +289,28 @@ impl Ledger {
         } else {
             d.owe(block, exclusive);
         }
-        if !d.is_due() {
-            return 0;
-        }
-        let (start, end) = d.spin(cycles::now);
-        let spun = end - start;
+        // The bracket's own cost is the slower CPU's code too (the
+        // accountant runs at both speeds): slowed as computation.
+        d.owe_outside(self.outer_cost as i64);
+        let due = d.is_due();
+        let mut after = d.spin_from(closed, cycles::now);
         let i = Block::Dilation.index();
-        self.cycles[i] += spun as i64;
-        self.counts[i] += 1;
-        self.record(start, Block::Dilation, true);
-        self.record(end, Block::Dilation, false);
-        spun
+        if due {
+            self.counts[i] += 1;
+            if let Some(d) = self.dilation.as_mut() {
+                d.spins += 1;
+            }
+            self.record(closed, Block::Dilation, true);
+            self.record(after, Block::Dilation, false);
+            // The records' own time is the slower CPU's as well.
+            let last = cycles::now();
+            if let Some(d) = self.dilation.as_mut() {
+                d.pay(last - after);
+            }
+            after = last;
+        }
+        self.cycles[i] += (after - closed) as i64;
+        Some(after)
     }
 
     fn exit_skipped(&mut self) {
@@ -516,6 +557,36 @@ fn measure_cold_bracket_cost() -> (u64, u64) {
     (inner, outer.saturating_sub(reads))
 }
 
+/// With the dilation's path on (at this CPU's speed, so nothing is owed
+/// and only its bookkeeping runs): the median counts an empty bracket
+/// costs the code around it less its interval from the first read to the
+/// exit's last, back to back (hot caches).
+fn measure_dilated_outside_cost() -> u64 {
+    LEDGER.with(|l| l.borrow_mut().dilation = Some(Dilation::new(Speeds::all(1.0))));
+    let block = Block::Application;
+    let mut outside = Vec::with_capacity(COST_ROUNDS);
+    for _ in 0..COST_ROUNDS {
+        LEDGER.with(|l| {
+            let mut l = l.borrow_mut();
+            l.cycles[block.index()] = 0;
+            l.cycles[Block::Dilation.index()] = 0;
+            l.timeline.clear();
+        });
+        let t0 = cycles::now();
+        for _ in 0..COST_BRACKETS {
+            let _b = enter(block);
+        }
+        let t1 = cycles::now();
+        let seen = LEDGER.with(|l| {
+            let l = l.borrow();
+            l.cycles[block.index()] + l.cycles[Block::Dilation.index()]
+        });
+        outside.push((t1 - t0).saturating_sub(seen.max(0) as u64) / COST_BRACKETS);
+    }
+    LEDGER.with(|l| l.borrow_mut().dilation = None);
+    median(outside)
+}
+
 /// Median of empty-bracket costs, back to back (hot caches): (inner,
 /// outer) in counts.
 fn measure_bracket_cost() -> (u64, u64) {
@@ -565,6 +636,10 @@ pub fn start(options: Options) {
     COUNTING.with(|c| c.set(true));
     let (inner, outer) = measure_bracket_cost();
     let (cold_inner, cold_outer) = measure_cold_bracket_cost();
+    let dilated_outside = match options.dilation {
+        Some(s) if !s.is_full() => measure_dilated_outside_cost(),
+        _ => 0,
+    };
     LEDGER.with(|l| {
         let mut l = l.borrow_mut();
         let timeline = std::mem::take(&mut l.timeline);
@@ -585,6 +660,7 @@ pub fn start(options: Options) {
         l.outer_cost = outer;
         l.cold_inner_cost = cold_inner;
         l.cold_outer_cost = cold_outer;
+        l.dilated_outside_cost = dilated_outside;
         l.start_run_delay_ns = cycles::thread_run_delay_ns();
         l.start_steal_ns = cycles::steal_ns();
         l.start_irq_ns = cycles::irq_ns();

@@ -105,6 +105,10 @@ pub struct DilationReport {
     /// What the slower CPU adds to each class's time, ns ([`Class::ALL`]
     /// order): the class's time × (1/F − 1).
     pub added_ns: [f64; 3],
+    /// What the slower CPU adds to the busy time in no block (the stack's
+    /// loop between top-level brackets and the brackets' own cost, slowed
+    /// as computation), ns.
+    pub outside_added_ns: f64,
     /// What the spins took, ns (the [`Block::Dilation`] row).
     pub spun_ns: f64,
     /// Spins.
@@ -196,6 +200,7 @@ impl Report {
             dilation: l.dilation.map(|d| DilationReport {
                 speeds: l.options.dilation.unwrap_or(Speeds::all(1.0)),
                 added_ns: d.added.map(|a| a / rate),
+                outside_added_ns: d.outside_added / rate,
                 spun_ns: d.spun as f64 / rate,
                 spins: d.spins,
                 owed_at_stop_ns: d.owed() / rate,

@@ -542,3 +542,43 @@ fn full_speed_is_no_dilation() {
     assert!(r.dilation.is_none());
     assert_eq!(r.row(Block::Dilation).count, 0.0);
 }
+
+/// Short children under a slower CPU: the parent keeps none of their
+/// brackets' cost nor of the dilation's bookkeeping after each, and each
+/// short child keeps its own known work, as at full speed.
+#[test]
+fn short_children_under_a_slower_cpu_leave_their_parent_its_own_work() {
+    let Some(_quiet) = quiet() else { return };
+    let own = (100.0 * cycles::counts_per_ns()) as u64;
+    let run = |dilation: Option<Speeds>| {
+        start(Options {
+            dilation,
+            ..Options::default()
+        });
+        let (mut parent, mut child) = (0, 0);
+        {
+            let _p = enter(Block::TcpOutput);
+            for _ in 0..20_000 {
+                parent += spin_counts(own);
+                let _c = enter(Block::Checksum);
+                child += spin_counts(own);
+            }
+        }
+        let r = stop().unwrap();
+        (
+            r.row(Block::TcpOutput).cycles / parent as f64,
+            r.row(Block::Checksum).cycles / child as f64,
+        )
+    };
+    let full = run(None);
+    let slowed = run(Some(Speeds::all(0.5)));
+    eprintln!("charged / known (parent, child): full {full:.3?}, at 1/2 {slowed:.3?}");
+    assert!(
+        (slowed.0 - full.0).abs() <= 0.05,
+        "parent {slowed:?} against {full:?}"
+    );
+    assert!(
+        (slowed.1 - full.1).abs() <= 0.05,
+        "child {slowed:?} against {full:?}"
+    );
+}
