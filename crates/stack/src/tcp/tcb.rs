@@ -677,9 +677,10 @@ impl Connection {
         self.rtt.srtt()
     }
 
-    /// The retransmission timeout now in force.
+    /// The retransmission timeout now in force (in whole slow ticks on
+    /// BSD's clocks).
     pub fn rto(&self) -> Duration {
-        self.rtt.rto()
+        self.rto_in_force()
     }
 
     /// The peer's MSS as negotiated (Eff.snd.MSS before options).
