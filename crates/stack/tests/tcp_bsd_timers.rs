@@ -161,7 +161,11 @@ fn retransmissions_leave_at_slow_ticks_1_s_floor_and_tcp_backoff() {
 
 #[test]
 fn the_backoff_stops_at_64_s() {
-    let times = retransmission_times(config(true, rfc6298(Duration::from_secs(1))), 0 * MS, 9);
+    let times = retransmission_times(
+        config(true, rfc6298(Duration::from_secs(1))),
+        Duration::ZERO,
+        9,
+    );
     let gaps = gaps_ms(&times);
     assert_eq!(
         &gaps[1..],
