@@ -360,6 +360,11 @@ fn delayed_acks_to_linux_leave_on_200_ms_ticks_with_bsd_timers_and_200_ms_after_
     let delays: Vec<f64> = bsd.iter().map(|d| d.0).collect();
     eprintln!("--timers bsd: ACK delays on the wire {delays:.1?} ms");
     let first_ack = bsd[0].1;
+    let worst = bsd
+        .iter()
+        .map(|&(_, at)| off_grid(at - first_ack, 200.0))
+        .fold(0.0, f64::max);
+    eprintln!("--timers bsd: ACK times at most {worst:.2} ms off a 200 ms grid");
     for &(delay, at) in &bsd {
         assert!((0.0..200.0 + SLACK_MS).contains(&delay), "{delays:?}");
         assert!(
