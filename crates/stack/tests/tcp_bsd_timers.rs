@@ -233,3 +233,26 @@ fn a_delayed_ack_leaves_at_the_next_fast_tick() {
         assert_eq!(acked.since(arrived), 200 * MS);
     }
 }
+
+#[test]
+fn time_wait_on_slow_ticks_is_never_said_to_have_begun_earlier_than_it_did() {
+    for bsd in [false, true] {
+        let c = config(bsd, rfc6298(Duration::from_secs(1)));
+        let mut p = Pair::established(c.clone(), c, 5 * MS);
+        p.run_to(p.now().after(123 * MS));
+        p.app_a.close_when_written = true;
+        p.app_b.close_when_written = true;
+        p.kick();
+        p.run_until(|p| p.a.state() == State::TimeWait);
+        let entered = p.now();
+        let since = p.a.time_wait_since().expect("in TIME-WAIT");
+        let left = p.a.poll_at().unwrap().since(entered);
+        assert!(since >= entered, "bsd {bsd}: {since:?} before {entered:?}");
+        if bsd {
+            assert!(since.since(entered) < 500 * MS);
+            assert!(left > Duration::from_millis(239_500) && left <= Duration::from_secs(240));
+        } else {
+            assert_eq!(since, entered);
+        }
+    }
+}
