@@ -3,12 +3,14 @@
 //! does not have (a trial must not pretend it ran with them).
 
 use crate::error::StackEndError;
-use record::factor::{DelayedAck, FlowControl, RttEstimator};
+use record::factor::{DelayedAck, FlowControl, RttEstimator, TimerClock};
 use record::{Api, TestKind, TrialParams};
+use stack::tcp::bsd_clock::BsdClock;
 use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::pacing::FlowControl as StackFlowControl;
 use stack::tcp::rtt::{BsdRenoConfig, RttEstimatorKind};
 use stack::tcp::tcb::TcpConfig;
+use stack::tcp::timers::TimerClock as StackTimerClock;
 use stack::tcp::window::{DelayedAckPolicy, ReceiverSws};
 use std::time::Duration;
 
@@ -92,6 +94,9 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
     }
     if p.rtt_estimator == Some(RttEstimator::Bsd) {
         c.rtt = RttEstimatorKind::BsdReno(BsdRenoConfig::default());
+    }
+    if p.timers == Some(TimerClock::Bsd) {
+        c.timers.clock = StackTimerClock::Bsd(BsdClock::default());
     }
     // TIME-WAIT as long as Linux's (60 s), not RFC 9293's 4 minutes, so a
     // crr client holds as many closed connections as a kernel one would.
@@ -206,6 +211,14 @@ mod tests {
             tcp_config(&p).unwrap().rtt,
             RttEstimatorKind::Rfc6298(_)
         ));
+        assert_eq!(default.timers.clock, StackTimerClock::Exact);
+        p.timers = Some(TimerClock::Bsd);
+        assert_eq!(
+            tcp_config(&p).unwrap().timers.clock,
+            StackTimerClock::Bsd(BsdClock::default())
+        );
+        p.timers = Some(TimerClock::Exact);
+        assert_eq!(tcp_config(&p).unwrap().timers.clock, StackTimerClock::Exact);
         // --nagle decides; unset, --nodelay does.
         p.nagle = Some(false);
         assert!(!tcp_config(&p).unwrap().sender.nagle);

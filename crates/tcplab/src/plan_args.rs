@@ -191,6 +191,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--header-prediction", p.header_prediction.is_some()),
         ("--checksum", p.checksum.is_some()),
         ("--rtt-estimator", p.rtt_estimator.is_some()),
+        ("--timers", p.timers.is_some()),
         ("--route-table", p.route_table.is_some()),
         ("--layers", p.layers.is_some()),
         ("--flow-control", p.flow_control.is_some()),

@@ -76,6 +76,21 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
                 "tcp-stream",
                 "--stack",
                 "tcplab",
+                "--timers",
+                "fast",
+            ][..],
+            "invalid value \"fast\" for --timers",
+        ),
+        (
+            &["bench", "tcp-rr", "--timers", "exact,bsd"][..],
+            "--timers: Linux has no such switch",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
                 "--route-table",
                 "x",
             ][..],

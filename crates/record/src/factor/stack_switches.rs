@@ -1,6 +1,6 @@
 //! The levels of the switches only tcplab's own stack has (issue 19):
-//! `--flow-control`, `--delack`, `--sws`, `--checksum`, `--rtt-estimator`
-//! and `--route-table` (`--nagle` and `--header-prediction` are plain
+//! `--flow-control`, `--delack`, `--sws`, `--checksum`, `--rtt-estimator`,
+//! `--timers` and `--route-table` (`--nagle` and `--header-prediction` are plain
 //! switches). Each is stored as the text its flag takes, so a stored run
 //! reads as the command that made it.
 
@@ -226,6 +226,35 @@ impl RttEstimator {
     }
 }
 
+/// The clock the stack's TCP timers run on (`--timers`, issue 29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimerClock {
+    /// Each timer exactly where its interval ends.
+    Exact,
+    /// 4.3BSD's 500 ms slow and 200 ms fast timeouts: timers, RTT samples
+    /// and the RTO in whole ticks, delayed ACKs at the next fast tick.
+    Bsd,
+}
+
+impl TimerClock {
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerClock::Exact => "exact",
+            TimerClock::Bsd => "bsd",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<TimerClock, LevelError> {
+        [TimerClock::Exact, TimerClock::Bsd]
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected exact or bsd"))
+    }
+}
+
 /// The structure of the stack's routing table (`--route-table`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -347,6 +376,7 @@ named_levels!(
     Sws,
     Checksum,
     RttEstimator,
+    TimerClock,
     RouteTable,
     Layers,
     Account
@@ -361,7 +391,7 @@ macro_rules! display_by_name {
         }
     )*};
 }
-display_by_name!(Sws, Checksum, RttEstimator, RouteTable, Layers);
+display_by_name!(Sws, Checksum, RttEstimator, TimerClock, RouteTable, Layers);
 
 #[cfg(test)]
 mod tests {
@@ -424,6 +454,9 @@ mod tests {
         assert!(Checksum::parse("crc32").is_err());
         assert_eq!(RttEstimator::parse("bsd"), Ok(RttEstimator::Bsd));
         assert!(RttEstimator::parse("jacobson").is_err());
+        assert_eq!(TimerClock::parse("bsd"), Ok(TimerClock::Bsd));
+        assert_eq!(TimerClock::Exact.to_string(), "exact");
+        assert!(TimerClock::parse("fast").is_err());
         assert_eq!(RouteTable::parse("hash"), Ok(RouteTable::Hash));
         assert!(RouteTable::parse("btree").is_err());
         assert_eq!(Layers::parse("threaded"), Ok(Layers::Threaded));

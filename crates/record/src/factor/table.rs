@@ -9,7 +9,7 @@ use super::level_types::{
 use super::offloads::OffloadsOff;
 use super::parse;
 use super::stack_switches::{
-    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
+    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws, TimerClock,
 };
 
 factor_table! {
@@ -466,6 +466,19 @@ factor_table! {
         kind: Name,
         level: RttEstimator,
         parse: |s, _| RttEstimator::parse(s),
+        default: |_| None,
+    }
+    /// The clock of tcplab stack ends' TCP timers (`--timers`, issue 29);
+    /// `None` keeps them exact.
+    #[serde(default)]
+    timers: Option<TimerClock> {
+        flag: "timers",
+        value_name: "exact,bsd",
+        help: "tcplab stack ends: the clock of TCP's timers: exact (each where its interval ends) or bsd (4.3BSD's 500 ms slow timeout counts the retransmit, persist, keepalive and 2MSL timers in whole ticks and RTT samples in ticks crossed, the RTO is whole ticks from 1 to 64 s backed off by tcp_backoff[], and delayed ACKs leave at the next 200 ms fast tick) [default: exact]",
+        label: "timers",
+        kind: Name,
+        level: TimerClock,
+        parse: |s, _| TimerClock::parse(s),
         default: |_| None,
     }
     /// The routing-table structure of tcplab stack ends' interfaces

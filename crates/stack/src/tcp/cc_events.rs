@@ -93,7 +93,7 @@ impl Connection {
         let Some(last) = self.counters.data_out.last else {
             return;
         };
-        if now.since(last) > self.rtt.rto() {
+        if now.since(last) > self.rto_in_force() {
             self.cc.on_idle_restart(now);
         }
     }

@@ -85,10 +85,16 @@ impl Connection {
         if self.snd_max - self.snd_una < 2 * self.data_mss() {
             pto += WORST_CASE_DELAYED_ACK;
         }
-        let at = now.after(pto);
-        match self.timers.deadline(TimerKind::Retransmit) {
-            Some(rto_at) if rto_at <= at => self.timers.cancel(TimerKind::LossProbe),
-            _ => self.timers.arm(TimerKind::LossProbe, at),
+        // Armed first (on BSD's clocks its deadline is a slow tick's), then
+        // dropped if the retransmission timer fires no later.
+        self.timers.arm_after(TimerKind::LossProbe, now, pto);
+        if let (Some(rto_at), Some(at)) = (
+            self.timers.deadline(TimerKind::Retransmit),
+            self.timers.deadline(TimerKind::LossProbe),
+        ) {
+            if rto_at <= at {
+                self.timers.cancel(TimerKind::LossProbe);
+            }
         }
     }
 
@@ -122,7 +128,7 @@ impl Connection {
         self.counters.loss_probes += 1;
         self.loss.probe_end = Some(self.snd_max);
         self.timers
-            .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+            .arm_after(TimerKind::Retransmit, now, self.rto_in_force());
     }
 
     /// After an ACK of new data: a probe is answered once the ACK passes

@@ -8,7 +8,8 @@
 //!   it reports;
 //! - [`sack`]: the sender's RFC 6675 scoreboard (`IsLost`, `NextSeg`, pipe);
 //! - [`isn`]: initial sequence numbers per RFC 6528;
-//! - [`timers`]: the connection's timers on the injected clock;
+//! - [`timers`]: the connection's timers on the injected clock, exact or
+//!   on [`bsd_clock`]'s slow and fast ticks (`--timers bsd`);
 //! - [`window`]: SWS avoidance, Nagle and the delayed-ACK policy as pure
 //!   decisions;
 //! - [`pacing`]: rate-based flow control (a pacer on the clock) and the
@@ -36,6 +37,7 @@
 //! - [`sws_counters`]: window updates and segments by size, what SWS
 //!   avoidance changes.
 
+pub mod bsd_clock;
 pub mod cc;
 pub mod cc_events;
 pub mod icmp;

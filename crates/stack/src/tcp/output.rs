@@ -118,7 +118,7 @@ impl Connection {
     fn arm_retransmit_if_idle(&mut self, now: Instant) {
         if self.timers.deadline(TimerKind::Retransmit).is_none() {
             self.timers
-                .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+                .arm_after(TimerKind::Retransmit, now, self.rto_in_force());
         }
     }
 
@@ -425,7 +425,7 @@ impl Connection {
             && self.state != State::TimeWait;
         if blocked {
             if self.timers.deadline(TimerKind::Persist).is_none() {
-                self.timers.arm_persist(now, self.rtt.rto());
+                self.timers.arm_persist(now, self.rto_in_force());
             }
         } else {
             self.timers.on_window_open();
@@ -459,7 +459,7 @@ impl Connection {
         self.counters.window_probes += 1;
         self.note_data_sent(1, now);
         self.emit(h, vec![byte], out);
-        self.timers.on_persist_probe(now, self.rtt.rto());
+        self.timers.on_persist_probe(now, self.rto_in_force());
     }
 
     /// The keepalive timer fired: a probe one octet below SND.UNA, which

@@ -49,7 +49,7 @@ impl Connection {
             self.timers.cancel(TimerKind::Retransmit);
         } else {
             self.timers
-                .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+                .arm_after(TimerKind::Retransmit, now, self.rto_in_force());
         }
         self.recovery.dup_acks = 0;
         self.recovery.consecutive_timeouts = 0;

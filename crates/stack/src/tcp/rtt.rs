@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::time::Duration;
 
+use super::bsd_clock::{BsdClock, BACKOFF};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
 
@@ -38,6 +39,14 @@ pub trait RttEstimator: Debug + Send {
     fn sample_one_of(&mut self, rtt: Duration, per_rtt: u32);
     /// The retransmission timeout to arm now, backoff included.
     fn rto(&self) -> Duration;
+    /// The retransmission timeout before backoff.
+    fn base_rto(&self) -> Duration;
+    /// The timeout to arm now on BSD's clocks (`--timers bsd`), in slow
+    /// ticks: [`BsdClock::rto_ticks`] of the timeout before backoff and
+    /// the backoffs so far (whole ticks, `tcp_backoff[]`, 1 to 64 s).
+    fn rto_ticks(&self, clock: &BsdClock) -> u32 {
+        clock.rto_ticks(self.base_rto(), self.backoffs())
+    }
     /// The retransmission timer expired: back the timeout off.
     fn on_retransmit_timeout(&mut self);
     /// The smoothed RTT, once there is a sample.
@@ -159,6 +168,10 @@ impl RttEstimator for Rfc6298 {
         Duration::from_nanos(self.clamp(shifted))
     }
 
+    fn base_rto(&self) -> Duration {
+        Duration::from_nanos(self.base_rto)
+    }
+
     fn on_retransmit_timeout(&mut self) {
         if self.rto() < self.config.max_rto {
             self.backoffs += 1;
@@ -214,8 +227,6 @@ impl Default for BsdRenoConfig {
 const RTT_SHIFT: u32 = 3;
 /// `TCP_RTTVAR_SHIFT`: rttvar is kept ×4.
 const RTTVAR_SHIFT: u32 = 2;
-/// `tcp_backoff[]`: the multiplier after each expiry.
-const BACKOFF: [u32; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
 /// `TCP_MAXRXTSHIFT`.
 const MAX_RXT_SHIFT: u32 = 12;
 
@@ -313,6 +324,20 @@ impl RttEstimator for BsdReno {
 
     fn rto(&self) -> Duration {
         self.config.tick * self.rxtcur
+    }
+
+    fn base_rto(&self) -> Duration {
+        self.config.tick * self.range(self.rexmtval())
+    }
+
+    /// `t_rxtcur` itself when the slow clock ticks as this estimator
+    /// counts (it already holds `tcp_backoff[]`'s multiple).
+    fn rto_ticks(&self, clock: &BsdClock) -> u32 {
+        if clock.slow == self.config.tick {
+            self.rxtcur
+        } else {
+            clock.rto_ticks(self.rto(), 0)
+        }
     }
 
     /// `tcp_timers`' TCPT_REXMT case: one more shift, the timeout from

@@ -20,11 +20,17 @@
 //!   times and falls back on TSecr after retransmissions.
 //! - RFC 6298 §5.7: a handshake whose SYN or SYN-ACK timed out and gave
 //!   no sample begins data transmission with a 3 s RTO.
+//! - On BSD's clocks (`--timers bsd`) a sample is the number of slow tick
+//!   boundaries the round trip crossed, in ticks (BSD's `t_rtt`, or
+//!   `tcp_now` less the echoed timestamp), whatever the estimator, and
+//!   the RTO in force is the estimator's in whole slow ticks
+//!   ([`BsdClock::rto_ticks`](super::bsd_clock::BsdClock::rto_ticks)).
 
 use std::time::Duration;
 
 use super::rtt::Timed;
 use super::tcb::Connection;
+use super::timers::TimerClock;
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
 
@@ -43,6 +49,10 @@ impl Connection {
             },
             Timed::Nothing => return,
         };
+        let rtt = match self.config.timers.clock {
+            TimerClock::Exact => rtt,
+            TimerClock::Bsd(c) => c.quantize_sample(rtt, now),
+        };
         let per_rtt = if self.ts_ok {
             let flight = (self.snd_max - self.snd_una) + acked;
             flight.div_ceil(2 * self.data_mss()).max(1)
@@ -51,6 +61,16 @@ impl Connection {
         };
         self.rtt
             .sample_one_of(rtt, u32::try_from(per_rtt).unwrap_or(u32::MAX));
+    }
+
+    /// The retransmission timeout in force: the estimator's, or on BSD's
+    /// clocks its whole slow ticks (floor 1 s, ceiling 64 s,
+    /// `tcp_backoff[]`).
+    pub(crate) fn rto_in_force(&self) -> Duration {
+        match self.config.timers.clock {
+            TimerClock::Exact => self.rtt.rto(),
+            TimerClock::Bsd(c) => c.slow * self.rtt.rto_ticks(&c),
+        }
     }
 
     /// The round trip the segment's TSecr names (RFC 7323 §4.1), if

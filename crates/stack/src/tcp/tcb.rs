@@ -642,14 +642,19 @@ impl Connection {
         self.timers.next_deadline()
     }
 
-    /// When TIME-WAIT began, if the connection is in it.
+    /// When TIME-WAIT began, if the connection is in it (on BSD's clocks,
+    /// whose 2·MSL ends at a slow tick up to one tick early, the latest it
+    /// can have: never longer ago than it was).
     pub fn time_wait_since(&self) -> Option<Instant> {
         if self.state != State::TimeWait {
             return None;
         }
         let end = self.timers.deadline(TimerKind::TimeWait)?;
-        let span = (self.timers.config().msl * 2).as_nanos() as u64;
-        Some(Instant(end.nanos().saturating_sub(span)))
+        let mut span = self.timers.config().msl * 2;
+        if let super::timers::TimerClock::Bsd(c) = self.timers.config().clock {
+            span = span.saturating_sub(c.slow);
+        }
+        Some(Instant(end.nanos().saturating_sub(span.as_nanos() as u64)))
     }
 
     /// The state.
@@ -677,9 +682,10 @@ impl Connection {
         self.rtt.srtt()
     }
 
-    /// The retransmission timeout now in force.
+    /// The retransmission timeout now in force (in whole slow ticks on
+    /// BSD's clocks).
     pub fn rto(&self) -> Duration {
-        self.rtt.rto()
+        self.rto_in_force()
     }
 
     /// The peer's MSS as negotiated (Eff.snd.MSS before options).

@@ -7,9 +7,15 @@
 //! expired ones in deadline order. The intervals (RTO, backoff) are
 //! computed elsewhere and passed in, except the persist and keepalive
 //! schedules, which are kept here.
+//!
+//! On BSD's clocks ([`TimerClock::Bsd`], `--timers bsd`) an interval is
+//! counted in whole slow ticks and fires at a tick boundary, and a
+//! delayed ACK at the next fast tick ([`super::bsd_clock`]); the pacer's
+//! deadline alone stays exact (a rate, not one of BSD's timers).
 
 use std::time::Duration;
 
+use super::bsd_clock::BsdClock;
 use crate::time::Instant;
 
 /// One of a connection's timers.
@@ -46,9 +52,23 @@ const KINDS: [TimerKind; 8] = [
     TimerKind::FinWait2,
 ];
 
+/// Which clock a connection's timers run on: the `--timers` switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimerClock {
+    /// Each deadline exactly where its interval ends, to the nanosecond.
+    #[default]
+    Exact,
+    /// 4.3BSD's slow and fast timeouts: intervals in whole 500 ms ticks
+    /// firing at tick boundaries, delayed ACKs at the next 200 ms tick,
+    /// RTT samples and the RTO in slow ticks.
+    Bsd(BsdClock),
+}
+
 /// The timers' settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimerConfig {
+    /// The clock the timers run on.
+    pub clock: TimerClock,
     /// The delayed-ACK timeout (RFC 1122: under 0.5 s; BSD 200 ms, Linux
     /// 40 ms at least).
     pub delayed_ack: Duration,
@@ -75,6 +95,7 @@ pub struct TimerConfig {
 impl Default for TimerConfig {
     fn default() -> TimerConfig {
         TimerConfig {
+            clock: TimerClock::Exact,
             delayed_ack: Duration::from_millis(200),
             persist_min: Duration::from_secs(5),
             persist_max: Duration::from_secs(60),
@@ -132,9 +153,19 @@ impl Timers {
         self.deadlines[slot(kind)] = Some(at);
     }
 
-    /// Arms `kind` to fire `after` from `now`.
+    /// Arms `kind` to fire `after` from `now`: exactly then, or on BSD's
+    /// clocks at the slow tick boundary that ends `after` rounded up to
+    /// whole ticks (a delayed ACK at the next fast tick, whatever `after`).
     pub fn arm_after(&mut self, kind: TimerKind, now: Instant, after: Duration) {
-        self.arm(kind, now.after(after));
+        let at = match self.config.clock {
+            TimerClock::Exact => now.after(after),
+            TimerClock::Bsd(c) => match kind {
+                TimerKind::DelayedAck => c.next_fast_tick(now),
+                TimerKind::Pace => now.after(after),
+                _ => c.slow_deadline(now, c.slow_ticks(after)),
+            },
+        };
+        self.arm(kind, at);
     }
 
     /// Turns `kind` off.

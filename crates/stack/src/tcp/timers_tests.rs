@@ -1,4 +1,5 @@
 use super::*;
+use crate::tcp::bsd_clock::BsdClock;
 use crate::time::{Clock, ManualClock};
 
 fn ms(n: u64) -> Duration {
@@ -199,4 +200,39 @@ fn next_deadline_is_the_deadline_of_next() {
         assert_eq!(t.next(), expected, "{armed:07b}");
         assert_eq!(t.next_deadline(), expected.map(|(_, at)| at), "{armed:07b}");
     }
+}
+
+#[test]
+fn on_bsd_clocks_timers_fire_on_slow_ticks_delayed_acks_on_fast_ones_and_the_pacer_exactly() {
+    let clock = ManualClock::new(Instant(7_130_000_000));
+    let mut t = Timers::new(TimerConfig {
+        clock: TimerClock::Bsd(BsdClock::default()),
+        delayed_ack: ms(40),
+        ..TimerConfig::default()
+    });
+    let now = clock.now();
+    // 1 s: two ticks, the second boundary after 7.13 s.
+    t.arm_after(TimerKind::Retransmit, now, ms(1000));
+    assert_eq!(
+        t.deadline(TimerKind::Retransmit),
+        Some(Instant(8_000_000_000))
+    );
+    // Whatever the configured 40 ms: the next 200 ms tick.
+    t.arm_delayed_ack(now);
+    assert_eq!(
+        t.deadline(TimerKind::DelayedAck),
+        Some(Instant(7_200_000_000))
+    );
+    t.arm_after(TimerKind::Pace, now, ms(3));
+    assert_eq!(t.deadline(TimerKind::Pace), Some(now.after(ms(3))));
+    // Persist's 5 s floor: ten ticks; TIME-WAIT's 2·MSL likewise whole.
+    t.arm_persist(now, ms(1000));
+    assert_eq!(
+        t.deadline(TimerKind::Persist),
+        Some(Instant(12_000_000_000))
+    );
+    t.enter_time_wait(now);
+    let tw = t.deadline(TimerKind::TimeWait).unwrap();
+    assert_eq!(tw.nanos() % 500_000_000, 0);
+    assert!(tw.since(now) <= ms(240_000) && tw.since(now) > ms(239_500));
 }
