@@ -18,6 +18,7 @@
 
 pub mod demux;
 pub mod error;
+pub mod pcb_list;
 pub mod tcp;
 mod timer_queue;
 
