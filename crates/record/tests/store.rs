@@ -323,7 +323,7 @@ fn exports_trials_as_csv() {
     );
     assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
     assert_eq!(
-        &header[37..48],
+        &header[37..50],
         [
             "param_delack",
             "param_sws",
@@ -332,13 +332,15 @@ fn exports_trials_as_csv() {
             "param_checksum",
             "param_rtt_estimator",
             "param_route_table",
+            "param_pcb_lookup",
+            "param_route_cache",
             "param_layers",
             "param_flow_control",
             "param_account",
             "param_cpu_speed"
         ]
     );
-    assert_eq!(&header[48..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[50..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -26,7 +26,7 @@ pub use level_types::{
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
 pub use stack_switches::{
-    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws,
+    Account, Checksum, DelayedAck, FlowControl, Layers, PcbLookup, RouteTable, RttEstimator, Sws,
 };
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};

@@ -85,7 +85,17 @@ impl Interface {
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
         let route = None;
-        self.send_ip_routed(device, now, src, dst, protocol, payload_len, segment_size, route, emit)
+        self.send_ip_routed(
+            device,
+            now,
+            src,
+            dst,
+            protocol,
+            payload_len,
+            segment_size,
+            route,
+            emit,
+        )
     }
 
     /// [`Interface::send_ip_cut`] with a connection's cached route

@@ -150,7 +150,10 @@ impl Demux {
 
     /// The list's counters (zero under the hash).
     pub fn list_counters(&self) -> PcbListCounters {
-        self.list.as_ref().map(PcbList::counters).unwrap_or_default()
+        self.list
+            .as_ref()
+            .map(PcbList::counters)
+            .unwrap_or_default()
     }
 
     /// The underlying map (for memory accounting).

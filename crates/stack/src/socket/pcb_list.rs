@@ -108,7 +108,8 @@ impl PcbList {
     /// Drops the PCB naming entry `index` (a listener's).
     pub fn unlisten(&mut self, index: usize) {
         self.last.set(None);
-        self.pcbs.retain(|p| !(p.index == index && p.foreign_port == 0));
+        self.pcbs
+            .retain(|p| !(p.index == index && p.foreign_port == 0));
     }
 
     /// Drops the connection PCB for exactly `tuple`.

@@ -71,7 +71,8 @@ pub struct TcpSocketsCounters {
     pub pcb_cache_misses: u64,
     /// `--pcb-lookup list`: PCBs the walks compared.
     pub pcb_walked: u64,
-    /// `--route-cache on`: segments sent on the connection's cached route.
+    /// `--route-cache on`: segments sent on the connection's cached route
+    /// (counted from the last [`TcpSockets::set_route_cache`]).
     pub route_cache_hits: u64,
     /// `--route-cache on`: segments whose connection had no valid cached
     /// route (none yet, or the table changed), which looked it up.
@@ -192,7 +193,7 @@ impl TcpSockets {
     }
 
     /// How incoming segments find their connection (`--pcb-lookup`; the
-    /// hash by default).
+    /// hash by default). The PCB counters count from here.
     pub fn set_pcb_lookup(&mut self, kind: PcbLookupKind) {
         let listeners: Vec<(u16, usize)> = self.listeners.iter().map(|(&p, &i)| (p, i)).collect();
         self.by_tuple.set_kind(kind, &listeners);
@@ -202,6 +203,8 @@ impl TcpSockets {
     /// `inp_route`; off by default: a route lookup per segment sent).
     pub fn set_route_cache(&mut self, on: bool) {
         self.route_cache = on;
+        self.counters.route_cache_hits = 0;
+        self.counters.route_cache_misses = 0;
     }
 
     /// The counters so far.
@@ -651,7 +654,7 @@ impl TcpSockets {
                 scheduled: None,
                 soft_error: None,
                 ack_template: None,
-            route: None,
+                route: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
@@ -706,7 +709,8 @@ impl TcpSockets {
             self.by_tuple.lookup_input(&tuple)
         };
         // Under the PCB list a listener's wildcard PCB may be the match.
-        let Some(index) = found.filter(|&i| matches!(self.entries[i], Some(Entry::Socket(_)))) else {
+        let Some(index) = found.filter(|&i| matches!(self.entries[i], Some(Entry::Socket(_))))
+        else {
             return self.unmatched(tuple, &seg, now);
         };
         if let Some(old_snd_max) = self.syn_ends_time_wait(index, &seg) {
