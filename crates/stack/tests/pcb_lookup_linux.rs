@@ -9,7 +9,9 @@
 //!   and a walk passes every idle one first (BSD puts a new PCB at the
 //!   head); the two streams run at once, so their ACKs alternate in runs
 //!   and defeat the one-entry cache part of the time (the hits and misses
-//!   are counted and printed).
+//!   are counted and printed). Each point is the cheapest of 3 passes: a
+//!   pass the thread was preempted in reads high (with one pass, the
+//!   hash once moved ×2.91 from 100 to 10,000 idle).
 //! - `--route-cache`: on, the [`Block::RouteLookup`] block is entered for
 //!   (almost) no segment sent; off, once per segment (entry counts,
 //!   exact, not timing).
@@ -40,8 +42,10 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Bytes each of the two streams carries per measured point.
+/// Bytes each of the two streams carries per measured pass.
 const POINT_BYTES: u64 = 2_000_000;
+/// Passes per point; the cheapest is kept.
+const PASSES: u64 = 3;
 /// The idle connections held open at each point.
 const IDLE: [usize; 5] = [1, 10, 100, 1_000, 10_000];
 const STREAM_PORT: u16 = 5301;
@@ -223,7 +227,8 @@ fn stack_measures(
     let mut idle = Vec::new();
     let mut sent = [0u64; 2];
     let mut points = Vec::new();
-    for (i, &n) in IDLE.iter().enumerate() {
+    let mut upto = 0;
+    for &n in &IDLE {
         open_idle(
             &mut stack,
             ours,
@@ -231,29 +236,34 @@ fn stack_measures(
             &mut idle,
             n,
         );
-        let before = stack.tcp.counters();
-        account::start(Options {
-            timeline_capacity: 0,
-            sample_one_in: 1,
-            dilation: None,
-        });
-        send_both(
-            &mut stack,
-            &streams,
-            &mut sent,
-            POINT_BYTES * (i as u64 + 1),
-        );
-        let report = account::stop().expect("accounting was on");
-        let after = stack.tcp.counters();
-        let (lookups, ns) = block(&report, Block::PcbLookup);
-        points.push(Point {
-            idle: n,
-            lookups,
-            ns,
-            cache_hits: after.pcb_cache_hits - before.pcb_cache_hits,
-            cache_misses: after.pcb_cache_misses - before.pcb_cache_misses,
-            walked: after.pcb_walked - before.pcb_walked,
-        });
+        // The least of a few passes: time off the CPU inside a bracket is
+        // charged to it, and a pass that was preempted reads high.
+        let mut best: Option<Point> = None;
+        for _ in 0..PASSES {
+            upto += POINT_BYTES;
+            let before = stack.tcp.counters();
+            account::start(Options {
+                timeline_capacity: 0,
+                sample_one_in: 1,
+                dilation: None,
+            });
+            send_both(&mut stack, &streams, &mut sent, upto);
+            let report = account::stop().expect("accounting was on");
+            let after = stack.tcp.counters();
+            let (lookups, ns) = block(&report, Block::PcbLookup);
+            let point = Point {
+                idle: n,
+                lookups,
+                ns,
+                cache_hits: after.pcb_cache_hits - before.pcb_cache_hits,
+                cache_misses: after.pcb_cache_misses - before.pcb_cache_misses,
+                walked: after.pcb_walked - before.pcb_walked,
+            };
+            if best.is_none_or(|b| point.ns_per_lookup() < b.ns_per_lookup()) {
+                best = Some(point);
+            }
+        }
+        points.push(best.expect("at least one pass"));
     }
     for c in streams {
         stack.tcp.shutdown(c).expect("shutdown");
@@ -283,7 +293,7 @@ fn measure(kind: PcbLookupKind, subnet: u8) -> Vec<Point> {
     for (bytes, bad) in streams.join().unwrap() {
         assert_eq!(
             bytes,
-            POINT_BYTES * IDLE.len() as u64,
+            POINT_BYTES * PASSES * IDLE.len() as u64,
             "{kind:?}: a stream's bytes"
         );
         assert_eq!(bad, None, "{kind:?}: a stream's first wrong byte");
