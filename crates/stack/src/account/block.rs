@@ -167,6 +167,13 @@ mod tests {
     }
 
     #[test]
+    fn the_pcb_lookup_is_protocol_computation() {
+        use super::super::dilation::Class;
+        assert_eq!(Class::of(Block::PcbLookup), Some(Class::Compute));
+        assert_eq!(Class::of(Block::RouteLookup), Some(Class::Compute));
+    }
+
+    #[test]
     fn only_idle_is_not_busy() {
         let idle: Vec<_> = Block::ALL.iter().filter(|b| !b.is_busy()).collect();
         assert_eq!(idle, [&Block::Idle]);

@@ -12,7 +12,7 @@
 
 use crate::tcp::isn::FourTuple;
 use std::cell::Cell;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::IpAddr;
 
 /// One PCB: its addresses (a zero address or port is a wildcard) and the
 /// socket-set entry it names.
@@ -166,17 +166,18 @@ impl PcbList {
     }
 }
 
-/// A tuple for tests and callers: `local` ← `remote`.
-pub fn tuple(local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16)) -> FourTuple {
-    FourTuple {
-        local: SocketAddr::from(local),
-        remote: SocketAddr::from(remote),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::{Ipv4Addr, SocketAddr};
+
+    /// `local` ← `remote`.
+    fn tuple(local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16)) -> FourTuple {
+        FourTuple {
+            local: SocketAddr::from(local),
+            remote: SocketAddr::from(remote),
+        }
+    }
 
     const US: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
     const PEER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
