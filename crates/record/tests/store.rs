@@ -323,7 +323,7 @@ fn exports_trials_as_csv() {
     );
     assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
     assert_eq!(
-        &header[37..49],
+        &header[37..51],
         [
             "param_delack",
             "param_sws",
@@ -333,13 +333,15 @@ fn exports_trials_as_csv() {
             "param_rtt_estimator",
             "param_timers",
             "param_route_table",
+            "param_pcb_lookup",
+            "param_route_cache",
             "param_layers",
             "param_flow_control",
             "param_account",
             "param_cpu_speed"
         ]
     );
-    assert_eq!(&header[49..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[51..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -38,6 +38,7 @@ pub fn block_symbol(b: Block) -> &'static str {
         Block::IpInput => "tcplab_stack::ip_input",
         Block::IpOutput => "tcplab_stack::ip_output",
         Block::RouteLookup => "tcplab_stack::route_lookup",
+        Block::PcbLookup => "tcplab_stack::pcb_lookup",
         Block::Checksum => "tcplab_stack::checksum",
         Block::TcpInputFast => "tcplab_stack::tcp_input_fast",
         Block::TcpInputSlow => "tcplab_stack::tcp_input_slow",

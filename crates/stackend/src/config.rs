@@ -3,8 +3,9 @@
 //! does not have (a trial must not pretend it ran with them).
 
 use crate::error::StackEndError;
-use record::factor::{DelayedAck, FlowControl, RttEstimator, TimerClock};
+use record::factor::{DelayedAck, FlowControl, PcbLookup, RttEstimator, TimerClock};
 use record::{Api, TestKind, TrialParams};
+use stack::socket::demux::PcbLookupKind;
 use stack::tcp::bsd_clock::BsdClock;
 use stack::tcp::cc::CongestionControlKind;
 use stack::tcp::pacing::FlowControl as StackFlowControl;
@@ -123,6 +124,15 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
 /// an ACK per data segment and `every2` one per two.
 pub fn ack_per_batch(p: &TrialParams) -> bool {
     p.delack.is_none()
+}
+
+/// How the stack's sockets find an incoming segment's connection
+/// (`--pcb-lookup`; the hash unless `list` is given).
+pub fn pcb_lookup(p: &TrialParams) -> PcbLookupKind {
+    match p.pcb_lookup {
+        None | Some(PcbLookup::Hash) => PcbLookupKind::Hash,
+        Some(PcbLookup::List) => PcbLookupKind::List,
+    }
 }
 
 #[cfg(test)]
@@ -258,5 +268,15 @@ mod tests {
         p.test = TestKind::UdpStream;
         let e = tcp_config(&p).unwrap_err().to_string();
         assert!(e.contains("--recv-work"), "{e}");
+    }
+
+    #[test]
+    fn pcb_lookup_is_the_hash_unless_list_is_given() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        assert_eq!(pcb_lookup(&p), PcbLookupKind::Hash);
+        p.pcb_lookup = Some(PcbLookup::List);
+        assert_eq!(pcb_lookup(&p), PcbLookupKind::List);
+        p.pcb_lookup = Some(PcbLookup::Hash);
+        assert_eq!(pcb_lookup(&p), PcbLookupKind::Hash);
     }
 }

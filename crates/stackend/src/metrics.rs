@@ -5,7 +5,7 @@
 
 use crate::account_profile::AccountedEnd;
 use stack::phy::threaded::QueueStats;
-use stack::socket::tcp::{TcpHandle, TcpSockets};
+use stack::socket::tcp::{TcpHandle, TcpSockets, TcpSocketsCounters};
 use stack::tcp::pacing::SendSpan;
 use stack::tcp::sws_counters::SwsCounters;
 use std::collections::BTreeMap;
@@ -60,6 +60,9 @@ pub struct StackStats {
     /// Nanoseconds of their schedules the pacers gave up (rate-based flow
     /// control): a bulk sender fell short of its rate by this much.
     pub pacing_dropped_ns: u64,
+    /// The socket layer's counters: the PCB list's cache and walks
+    /// (`--pcb-lookup list`), the route cache (`--route-cache on`).
+    pub sockets: Option<TcpSocketsCounters>,
     /// What crossed the driver thread's queues (`--layers threaded`).
     pub driver_queues: Option<QueueStats>,
     /// The end's block-cost accounting (`--account`).
@@ -128,6 +131,10 @@ impl StackStats {
                 "header_prediction_hit_rate",
                 self.header_prediction_hits as f64 / self.segments_in as f64,
             );
+            put(
+                "header_prediction_misses",
+                self.segments_in.saturating_sub(self.header_prediction_hits) as f64,
+            );
         }
         put("window_probes", self.window_probes as f64);
         put("incremental_checksums", self.incremental_checksums as f64);
@@ -147,6 +154,13 @@ impl StackStats {
         }
         if let Some(r) = self.routes {
             put("routes", r as f64);
+        }
+        if let Some(k) = self.sockets {
+            put("pcb_cache_hits", k.pcb_cache_hits as f64);
+            put("pcb_cache_misses", k.pcb_cache_misses as f64);
+            put("pcb_walked", k.pcb_walked as f64);
+            put("route_cache_hits", k.route_cache_hits as f64);
+            put("route_cache_misses", k.route_cache_misses as f64);
         }
         if let Some(q) = self.driver_queues {
             put("driver_frames_in", q.inbound_frames as f64);

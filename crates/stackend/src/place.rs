@@ -8,7 +8,7 @@
 //! what a killed run left.
 
 use crate::account_profile::{add_metrics as add_account_metrics, profile_of};
-use crate::config::{ack_per_batch, tcp_config};
+use crate::config::{ack_per_batch, pcb_lookup, tcp_config};
 use crate::driver::{work_for, EndRole, StackRun};
 use crate::end_device::{EndDevice, EndStack};
 use crate::error::StackEndError;
@@ -295,6 +295,8 @@ impl StackPlace {
             .ok_or_else(|| StackEndError::Stack("the stack is still held by a trial".into()))?;
         stack.tcp.set_config(config.clone());
         stack.tcp.set_ack_per_batch(ack_per_batch(p));
+        stack.tcp.set_pcb_lookup(pcb_lookup(p));
+        stack.tcp.set_route_cache(p.route_cache == Some(true));
         // The queues' figures count from the trial's start.
         stack.device.take_queue_stats();
         let ours = end.ours;
@@ -476,6 +478,7 @@ impl StackPlace {
                 let (report, stack, mut stats) = run.join();
                 if let Some(s) = &stack {
                     stats.routes = Some(s.iface.route_table().len() as u64);
+                    stats.sockets = Some(s.tcp.counters());
                     stats.driver_queues = s.device.take_queue_stats();
                 }
                 match stack {

@@ -1,7 +1,8 @@
 //! Issue 19's switches change what they should, read from the stack's own
 //! counters on real trials (TUN devices in a namespace, Linux's TCP at the
 //! other end): `--delack`, `--nagle`, `--header-prediction`, `--checksum`,
-//! `--rtt-estimator`, `--route-table` with `--routes`, `--flow-control`
+//! `--rtt-estimator`, `--route-table` with `--routes`, `--pcb-lookup`,
+//! `--route-cache`, `--flow-control`
 //! (also from a tcpdump of the flow) and `--recv-work`'s paced reader.
 //! What the wire shows of the others is in `switches_wire.rs` and
 //! `sws_wire.rs`. Needs root and TUN.
@@ -9,7 +10,7 @@
 #[path = "support/tcpdump.rs"]
 mod tcpdump;
 
-use record::factor::{Checksum, DelayedAck, FlowControl, RouteTable, RttEstimator};
+use record::factor::{Checksum, DelayedAck, FlowControl, PcbLookup, RouteTable, RttEstimator};
 use record::{StackImpl, TestKind, TrialParams};
 #[path = "support/stack_place.rs"]
 mod stack_place;
@@ -90,6 +91,41 @@ fn header_prediction_on_takes_the_fast_path_and_off_never() {
             assert!(rate > 0.5, "hit rate {rate:.3} on a bulk transfer");
         } else {
             assert_eq!(hits, 0.0);
+        }
+    }
+}
+
+#[test]
+fn pcb_lookup_list_walks_the_pcb_list_and_route_cache_on_skips_the_lookup() {
+    let Some(mut place) = place() else { return };
+    for (lookup, cache) in [(PcbLookup::List, true), (PcbLookup::Hash, false)] {
+        // Linux sends, the stack receives: a lookup per segment in, a
+        // route per ACK out.
+        let mut p = stream(StackImpl::Kernel, StackImpl::Tcplab);
+        p.pcb_lookup = Some(lookup);
+        p.route_cache = Some(cache);
+        let m = run(&mut place, &p);
+        let get = |k: &str| m[&format!("stack_server_{k}")];
+        let (hits, misses) = (get("pcb_cache_hits"), get("pcb_cache_misses"));
+        let (rt_hits, rt_misses) = (get("route_cache_hits"), get("route_cache_misses"));
+        eprintln!(
+            "--pcb-lookup {lookup} --route-cache {cache}: PCB cache {hits} hits {misses} misses, {} walked; route cache {rt_hits} hits {rt_misses} misses of {} segments out",
+            get("pcb_walked"),
+            get("segments_out")
+        );
+        if lookup == PcbLookup::List {
+            // Every segment of the trial's connections was looked up (the
+            // control connection's too, on the same sockets).
+            assert!(hits + misses >= get("segments_in"), "{m:?}");
+            assert!(get("pcb_walked") >= misses, "{m:?}");
+        } else {
+            assert_eq!((hits, misses), (0.0, 0.0));
+        }
+        if cache {
+            assert!(rt_hits + rt_misses >= get("segments_out"), "{m:?}");
+            assert!(rt_misses < rt_hits / 10.0, "{m:?}");
+        } else {
+            assert_eq!((rt_hits, rt_misses), (0.0, 0.0));
         }
     }
 }

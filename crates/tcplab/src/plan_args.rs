@@ -193,6 +193,8 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--rtt-estimator", p.rtt_estimator.is_some()),
         ("--timers", p.timers.is_some()),
         ("--route-table", p.route_table.is_some()),
+        ("--pcb-lookup", p.pcb_lookup.is_some()),
+        ("--route-cache", p.route_cache.is_some()),
         ("--layers", p.layers.is_some()),
         ("--flow-control", p.flow_control.is_some()),
         ("--account", p.account.is_some()),

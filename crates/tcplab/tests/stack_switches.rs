@@ -159,6 +159,36 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             "--route-table: Linux has no such switch",
         ),
         (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--pcb-lookup",
+                "tree",
+            ][..],
+            "for --pcb-lookup",
+        ),
+        (
+            &["bench", "tcp-stream", "--pcb-lookup", "list"][..],
+            "--pcb-lookup: Linux has no such switch",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--route-cache",
+                "x",
+            ][..],
+            "for --route-cache",
+        ),
+        (
+            &["bench", "tcp-stream", "--route-cache", "on"][..],
+            "--route-cache: Linux has no such switch",
+        ),
+        (
             &["bench", "tcp-stream", "--stack", "tcplab", "--layers", "x"][..],
             "for --layers",
         ),

@@ -26,7 +26,8 @@ pub use level_types::{
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
 pub use stack_switches::{
-    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws, TimerClock,
+    Account, Checksum, DelayedAck, FlowControl, Layers, PcbLookup, RouteTable, RttEstimator, Sws,
+    TimerClock,
 };
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};

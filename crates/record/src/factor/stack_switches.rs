@@ -286,6 +286,35 @@ impl RouteTable {
     }
 }
 
+/// How a tcplab stack end finds an incoming segment's connection
+/// (`--pcb-lookup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcbLookup {
+    /// A hash map by 4-tuple.
+    Hash,
+    /// BSD's linear PCB list behind its one-entry cache.
+    List,
+}
+
+impl PcbLookup {
+    /// The flag's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PcbLookup::Hash => "hash",
+            PcbLookup::List => "list",
+        }
+    }
+
+    /// Parses a level.
+    pub fn parse(s: &str) -> Result<PcbLookup, LevelError> {
+        [PcbLookup::Hash, PcbLookup::List]
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| LevelError::new(s, "expected hash or list"))
+    }
+}
+
 /// How a tcplab stack end's layers share threads (`--layers`; Guerrero &
 /// Frieder 1992, Figs 3–4, merged the interface module, IP and TCP from
 /// three processes into one).
@@ -378,6 +407,7 @@ named_levels!(
     RttEstimator,
     TimerClock,
     RouteTable,
+    PcbLookup,
     Layers,
     Account
 );
@@ -391,7 +421,15 @@ macro_rules! display_by_name {
         }
     )*};
 }
-display_by_name!(Sws, Checksum, RttEstimator, TimerClock, RouteTable, Layers);
+display_by_name!(
+    Sws,
+    Checksum,
+    RttEstimator,
+    TimerClock,
+    RouteTable,
+    PcbLookup,
+    Layers
+);
 
 #[cfg(test)]
 mod tests {
@@ -459,6 +497,8 @@ mod tests {
         assert!(TimerClock::parse("fast").is_err());
         assert_eq!(RouteTable::parse("hash"), Ok(RouteTable::Hash));
         assert!(RouteTable::parse("btree").is_err());
+        assert_eq!(PcbLookup::parse("list"), Ok(PcbLookup::List));
+        assert!(PcbLookup::parse("tree").is_err());
         assert_eq!(Layers::parse("threaded"), Ok(Layers::Threaded));
         assert_eq!(Layers::Merged.to_string(), "merged");
         assert!(Layers::parse("processes").is_err());

@@ -9,7 +9,8 @@ use super::level_types::{
 use super::offloads::OffloadsOff;
 use super::parse;
 use super::stack_switches::{
-    Account, Checksum, DelayedAck, FlowControl, Layers, RouteTable, RttEstimator, Sws, TimerClock,
+    Account, Checksum, DelayedAck, FlowControl, Layers, PcbLookup, RouteTable, RttEstimator, Sws,
+    TimerClock,
 };
 
 factor_table! {
@@ -492,6 +493,32 @@ factor_table! {
         kind: Name,
         level: RouteTable,
         parse: |s, _| RouteTable::parse(s),
+        default: |_| None,
+    }
+    /// How tcplab stack ends find an incoming segment's connection
+    /// (`--pcb-lookup`); `None` keeps the hash.
+    #[serde(default)]
+    pcb_lookup: Option<PcbLookup> {
+        flag: "pcb-lookup",
+        value_name: "hash,list",
+        help: "tcplab stack ends: how an incoming segment finds its connection: hash (a map by 4-tuple) or list (BSD's in_pcblookup, a walk of every PCB with wildcard match for listeners, behind tcp_last_inpcb's one-entry cache) [default: hash]",
+        label: "PCB lookup",
+        kind: Name,
+        level: PcbLookup,
+        parse: |s, _| PcbLookup::parse(s),
+        default: |_| None,
+    }
+    /// Whether tcplab stack ends' connections cache their route
+    /// (`--route-cache`); `None` keeps a lookup per packet.
+    #[serde(default)]
+    route_cache: Option<bool> {
+        flag: "route-cache",
+        value_name: "ON,OFF",
+        help: "tcplab stack ends: each connection caches its route (BSD's inp_route), revalidated when the routing table changes, so a TCP segment skips the route lookup [default: off, a lookup per packet]",
+        label: "route cache",
+        kind: Switch,
+        level: bool,
+        parse: |s, _| parse::boolean(s),
         default: |_| None,
     }
     /// How tcplab stack ends' layers share threads (`--layers`); `None`

@@ -24,6 +24,9 @@ pub enum Block {
     IpOutput,
     /// The routing table's lookup.
     RouteLookup,
+    /// Demultiplexing a TCP segment to its connection: the 4-tuple's
+    /// lookup (`--pcb-lookup hash|list`).
+    PcbLookup,
     /// One's-complement sums (IPv4 header, TCP and UDP with pseudo-header);
     /// on the send path fused with the payload's copy into the frame.
     Checksum,
@@ -62,7 +65,7 @@ pub enum Block {
 
 impl Block {
     /// Every block, in table order.
-    pub const ALL: [Block; 23] = [
+    pub const ALL: [Block; 24] = [
         Block::DeviceReceive,
         Block::DeviceReceiveSyscall,
         Block::DeviceSend,
@@ -72,6 +75,7 @@ impl Block {
         Block::IpInput,
         Block::IpOutput,
         Block::RouteLookup,
+        Block::PcbLookup,
         Block::Checksum,
         Block::TcpInputFast,
         Block::TcpInputSlow,
@@ -108,6 +112,7 @@ impl Block {
             Block::IpInput => "ip input",
             Block::IpOutput => "ip output",
             Block::RouteLookup => "route lookup",
+            Block::PcbLookup => "pcb lookup",
             Block::Checksum => "checksum",
             Block::TcpInputFast => "tcp input: fast path",
             Block::TcpInputSlow => "tcp input: slow path",
@@ -159,6 +164,13 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Block::COUNT);
+    }
+
+    #[test]
+    fn the_pcb_lookup_is_protocol_computation() {
+        use super::super::dilation::Class;
+        assert_eq!(Class::of(Block::PcbLookup), Some(Class::Compute));
+        assert_eq!(Class::of(Block::RouteLookup), Some(Class::Compute));
     }
 
     #[test]

@@ -152,6 +152,9 @@ pub struct Interface {
     pub(super) mac: EthernetAddress,
     pub(super) addresses: Vec<Ipv4Cidr>,
     pub(super) routes: Box<dyn RouteTable + Send>,
+    /// Advanced by every change to `routes`: a cached route from an
+    /// older generation is looked up again.
+    pub(super) route_generation: u64,
     pub(super) arp: ArpCache,
     pub(super) checksum: ChecksumMethod,
     pub(super) reassembler: Reassembler,
@@ -193,6 +196,7 @@ impl Interface {
             mac: config.mac,
             addresses: Vec::new(),
             routes: route::new_table(config.route_table),
+            route_generation: 0,
             arp: ArpCache::new(config.arp),
             arp_hold: config.arp.request_interval * 3,
             checksum: config.checksum,
@@ -218,6 +222,7 @@ impl Interface {
     /// Adds an address and the connected route to its network.
     pub fn add_address(&mut self, cidr: Ipv4Cidr) {
         self.addresses.push(cidr);
+        self.route_generation += 1;
         let network = route::Ipv4Cidr::new(cidr.address().into(), cidr.prefix_len())
             .expect("a wire CIDR's prefix is at most 32");
         self.routes.add(Route {
@@ -228,7 +233,45 @@ impl Interface {
 
     /// Adds (or replaces) a route.
     pub fn add_route(&mut self, route: Route) -> Option<Route> {
+        self.route_generation += 1;
         self.routes.add(route)
+    }
+
+    /// Removes the route for exactly `cidr`.
+    pub fn remove_route(&mut self, cidr: route::Ipv4Cidr) -> Option<Route> {
+        self.route_generation += 1;
+        self.routes.remove(cidr)
+    }
+
+    /// The route to `dst`: the one `cache` holds if still valid, else the
+    /// table's (timed as [`crate::account::Block::RouteLookup`]), left in
+    /// `cache`.
+    pub(super) fn route_to(
+        &self,
+        dst: Ipv4Addr,
+        cache: Option<&mut Option<route::cache::CachedRoute>>,
+    ) -> Option<Route> {
+        let generation = self.route_generation;
+        if let Some(hit) = cache
+            .as_ref()
+            .and_then(|c| c.as_ref())
+            .and_then(|c| c.valid_for(generation, dst))
+        {
+            return Some(hit);
+        }
+        let route = {
+            let _b = crate::account::enter(crate::account::Block::RouteLookup);
+            self.routes.lookup(dst)
+        }?;
+        if let Some(slot) = cache {
+            *slot = Some(route::cache::CachedRoute::new(generation, dst, route));
+        }
+        Some(route)
+    }
+
+    /// The routing table's generation: advanced by every change to it.
+    pub fn route_generation(&self) -> u64 {
+        self.route_generation
     }
 
     /// The routing table (its structure and size; `--route-table`).
@@ -239,6 +282,7 @@ impl Interface {
     /// Sends everything off the link to `gateway`.
     pub fn set_default_gateway(&mut self, gateway: Ipv4Address) -> Option<Route> {
         let default = route::Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).expect("/0 is valid");
+        self.route_generation += 1;
         self.routes.add(Route {
             cidr: default,
             next_hop: NextHop::Gateway(gateway.into()),

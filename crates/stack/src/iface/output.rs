@@ -9,6 +9,7 @@ use super::arp_cache::Lookup;
 use super::counters::DropReason;
 use super::interface::{IfaceError, Interface, SendOutcome};
 use super::offload;
+use super::route::cache::CachedRoute;
 use super::route::NextHop;
 use crate::phy::tun::MAX_SUPER_PACKET;
 use crate::phy::vnet::{VirtioNetHdr, F_NEEDS_CSUM, VNET_HDR_LEN};
@@ -83,6 +84,37 @@ impl Interface {
         segment_size: Option<usize>,
         emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
     ) -> Result<SendOutcome, IfaceError> {
+        let route = None;
+        self.send_ip_routed(
+            device,
+            now,
+            src,
+            dst,
+            protocol,
+            payload_len,
+            segment_size,
+            route,
+            emit,
+        )
+    }
+
+    /// [`Interface::send_ip_cut`] with a connection's cached route
+    /// (`--route-cache on`): a route `cache` holds for `dst` at the
+    /// table's current generation is taken without a lookup; otherwise
+    /// the route looked up is left in it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_ip_routed(
+        &mut self,
+        device: &mut dyn Device,
+        now: Instant,
+        src: Option<Ipv4Address>,
+        dst: Ipv4Address,
+        protocol: IpProtocol,
+        payload_len: usize,
+        segment_size: Option<usize>,
+        cache: Option<&mut Option<CachedRoute>>,
+        emit: impl FnOnce(&Ipv4Repr, &mut [u8]),
+    ) -> Result<SendOutcome, IfaceError> {
         let _b = crate::account::enter(crate::account::Block::IpOutput);
         if protocol == IpProtocol::Tcp {
             // RFC 1122 §4.2.3.10: TCP is between two hosts, never from or
@@ -94,10 +126,7 @@ impl Interface {
                 return Err(IfaceError::NotUnicast(addr));
             }
         }
-        let route = {
-            let _b = crate::account::enter(crate::account::Block::RouteLookup);
-            self.routes.lookup(dst.into())
-        };
+        let route = self.route_to(dst.into(), cache);
         let Some(route) = route else {
             self.counters.count_drop(DropReason::NoRoute);
             return Err(IfaceError::NoRoute(dst));

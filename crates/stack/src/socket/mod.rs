@@ -11,13 +11,16 @@
 //!   invalidation, so `poll_at` is O(1) and a poll costs O((due + dirty)
 //!   · log n) with any number of idle connections (10,000 in
 //!   `tests/scale.rs`);
-//! - [`demux::TupleMap`]: the 4-tuple map with a one-entry cache;
+//! - [`demux::TupleMap`]: the 4-tuple map with a one-entry cache, and
+//!   [`demux::Demux`], which puts [`pcb_list::PcbList`] (BSD's linear
+//!   PCB list, `--pcb-lookup list`) in front of it for incoming segments;
 //! - [`error::TcpSocketError`]: why a socket call failed.
 //!
 //! UDP sockets live beside the interface ([`crate::iface::udp`]).
 
 pub mod demux;
 pub mod error;
+pub mod pcb_list;
 pub mod tcp;
 mod timer_queue;
 

@@ -10,7 +10,7 @@
 //! to send is queued and leaves through [`Interface::send_ip_from`] at
 //! [`TcpSockets::flush`].
 
-use super::demux::TupleMap;
+use super::demux::{Demux, PcbLookupKind};
 use super::error::TcpSocketError;
 use super::timer_queue::TimerQueue;
 use crate::iface::icmp_error::{IcmpError, UnreachableCode};
@@ -65,6 +65,18 @@ pub struct TcpSocketsCounters {
     pub time_wait_reused: u64,
     /// TIME-WAIT connections a new SYN ended for a listener (RFC 6191).
     pub time_wait_recycled: u64,
+    /// `--pcb-lookup list`: lookups the one-entry cache answered.
+    pub pcb_cache_hits: u64,
+    /// `--pcb-lookup list`: lookups that walked the PCB list.
+    pub pcb_cache_misses: u64,
+    /// `--pcb-lookup list`: PCBs the walks compared.
+    pub pcb_walked: u64,
+    /// `--route-cache on`: segments sent on the connection's cached route
+    /// (counted from the last [`TcpSockets::set_route_cache`]).
+    pub route_cache_hits: u64,
+    /// `--route-cache on`: segments whose connection had no valid cached
+    /// route (none yet, or the table changed), which looked it up.
+    pub route_cache_misses: u64,
 }
 
 #[derive(Debug)]
@@ -94,6 +106,8 @@ struct Socket {
     /// Its last pure ACK as sent, for the next to patch (`--checksum
     /// incremental`; see `tcp_ack_template.rs`).
     ack_template: Option<ack_template::AckTemplate>,
+    /// Its cached route (`--route-cache on`; BSD's `inp_route`).
+    route: Option<crate::iface::route::cache::CachedRoute>,
 }
 
 #[derive(Debug)]
@@ -112,7 +126,9 @@ pub struct TcpSockets {
     dirty: Vec<usize>,
     /// Each connection's earliest deadline, earliest first.
     timers: TimerQueue,
-    by_tuple: TupleMap,
+    by_tuple: Demux,
+    /// Whether a connection caches its route (`--route-cache`).
+    route_cache: bool,
     listeners: HashMap<u16, usize>,
     isn: IsnGenerator,
     checksum: ChecksumMethod,
@@ -142,7 +158,8 @@ impl TcpSockets {
             free: Vec::new(),
             dirty: Vec::new(),
             timers: TimerQueue::default(),
-            by_tuple: TupleMap::default(),
+            by_tuple: Demux::default(),
+            route_cache: false,
             listeners: HashMap::new(),
             isn,
             checksum,
@@ -175,9 +192,30 @@ impl TcpSockets {
         self.ack_per_batch = on;
     }
 
+    /// How incoming segments find their connection (`--pcb-lookup`; the
+    /// hash by default). The PCB counters count from here.
+    pub fn set_pcb_lookup(&mut self, kind: PcbLookupKind) {
+        let listeners: Vec<(u16, usize)> = self.listeners.iter().map(|(&p, &i)| (p, i)).collect();
+        self.by_tuple.set_kind(kind, &listeners);
+    }
+
+    /// Whether each connection caches its route (`--route-cache`, BSD's
+    /// `inp_route`; off by default: a route lookup per segment sent).
+    pub fn set_route_cache(&mut self, on: bool) {
+        self.route_cache = on;
+        self.counters.route_cache_hits = 0;
+        self.counters.route_cache_misses = 0;
+    }
+
     /// The counters so far.
     pub fn counters(&self) -> TcpSocketsCounters {
-        self.counters
+        let list = self.by_tuple.list_counters();
+        TcpSocketsCounters {
+            pcb_cache_hits: list.cache_hits,
+            pcb_cache_misses: list.cache_misses,
+            pcb_walked: list.walked,
+            ..self.counters
+        }
     }
 
     fn insert(&mut self, entry: Entry) -> usize {
@@ -298,6 +336,7 @@ impl TcpSockets {
             pending: VecDeque::new(),
         })));
         self.listeners.insert(port, index);
+        self.by_tuple.listen(port, index);
         Ok(TcpHandle(index))
     }
 
@@ -375,6 +414,7 @@ impl TcpSockets {
             scheduled: None,
             soft_error: None,
             ack_template: None,
+            route: None,
         })));
         self.by_tuple.insert(tuple, index);
         self.counters.active_opens += 1;
@@ -451,6 +491,7 @@ impl TcpSockets {
                 let port = l.port;
                 let pending: Vec<usize> = l.pending.drain(..).collect();
                 self.listeners.remove(&port);
+                self.by_tuple.unlisten(handle.0);
                 self.remove_entry(handle.0);
                 for index in pending {
                     self.abort_index(index);
@@ -613,6 +654,7 @@ impl TcpSockets {
                 scheduled: None,
                 soft_error: None,
                 ack_template: None,
+                route: None,
             })));
             if let Some(Entry::Listener(l)) = &mut self.entries[li] {
                 l.pending.push_back(index);
@@ -662,7 +704,13 @@ impl TcpSockets {
             local: SocketAddr::new(IpAddr::V4(ip.dst_addr.into()), seg.dst_port),
             remote: SocketAddr::new(IpAddr::V4(ip.src_addr.into()), seg.src_port),
         };
-        let Some(index) = self.by_tuple.get(&tuple) else {
+        let found = {
+            let _b = crate::account::enter(crate::account::Block::PcbLookup);
+            self.by_tuple.lookup_input(&tuple)
+        };
+        // Under the PCB list a listener's wildcard PCB may be the match.
+        let Some(index) = found.filter(|&i| matches!(self.entries[i], Some(Entry::Socket(_))))
+        else {
             return self.unmatched(tuple, &seg, now);
         };
         if let Some(old_snd_max) = self.syn_ends_time_wait(index, &seg) {

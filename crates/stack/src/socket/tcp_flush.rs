@@ -6,6 +6,7 @@
 
 use super::ack_template::AckTemplate;
 use super::{Entry, TcpSockets};
+use crate::iface::route::cache::CachedRoute;
 use crate::iface::{IfaceError, Interface};
 use crate::phy::Device;
 use crate::tcp::isn::FourTuple;
@@ -57,6 +58,16 @@ impl TcpSockets {
                 None
             };
             let mut patched = false;
+            // --route-cache on: the connection's route, taken out while
+            // the segment leaves on it (or a lookup refills it).
+            let mut route = self.route_cache.then(|| self.take_route(tuple));
+            if let Some(slot) = &route {
+                let valid = slot.and_then(|c| c.valid_for(iface.route_generation(), *remote.ip()));
+                match valid {
+                    Some(_) => self.counters.route_cache_hits += 1,
+                    None => self.counters.route_cache_misses += 1,
+                }
+            }
             // The header as queued (its payload field empty), emitted with
             // the payload from `parts`: its own bytes, or, for a payload
             // left in the send buffer, the ring's slices. What an ACK since
@@ -77,7 +88,7 @@ impl TcpSockets {
             }
             let payload_len = parts[0].len() + parts[1].len();
             let segment_size = self.wire_segment_size(tuple, payload_len);
-            let sent_one = iface.send_ip_cut(
+            let sent_one = iface.send_ip_routed(
                 device,
                 now,
                 Some(Ipv4Address::from(*local.ip())),
@@ -85,6 +96,7 @@ impl TcpSockets {
                 IpProtocol::Tcp,
                 repr.header_len() + payload_len,
                 segment_size,
+                route.as_mut(),
                 |ip, out| {
                     let addrs = (ip.src_addr, ip.dst_addr);
                     if let Some(t) = template.as_mut().filter(|t| t.fits(&repr)) {
@@ -101,6 +113,9 @@ impl TcpSockets {
             );
             if templated {
                 self.put_ack_template(tuple, template, patched);
+            }
+            if let Some(slot) = route {
+                self.put_route(tuple, slot);
             }
             match sent_one {
                 Ok(_) => sent += 1,
@@ -170,6 +185,26 @@ impl TcpSockets {
             if patched {
                 s.conn.counters.incremental_checksums += 1;
             }
+        }
+    }
+
+    /// The cached route of the connection on `tuple`, taken out while a
+    /// segment leaves on it.
+    fn take_route(&mut self, tuple: &FourTuple) -> Option<CachedRoute> {
+        let index = self.by_tuple.get(tuple)?;
+        match self.entries.get_mut(index)?.as_mut()? {
+            Entry::Socket(s) => s.route.take(),
+            Entry::Listener(_) => None,
+        }
+    }
+
+    /// Puts the connection's cached route back.
+    fn put_route(&mut self, tuple: &FourTuple, route: Option<CachedRoute>) {
+        let Some(index) = self.by_tuple.get(tuple) else {
+            return;
+        };
+        if let Some(Some(Entry::Socket(s))) = self.entries.get_mut(index) {
+            s.route = route;
         }
     }
 

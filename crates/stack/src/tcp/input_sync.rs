@@ -3,8 +3,8 @@
 //! 5961's challenge ACKs (§3, §4), ACK acceptability (§5) and processing,
 //! the window update rules, data into the receive buffer or the
 //! reassembly queue, FIN and the close states through TIME-WAIT (and RFC
-//! 6191's rule for a new SYN in it); and 4.3BSD-Reno's header prediction
-//! as a switchable fast path.
+//! 6191's rule for a new SYN in it). 4.3BSD-Reno's header prediction, the
+//! switchable fast path in front of it, is `header_prediction`.
 //!
 //! Where this departs from the RFCs' words, on purpose:
 //! - A RST in SYN-RECEIVED closes a passive open rather than returning it
@@ -34,7 +34,7 @@ use crate::wire::tcp::{TcpControl, TcpRepr};
 
 impl Connection {
     /// RCV.WND as last advertised: what remains open to the right of RCV.NXT.
-    fn open_window(&self) -> usize {
+    pub(super) fn open_window(&self) -> usize {
         if self.rcv_adv > self.rcv_nxt {
             self.rcv_adv - self.rcv_nxt
         } else {
@@ -278,7 +278,7 @@ impl Connection {
     /// buffer: straight there when it is in order with nothing queued
     /// (one copy, no allocation), else through the reassembly queue.
     /// Returns the bytes newly stored.
-    fn take_data(&mut self, seq: SeqNumber, payload: &[u8]) -> usize {
+    pub(super) fn take_data(&mut self, seq: SeqNumber, payload: &[u8]) -> usize {
         if self.reassembly.accept_in_order(seq, payload.len()) {
             let _b = crate::account::enter(crate::account::Block::BufferManagement);
             self.recv_buf.extend(payload);
@@ -298,7 +298,7 @@ impl Connection {
     }
 
     /// The delayed-ACK decision for `len` bytes just taken.
-    fn on_data_received(&mut self, len: usize, out_of_order: bool, now: Instant) {
+    pub(super) fn on_data_received(&mut self, len: usize, out_of_order: bool, now: Instant) {
         let _b = crate::account::enter(crate::account::Block::AckGeneration);
         let segment = self.data_mss().min(self.config.mss as usize);
         let full = len >= segment;
@@ -363,64 +363,5 @@ impl Connection {
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
         self.timers.enter_time_wait(now);
-    }
-
-    /// 4.3BSD-Reno's header prediction: in ESTABLISHED, a segment with
-    /// no flags but ACK, at RCV.NXT, the window unchanged and nothing being
-    /// retransmitted is either a pure ACK of new data or in-order data
-    /// acknowledging nothing new (with nothing queued out of order, an
-    /// early FIN included). Returns false to take the full path.
-    pub(crate) fn fast_path(&mut self, seg: &TcpRepr<'_>, now: Instant) -> bool {
-        let Some(ack) = seg.ack_number else {
-            return false;
-        };
-        let predicted = self.state == State::Established
-            && seg.control == TcpControl::None
-            && seg.seq_number == self.rcv_nxt
-            && (seg.window_len as usize) << self.snd_shift == self.snd_wnd
-            && self.snd_nxt == self.snd_max
-            && self.recovery.point.is_none()
-            && seg.sack_ranges.iter().all(Option::is_none)
-            && !self.fails_paws(seg, now)
-            && (!self.ts_ok || seg.timestamp.is_some());
-        if !predicted {
-            return false;
-        }
-        if seg.payload.is_empty() {
-            if ack <= self.snd_una || ack > self.snd_max {
-                return false;
-            }
-            self.note_timestamp(seg, now);
-            let mut none = Vec::new();
-            self.on_new_ack(ack, now, &mut none);
-            debug_assert!(none.is_empty());
-            // What the full path's window-update rule would do (the window
-            // is unchanged): both edges follow the segment.
-            self.snd_wl1 = seg.seq_number;
-            self.snd_wl2 = ack;
-        } else {
-            // A FIN that came ahead of its data waits in `peer_fin_at`
-            // (BSD keeps it in the reassembly queue, which its prediction
-            // checks): the full path applies it when the data reaches it.
-            if ack != self.snd_una
-                || !self.reassembly.is_empty()
-                || self.peer_fin_at.is_some()
-                || seg.payload.len() > self.open_window()
-            {
-                return false;
-            }
-            self.note_timestamp(seg, now);
-            // The window is unchanged, but SND.WL1 must follow SEG.SEQ as
-            // the full path's update rule would move it: left behind, it
-            // reads as ahead of SEG.SEQ after 2 GiB received and the rule
-            // then ignores the peer's window (4.4BSD's bug, which FreeBSD
-            // fixed the same way).
-            self.snd_wl1 = seg.seq_number;
-            self.snd_wl2 = ack;
-            self.take_data(seg.seq_number, seg.payload);
-            self.on_data_received(seg.payload.len(), false, now);
-        }
-        self.counters.header_prediction_hits += 1;
-        true
     }
 }

@@ -22,8 +22,8 @@
 //! - [`tcb`]: the TCB, its switches ([`tcb::TcpConfig`]), buffers,
 //!   counters and the application's calls; [`state`]: the eleven states;
 //! - [`input`]: segment arrival in CLOSED, LISTEN and SYN-SENT;
-//!   [`input_sync`]: in the synchronized states, with RFC 5961 and header
-//!   prediction;
+//!   [`input_sync`]: in the synchronized states, with RFC 5961;
+//!   [`header_prediction`]: Van Jacobson's fast path in front of it;
 //! - [`output`]: what to send now, and the timers;
 //! - [`options`]: MSS, window scale, SACK and timestamps: what a SYN
 //!   offers, what the handshake negotiates, what each segment carries,
@@ -40,6 +40,7 @@
 pub mod bsd_clock;
 pub mod cc;
 pub mod cc_events;
+pub mod header_prediction;
 pub mod icmp;
 pub mod input;
 pub mod input_sync;

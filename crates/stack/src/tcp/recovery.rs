@@ -73,7 +73,7 @@ impl Connection {
     /// the last loss put it falls 2^31 octets behind after 2 GiB without
     /// a loss, where the modular comparison reads it as ahead of SND.UNA
     /// and fast retransmit would stay off until a timeout.
-    fn pull_up_recover(&mut self) {
+    pub(super) fn pull_up_recover(&mut self) {
         if self.recovery.point.is_none() && self.recovery.recover < self.snd_una {
             self.recovery.recover = self.snd_una;
         }

@@ -8,6 +8,7 @@
 //!   down;
 //! - [`trie::TrieTable`]: a binary, path-compressed trie.
 
+pub mod cache;
 pub mod hash;
 pub mod linear;
 pub mod trie;

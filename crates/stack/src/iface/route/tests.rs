@@ -137,3 +137,48 @@ proptest! {
         }
     }
 }
+
+/// `--route-cache on`: a cached route serves its destination until the
+/// table changes; adding (or removing) a route invalidates it, and the
+/// next send looks the route up again and finds the new one.
+#[test]
+fn a_cached_route_is_looked_up_again_after_a_route_is_added() {
+    use crate::iface::{Interface, InterfaceConfig};
+    use crate::phy::Medium;
+    let ours = crate::wire::Ipv4Cidr::new(crate::wire::Ipv4Address::new(10, 0, 0, 2), 24).unwrap();
+    let mut iface = Interface::new(InterfaceConfig::new(Medium::Ip, ours));
+    let dst: std::net::Ipv4Addr = "10.0.0.9".parse().unwrap();
+    let mut slot = None;
+    let first = iface
+        .route_to(dst, Some(&mut slot))
+        .expect("the connected route");
+    assert_eq!(first.next_hop, NextHop::Direct);
+    let cached = slot.expect("the lookup filled the slot");
+    let generation = iface.route_generation();
+    assert_eq!(cached.valid_for(generation, dst), Some(first));
+    assert_eq!(
+        cached.valid_for(generation, "10.0.0.8".parse().unwrap()),
+        None,
+        "another host"
+    );
+    // A more specific route to the host: the cache is stale.
+    iface.add_route(route("10.0.0.9/32", gw("10.0.0.1")));
+    assert_eq!(iface.route_generation(), generation + 1);
+    assert_eq!(cached.valid_for(iface.route_generation(), dst), None);
+    let second = iface.route_to(dst, Some(&mut slot)).unwrap();
+    assert_eq!(
+        second.next_hop,
+        gw("10.0.0.1"),
+        "looked up again, the new route"
+    );
+    assert_eq!(
+        slot.unwrap().valid_for(iface.route_generation(), dst),
+        Some(second)
+    );
+    iface.remove_route(cidr("10.0.0.9/32"));
+    assert_eq!(slot.unwrap().valid_for(iface.route_generation(), dst), None);
+    assert_eq!(
+        iface.route_to(dst, Some(&mut slot)).unwrap().next_hop,
+        NextHop::Direct
+    );
+}
