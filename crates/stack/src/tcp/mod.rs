@@ -38,6 +38,7 @@
 
 pub mod cc;
 pub mod cc_events;
+pub mod cwnd_trace;
 pub mod icmp;
 pub mod input;
 pub mod input_sync;
