@@ -275,3 +275,127 @@ fn the_first_flight_to_linux_is_the_initial_window() {
         assert_eq!(flight, n as usize, "IW {n}");
     }
 }
+
+/// Two holes in one window: the fast retransmits and the windows they set.
+fn two_holes(subnet: u8, kind: CongestionControlKind) -> Option<Run> {
+    const BYTES: u64 = 2_000_000;
+    let config = TcpConfig {
+        congestion: kind,
+        ..TcpConfig::default()
+    };
+    let run = transfer(subnet, config, &[DROPPED, DROPPED + 4], BYTES)?;
+    assert_delivered(&run, BYTES);
+    let mss = run.data_mss as f64;
+    let shown: Vec<String> = run
+        .trace
+        .iter()
+        .map(|e| {
+            format!(
+                "{:?} cwnd {:.2} flight {:.2}",
+                e.cause,
+                e.cwnd as f64 / mss,
+                e.flight as f64 / mss
+            )
+        })
+        .collect();
+    eprintln!(
+        "--cc {kind:?}, two holes: {shown:?}; fast retransmits {}, timeouts {}; {:.2} s (Linux {:.2} s)",
+        run.side.counters.fast_retransmits,
+        run.side.counters.timeouts,
+        run.side.seconds,
+        run.linux.seconds
+    );
+    Some(run)
+}
+
+#[test]
+fn reno90_halves_twice_for_two_holes_where_newreno_halves_once() {
+    let Some(reno90) = two_holes(47, CongestionControlKind::Reno90) else {
+        return;
+    };
+    let Some(newreno) = two_holes(48, CongestionControlKind::Reno) else {
+        return;
+    };
+    let retransmits = |r: &Run| {
+        r.trace
+            .iter()
+            .filter(|e| e.cause == CwndCause::FastRetransmit)
+            .map(|e| e.cwnd)
+            .collect::<Vec<_>>()
+    };
+    // NewReno repairs the second hole on the partial ACK, inside one
+    // recovery; 4.3BSD-Reno leaves recovery on it and needs a second
+    // fast retransmit, which halves what is left in flight again.
+    assert_eq!(newreno.side.counters.fast_retransmits, 1);
+    assert_eq!(retransmits(&newreno).len(), 1);
+    let r90 = retransmits(&reno90);
+    assert_eq!(r90.len(), 2, "{:?}", reno90.trace);
+    assert_eq!(reno90.side.counters.fast_retransmits, 2);
+    // Each halving is of the flight at its own fast retransmit (which the
+    // first recovery's inflation had grown).
+    for e in reno90
+        .trace
+        .iter()
+        .filter(|e| e.cause == CwndCause::FastRetransmit)
+    {
+        assert_eq!(e.ssthresh, half_flight(e.flight, reno90.data_mss), "{e:?}");
+    }
+}
+
+#[test]
+fn vegas_leaves_slow_start_on_delay_alone() {
+    const BYTES: u64 = 2_000_000;
+    let config = TcpConfig {
+        congestion: CongestionControlKind::Vegas,
+        ..TcpConfig::default()
+    };
+    let Some(mut r) = row("cc", TunKind::Tun, 49, config, DropPlan::default()) else {
+        return;
+    };
+    let at = SocketAddrV4::new(r.linux, LINUX_PORT);
+    let linux_thread = linux_receives(&r.ns, at, None, Duration::ZERO);
+    let stack = r.stack.take().unwrap();
+    let (clock, ours) = (r.clock.clone(), r.ours);
+    let stack_thread = std::thread::spawn(move || {
+        // (cwnd, ssthresh, smoothed RTT) as polled, changes only.
+        let mut seen: Vec<(usize, usize, Option<Duration>)> = Vec::new();
+        let (side, _) = stack_sends(stack, clock, ours, at, BYTES, |stack, c, _| {
+            if let Ok(conn) = stack.tcp.connection(c) {
+                let now = (conn.cwnd(), conn.ssthresh(), conn.srtt());
+                if seen.last().map(|s| (s.0, s.1)) != Some((now.0, now.1)) {
+                    seen.push(now);
+                }
+            }
+        });
+        (side, seen)
+    });
+    let (side, seen) = stack_thread.join().expect("the stack thread");
+    let linux = linux_thread.join().expect("Linux's side");
+    let mss = side.send_mss - 12;
+    let shown: Vec<String> = seen
+        .iter()
+        .map(|&(cwnd, ssthresh, srtt)| {
+            let ss = if ssthresh == usize::MAX {
+                "inf".to_string()
+            } else {
+                format!("{:.2}", ssthresh as f64 / mss as f64)
+            };
+            format!(
+                "cwnd {:.2} ssthresh {ss} srtt {srtt:?}",
+                cwnd as f64 / mss as f64
+            )
+        })
+        .collect();
+    eprintln!(
+        "--cc vegas, no loss: {shown:?}; {} timeouts, {} fast retransmits",
+        side.counters.timeouts, side.counters.fast_retransmits
+    );
+    assert_eq!(linux.mismatch, None);
+    assert_eq!(linux.bytes, BYTES);
+    assert_eq!(side.counters.retransmits, 0, "{:?}", side.counters);
+    // No loss, yet slow start ended: Diff passed γ on the RTT alone.
+    assert!(
+        seen.iter().any(|&(_, ssthresh, _)| ssthresh != usize::MAX),
+        "{shown:?}"
+    );
+}
