@@ -323,7 +323,7 @@ fn exports_trials_as_csv() {
     );
     assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
     assert_eq!(
-        &header[37..51],
+        &header[37..52],
         [
             "param_delack",
             "param_sws",
@@ -338,10 +338,11 @@ fn exports_trials_as_csv() {
             "param_layers",
             "param_flow_control",
             "param_account",
-            "param_cpu_speed"
+            "param_cpu_speed",
+            "param_initial_window"
         ]
     );
-    assert_eq!(&header[51..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[52..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

@@ -7,7 +7,7 @@ use record::factor::{DelayedAck, FlowControl, PcbLookup, RttEstimator, TimerCloc
 use record::{Api, TestKind, TrialParams};
 use stack::socket::demux::PcbLookupKind;
 use stack::tcp::bsd_clock::BsdClock;
-use stack::tcp::cc::CongestionControlKind;
+use stack::tcp::cc::{CongestionControlKind, InitialWindow};
 use stack::tcp::pacing::FlowControl as StackFlowControl;
 use stack::tcp::rtt::{BsdRenoConfig, RttEstimatorKind};
 use stack::tcp::tcb::TcpConfig;
@@ -63,12 +63,18 @@ pub fn tcp_config(p: &TrialParams) -> Result<TcpConfig, StackEndError> {
             "reno" => CongestionControlKind::Reno,
             "cubic" => CongestionControlKind::Cubic,
             "none" => CongestionControlKind::None,
+            "tahoe" => CongestionControlKind::Tahoe,
+            "reno90" => CongestionControlKind::Reno90,
+            "vegas" => CongestionControlKind::Vegas,
             other => {
                 return Err(StackEndError::Unsupported(format!(
-                    "--cc {other} (it has reno, cubic and none)"
+                    "--cc {other} (it has reno, cubic, none, tahoe, reno90 and vegas)"
                 )))
             }
         };
+    }
+    if let Some(n) = p.initial_window {
+        c.initial_window = InitialWindow::Segments(n);
     }
     if let Some(mss) = p.mss {
         c.mss = u16::try_from(mss).unwrap_or(u16::MAX).min(1460);
@@ -148,6 +154,7 @@ mod tests {
         p.nodelay = true;
         let c = tcp_config(&p).unwrap();
         assert_eq!(c.congestion, CongestionControlKind::Cubic);
+        assert_eq!(c.initial_window, InitialWindow::Rfc5681);
         assert_eq!(c.mss, 536);
         assert_eq!(c.recv_buffer, 65536);
         assert_eq!(c.send_buffer, DEFAULT_BUFFER);
@@ -160,6 +167,20 @@ mod tests {
         );
         p.nodelay = false;
         assert!(tcp_config(&p).unwrap().sender.nagle);
+        for (name, kind) in [
+            ("reno", CongestionControlKind::Reno),
+            ("tahoe", CongestionControlKind::Tahoe),
+            ("reno90", CongestionControlKind::Reno90),
+            ("vegas", CongestionControlKind::Vegas),
+        ] {
+            p.cc = Some(name.into());
+            assert_eq!(tcp_config(&p).unwrap().congestion, kind);
+        }
+        p.initial_window = Some(10);
+        assert_eq!(
+            tcp_config(&p).unwrap().initial_window,
+            InitialWindow::Segments(10)
+        );
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
         ));
     }
     if a.to.is_none() {
-        check_cc_available(&f.cc)?;
+        check_cc_available(&kernel_cc_levels(&points))?;
     } else if !(f.topology.is_empty()
         && f.link.is_empty()
         && f.host_speed.is_empty()
@@ -138,6 +138,24 @@ pub fn bench_plan(a: &BenchArgs) -> anyhow::Result<BenchPlan> {
     })
 }
 
+/// Congestion controls only tcplab's stack has (Linux has no module of
+/// these names).
+const STACK_ONLY_CC: [&str; 3] = ["tahoe", "reno90", "none"];
+
+/// The `--cc` levels some Linux end of these points would set: a point
+/// whose both ends are tcplab's stack takes the stack's own names
+/// (`tahoe`, `reno90`, `none`, …), which no kernel has.
+fn kernel_cc_levels(points: &[TrialParams]) -> Vec<String> {
+    let mut levels: Vec<String> = points
+        .iter()
+        .filter(|p| !(p.stack.is_tcplab() && p.server_stack.is_tcplab()))
+        .filter_map(|p| p.cc.clone())
+        .collect();
+    levels.sort();
+    levels.dedup();
+    levels
+}
+
 /// With the embedded server both ends are this host: a congestion control
 /// the kernel does not offer is bad input, not a failed trial.
 fn check_cc_available(levels: &[String]) -> anyhow::Result<()> {
@@ -152,8 +170,13 @@ fn check_cc_available(levels: &[String]) -> anyhow::Result<()> {
     for cc in levels {
         // Root may load a module on demand; try the ones that are not loaded yet.
         if !available.contains(&cc.as_str()) && !module_loads(cc) {
+            let hint = if STACK_ONLY_CC.contains(&cc.as_str()) {
+                "; it is tcplab's own stack's: give both --stack tcplab and --server-stack tcplab"
+            } else {
+                ""
+            };
             return Err(usage(format!(
-                "--cc {cc} is not available on this host (available: {})",
+                "--cc {cc} is not available on this host (available: {}){hint}",
                 available.join(", ")
             )));
         }
@@ -199,6 +222,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--flow-control", p.flow_control.is_some()),
         ("--account", p.account.is_some()),
         ("--cpu-speed", p.cpu_speed.is_some()),
+        ("--initial-window", p.initial_window.is_some()),
     ];
     let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     match flags.as_slice() {

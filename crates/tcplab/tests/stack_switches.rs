@@ -310,6 +310,43 @@ fn bad_levels_and_kernel_only_trials_are_refused_before_anything_is_stored() {
             ][..],
             "--cpu-speed with --layers threaded",
         ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--initial-window",
+                "3",
+            ][..],
+            "for --initial-window",
+        ),
+        (
+            &["bench", "tcp-stream", "--initial-window", "10"][..],
+            "--initial-window: Linux has no such switch",
+        ),
+        (
+            // Linux has no tcp_tahoe: a trial with a Linux end cannot run it.
+            &["bench", "tcp-stream", "--stack", "tcplab", "--cc", "tahoe"][..],
+            "--cc tahoe is not available on this host",
+        ),
+        (
+            &["bench", "tcp-stream", "--cc", "reno90"][..],
+            "give both --stack tcplab and --server-stack tcplab",
+        ),
+        (
+            &[
+                "bench",
+                "tcp-stream",
+                "--stack",
+                "tcplab",
+                "--server-stack",
+                "tcplab",
+                "--cc",
+                "reno91",
+            ][..],
+            "--cc reno91 (it has reno, cubic, none, tahoe, reno90 and vegas)",
+        ),
     ] {
         assert_usage_error(&tcplab(&db, args), needle);
     }

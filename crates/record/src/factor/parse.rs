@@ -187,6 +187,15 @@ pub fn count(s: &str, lo: u32, hi: u32) -> Result<u32, LevelError> {
     }
 }
 
+/// An initial window in segments: 1, 2, 4 or 10 (the windows of 4.3BSD,
+/// RFC 2581, RFC 3390 and RFC 6928).
+pub fn initial_window(s: &str) -> Result<u32, LevelError> {
+    match s.parse::<u32>() {
+        Ok(n) if [1, 2, 4, 10].contains(&n) => Ok(n),
+        _ => Err(LevelError::new(s, "expected 1, 2, 4 or 10 segments")),
+    }
+}
+
 /// A send API name.
 pub fn api(s: &str) -> Result<Api, LevelError> {
     Api::from_name(s)
@@ -374,6 +383,9 @@ mod tests {
         assert_eq!(layer("eth"), Ok(ProtocolLayer::Eth));
         assert!(layer("ppp").is_err());
         assert_eq!(cc_name("bbr"), Ok("bbr".to_string()));
+        assert_eq!(initial_window("10"), Ok(10));
+        assert!(initial_window("3").is_err());
+        assert!(initial_window("0").is_err());
         assert!(cc_name("no spaces").is_err());
         assert_eq!(boolean("ON"), Ok(true));
         assert!(boolean("maybe").is_err());

@@ -573,4 +573,17 @@ factor_table! {
         parse: |s, _| CpuSpeed::parse(s),
         default: |_| None,
     }
+    /// The initial congestion window of tcplab stack ends, segments
+    /// (`--initial-window`, issue 29); `None` keeps RFC 5681's rule.
+    #[serde(default)]
+    initial_window: Option<u32> {
+        flag: "initial-window",
+        value_name: "1,2,4,10",
+        help: "tcplab stack ends: the initial congestion window in segments: 1 (4.3BSD), 2 (RFC 2581), 4 (RFC 3390's largest), 10 (RFC 6928, Linux's) [default: RFC 5681's min(4 MSS, max(2 MSS, 4380 bytes)), 3 segments at 1448 bytes]",
+        label: "initial window (segments)",
+        kind: Count,
+        level: u32,
+        parse: |s, _| parse::initial_window(s),
+        default: |_| None,
+    }
 }

@@ -584,7 +584,9 @@ fn short_children_under_a_slower_cpu_leave_their_parent_its_own_work() {
     };
     let full = (med(&fulls, |p| p.0), med(&fulls, |p| p.1));
     let slowed = (med(&slows, |p| p.0), med(&slows, |p| p.1));
-    eprintln!("charged / known (parent, child), medians of 5: full {full:.3?}, at 1/2 {slowed:.3?}");
+    eprintln!(
+        "charged / known (parent, child), medians of 5: full {full:.3?}, at 1/2 {slowed:.3?}"
+    );
     assert!(
         (slowed.0 - full.0).abs() <= 0.05,
         "parent {slowed:?} against {full:?}"

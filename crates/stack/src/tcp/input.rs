@@ -182,7 +182,10 @@ impl Connection {
         self.rcv_adv = self.rcv_nxt;
         self.reassembly = Reassembly::new(self.rcv_nxt, self.config.recv_buffer);
         self.negotiate_options(seg, now);
-        self.cc = self.config.congestion.build(self.data_mss());
+        self.cc = self
+            .config
+            .congestion
+            .build_with(self.data_mss(), self.config.initial_window);
         self.scoreboard = Scoreboard::new(self.iss + 1, self.data_mss());
     }
 }

@@ -40,6 +40,7 @@
 pub mod bsd_clock;
 pub mod cc;
 pub mod cc_events;
+pub mod cwnd_trace;
 pub mod header_prediction;
 pub mod icmp;
 pub mod input;

@@ -281,7 +281,9 @@ impl Connection {
 
     /// Whether RFC 6675's recovery drives the sender.
     pub(crate) fn sack_recovery(&self) -> bool {
-        self.sack_ok && self.config.recovery == super::tcb::RecoveryKind::Sack
+        self.sack_ok
+            && self.config.recovery == super::tcb::RecoveryKind::Sack
+            && self.cc.fast_recovery() == super::cc::FastRecovery::UntilRecoveryPoint
     }
 
     /// One output pass: everything due now.
@@ -499,6 +501,7 @@ impl Connection {
             _ => {
                 let flight = self.snd_max - self.snd_una;
                 self.cc.on_retransmit_timeout(flight, now);
+                self.note_cwnd(super::cwnd_trace::CwndCause::Timeout, now);
                 self.snd_nxt = self.snd_una;
                 self.recovery.point = None;
                 self.recovery.inflation = 0;

@@ -2,7 +2,14 @@
 //! sample by Karn's rule, congestion control, the retransmission timer),
 //! duplicate ACKs, and fast retransmit with NewReno recovery (RFC 6582) or
 //! SACK-based recovery (RFC 6675) as [`RecoveryKind`](super::tcb::RecoveryKind) says.
+//!
+//! A period controller changes that ([`FastRecovery`]): Tahoe's fast
+//! retransmit enters no recovery (cwnd is one segment, slow start
+//! follows), and 4.3BSD-Reno's recovery ends on the first ACK of new
+//! data, partial or not. Neither has RFC 6582's `recover` guard, nor uses
+//! the SACK scoreboard to recover.
 
+use super::cc::FastRecovery;
 use super::sack::DEFAULT_DUP_THRESH;
 use super::tcb::{Connection, Segment};
 use super::timers::TimerKind;
@@ -53,12 +60,14 @@ impl Connection {
         }
         self.recovery.dup_acks = 0;
         self.recovery.consecutive_timeouts = 0;
+        let ends_on_new_ack = self.cc.fast_recovery() == FastRecovery::EndsOnNewAck;
         match self.recovery.point {
-            Some(point) if ack >= point => {
+            Some(point) if ack >= point || ends_on_new_ack => {
                 self.recovery.point = None;
                 self.recovery.inflation = 0;
                 self.scoreboard.on_recovery_exit();
                 self.cc.on_recovery_exit(now);
+                self.note_cwnd(super::cwnd_trace::CwndCause::RecoveryExit, now);
             }
             Some(_) => self.on_partial_ack(acked, now, out),
             None => self.cc_on_ack(acked, data_acked, now),
@@ -135,6 +144,7 @@ impl Connection {
     pub(crate) fn on_dup_ack(&mut self, newly_sacked: usize, now: Instant, out: &mut Vec<Segment>) {
         let weight = self.dup_ack_weight(newly_sacked);
         self.counters.dup_acks += 1;
+        let before = self.recovery.dup_acks;
         self.recovery.dup_acks += weight;
         if self.recovery.point.is_some() {
             if !self.sack_recovery() {
@@ -148,18 +158,29 @@ impl Connection {
         if self.recovery.dup_acks < DEFAULT_DUP_THRESH && !lost {
             return;
         }
+        let style = self.cc.fast_recovery();
+        if style == FastRecovery::None && before >= DEFAULT_DUP_THRESH {
+            // Tahoe: only the third duplicate ACK retransmits (BSD's
+            // `++t_dupacks == tcprexmtthresh`).
+            return;
+        }
         // RFC 6582 §3.2 step 2: only if the ACK covers more than "recover",
         // the highest sequence number sent, which is SND.MAX − 1 here
         // (`recover` holds SND.MAX): an ACK of exactly SND.MAX qualifies.
-        if self.snd_una < self.recovery.recover {
+        if style == FastRecovery::UntilRecoveryPoint && self.snd_una < self.recovery.recover {
             return;
         }
         self.counters.fast_retransmits += 1;
         let flight = self.snd_max - self.snd_una;
         self.cc.on_fast_retransmit(flight, now);
-        self.recovery.point = Some(self.snd_max);
+        self.note_cwnd(super::cwnd_trace::CwndCause::FastRetransmit, now);
         self.recovery.recover = self.snd_max;
         self.timers.cancel(TimerKind::LossProbe);
+        if style == FastRecovery::None {
+            self.retransmit_first(now, out);
+            return;
+        }
+        self.recovery.point = Some(self.snd_max);
         if !self.sack_recovery() {
             // RFC 6582 §3.2 step 3's "+ 3·SMSS" is the segments that left
             // the network; a compressed ACK may stand for more.

@@ -59,6 +59,7 @@ impl Connection {
         } else {
             1
         };
+        self.cc.on_rtt_sample(rtt, now);
         self.rtt
             .sample_one_of(rtt, u32::try_from(per_rtt).unwrap_or(u32::MAX));
     }

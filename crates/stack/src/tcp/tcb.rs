@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::cc::{CongestionControl, CongestionControlKind};
+use super::cc::{CongestionControl, CongestionControlKind, InitialWindow};
 use super::isn::{FourTuple, IsnGenerator};
 use super::pacing::{FlowControl, Pacer, SendSpan};
 use super::reassembly::Reassembly;
@@ -48,6 +48,8 @@ pub struct TcpConfig {
     pub rtt: RttEstimatorKind,
     /// The congestion controller.
     pub congestion: CongestionControlKind,
+    /// The initial window (`--initial-window`).
+    pub initial_window: InitialWindow,
     /// When received data is acknowledged.
     pub delayed_ack: DelayedAckPolicy,
     /// The receiver's SWS avoidance.
@@ -107,6 +109,7 @@ impl Default for TcpConfig {
         TcpConfig {
             rtt: RttEstimatorKind::Rfc6298(Rfc6298Config::default()),
             congestion: CongestionControlKind::Reno,
+            initial_window: InitialWindow::Rfc5681,
             delayed_ack: DelayedAckPolicy::default(),
             receiver_sws: ReceiverSws::default(),
             sender: SenderPolicy::default(),
@@ -364,6 +367,8 @@ pub struct Connection {
     pub(crate) cc: Box<dyn CongestionControl>,
     /// How much of cwnd the sender used lately (`cc_events`).
     pub(crate) cwnd_use: super::cc_events::CwndUse,
+    /// cwnd at the first loss events (`cwnd_trace`).
+    pub(crate) cwnd_trace: Vec<super::cwnd_trace::CwndEvent>,
     pub(crate) scoreboard: Scoreboard,
     pub(crate) recovery: Recovery,
     pub(crate) loss: super::loss::LossState,
@@ -427,8 +432,9 @@ impl Connection {
             ws_ok: false,
             rtt: config.rtt.build(),
             rtt_timer: RttTimer::default(),
-            cc: config.congestion.build(mss),
+            cc: config.congestion.build_with(mss, config.initial_window),
             cwnd_use: Default::default(),
+            cwnd_trace: Vec::new(),
             scoreboard: Scoreboard::new(iss, mss),
             recovery: Recovery {
                 recover: iss,

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use super::{initial_window, CongestionControl};
+use super::{CongestionControl, InitialWindow};
 use crate::time::Instant;
 
 /// What β multiplies on a congestion event.
@@ -77,6 +77,8 @@ pub struct Cubic {
     /// A retransmission timeout was the last congestion event: the next
     /// epoch starts with K = 0 and W_max = its own cwnd (§4.8).
     after_timeout: bool,
+    /// The initial (and restart) window's rule.
+    iw: InitialWindow,
 }
 
 impl Cubic {
@@ -87,10 +89,20 @@ impl Cubic {
 
     /// A sender with other constants.
     pub fn with_config(mss: usize, config: CubicConfig) -> Cubic {
+        Cubic::with_config_and_window(mss, config, InitialWindow::Rfc5681)
+    }
+
+    /// A sender at initial window `iw` with RFC 9438's constants.
+    pub fn with_initial_window(mss: usize, iw: InitialWindow) -> Cubic {
+        Cubic::with_config_and_window(mss, CubicConfig::default(), iw)
+    }
+
+    fn with_config_and_window(mss: usize, config: CubicConfig, iw: InitialWindow) -> Cubic {
         Cubic {
+            iw,
             config,
             mss,
-            cwnd: initial_window(mss) as f64 / mss as f64,
+            cwnd: iw.bytes(mss) as f64 / mss as f64,
             ssthresh: usize::MAX,
             w_max: 0.0,
             epoch: None,
@@ -244,7 +256,7 @@ impl CongestionControl for Cubic {
         // RFC 5681 §4.1's restart window; the congestion avoidance after
         // the slow start back to ssthresh is a new epoch, so the idle
         // time is not in its t (§5.8).
-        let iw = initial_window(self.mss) as f64 / self.mss as f64;
+        let iw = self.iw.bytes(self.mss) as f64 / self.mss as f64;
         self.cwnd = self.cwnd.min(iw);
         self.epoch = None;
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{half_flight, initial_window, CongestionControl};
+use super::{half_flight, CongestionControl, InitialWindow};
 use crate::time::Instant;
 
 /// Reno's state.
@@ -16,16 +16,24 @@ pub struct Reno {
     ssthresh: usize,
     /// Bytes acknowledged in congestion avoidance since cwnd last grew.
     bytes_acked: usize,
+    /// The initial (and restart) window's rule.
+    iw: InitialWindow,
 }
 
 impl Reno {
     /// A sender at RFC 5681's initial window, ssthresh unbounded.
     pub fn new(mss: usize) -> Reno {
+        Reno::with_initial_window(mss, InitialWindow::Rfc5681)
+    }
+
+    /// A sender at initial window `iw`, ssthresh unbounded.
+    pub fn with_initial_window(mss: usize, iw: InitialWindow) -> Reno {
         Reno {
             mss,
-            cwnd: initial_window(mss),
+            cwnd: iw.bytes(mss),
             ssthresh: usize::MAX,
             bytes_acked: 0,
+            iw,
         }
     }
 
@@ -85,7 +93,7 @@ impl CongestionControl for Reno {
     fn on_app_limited_ack(&mut self, _now: Instant) {}
 
     fn on_idle_restart(&mut self, _now: Instant) {
-        self.cwnd = self.cwnd.min(initial_window(self.mss));
+        self.cwnd = self.cwnd.min(self.iw.bytes(self.mss));
         self.bytes_acked = 0;
     }
 }
