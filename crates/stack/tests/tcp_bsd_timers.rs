@@ -256,3 +256,85 @@ fn time_wait_on_slow_ticks_is_never_said_to_have_begun_earlier_than_it_did() {
         }
     }
 }
+
+/// A bulk stream whose ACKs are predicted (header prediction on) and then
+/// cut: the retransmission timer the predicted ACKs armed is BSD's, two
+/// slow ticks at least, so it fires 500-1000 ms after the last ACK, not
+/// on the next tick (found by a review: the fast path re-armed it with the
+/// exact RTO, 90-480 ms after the last ACK).
+#[test]
+fn a_predicted_ack_arms_bsds_retransmission_timer() {
+    let cfg = |header_prediction: bool| TcpConfig {
+        header_prediction,
+        recv_buffer: 8 * 1024,
+        delayed_ack: DelayedAckPolicy::Timer(40 * MS),
+        ..config(
+            true,
+            RttEstimatorKind::Rfc6298(Rfc6298Config {
+                min_rto: 200 * MS,
+                ..Rfc6298Config::default()
+            }),
+        )
+    };
+    for header_prediction in [true, false] {
+        for cut_ms in [1000u64, 1130, 1260, 1390] {
+            let mut p = Pair::established(cfg(header_prediction), cfg(header_prediction), 5 * MS);
+            p.app_b.auto_read = true;
+            p.app_a.to_write = vec![3u8; 4_000_000];
+            p.kick();
+            p.run_to(p.now().after(Duration::from_millis(cut_ms)));
+            p.drop = Box::new(|dir, _| dir == Dir::BtoA);
+            let timeouts = p.a.counters().timeouts;
+            p.run_until(|p| p.a.counters().timeouts > timeouts);
+            let last_ack = p
+                .log
+                .iter()
+                .filter(|s| s.dir == Dir::BtoA && !s.dropped)
+                .map(|s| s.at.after(5 * MS))
+                .max()
+                .unwrap();
+            let after = p.now().since(last_ack);
+            let hits = p.a.counters().header_prediction_hits;
+            eprintln!(
+                "header prediction {header_prediction}, cut at {cut_ms} ms: {hits} hits; the timer fired {:.1} ms after the last ACK",
+                after.as_secs_f64() * 1e3
+            );
+            if header_prediction {
+                assert!(hits > 0, "no ACK was predicted");
+            }
+            assert!(
+                after >= 500 * MS && after <= 1000 * MS,
+                "header prediction {header_prediction}: fired {after:?} after the last ACK"
+            );
+        }
+    }
+}
+
+/// BSD had no tail loss probe: on its clocks none is sent, whatever the
+/// phase of the send against the 500 ms tick (2·SRTT would round to the
+/// next tick, which may come milliseconds after the send).
+#[test]
+fn no_loss_probe_on_bsds_clocks() {
+    for phase_ms in [10u64, 250, 480, 495] {
+        let cfg = TcpConfig {
+            tail_loss_probe: true,
+            delayed_ack: DelayedAckPolicy::Timer(40 * MS),
+            ..config(
+                true,
+                RttEstimatorKind::Rfc6298(Rfc6298Config {
+                    min_rto: 200 * MS,
+                    ..Rfc6298Config::default()
+                }),
+            )
+        };
+        let mut p = Pair::established(cfg.clone(), cfg, 5 * MS);
+        let base = p.now().nanos() / SLOW * SLOW + SLOW;
+        p.run_to(Instant(base).after(Duration::from_millis(phase_ms)));
+        p.app_a.to_write.extend([2u8; 100]);
+        p.kick();
+        let want = p.app_a.to_write.len();
+        p.run_until(|p| p.app_b.read.len() == want);
+        p.run_to(p.now().after(Duration::from_secs(2)));
+        assert_eq!(p.a.counters().loss_probes, 0, "sent {phase_ms} ms past a tick");
+    }
+}

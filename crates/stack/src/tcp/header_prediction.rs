@@ -81,7 +81,7 @@ impl Connection {
             self.timers.cancel(TimerKind::Retransmit);
         } else {
             self.timers
-                .arm_after(TimerKind::Retransmit, now, self.rtt.rto());
+                .arm_after(TimerKind::Retransmit, now, self.rto_in_force());
         }
         self.scoreboard.on_ack(ack, &[None; 3]);
         self.recovery.dup_acks = 0;

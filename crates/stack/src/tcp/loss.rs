@@ -29,7 +29,7 @@ use std::time::Duration;
 use super::sack::DEFAULT_DUP_THRESH;
 use super::state::State;
 use super::tcb::{Connection, Segment};
-use super::timers::TimerKind;
+use super::timers::{TimerClock, TimerKind};
 use crate::time::Instant;
 use crate::wire::seq::SeqNumber;
 use crate::wire::tcp::TcpRepr;
@@ -57,9 +57,12 @@ pub(crate) struct LossState {
 impl Connection {
     /// Whether a loss probe may be armed or sent: data or our FIN in
     /// flight, all of it sent once (no go-back-N after a timeout), not in
-    /// recovery, no probe outstanding.
+    /// recovery, no probe outstanding. Never on BSD's clocks: BSD had no
+    /// loss probe, and on its 500 ms ticks 2·SRTT rounds to the next tick,
+    /// which may come milliseconds after the send, before any ACK could.
     fn probe_eligible(&self) -> bool {
         self.config.tail_loss_probe
+            && matches!(self.config.timers.clock, TimerClock::Exact)
             && self.state.is_synchronized()
             && self.state != State::TimeWait
             && self.snd_max > self.snd_una
