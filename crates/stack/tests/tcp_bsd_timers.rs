@@ -335,6 +335,10 @@ fn no_loss_probe_on_bsds_clocks() {
         let want = p.app_a.to_write.len();
         p.run_until(|p| p.app_b.read.len() == want);
         p.run_to(p.now().after(Duration::from_secs(2)));
-        assert_eq!(p.a.counters().loss_probes, 0, "sent {phase_ms} ms past a tick");
+        assert_eq!(
+            p.a.counters().loss_probes,
+            0,
+            "sent {phase_ms} ms past a tick"
+        );
     }
 }

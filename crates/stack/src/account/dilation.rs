@@ -13,10 +13,14 @@
 //! (copies and checksums, bound by memory bandwidth, which Markatos keeps
 //! fixed while the CPU speeds up) and the device's system calls.
 //!
-//! Not dilated: what the stack does not time (the brackets' own cost,
-//! busy time outside any bracket), and what the kernel does for the
-//! stack's frames after the system call returns (a TUN write's receive
-//! path in the peer's softirq runs at this CPU's speed).
+//! Busy time in no block (the loop between top-level brackets, the
+//! brackets' own cost) is slowed as computation. Not dilated: what the
+//! kernel does for the stack's frames after the system call returns (a
+//! TUN write's receive path in the peer's softirq runs at this CPU's
+//! speed). The spin comes at a block's exit, so a frame written inside
+//! a block (a batch that fills mid-round, `tx_batch` ≤ 1) leaves before
+//! that block's slower time has passed: totals and throughput are
+//! dilated exactly, a single frame's departure time is not.
 
 use super::block::Block;
 
@@ -244,6 +248,30 @@ mod tests {
             owed_total
         );
         assert!(d.owed() > -7.0 && d.owed() < 1.0, "{}", d.owed());
+    }
+
+    #[test]
+    fn a_spin_from_an_earlier_read_counts_the_time_since_and_pay_is_credit() {
+        let mut d = Dilation::new(Speeds::all(0.5));
+        d.owe(Block::IpInput, 100);
+        // 30 counts of bookkeeping since the read at 1000 pay too: the
+        // spin ends at the first read 100 counts past it.
+        let mut t = 1030;
+        let end = d.spin_from(1000, || {
+            t += 10;
+            t
+        });
+        assert_eq!(end, 1100);
+        assert_eq!(d.owed(), 0.0);
+        assert_eq!(d.spun, 100);
+        // Nothing owed: one read, and the time since pays ahead (credit).
+        let end = d.spin_from(2000, || 2040);
+        assert_eq!(end, 2040);
+        assert_eq!(d.owed(), -40.0);
+        d.pay(5);
+        assert_eq!(d.owed(), -45.0);
+        d.owe(Block::IpInput, 45);
+        assert!(!d.is_due());
     }
 
     #[test]

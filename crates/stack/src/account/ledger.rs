@@ -264,8 +264,9 @@ impl Ledger {
 
     /// With a slower CPU, owes for the busy time between the latest
     /// top-level exit and a top-level bracket opening at `start`: the
-    /// stack's own code outside every block, less the brackets' own cost
-    /// (which no CPU speed changes). The idle wait is a block of its own.
+    /// stack's own code outside every block, less the part of the
+    /// brackets' own cost outside their spans (owed with each bracket's
+    /// whole cost at its exit). The idle wait is a block of its own.
     fn owe_outside(&mut self, start: u64) {
         let (Some(d), Some(from)) = (self.dilation.as_mut(), self.last_top_exit) else {
             return;
@@ -290,7 +291,11 @@ impl Ledger {
             d.owe(block, exclusive);
         }
         // The bracket's own cost is the slower CPU's code too (the
-        // accountant runs at both speeds): slowed as computation.
+        // accountant runs at both speeds): slowed as computation. The
+        // exit's work after its closing read is in that cost and, as the
+        // spin counts from that read, pays as well: busy time reads high
+        // by that much over its own / F (0.2% at 1/8 here), which keeps
+        // the dilation's own bookkeeping, dearer, out of what is slowed.
         d.owe_outside(self.outer_cost as i64);
         let due = d.is_due();
         let mut after = d.spin_from(closed, cycles::now);

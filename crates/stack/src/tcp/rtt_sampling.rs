@@ -21,8 +21,9 @@
 //! - RFC 6298 §5.7: a handshake whose SYN or SYN-ACK timed out and gave
 //!   no sample begins data transmission with a 3 s RTO.
 //! - On BSD's clocks (`--timers bsd`) a sample is the number of slow tick
-//!   boundaries the round trip crossed, in ticks (BSD's `t_rtt`, or
-//!   `tcp_now` less the echoed timestamp), whatever the estimator, and
+//!   boundaries the round trip crossed, in ticks (`tcp_now` less the
+//!   echoed timestamp; BSD's `t_rtt` is one more, which the 4.3BSD-Reno
+//!   estimator adds back), whatever the estimator, and
 //!   the RTO in force is the estimator's in whole slow ticks
 //!   ([`BsdClock::rto_ticks`](super::bsd_clock::BsdClock::rto_ticks)).
 
