@@ -509,6 +509,9 @@ fn every_switch_combination_survives_a_fixed_loss_pattern_both_ways() {
         CongestionControlKind::Reno,
         CongestionControlKind::Cubic,
         CongestionControlKind::None,
+        CongestionControlKind::Tahoe,
+        CongestionControlKind::Reno90,
+        CongestionControlKind::Vegas,
     ] {
         for recovery in [RecoveryKind::NewReno, RecoveryKind::Sack] {
             for rtt in [
@@ -598,7 +601,7 @@ fn a_small_send_buffer_is_counted_as_time_limited_by_the_send_buffer() {
 fn loss_reordering_and_duplication_both_ways_never_corrupt_a_byte() {
     use rand::{RngExt, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-    for seed in 0..24u64 {
+    for seed in 0..36u64 {
         let mut c = cfg();
         c.recovery = if seed % 2 == 0 {
             RecoveryKind::Sack
@@ -609,7 +612,10 @@ fn loss_reordering_and_duplication_both_ways_never_corrupt_a_byte() {
             CongestionControlKind::Reno,
             CongestionControlKind::Cubic,
             CongestionControlKind::None,
-        ][(seed / 2 % 3) as usize];
+            CongestionControlKind::Tahoe,
+            CongestionControlKind::Reno90,
+            CongestionControlKind::Vegas,
+        ][(seed / 2 % 6) as usize];
         c.header_prediction = seed % 4 < 2;
         c.timestamps = seed % 5 != 0;
         c.recv_buffer = 32_768;

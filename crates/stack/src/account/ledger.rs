@@ -294,7 +294,7 @@ impl Ledger {
         // accountant runs at both speeds): slowed as computation. The
         // exit's work after its closing read is in that cost and, as the
         // spin counts from that read, pays as well: busy time reads high
-        // by that much over its own / F (0.2% at 1/8 here), which keeps
+        // by that much over its own / F (up to 0.8% at 1/8), which keeps
         // the dilation's own bookkeeping, dearer, out of what is slowed.
         d.owe_outside(self.outer_cost as i64);
         let due = d.is_due();

@@ -52,6 +52,18 @@ impl CwndUse {
         }
     }
 
+    /// SND.UNA moved to `snd_una` outside [`CwndUse::on_ack`] (a
+    /// predicted ACK): a round end it passed is pulled up to it, so the
+    /// next ACK still ends that round however far SND.UNA went meanwhile
+    /// (a sequence number 2 GiB behind would compare backwards).
+    pub(crate) fn pull_up(&mut self, snd_una: SeqNumber) {
+        if let Some(end) = self.round_end {
+            if snd_una >= end {
+                self.round_end = Some(snd_una);
+            }
+        }
+    }
+
     /// The most the sender had in flight lately.
     fn used(&self) -> usize {
         self.max_flight.max(self.last_max_flight)

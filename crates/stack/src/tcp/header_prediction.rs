@@ -87,6 +87,7 @@ impl Connection {
         self.recovery.dup_acks = 0;
         self.recovery.consecutive_timeouts = 0;
         self.pull_up_recover();
+        self.cwnd_use.pull_up(ack);
         self.loss_probe_on_ack(ack, now);
         // What the full path's window-update rule would do (the window
         // is unchanged): both edges follow the segment.

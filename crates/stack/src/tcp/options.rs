@@ -64,7 +64,7 @@ impl Connection {
             self.snd_shift = 0;
             self.rcv_shift = 0;
         }
-        self.sack_ok = self.config.sack && seg.sack_permitted;
+        self.sack_ok = self.offers_sack() && seg.sack_permitted;
         self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
         self.rtt_timer.time_every_segment(self.ts_ok);
         self.ts_recent = if self.ts_ok {
@@ -73,6 +73,16 @@ impl Connection {
             None
         };
         self.ts_recent_at = now;
+    }
+
+    /// Whether SACK is offered: switched on, and not under a controller
+    /// of 1988-1990 (`tahoe`, `reno90`), whose hosts had none. Without it
+    /// the peer sends a duplicate ACK for each segment out of order, which
+    /// those controllers count; with it Linux compresses them (one SACK
+    /// per millisecond or so), and counting ACKs as BSD did would miss
+    /// the third.
+    pub(crate) fn offers_sack(&self) -> bool {
+        self.config.sack && !self.config.congestion.predates_sack()
     }
 
     /// The options of a SYN (SYN-SENT: what is switched on) or SYN-ACK
@@ -85,7 +95,7 @@ impl Connection {
             h.window_scale = Some(self.rcv_shift);
         }
         h.sack_permitted = if active {
-            self.config.sack
+            self.offers_sack()
         } else {
             self.sack_ok
         };

@@ -117,8 +117,11 @@ impl Connection {
     /// RFC 3042's limited transmit: on the first two duplicate ACKs outside
     /// recovery, up to two segments of new data beyond cwnd, so a small
     /// window still brings the third duplicate ACK instead of a timeout.
+    /// Not for the 1990 controllers (`tahoe`, `reno90`), which predate it.
     pub(crate) fn limited_transmit_allowance(&self) -> usize {
-        if self.recovery.point.is_some() {
+        if self.recovery.point.is_some()
+            || self.cc.fast_recovery() != FastRecovery::UntilRecoveryPoint
+        {
             return 0;
         }
         self.recovery.dup_acks.min(DEFAULT_DUP_THRESH - 1) * self.data_mss()
@@ -131,8 +134,9 @@ impl Connection {
     /// arrived since), so counting ACKs alone undercounts what left the
     /// network: fast retransmit came late and NewReno's inflation stayed
     /// below the flight, and a retransmission timeout ended recovery.
+    /// The 1990 controllers count ACKs, as BSD's `t_dupacks` did.
     fn dup_ack_weight(&self, newly_sacked: usize) -> usize {
-        if newly_sacked == 0 {
+        if newly_sacked == 0 || self.cc.fast_recovery() != FastRecovery::UntilRecoveryPoint {
             1
         } else {
             newly_sacked.div_ceil(self.data_mss())

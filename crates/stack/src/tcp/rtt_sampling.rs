@@ -50,6 +50,10 @@ impl Connection {
             },
             Timed::Nothing => return,
         };
+        // The controller takes the fine-grained sample (Vegas read its
+        // own clock on every send, whatever BSD's timers); the estimator
+        // takes it in slow ticks on BSD's clocks.
+        self.cc.on_rtt_sample(rtt, now);
         let rtt = match self.config.timers.clock {
             TimerClock::Exact => rtt,
             TimerClock::Bsd(c) => c.quantize_sample(rtt, now),
@@ -60,7 +64,6 @@ impl Connection {
         } else {
             1
         };
-        self.cc.on_rtt_sample(rtt, now);
         self.rtt
             .sample_one_of(rtt, u32::try_from(per_rtt).unwrap_or(u32::MAX));
     }

@@ -4,7 +4,9 @@
 //!
 //! - Tahoe (Jacobson 1988; 4.3BSD-Tahoe's `tcp_input.c`):
 //!   `incr = MAX(incr * incr / snd_cwnd, 1)`, mss²/cwnd per ACK;
-//! - Reno (4.3BSD-Reno, 1990, and 4.4BSD's `tcp_input.c`):
+//! - Reno (4.4BSD's `tcp_input.c`; which 1990 release first had the
+//!   eighth is not settled: the one 4.3BSD-Reno-dated copy read has the
+//!   plain `incr * incr / cw`):
 //!   `incr = incr * incr / cw + incr / 8`, mss²/cwnd + mss/8 per ACK —
 //!   "a constant fraction of a packet (maxseg/8) to help larger windows
 //!   open quickly enough" (the comment beside it), which makes the growth
@@ -39,7 +41,6 @@ pub struct Bsd {
     mss: usize,
     cwnd: usize,
     ssthresh: usize,
-    iw: InitialWindow,
 }
 
 impl Bsd {
@@ -50,7 +51,6 @@ impl Bsd {
             mss,
             cwnd: iw.bytes(mss),
             ssthresh: usize::MAX,
-            iw,
         }
     }
 
@@ -75,9 +75,20 @@ impl Bsd {
     }
 }
 
+/// BSD's ceiling on cwnd: `TCP_MAXWIN << TCP_MAX_WINSHIFT`.
+const MAX_CWND: usize = 65_535 << 14;
+
+impl Bsd {
+    /// Opens cwnd by one ACK's step, as `tcp_input.c` did on every ACK of
+    /// new data, up to BSD's ceiling.
+    fn open(&mut self) {
+        self.cwnd = self.cwnd.saturating_add(self.increment()).min(MAX_CWND);
+    }
+}
+
 impl CongestionControl for Bsd {
     fn on_ack(&mut self, _acked_bytes: usize, _srtt: Option<Duration>, _now: Instant) {
-        self.cwnd = self.cwnd.saturating_add(self.increment());
+        self.open();
     }
 
     fn on_fast_retransmit(&mut self, flight_size: usize, _now: Instant) {
@@ -90,7 +101,10 @@ impl CongestionControl for Bsd {
 
     fn on_recovery_exit(&mut self, _now: Instant) {
         if self.variant == BsdVariant::Reno {
+            // Net/2 deflates to ssthresh and, on the same ACK, opens cwnd
+            // (cw ≤ ssthresh: a whole segment).
             self.cwnd = self.ssthresh;
+            self.open();
         }
     }
 
@@ -111,10 +125,17 @@ impl CongestionControl for Bsd {
         self.mss = mss;
     }
 
+    /// Not BSD's: BSD opened cwnd on every ACK of new data, whether or not
+    /// the sender used its window; here, as for the stack's other
+    /// controllers, an ACK that finds the window unused does not grow it
+    /// (RFC 7661), so an application-limited sender's cwnd does not run
+    /// far past what it ever sent.
     fn on_app_limited_ack(&mut self, _now: Instant) {}
 
+    /// BSD restarted at one segment (`snd_cwnd = t_maxseg`), whatever the
+    /// initial window.
     fn on_idle_restart(&mut self, _now: Instant) {
-        self.cwnd = self.cwnd.min(self.iw.bytes(self.mss));
+        self.cwnd = self.mss;
     }
 
     fn fast_recovery(&self) -> FastRecovery {
@@ -162,10 +183,9 @@ mod tests {
         assert_eq!(c.fast_recovery(), FastRecovery::EndsOnNewAck);
         c.on_fast_retransmit(40 * MSS, T);
         assert_eq!((c.cwnd(), c.ssthresh()), (20 * MSS, 20 * MSS));
+        // The exit ACK deflates to ssthresh and, as cwnd = ssthresh still
+        // slow-starts (BSD's `>`), opens a whole segment.
         c.on_recovery_exit(T);
-        assert_eq!(c.cwnd(), 20 * MSS);
-        // At cwnd = ssthresh the ACK still adds a segment (BSD's `>`).
-        c.on_ack(MSS, None, T);
         assert_eq!(c.cwnd(), 21 * MSS);
         // Above: mss²/cwnd + mss/8 = 1000²/21000 + 125 = 47 + 125.
         c.on_ack(MSS, None, T);

@@ -98,6 +98,15 @@ pub enum CongestionControlKind {
 }
 
 impl CongestionControlKind {
+    /// The 4.3BSD controllers, older than SACK (RFC 2018, 1996): a
+    /// connection under them offers none.
+    pub fn predates_sack(self) -> bool {
+        matches!(
+            self,
+            CongestionControlKind::Tahoe | CongestionControlKind::Reno90
+        )
+    }
+
     /// A fresh controller for a sender with this MSS, starting at RFC
     /// 5681's initial window.
     pub fn build(self, mss: usize) -> Box<dyn CongestionControl> {
@@ -123,8 +132,8 @@ pub enum InitialWindow {
     /// RFC 5681 §3.1's rule, [`initial_window`].
     #[default]
     Rfc5681,
-    /// This many full segments (1 as 4.3BSD, 2 and 4 as RFC 2581/3390
-    /// allow, 10 as RFC 6928 and Linux).
+    /// This many full segments (1 as 4.3BSD, 2 as RFC 2581, 4 as RFC 3390
+    /// allows only at MSS ≤ 1095 bytes, 10 as RFC 6928 and Linux).
     Segments(u32),
 }
 

@@ -160,6 +160,10 @@ impl Vegas {
                     VegasDecision::Increase
                 } else if diff > self.config.beta {
                     self.cwnd = self.cwnd.saturating_sub(self.mss).max(2 * self.mss);
+                    // A decrease stays in congestion avoidance (Linux's
+                    // tcp_vegas_ssthresh): without this, a cwnd cut below
+                    // ssthresh would slow-start, doubling as a queue builds.
+                    self.ssthresh = self.ssthresh.min(self.cwnd);
                     VegasDecision::Decrease
                 } else {
                     VegasDecision::Hold

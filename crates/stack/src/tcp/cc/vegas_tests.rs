@@ -88,3 +88,24 @@ fn losses_are_handled_as_reno() {
     v.on_retransmit_timeout(10 * MSS, Instant::ZERO);
     assert_eq!((v.cwnd(), v.ssthresh()), (MSS, 5 * MSS));
 }
+
+/// A decrease that takes cwnd to or below ssthresh stays in congestion
+/// avoidance: the next round with a queue decreases by one segment again,
+/// not doubling as slow start would (found by a review: the decrease left
+/// ssthresh above cwnd).
+#[test]
+fn a_decrease_at_ssthresh_stays_in_congestion_avoidance() {
+    let mut v = Vegas::new(MSS, InitialWindow::Rfc5681);
+    v.on_rtt_sample(ms(10.0), Instant::ZERO);
+    let mut v = v.with_windows(10 * MSS, 10 * MSS);
+    let mut now = Instant::ZERO;
+    // Diff = 10·5/15 = 3.3 > β: one segment less.
+    round_trip(&mut v, ms(15.0), &mut now);
+    assert_eq!(v.last_decision(), Some(VegasDecision::Decrease));
+    assert_eq!(v.cwnd(), 9 * MSS);
+    assert!(v.ssthresh() <= v.cwnd(), "ssthresh {}", v.ssthresh());
+    // Diff = 9·10/20 = 4.5 > β: one less again, never a slow-start round.
+    round_trip(&mut v, ms(20.0), &mut now);
+    assert_eq!(v.last_decision(), Some(VegasDecision::Decrease));
+    assert_eq!(v.cwnd(), 8 * MSS);
+}
