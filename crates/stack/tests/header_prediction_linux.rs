@@ -230,20 +230,20 @@ fn measured(what: &str, report: &Report, k: &Counters) -> (f64, f64, f64) {
 }
 
 /// Linux sends: the stack's in-order data prediction takes nine in ten
-/// segments and more, each for less than a miss.
+/// segments and more. A hit's cost is printed beside a miss's, not
+/// compared: the only misses of a clean bulk transfer are the handshake's
+/// ACK and the FIN, whose input includes setting up and closing the
+/// connection, so the comparison would say nothing of VJ's fast path.
 #[test]
-fn header_prediction_takes_nine_in_ten_segments_of_a_bulk_transfer_from_linux_for_less() {
+fn header_prediction_takes_nine_in_ten_segments_of_a_bulk_transfer_from_linux() {
     if !can_run() {
         return;
     }
     let _timing = testkit::timing_lock();
     let (report, k) = from_linux();
     let (rate, per_hit, per_miss) = measured("from Linux (data in)", &report, &k);
+    eprintln!("from Linux: a hit {per_hit:.0} ns, a miss {per_miss:.0} ns (the handshake's ACK and the FIN)");
     assert!(rate > 0.9, "hit rate {rate:.3}");
-    assert!(
-        per_hit < per_miss,
-        "a hit {per_hit:.0} ns, a miss {per_miss:.0} ns"
-    );
 }
 
 /// The stack sends to a window-clamped Linux: the ACKs' prediction is
