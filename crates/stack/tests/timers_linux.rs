@@ -18,8 +18,6 @@
 
 #[path = "support/netns.rs"]
 mod netns;
-#[path = "support/wire_capture.rs"]
-mod wire_capture;
 
 use netns::Netns;
 use stack::phy::tun::{TunKind, TunTap};
@@ -39,7 +37,7 @@ use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use wire_capture::{Capture, Packet};
+use testkit::tcpdump::{Capture, Packet};
 
 const MS: Duration = Duration::from_millis(1);
 /// How far a wire time may sit from the tick grid: the stack's loop

@@ -7,11 +7,9 @@
 //! What the wire shows of the others is in `switches_wire.rs` and
 //! `sws_wire.rs`. Needs root and TUN.
 
-#[path = "support/tcpdump.rs"]
-mod tcpdump;
-
 use record::factor::{Checksum, DelayedAck, FlowControl, PcbLookup, RouteTable, RttEstimator};
 use record::{StackImpl, TestKind, TrialParams};
+use testkit::tcpdump;
 #[path = "support/stack_place.rs"]
 mod stack_place;
 

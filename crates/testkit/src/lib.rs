@@ -11,6 +11,8 @@
 //!   the hypervisor) took while a measurement ran.
 //! - [`quiet`]: a measurement repeated until it ran quietly enough, and a
 //!   failure naming the contention when it never did.
+//! - [`tcpdump`]: a capture of one device in a namespace, read back as
+//!   TCP packets with their wire times.
 //!
 //! A dev-dependency only: no tcplab library or binary links it.
 
@@ -18,6 +20,7 @@ pub mod contention;
 pub mod quiet;
 pub mod serial;
 pub mod skip;
+pub mod tcpdump;
 
 pub use contention::{Contention, Window};
 pub use quiet::{until_quiet, Quiet, QuietLimits, OTHERS_TICKS_ALLOWED};

@@ -1,9 +1,7 @@
-//! A tcpdump of one device inside a namespace (nanosecond stamps,
-//! immediate mode), read back with pcap-file: packets with their TCP
-//! sequence and acknowledgment numbers, for tests that time segments on
-//! the wire.
-
-#![allow(dead_code)]
+//! A tcpdump of one device inside a namespace (TCP headers, nanosecond
+//! stamps, immediate mode), read back with pcap-file: the reference the
+//! stack's own counters are checked against, and the wire times of its
+//! segments. Shared by the stack's and stackend's tests.
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -18,12 +16,13 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Starts tcpdump on `device` in namespace `ns` (TCP headers only);
-    /// returns once it listens.
+    /// Starts tcpdump on `device` in namespace `ns` (TCP only, headers
+    /// only, nanosecond stamps, a 64 MB buffer and immediate mode so the
+    /// capture drops nothing); returns once it listens.
     pub fn start(ns: &str, device: &str, file: &Path) -> Capture {
         let mut child = Command::new("ip")
             .args(["netns", "exec", ns, "tcpdump", "-i", device, "-nn"])
-            .args(["-s", "96", "-B", "16384", "--immediate-mode", "-U"])
+            .args(["-s", "96", "-B", "65536", "--immediate-mode", "-U"])
             .args(["--time-stamp-precision=nano", "-w"])
             .arg(file)
             .arg("tcp")
@@ -47,10 +46,19 @@ impl Capture {
         }
     }
 
-    /// Stops tcpdump (SIGINT to the pid it was started as) and returns
-    /// the packets it wrote and its own report.
+    /// Stops tcpdump (SIGINT to its pid, once the file has stopped
+    /// growing) and returns the packets it wrote and its own report.
     pub fn stop(mut self) -> (Vec<Packet>, String) {
-        std::thread::sleep(Duration::from_millis(300));
+        let size = || std::fs::metadata(&self.file).map(|m| m.len()).unwrap_or(0);
+        let mut last = size();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(200));
+            let now = size();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-INT", &pid]).status();
         let _ = self.child.wait();
@@ -64,9 +72,13 @@ impl Capture {
 pub struct Packet {
     /// Capture time, ns.
     pub at_ns: u128,
+    /// Source address.
     pub src: Ipv4Addr,
+    /// Destination address.
     pub dst: Ipv4Addr,
+    /// TCP sequence number.
     pub seq: u32,
+    /// TCP acknowledgment number.
     pub ack: u32,
     /// TCP payload octets (from the IP total length, not the snaplen).
     pub payload: usize,
@@ -81,6 +93,8 @@ pub fn read(file: &Path) -> Vec<Packet> {
         pcap_file::TsResolution::MicroSecond => 1000,
     };
     let mut out = Vec::new();
+    // Raw packets: pcap-file 2.0's checked ones refuse a packet longer
+    // on the wire than the snap length, which is every truncated one.
     while let Some(pkt) = reader.next_raw_packet() {
         let pkt = pkt.expect("a packet");
         let d = &pkt.data;
@@ -88,8 +102,8 @@ pub fn read(file: &Path) -> Vec<Packet> {
             continue;
         }
         let ihl = usize::from(d[0] & 0x0f) * 4;
-        let t = &d[ihl..];
         let total = usize::from(u16::from_be_bytes([d[2], d[3]]));
+        let t = &d[ihl..];
         let tcp_hl = usize::from(t[12] >> 4) * 4;
         out.push(Packet {
             at_ns: u128::from(pkt.ts_sec) * 1_000_000_000 + u128::from(pkt.ts_frac) * frac_ns,
@@ -101,4 +115,25 @@ pub fn read(file: &Path) -> Vec<Packet> {
         });
     }
     out
+}
+
+/// The payload rate from `src`, bits per second: every data packet's
+/// payload but the last's over the first to the last data packet.
+pub fn payload_rate(packets: &[Packet], src: Ipv4Addr) -> Option<f64> {
+    let data: Vec<&Packet> = packets
+        .iter()
+        .filter(|p| p.src == src && p.payload > 0)
+        .collect();
+    let (first, last) = (data.first()?, data.last()?);
+    let bytes: usize = data[..data.len() - 1].iter().map(|p| p.payload).sum();
+    let span = (last.at_ns - first.at_ns) as f64 / 1e9;
+    (span > 0.0).then(|| bytes as f64 * 8.0 / span)
+}
+
+/// The packets tcpdump's closing report says the kernel dropped.
+pub fn kernel_drops(report: &str) -> Option<u64> {
+    report
+        .lines()
+        .find_map(|l| l.trim().strip_suffix(" packets dropped by kernel"))
+        .and_then(|n| n.trim().parse().ok())
 }
