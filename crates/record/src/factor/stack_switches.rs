@@ -8,6 +8,43 @@ use super::parse::LevelError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// A switch whose levels are words: its `ALL`, `name` (the flag's text)
+/// and `parse`, whose error lists the words ("expected a, b or c").
+macro_rules! keyword_levels {
+    ($t:ident { $($v:ident => $n:literal),+ $(,)? }) => {
+        impl $t {
+            /// Every level, in the order the flag lists them.
+            pub const ALL: &'static [$t] = &[$($t::$v),+];
+
+            /// The flag's name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $n),+
+                }
+            }
+
+            /// Parses a level.
+            pub fn parse(s: &str) -> Result<$t, LevelError> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|l| l.name() == s)
+                    .ok_or_else(|| LevelError::new(s, expected(&[$($n),+])))
+            }
+        }
+    };
+}
+
+/// "expected a, b or c" for a switch's words.
+fn expected(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("expected {} or {last}", rest.join(", "))
+        }
+        _ => format!("expected {}", words.join("")),
+    }
+}
+
 /// How the stack's sender decides when data leaves (`--flow-control`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
@@ -124,19 +161,6 @@ pub enum Sws {
 }
 
 impl Sws {
-    /// Every level, in the order `--sws` lists them.
-    pub const ALL: [Sws; 4] = [Sws::On, Sws::Off, Sws::ReceiverOff, Sws::SenderOff];
-
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Sws::On => "on",
-            Sws::Off => "off",
-            Sws::ReceiverOff => "receiver-off",
-            Sws::SenderOff => "sender-off",
-        }
-    }
-
     /// Whether the receiver avoids SWS.
     pub fn receiver(self) -> bool {
         matches!(self, Sws::On | Sws::SenderOff)
@@ -146,15 +170,14 @@ impl Sws {
     pub fn sender(self) -> bool {
         matches!(self, Sws::On | Sws::ReceiverOff)
     }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<Sws, LevelError> {
-        Sws::ALL
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected on, off, receiver-off or sender-off"))
-    }
 }
+
+keyword_levels!(Sws {
+    On => "on",
+    Off => "off",
+    ReceiverOff => "receiver-off",
+    SenderOff => "sender-off",
+});
 
 /// How the stack computes TCP and UDP checksums (`--checksum`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -170,33 +193,12 @@ pub enum Checksum {
     Offload,
 }
 
-impl Checksum {
-    /// Every level.
-    pub const ALL: [Checksum; 4] = [
-        Checksum::Bytewise,
-        Checksum::Rfc1071,
-        Checksum::Incremental,
-        Checksum::Offload,
-    ];
-
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Checksum::Bytewise => "bytewise",
-            Checksum::Rfc1071 => "rfc1071",
-            Checksum::Incremental => "incremental",
-            Checksum::Offload => "offload",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<Checksum, LevelError> {
-        Checksum::ALL
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected bytewise, rfc1071, incremental or offload"))
-    }
-}
+keyword_levels!(Checksum {
+    Bytewise => "bytewise",
+    Rfc1071 => "rfc1071",
+    Incremental => "incremental",
+    Offload => "offload",
+});
 
 /// The stack's RTT estimator (`--rtt-estimator`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -208,23 +210,10 @@ pub enum RttEstimator {
     Rfc6298,
 }
 
-impl RttEstimator {
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            RttEstimator::Bsd => "bsd",
-            RttEstimator::Rfc6298 => "rfc6298",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<RttEstimator, LevelError> {
-        [RttEstimator::Bsd, RttEstimator::Rfc6298]
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected bsd or rfc6298"))
-    }
-}
+keyword_levels!(RttEstimator {
+    Bsd => "bsd",
+    Rfc6298 => "rfc6298",
+});
 
 /// The clock the stack's TCP timers run on (`--timers`, issue 29).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -237,23 +226,10 @@ pub enum TimerClock {
     Bsd,
 }
 
-impl TimerClock {
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TimerClock::Exact => "exact",
-            TimerClock::Bsd => "bsd",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<TimerClock, LevelError> {
-        [TimerClock::Exact, TimerClock::Bsd]
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected exact or bsd"))
-    }
-}
+keyword_levels!(TimerClock {
+    Exact => "exact",
+    Bsd => "bsd",
+});
 
 /// The structure of the stack's routing table (`--route-table`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -267,24 +243,11 @@ pub enum RouteTable {
     Trie,
 }
 
-impl RouteTable {
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            RouteTable::Linear => "linear",
-            RouteTable::Hash => "hash",
-            RouteTable::Trie => "trie",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<RouteTable, LevelError> {
-        [RouteTable::Linear, RouteTable::Hash, RouteTable::Trie]
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected linear, hash or trie"))
-    }
-}
+keyword_levels!(RouteTable {
+    Linear => "linear",
+    Hash => "hash",
+    Trie => "trie",
+});
 
 /// How a tcplab stack end finds an incoming segment's connection
 /// (`--pcb-lookup`).
@@ -297,23 +260,10 @@ pub enum PcbLookup {
     List,
 }
 
-impl PcbLookup {
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            PcbLookup::Hash => "hash",
-            PcbLookup::List => "list",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<PcbLookup, LevelError> {
-        [PcbLookup::Hash, PcbLookup::List]
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected hash or list"))
-    }
-}
+keyword_levels!(PcbLookup {
+    Hash => "hash",
+    List => "list",
+});
 
 /// How a tcplab stack end's layers share threads (`--layers`; Guerrero &
 /// Frieder 1992, Figs 3–4, merged the interface module, IP and TCP from
@@ -328,23 +278,10 @@ pub enum Layers {
     Threaded,
 }
 
-impl Layers {
-    /// The flag's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Layers::Merged => "merged",
-            Layers::Threaded => "threaded",
-        }
-    }
-
-    /// Parses a level.
-    pub fn parse(s: &str) -> Result<Layers, LevelError> {
-        [Layers::Merged, Layers::Threaded]
-            .into_iter()
-            .find(|l| l.name() == s)
-            .ok_or_else(|| LevelError::new(s, "expected merged or threaded"))
-    }
-}
+keyword_levels!(Layers {
+    Merged => "merged",
+    Threaded => "threaded",
+});
 
 /// Block-cost accounting on tcplab stack ends (`--account`, issue 19
 /// part 2): the stack's code paths timed with the cycle counter.
