@@ -16,6 +16,9 @@
 //!   engine's, and the per-packet / per-byte fit over a run's trials.
 //! - [`findings`]: sentences computed from measured curves (shape, knee,
 //!   crossover) for reports.
+//! - [`host_model`]: a paper's machine on tcplab's stack: the paper's cost
+//!   per segment in each work class, and the speeds that dilate this host's
+//!   to it (`--host-model`).
 //! - [`models`]: the window bound, Abrams & Chen's min(λ, μ), Markatos'
 //!   memory-and-CPU throughput model and mileage.
 //! - [`validity`]: which measured points a report may show (line rate,
@@ -23,6 +26,7 @@
 
 pub mod cpu;
 pub mod findings;
+pub mod host_model;
 pub mod layers;
 pub mod models;
 pub mod path;

@@ -323,7 +323,7 @@ fn exports_trials_as_csv() {
     );
     assert_eq!(&header[35..37], ["param_stack", "param_server_stack"]);
     assert_eq!(
-        &header[37..52],
+        &header[37..53],
         [
             "param_delack",
             "param_sws",
@@ -339,10 +339,11 @@ fn exports_trials_as_csv() {
             "param_flow_control",
             "param_account",
             "param_cpu_speed",
-            "param_initial_window"
+            "param_initial_window",
+            "param_host_model"
         ]
     );
-    assert_eq!(&header[52..], ["delay_s", "throughput_bps"]);
+    assert_eq!(&header[53..], ["delay_s", "throughput_bps"]);
 
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 4);

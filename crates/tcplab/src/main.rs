@@ -10,6 +10,7 @@ mod compare_cmd;
 mod docs_cmd;
 mod factor_flags;
 mod fleet_cmd;
+mod host_models;
 mod import_cmd;
 mod interval_lines;
 mod key_cmd;

@@ -223,6 +223,7 @@ fn stack_only_flags(p: &TrialParams) -> Option<String> {
         ("--account", p.account.is_some()),
         ("--cpu-speed", p.cpu_speed.is_some()),
         ("--initial-window", p.initial_window.is_some()),
+        ("--host-model", p.host_model.is_some()),
     ];
     let flags: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     match flags.as_slice() {
@@ -256,6 +257,18 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
             ));
         }
         let stack = crate::session::uses_stack(p);
+        if let Some(model) = p.host_model {
+            let sender = if engine::metrics::sender_is_client(p) {
+                p.stack
+            } else {
+                p.server_stack
+            };
+            if !sender.is_tcplab() {
+                return Err(usage(format!(
+                    "--host-model {model} rebuilds the paper's sender on tcplab's own stack (its speeds come from the sender's costs): give the sending end tcplab's stack (--stack tcplab, or --server-stack tcplab with --reverse)"
+                )));
+            }
+        }
         if let Some(flags) = stack_only_flags(p).filter(|_| !stack) {
             let hint = if p.nagle.is_some() {
                 " (Linux's Nagle is --nodelay)".to_string()

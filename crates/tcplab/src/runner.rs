@@ -152,8 +152,17 @@ pub fn run_points(
     interrupt: &Arc<AtomicBool>,
     pb: &ProgressBar,
 ) -> anyhow::Result<RunEnd> {
-    let mut point_ids = Vec::with_capacity(plan.points.len());
-    for (i, p) in plan.points.iter().enumerate() {
+    // A host model's speeds come from a calibration on this host, before
+    // any point is stored; without them no trial runs.
+    let points = match crate::host_models::resolve(&plan.points, session, interrupt, pb) {
+        Ok(p) => p,
+        Err(e) => {
+            store.finish_run(run_id, RunStatus::Failed, &now())?;
+            return Err(e);
+        }
+    };
+    let mut point_ids = Vec::with_capacity(points.len());
+    for (i, p) in points.iter().enumerate() {
         let rec = PointRecord {
             id: 0,
             index: first_index + i as u32,
@@ -162,7 +171,7 @@ pub fn run_points(
         };
         point_ids.push(store.add_point(run_id, &rec)?);
     }
-    let n = plan.points.len();
+    let n = points.len();
     let mut attempts = vec![0u32; n];
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut sched = Scheduler::new(seed);
@@ -188,17 +197,17 @@ pub fn run_points(
                 status = RunStatus::Interrupted;
                 break 'rounds;
             }
-            pb.set_message(label(&plan.points[i], &plan.varying));
+            pb.set_message(label(&points[i], &plan.varying));
             if plan.print_intervals {
                 let l = crate::interval_lines::trial_heading(
                     *seq,
-                    &label(&plan.points[i], &plan.varying),
-                    &plan.points[i],
+                    &label(&points[i], &plan.varying),
+                    &points[i],
                 );
                 println!("{}", l.join("\n"));
             }
             let started_at = now();
-            let result = session.run(&plan.points[i], interrupt);
+            let result = session.run(&points[i], interrupt);
             let interrupted = matches!(result, Err(EngineError::Interrupted))
                 || interrupt.load(Ordering::Relaxed);
             // A trial cut short by Ctrl-C is stored as failed, never as a measurement.
@@ -209,7 +218,7 @@ pub fn run_points(
             if plan.print_intervals {
                 match &stored {
                     Ok(o) => {
-                        for l in crate::interval_lines::trial_summary(&plan.points[i], o) {
+                        for l in crate::interval_lines::trial_summary(&points[i], o) {
                             println!("{l}");
                         }
                     }
@@ -219,13 +228,13 @@ pub fn run_points(
             }
             match &stored {
                 // Each point's own test: a study's plan mixes tests.
-                Ok(o) => values[i].extend(o.metrics.get(plan.points[i].test.primary_metric())),
+                Ok(o) => values[i].extend(o.metrics.get(points[i].test.primary_metric())),
                 Err(e) => {
                     failed += 1;
                     if !interrupted {
                         pb.println(format!(
                             "trial failed ({}): {e}",
-                            label(&plan.points[i], &plan.varying)
+                            label(&points[i], &plan.varying)
                         ));
                     }
                 }

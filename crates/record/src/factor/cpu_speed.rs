@@ -18,9 +18,11 @@ use std::fmt;
 /// Speeds are kept in millionths of this CPU's, so levels compare, hash
 /// and read back exactly.
 const FULL: u32 = 1_000_000;
-/// The slowest speed taken: a hundredth (a spin of 99× every block's time
+/// The slowest speed taken: a ten-thousandth (a host model's 386 is
+/// several hundred times slower than this CPU in some classes; a spin of
+/// 9,999× every block's time makes a trial that much longer).
 /// already makes a trial a hundred times as long).
-const SLOWEST: u32 = FULL / 100;
+const SLOWEST: u32 = FULL / 10_000;
 
 /// The stack's work, in the classes a slower host may scale apart: the
 /// level's names for `stack::account::Class`, which assigns each block its
@@ -58,9 +60,24 @@ impl ClassSpeeds {
     /// Full speed in every class.
     pub const FULL: ClassSpeeds = ClassSpeeds([FULL; 3]);
 
-    /// The class's speed as a fraction of this CPU's (0.01 to 1).
+    /// The class's speed as a fraction of this CPU's (0.0001 to 1).
     pub fn of(self, class: WorkClass) -> f64 {
         f64::from(self.0[class as usize]) / f64::from(FULL)
+    }
+
+    /// Speeds from fractions of this CPU's, in [`WorkClass::ALL`]'s order
+    /// (compute, data, device), each rounded to millionths; `None` when
+    /// one is outside 0.0001..=1.
+    pub fn from_fractions(f: [f64; 3]) -> Option<ClassSpeeds> {
+        let mut m = [FULL; 3];
+        for (slot, f) in m.iter_mut().zip(f) {
+            let v = (f * f64::from(FULL)).round();
+            if !(f64::from(SLOWEST)..=f64::from(FULL)).contains(&v) {
+                return None;
+            }
+            *slot = v as u32;
+        }
+        Some(ClassSpeeds(m))
     }
 
     /// Whether every class runs at full speed (nothing is dilated).
@@ -113,16 +130,16 @@ impl fmt::Display for ClassSpeeds {
     }
 }
 
-/// `s` as a speed: a decimal fraction from 0.01 to 1.
+/// `s` as a speed: a decimal fraction from 0.0001 to 1.
 fn fraction(s: &str) -> Result<u32, LevelError> {
     let f: f64 = s
         .parse()
-        .map_err(|_| LevelError::new(s, "expected a speed from 0.01 to 1, e.g. 0.25"))?;
+        .map_err(|_| LevelError::new(s, "expected a speed from 0.0001 to 1, e.g. 0.25"))?;
     let m = (f * f64::from(FULL)).round();
     if !(f64::from(SLOWEST)..=f64::from(FULL)).contains(&m) {
         return Err(LevelError::new(
             s,
-            "a speed is a fraction of this CPU's, from 0.01 to 1",
+            "a speed is a fraction of this CPU's, from 0.0001 to 1",
         ));
     }
     Ok(m as u32)
@@ -248,8 +265,8 @@ mod tests {
     #[test]
     fn bad_levels_say_what_is_wrong() {
         for (bad, why) in [
-            ("0", "from 0.01 to 1"),
-            ("1.5", "from 0.01 to 1"),
+            ("0", "from 0.0001 to 1"),
+            ("1.5", "from 0.0001 to 1"),
             ("fast", "expected a speed"),
             ("cpu:0.5", "no class \"cpu\""),
             ("compute:0.5/compute:0.2", "given twice"),

@@ -186,6 +186,12 @@ macro_rules! factor_table {
                         factor_table!(@set p v $field $level $(, $set)?)
                     });
                 )*
+                // A host model's mechanisms, where no flag set them.
+                for p in &mut points {
+                    if let Some(model) = p.host_model {
+                        model.fill(p, |flag| self.level_count(flag) > 0);
+                    }
+                }
                 Ok(points)
             }
 

@@ -7,6 +7,7 @@
 mod macros;
 pub mod cpu_speed;
 pub mod defaults;
+pub mod host_model;
 pub mod level_types;
 pub mod offloads;
 pub mod parse;
@@ -26,8 +27,8 @@ pub use level_types::{
 pub use offloads::{OffloadsOff, OFFLOAD_NAMES};
 pub use parse::{FactorError, HostLimits, LevelError};
 pub use stack_switches::{
-    Account, Checksum, DelayedAck, FlowControl, Layers, PcbLookup, RouteTable, RttEstimator, Sws,
-    TimerClock,
+    Account, Checksum, DelayedAck, FlowControl, HostModel, Layers, PcbLookup, RouteTable,
+    RttEstimator, Sws, TimerClock,
 };
 pub use table::{Factors, TrialParams, FACTORS};
 pub use value::{FactorKind, FactorValue, Level, ToLevel};

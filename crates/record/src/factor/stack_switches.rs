@@ -283,6 +283,21 @@ keyword_levels!(Layers {
     Threaded => "threaded",
 });
 
+/// A paper's machine rebuilt on tcplab stack ends (`--host-model`, issue
+/// 29): its mechanisms and its per-class CPU speeds
+/// ([`super::host_model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum HostModel {
+    /// Huang & Chen's IBM PC-386 at 33 MHz (64 KB cache, AT bus), whose
+    /// sender they timed block by block (Table 1).
+    #[serde(rename = "386-33")]
+    I386At33,
+}
+
+keyword_levels!(HostModel {
+    I386At33 => "386-33",
+});
+
 /// Block-cost accounting on tcplab stack ends (`--account`, issue 19
 /// part 2): the stack's code paths timed with the cycle counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -346,7 +361,8 @@ named_levels!(
     RouteTable,
     PcbLookup,
     Layers,
-    Account
+    Account,
+    HostModel
 );
 
 macro_rules! display_by_name {
@@ -365,7 +381,8 @@ display_by_name!(
     TimerClock,
     RouteTable,
     PcbLookup,
-    Layers
+    Layers,
+    HostModel
 );
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::level_types::{
 };
 use super::offloads::OffloadsOff;
 use super::parse;
+use super::stack_switches::HostModel;
 use super::stack_switches::{
     Account, Checksum, DelayedAck, FlowControl, Layers, PcbLookup, RouteTable, RttEstimator, Sws,
     TimerClock,
@@ -584,6 +585,19 @@ factor_table! {
         kind: Count,
         level: u32,
         parse: |s, _| parse::initial_window(s),
+        default: |_| None,
+    }
+    /// A paper's machine on tcplab stack ends (`--host-model`, issue 29);
+    /// `None` keeps this host's speed and tcplab's mechanisms.
+    #[serde(default)]
+    host_model: Option<HostModel> {
+        flag: "host-model",
+        value_name: "386-33",
+        help: "tcplab stack ends: a paper's machine rebuilt by its mechanisms and by time dilation: 386-33 (Huang & Chen's IBM PC-386/33: 4 KB socket buffers, an ACK per segment, a linearly searched routing table, a 16-bit checksum, 4.3BSD-Reno's timers, estimator, initial window of 1, PCB list and route cache; each class of the stack's work slowed to the 386's cost per 1024-byte segment in Table 1, by a calibration transfer on this host before the trials). A flag given explicitly wins over the model's setting [default: none]",
+        label: "host model",
+        kind: Name,
+        level: HostModel,
+        parse: |s, _| HostModel::parse(s),
         default: |_| None,
     }
 }

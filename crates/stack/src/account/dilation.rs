@@ -63,8 +63,8 @@ impl Class {
     }
 }
 
-/// A slower CPU's speed per class, each a fraction of this CPU's (0.01
-/// to 1).
+/// A slower CPU's speed per class, each a fraction of this CPU's
+/// (0.0001 to 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Speeds {
     /// Protocol computation.
@@ -122,9 +122,9 @@ pub struct Dilation {
 }
 
 impl Dilation {
-    /// Nothing owed yet, at `speeds` (each clamped to 0.01..1).
+    /// Nothing owed yet, at `speeds` (each clamped to 0.0001..1).
     pub fn new(speeds: Speeds) -> Dilation {
-        let extra = Class::ALL.map(|c| 1.0 / speeds.of(c).clamp(0.01, 1.0) - 1.0);
+        let extra = Class::ALL.map(|c| 1.0 / speeds.of(c).clamp(1e-4, 1.0) - 1.0);
         Dilation {
             extra,
             owed: 0.0,

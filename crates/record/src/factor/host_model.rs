@@ -1,0 +1,135 @@
+//! A paper's machine on tcplab stack ends (`--host-model`, issue 29): the
+//! mechanisms the model sets on a point. Its CPU speeds come from a
+//! calibration on this host before the trials (`analysis::host_model`),
+//! since they depend on this host as much as on the paper's.
+//!
+//! What the 386-33 sets, and where each comes from:
+//! - 4096-byte socket buffers at both ends and an ACK for every segment
+//!   (Huang & Chen §2: "4096 bytes of buffer is preallocated for the
+//!   socket"; "an ACK is sent by the receiver immediately after a packet
+//!   is received"): `--sndbuf 4096 --rcvbuf 4096`, `--delack off` on a
+//!   tcplab receiver and `--quickack on` on a Linux one;
+//! - a linearly searched routing table (Table 2): `--route-table linear`;
+//! - a checksum summed 16 bits at a time (§3: assembly, with a byte swap
+//!   per word on the PC): `--checksum bytewise`;
+//! - the paper does not name the TCP it derived from "a commercialized
+//!   product"; the period's reference implementation, 4.3BSD-Reno, fills
+//!   the rest: `--timers bsd`, `--rtt-estimator bsd`, `--initial-window
+//!   1`, `--pcb-lookup list`, `--route-cache on`. Congestion control is
+//!   left as it is: with a 4 KB window on a lossless link the window, not
+//!   the controller, bounds what is sent once slow start has opened four
+//!   segments, and the 4.3BSD controllers need tcplab's stack at both ends.
+
+use super::stack_switches::TimerClock;
+use super::stack_switches::{Checksum, DelayedAck, HostModel, PcbLookup, RouteTable, RttEstimator};
+use super::TrialParams;
+
+/// The socket buffers of the 386-33 (bytes).
+pub const I386_BUFFER: u64 = 4096;
+
+impl HostModel {
+    /// The segment size whose per-block costs set the model's speeds:
+    /// Table 1's column that Huang & Chen analyse (Figs 1–4), MSS 1024.
+    pub fn reference_mss(self) -> u32 {
+        match self {
+            HostModel::I386At33 => 1024,
+        }
+    }
+
+    /// The machine, in words, with the paper it comes from.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HostModel::I386At33 => "Huang & Chen's IBM PC-386 at 33 MHz (Table 1)",
+        }
+    }
+
+    /// Sets the model's mechanisms on `p`, each only where its flag was
+    /// not given (`given(flag)` says whether it was): a flag given
+    /// explicitly wins over the model.
+    pub fn fill(self, p: &mut TrialParams, given: impl Fn(&str) -> bool) {
+        match self {
+            HostModel::I386At33 => {
+                let free = |flag: &str| !given(flag);
+                if free("sndbuf") {
+                    p.sndbuf = Some(I386_BUFFER);
+                }
+                if free("rcvbuf") {
+                    p.rcvbuf = Some(I386_BUFFER);
+                }
+                if free("delack") {
+                    p.delack = Some(DelayedAck::Off);
+                }
+                if free("quickack") {
+                    p.quickack = true;
+                }
+                if free("route-table") {
+                    p.route_table = Some(RouteTable::Linear);
+                }
+                if free("checksum") {
+                    p.checksum = Some(Checksum::Bytewise);
+                }
+                if free("timers") {
+                    p.timers = Some(TimerClock::Bsd);
+                }
+                if free("rtt-estimator") {
+                    p.rtt_estimator = Some(RttEstimator::Bsd);
+                }
+                if free("initial-window") {
+                    p.initial_window = Some(1);
+                }
+                if free("pcb-lookup") {
+                    p.pcb_lookup = Some(PcbLookup::List);
+                }
+                if free("route-cache") {
+                    p.route_cache = Some(true);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::factor::TestKind;
+
+    #[test]
+    fn the_386_sets_its_mechanisms_where_no_flag_was_given() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        HostModel::I386At33.fill(&mut p, |_| false);
+        assert_eq!((p.sndbuf, p.rcvbuf), (Some(4096), Some(4096)));
+        assert_eq!(p.delack, Some(DelayedAck::Off));
+        assert!(p.quickack);
+        assert_eq!(p.route_table, Some(RouteTable::Linear));
+        assert_eq!(p.checksum, Some(Checksum::Bytewise));
+        assert_eq!(p.timers, Some(TimerClock::Bsd));
+        assert_eq!(p.rtt_estimator, Some(RttEstimator::Bsd));
+        assert_eq!(p.initial_window, Some(1));
+        assert_eq!(p.pcb_lookup, Some(PcbLookup::List));
+        assert_eq!(p.route_cache, Some(true));
+        // What the paper does not constrain is left alone.
+        assert_eq!(p.cc, None);
+        assert_eq!(p.mss, None);
+    }
+
+    #[test]
+    fn a_flag_given_explicitly_wins_over_the_model() {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.sndbuf = Some(65536);
+        p.timers = Some(TimerClock::Exact);
+        HostModel::I386At33.fill(&mut p, |flag| flag == "sndbuf" || flag == "timers");
+        assert_eq!(p.sndbuf, Some(65536));
+        assert_eq!(p.timers, Some(TimerClock::Exact));
+        assert_eq!(p.rcvbuf, Some(4096));
+    }
+
+    #[test]
+    fn the_model_reads_back_as_its_flag_takes_it() {
+        assert_eq!(HostModel::parse("386-33"), Ok(HostModel::I386At33));
+        assert_eq!(HostModel::I386At33.to_string(), "386-33");
+        let json = serde_json::to_string(&HostModel::I386At33).unwrap();
+        assert_eq!(json, "\"386-33\"");
+        let e = HostModel::parse("486").unwrap_err();
+        assert!(e.why.contains("expected 386-33"), "{}", e.why);
+    }
+}
