@@ -147,6 +147,26 @@ fn round_trips_a_run_through_a_file() {
 }
 
 #[test]
+fn a_setting_added_after_the_run_started_is_kept_beside_the_others() {
+    let mut store = Store::open_in_memory().unwrap();
+    let run = populate(&mut store, 1);
+    let found = serde_json::json!({"converged": true, "rounds": 5});
+    store
+        .add_run_setting(run, "host_model_calibration", found.clone())
+        .unwrap();
+    let settings = store.load_run(run).unwrap().meta.settings;
+    assert_eq!(settings["host_model_calibration"], found);
+    // What was there stays.
+    for (k, v) in meta(0).settings.as_object().unwrap() {
+        assert_eq!(&settings[k], v, "{k}");
+    }
+    assert!(matches!(
+        store.add_run_setting(99, "x", serde_json::json!(1)),
+        Err(StoreError::NoSuchRun(99))
+    ));
+}
+
+#[test]
 fn non_finite_metrics_are_dropped() {
     let mut store = Store::open_in_memory().unwrap();
     let run = populate(&mut store, 1);

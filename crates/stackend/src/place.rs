@@ -57,6 +57,9 @@ struct End {
     linux: Ipv4Addr,
     ours: Ipv4Addr,
     device: String,
+    /// Whether Linux's route to this end carries the `quickack 1` metric
+    /// (`--quickack` with a Linux receiver: an ACK for every segment).
+    quickack: bool,
 }
 
 /// One side of a running trial.
@@ -273,7 +276,57 @@ impl StackPlace {
             linux,
             ours,
             device,
+            quickack: false,
         })
+    }
+
+    /// Sets (or clears) the `quickack 1` metric on Linux's route to end
+    /// `i`: `--quickack` asks a Linux receiver for an ACK per segment, and
+    /// TCP_QUICKACK alone, re-armed after each read, still lets Linux
+    /// acknowledge every second segment between reads (0.5 ACKs per
+    /// segment from a slow sender).
+    fn set_quickack(&mut self, i: usize, on: bool) -> Result<(), StackEndError> {
+        let ns = self.ns.name().to_string();
+        let Some(end) = self.ends[i].as_mut() else {
+            return Ok(());
+        };
+        if end.quickack == on {
+            return Ok(());
+        }
+        let o = end.linux.octets();
+        let net = format!("{}.{}.{}.0/24", o[0], o[1], o[2]);
+        let linux = end.linux.to_string();
+        let mut args = vec![
+            "-n",
+            &ns,
+            "route",
+            "replace",
+            &net,
+            "dev",
+            &end.device,
+            "proto",
+            "kernel",
+            "scope",
+            "link",
+            "src",
+            &linux,
+        ];
+        if on {
+            args.extend(["quickack", "1"]);
+        }
+        let out = std::process::Command::new("ip")
+            .args(&args)
+            .output()
+            .map_err(|e| StackEndError::Setup(format!("running ip: {e}")))?;
+        if !out.status.success() {
+            return Err(StackEndError::Setup(format!(
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        end.quickack = on;
+        Ok(())
     }
 
     /// Starts the stack's end `i`, on a device of `kind`, on `p` as `role`.
@@ -326,6 +379,10 @@ impl StackPlace {
         for (i, kind) in [(0, p.stack), (1, p.server_stack)] {
             if kind.is_tcplab() {
                 self.end(i, kind, iface_setup(p, kind)?)?;
+                // A Linux peer that receives from this end ACKs every
+                // segment under --quickack.
+                let peer_receives = (i == 0) == client_active;
+                self.set_quickack(i, p.quickack && peer_receives)?;
             }
         }
         let drops_before = self.device_drops();

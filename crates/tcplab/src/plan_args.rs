@@ -268,6 +268,22 @@ fn check_places(points: &[TrialParams]) -> anyhow::Result<()> {
                     "--host-model {model} rebuilds the paper's sender on tcplab's own stack (its speeds come from the sender's costs): give the sending end tcplab's stack (--stack tcplab, or --server-stack tcplab with --reverse)"
                 )));
             }
+            // The model sets the sender's speeds: what cannot play them is
+            // refused before its calibration runs.
+            let clash = if p.cpu_speed.is_some() {
+                Some("--cpu-speed (the model sets the sender's speeds itself)")
+            } else if matches!(p.account, Some(record::factor::Account::Sample(_))) {
+                Some("--account sample:N (a slowed end times every block: give --account on)")
+            } else if p.layers == Some(record::factor::Layers::Threaded) {
+                Some("--layers threaded (the device thread's work is not timed, so it cannot be slowed)")
+            } else {
+                None
+            };
+            if let Some(clash) = clash {
+                return Err(usage(format!(
+                    "--host-model {model} cannot be combined with {clash}"
+                )));
+            }
         }
         if let Some(flags) = stack_only_flags(p).filter(|_| !stack) {
             let hint = if p.nagle.is_some() {

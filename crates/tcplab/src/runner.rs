@@ -155,8 +155,24 @@ pub fn run_points(
     // A host model's speeds come from a calibration on this host, before
     // any point is stored; without them no trial runs.
     let points = match crate::host_models::resolve(&plan.points, session, interrupt, pb) {
-        Ok(p) => p,
-        Err(e) => {
+        Ok((points, calibrations)) => {
+            if !calibrations.is_empty() {
+                store.add_run_setting(
+                    run_id,
+                    "host_model_calibration",
+                    serde_json::Value::Array(calibrations),
+                )?;
+            }
+            points
+        }
+        Err(crate::host_models::ResolveError::Interrupted) => {
+            return Ok(RunEnd {
+                run_id,
+                status: RunStatus::Interrupted,
+                failed: 0,
+            });
+        }
+        Err(crate::host_models::ResolveError::Failed(e)) => {
             store.finish_run(run_id, RunStatus::Failed, &now())?;
             return Err(e);
         }

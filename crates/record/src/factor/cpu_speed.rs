@@ -20,8 +20,7 @@ use std::fmt;
 const FULL: u32 = 1_000_000;
 /// The slowest speed taken: a ten-thousandth (a host model's 386 is
 /// several hundred times slower than this CPU in some classes; a spin of
-/// 9,999× every block's time makes a trial that much longer).
-/// already makes a trial a hundred times as long).
+/// 9,999× every block's time makes a trial ten thousand times as long).
 const SLOWEST: u32 = FULL / 10_000;
 
 /// The stack's work, in the classes a slower host may scale apart: the

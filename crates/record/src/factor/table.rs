@@ -593,7 +593,7 @@ factor_table! {
     host_model: Option<HostModel> {
         flag: "host-model",
         value_name: "386-33",
-        help: "tcplab stack ends: a paper's machine rebuilt by its mechanisms and by time dilation: 386-33 (Huang & Chen's IBM PC-386/33: 4 KB socket buffers, an ACK per segment, a linearly searched routing table, a 16-bit checksum, 4.3BSD-Reno's timers, estimator, initial window of 1, PCB list and route cache; each class of the stack's work slowed to the 386's cost per 1024-byte segment in Table 1, by a calibration transfer on this host before the trials). A flag given explicitly wins over the model's setting [default: none]",
+        help: "tcplab stack ends: a paper's machine rebuilt on the sending stack by its mechanisms and by time dilation: 386-33 (Huang & Chen's IBM PC-386/33: a 4 KB send buffer, an ACK per segment, a linearly searched routing table without a route cache, a 16-bit checksum, and 4.3BSD-Reno's timers, estimator, initial window of 1 and PCB list; each class of the sender's work slowed to the 386's cost per 1024-byte segment in Table 1, by calibration transfers on this host before the trials). A mechanism's flag given explicitly wins over the model's setting; not with --cpu-speed, which the model sets [default: no model]",
         label: "host model",
         kind: Name,
         level: HostModel,

@@ -93,6 +93,35 @@ impl Store {
         expect_one_run(changed, run_id)
     }
 
+    /// Adds `value` under `key` to a run's stored settings (what the run
+    /// found before its trials, such as a host model's calibration).
+    pub fn add_run_setting(
+        &mut self,
+        run_id: i64,
+        key: &str,
+        value: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let text: String = self
+            .conn
+            .query_row(
+                "SELECT settings_json FROM runs WHERE id = ?1",
+                params![run_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or(StoreError::NoSuchRun(run_id))?;
+        let mut settings: serde_json::Value = serde_json::from_str(&text)?;
+        if !settings.is_object() {
+            settings = serde_json::json!({});
+        }
+        settings[key] = value;
+        let changed = self.conn.execute(
+            "UPDATE runs SET settings_json = ?1 WHERE id = ?2",
+            params![serde_json::to_string(&settings)?, run_id],
+        )?;
+        expect_one_run(changed, run_id)
+    }
+
     /// Deletes a run with its points, trials and metrics.
     pub fn delete_run(&mut self, run_id: i64) -> Result<(), StoreError> {
         let changed = self
