@@ -129,20 +129,17 @@ fn calibrate(
     say(
         pb,
         format!(
-            "tcplab: --host-model {model}: {}; --cpu-speed sender={last}",
+            "tcplab: --host-model {model}: {} after {} transfers (the last took {} of its time); --cpu-speed sender={last}, from the line through every slowed transfer",
             if converged {
-                format!(
-                    "the last transfer took {} of the model's time",
-                    ratio.map_or("—".into(), |r| class_text(&r, |_| 1.0))
-                )
+                "within the model".to_string()
             } else {
                 format!(
-                    "not within {:.0}% of the model in every class after {} transfers (the last took {} of its time); the final speeds solve the line through every slowed transfer and were not run before the trials",
-                    analysis::host_model::CONVERGED * 100.0,
-                    cal.rounds.len(),
-                    ratio.map_or("—".into(), |r| class_text(&r, |_| 1.0))
+                    "not within {:.0}% of the model in every class",
+                    analysis::host_model::CONVERGED * 100.0
                 )
-            }
+            },
+            cal.rounds.len(),
+            ratio.map_or("—".into(), |r| class_text(&r, |_| 1.0))
         ),
     );
     let record = serde_json::json!({

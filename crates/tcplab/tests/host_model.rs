@@ -134,7 +134,7 @@ fn the_386_model_takes_table_1s_time_per_segment() {
     let cal = &run.meta.settings["host_model_calibration"][0];
     assert_eq!(cal["model"], "386-33", "{cal}");
     let rounds = cal["calibration"]["rounds"].as_array().unwrap();
-    assert!((3..=6).contains(&rounds.len()), "{cal}");
+    assert!((4..=6).contains(&rounds.len()), "{cal}");
     assert_eq!(rounds[0]["at"], "1");
     assert_eq!(run.points.len(), 5);
     let speeds = run.points[0]
@@ -255,9 +255,9 @@ fn the_386_model_takes_table_1s_time_per_segment() {
         ));
         if mss == 1024 {
             // The reference column: each class takes the paper's time,
-            // within this host's spread from transfer to transfer at one
-            // speed (its own computation per segment ranged 2.4-8.0 µs at
-            // compute speeds 0.0085-0.0097 in one calibration).
+            // within this host's drift from one transfer to the next (its
+            // own computation per segment ranged 2.4-8.0 µs between
+            // transfers at compute speeds 0.0085-0.0097).
             for (k, c) in WorkClass::ALL.into_iter().enumerate() {
                 let ratio = ours[k] / paper.of(c);
                 assert!(

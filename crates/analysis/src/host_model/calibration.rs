@@ -2,7 +2,9 @@
 //! transfers, and the search for the speeds at which each class takes the
 //! model's time.
 
-use super::{reference_costs, speeds, ClassCosts, HostModelError, CALIBRATION_ROUNDS, CONVERGED};
+use super::{
+    reference_costs, speeds, ClassCosts, HostModelError, CALIBRATION_ROUNDS, CONVERGED, MIN_SLOWED,
+};
 use crate::models::linear_fit;
 use record::factor::{ClassSpeeds, HostModel, WorkClass};
 use serde::Serialize;
@@ -42,7 +44,11 @@ impl Calibration {
     }
 
     /// The speeds the next transfer runs at (`None`: undilated), or
-    /// `Done` with the final speeds.
+    /// `Done` with the final speeds: once at least [`MIN_SLOWED`] slowed
+    /// transfers have run and the last took the model's time within
+    /// [`CONVERGED`], or after [`CALIBRATION_ROUNDS`] transfers, the
+    /// speeds that solve the line through every slowed transfer (which
+    /// pools this host's drift from one transfer to the next).
     pub fn next(&self) -> Result<Next, HostModelError> {
         let Some(first) = self.rounds.first() else {
             return Ok(Next::Run(None));
@@ -50,12 +56,9 @@ impl Calibration {
         if self.rounds.len() == 1 {
             return Ok(Next::Run(Some(speeds(first.host, self.model)?)));
         }
-        if self.converged() {
-            let last = self.rounds.last().and_then(|r| r.at);
-            return Ok(Next::Done(last.expect("a slowed round")));
-        }
         let solved = self.solve()?;
-        if self.rounds.len() >= CALIBRATION_ROUNDS {
+        let slowed = self.rounds.len() - 1;
+        if (slowed >= MIN_SLOWED && self.converged()) || self.rounds.len() >= CALIBRATION_ROUNDS {
             Ok(Next::Done(solved))
         } else {
             Ok(Next::Run(Some(solved)))

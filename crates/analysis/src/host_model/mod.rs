@@ -1,6 +1,6 @@
 //! A paper's machine on tcplab's stack (`--host-model`, issue 29): the
 //! paper's cost per segment in each of the stack's work classes, this
-//! host's from a calibration transfer, and the speeds (paper's ÷ host's)
+//! host's from calibration transfers, and the speeds (paper's ÷ host's)
 //! that time dilation plays so the stack's classes take the paper's time.
 //!
 //! For the 386-33 the paper is Huang & Chen's Table 1 (a 386/33 sending
@@ -10,7 +10,7 @@
 //!   parts of write_socket (the copy into the socket buffer, 0.079 µs/B),
 //!   tcp_output (the checksum, 0.537 µs/B: the paper puts it at almost 25%
 //!   of the sender's time) and driver_out (moving the frame over the AT
-//!   bus, 0.924 µs/B: §4 finds more than 90% of the driver's time there),
+//!   bus, 0.923 µs/B: §3 finds more than 90% of the driver's time there),
 //!   each the slope of the row's µs per packet against the MSS over
 //!   Table 1's five columns (ordinary least squares), × the MSS;
 //! - **device**: the rest of driver_out, and driver_input of the ACK (on
@@ -34,9 +34,10 @@
 //! point (speed, slowed cost) per class, and the next speeds solve a
 //! straight line through those points in log–log space for the model's
 //! cost (least squares over every slowed transfer, which also pools this
-//! host's drift from trial to trial). It stops when the last transfer
+//! host's drift from trial to trial). It stops with the line's speeds
+//! once at least [`MIN_SLOWED`] slowed transfers have run and the last
 //! took the model's time within [`CONVERGED`] in every class, or after
-//! [`CALIBRATION_ROUNDS`] transfers with the line's speeds.
+//! [`CALIBRATION_ROUNDS`] transfers.
 
 use crate::layers::Block;
 use crate::models::linear_fit;
@@ -123,6 +124,11 @@ pub const DILATED_CALIBRATION_BYTES: u64 = 1 << 20;
 
 /// Calibration transfers at most, the undilated one included.
 pub const CALIBRATION_ROUNDS: usize = 6;
+
+/// Slowed calibration transfers at least: the line through them pools
+/// this host's drift (its own computation per segment ranged 2.4–8.0 µs
+/// between transfers at compute speeds 0.0085–0.0097).
+pub const MIN_SLOWED: usize = 3;
 
 /// How close the last transfer's slowed cost must come to the model's,
 /// in every class, for the calibration to stop (a fraction of the
@@ -234,24 +240,26 @@ pub fn reference_costs(model: HostModel) -> ClassCosts {
 }
 
 /// The trial that calibrates `p`'s model on this host: a stream at the
-/// reference MSS with `p`'s ends, place and mechanisms and every block
+/// reference MSS between `p`'s ends (which is tcplab's, which sends),
+/// with the model's own mechanisms and nothing else of `p`'s, every block
 /// timed: [`CALIBRATION_BYTES`] undilated, or, at `at` (a later round's
-/// speeds), [`DILATED_CALIBRATION_BYTES`] with the sender so slowed.
+/// speeds), [`DILATED_CALIBRATION_BYTES`] with the sender so slowed. So
+/// every point of a plan runs the same machine, and a factor swept across
+/// them (the checksum, the routes) shows its effect on it.
 pub fn calibration_params(
     p: &TrialParams,
     model: HostModel,
     at: Option<ClassSpeeds>,
 ) -> TrialParams {
-    let mut c = p.clone();
-    if c.test != TestKind::TcpStream {
-        c.test = TestKind::TcpStream;
-        c.write_size = TrialParams::defaults(TestKind::TcpStream).write_size;
-    }
+    let mut c = TrialParams::defaults(TestKind::TcpStream);
+    c.stack = p.stack;
+    c.server_stack = p.server_stack;
+    c.reverse = p.reverse && matches!(p.test, TestKind::TcpStream | TestKind::UdpStream);
+    c.host_model = Some(model);
+    model.fill(&mut c, |_| false);
     c.mss = Some(model.reference_mss());
     c.bytes = Some(CALIBRATION_BYTES);
     c.duration_s = None;
-    c.parallel = 1;
-    c.cpu_speed = None;
     c.account = Some(record::factor::Account::On);
     if let Some(s) = at {
         c.bytes = Some(DILATED_CALIBRATION_BYTES);
@@ -267,7 +275,7 @@ pub fn calibration_params(
 /// trial's metrics, for the stack end `end` (`client` or `server`) that
 /// sent: its own time, without what dilation added or what the
 /// accounting's brackets cost (the 386 had no instrument: slowed with
-/// the rest, they would take a fifth of its compute budget). Busy time in
+/// the rest, they would take about a quarter of its compute budget). Busy time in
 /// no block (the stack's loop) counts as computation, as dilation slows
 /// it.
 pub fn host_costs(

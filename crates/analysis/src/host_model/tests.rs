@@ -18,15 +18,20 @@ fn the_386s_classes_at_1024_match_slopes_taken_by_hand_from_table_1() {
         (c.device / (1036.0 - 946.0 + 77.5) - 1.0).abs() < 0.1,
         "{c:?}"
     );
-    // Compute holds what is left of the seven rows.
-    let rows: f64 = TABLE1.iter().map(|r| us_per_packet(r.2[3], 3)).sum();
-    assert!((c.compute - (rows - c.data - c.device)).abs() < 1e-9);
-    assert!((330.0..560.0).contains(&c.compute), "{c:?}");
-    // At MSS 256 the data class is about a quarter of 1024's, and the
-    // per-packet classes about the same.
+    // Compute: the rest of write_socket (104.0 - 81) and tcp_output
+    // (684.0 - 549), ip_output 76.0, ip_input 33.0, tcp_input 172.0.
+    let compute = (104.0 - 81.0) + (684.0 - 549.0) + 76.0 + 33.0 + 172.0;
+    assert!(
+        (c.compute / compute - 1.0).abs() < 0.05,
+        "{c:?} against {compute}"
+    );
+    // At MSS 256 the device class is driver_out's 328.1 less 236.5 of
+    // bus copy, plus driver_input's 79.1: still about a packet's worth.
     let small = paper_costs(HostModel::I386At33, 0);
-    assert!((small.data / c.data - 0.25).abs() < 0.01, "{small:?}");
-    assert!((small.device / c.device - 1.0).abs() < 0.15, "{small:?}");
+    assert!(
+        (small.device / (328.1 - 236.5 + 79.1) - 1.0).abs() < 0.1,
+        "{small:?}"
+    );
 }
 
 #[test]
@@ -130,6 +135,40 @@ fn calibration_is_an_undilated_accounted_stream_at_the_reference_mss() {
         Some((at, ClassSpeeds::FULL))
     );
     assert_eq!(d.bytes, Some(DILATED_CALIBRATION_BYTES));
+    // A tcp-rr point calibrates on a stream with the model's own ACK
+    // policy (an ACK per segment from a Linux receiver).
+    assert!(c.quickack);
+    assert_eq!(c.rcvbuf, Some(65536));
+}
+
+#[test]
+fn every_point_of_a_plan_calibrates_the_same_machine() {
+    // A factor swept across the points (the checksum, the routes, the
+    // write size) is not part of the calibration: its effect on the 386
+    // shows in the trials instead of being calibrated away.
+    let mut a = TrialParams::defaults(TestKind::TcpStream);
+    a.stack = record::factor::StackImpl::Tcplab;
+    let mut b = a.clone();
+    b.checksum = Some(record::factor::Checksum::Rfc1071);
+    b.routes = Some(10);
+    b.write_size = 512;
+    b.mss = Some(256);
+    let m = HostModel::I386At33;
+    assert_eq!(
+        calibration_params(&a, m, None),
+        calibration_params(&b, m, None)
+    );
+    assert_eq!(
+        calibration_params(&b, m, None).checksum,
+        Some(record::factor::Checksum::Bytewise)
+    );
+    // Which end is tcplab's and which sends does change it.
+    let mut c = a.clone();
+    c.stack = record::factor::StackImpl::TcplabTap;
+    assert_ne!(
+        calibration_params(&a, m, None),
+        calibration_params(&c, m, None)
+    );
 }
 
 fn costs(compute: f64, data: f64, device: f64) -> ClassCosts {
@@ -181,10 +220,8 @@ fn calibration_searches_in_log_log_until_the_model_is_met() {
         );
     }
     assert!(c.converged());
-    // Had the host's cost been fixed (slope -1), the first slowed
-    // transfer would already have met the model: the search moved
-    // because the data said so.
-    assert!(runs >= 2, "{runs}");
+    // At least three slowed transfers are pooled.
+    assert!(runs >= MIN_SLOWED, "{runs}");
 }
 
 #[test]

@@ -4,14 +4,15 @@
 //! since they depend on this host as much as on the paper's.
 //!
 //! What the 386-33 sets, and where each comes from:
-//! - a 4096-byte send buffer (Huang & Chen §2: "4096 bytes of buffer is
-//!   preallocated for the socket"): `--sndbuf 4096`, so at most 4 KB is
-//!   in flight;
+//! - 4096-byte socket buffers (Huang & Chen §2: "On each machine, 4096
+//!   bytes of buffer is preallocated for the socket"): `--sndbuf 4096`,
+//!   so at most 4 KB is in flight, and `--rcvbuf 4096` on a tcplab
+//!   receiver;
 //! - an ACK for every segment ("an ACK is sent by the receiver
 //!   immediately after a packet is received"): `--delack off` on a
-//!   tcplab receiver, and on a Linux one `--quickack on` (for tcp-stream,
-//!   the only test that takes it) with a 64 KB receive buffer. With a
-//!   4 KB one Linux also sent a window update after most reads: 1.49 ACKs
+//!   tcplab receiver; on a Linux one `--quickack on` (for tcp-stream,
+//!   the only test that takes it) and a 64 KB receive buffer: with a
+//!   4 KB one Linux also sent a window update after most reads, 1.49 ACKs
 //!   per segment at MSS 1024 against 1.00 with 64 KB;
 //! - a linearly searched routing table, looked up for every packet
 //!   (Table 2; §4 proposes caching the route as an improvement):
@@ -29,7 +30,7 @@
 
 use super::stack_switches::TimerClock;
 use super::stack_switches::{Checksum, DelayedAck, HostModel, PcbLookup, RouteTable, RttEstimator};
-use super::TrialParams;
+use super::{TestKind, TrialParams};
 
 /// The send buffer of the 386-33 (bytes).
 pub const I386_BUFFER: u64 = 4096;
@@ -64,13 +65,26 @@ impl HostModel {
                 if free("sndbuf") {
                     p.sndbuf = Some(I386_BUFFER);
                 }
+                // The receiving end: a Linux receiver gets the larger
+                // buffer, so its window updates add no ACKs.
+                let client_sends =
+                    !(p.reverse && matches!(p.test, TestKind::TcpStream | TestKind::UdpStream));
+                let receiver = if client_sends {
+                    p.server_stack
+                } else {
+                    p.stack
+                };
                 if free("rcvbuf") {
-                    p.rcvbuf = Some(I386_RECEIVE_BUFFER);
+                    p.rcvbuf = Some(if receiver.is_tcplab() {
+                        I386_BUFFER
+                    } else {
+                        I386_RECEIVE_BUFFER
+                    });
                 }
                 if free("delack") {
                     p.delack = Some(DelayedAck::Off);
                 }
-                if free("quickack") && p.test == super::TestKind::TcpStream {
+                if free("quickack") && p.test == TestKind::TcpStream {
                     p.quickack = true;
                 }
                 if free("route-table") {
@@ -107,6 +121,17 @@ mod tests {
         HostModel::I386At33.fill(&mut p, |_| false);
         assert_eq!((p.sndbuf, p.rcvbuf), (Some(4096), Some(65536)));
         assert_eq!(p.delack, Some(DelayedAck::Off));
+        // A tcplab receiver keeps the paper's 4 KB; so does a tcplab
+        // client receiving a reversed stream.
+        let mut pair = TrialParams::defaults(TestKind::TcpStream);
+        pair.server_stack = crate::factor::StackImpl::Tcplab;
+        HostModel::I386At33.fill(&mut pair, |_| false);
+        assert_eq!(pair.rcvbuf, Some(4096));
+        let mut back = TrialParams::defaults(TestKind::TcpStream);
+        back.stack = crate::factor::StackImpl::Tcplab;
+        back.reverse = true;
+        HostModel::I386At33.fill(&mut back, |_| false);
+        assert_eq!(back.rcvbuf, Some(4096));
         assert!(p.quickack);
         assert_eq!(p.route_table, Some(RouteTable::Linear));
         assert_eq!(p.checksum, Some(Checksum::Bytewise));
