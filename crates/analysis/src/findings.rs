@@ -190,7 +190,10 @@ pub fn shape_finding(
     }
 }
 
-/// Which of several named means is the largest, judged by their CIs.
+/// Which of several named means is the largest, judged by their CIs. A
+/// ranking is decided pair by pair (issue 30, rule 4): a clear first
+/// differs from every other, and names said to be within CI of each other
+/// are so in every pair.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Largest<'a> {
     /// `first` is larger than every other beyond the CIs ([`differ`]);
@@ -201,12 +204,16 @@ pub enum Largest<'a> {
         /// The next largest.
         second: Option<&'a str>,
     },
-    /// The largest mean is within the CIs of others: `tied` are the names
-    /// within CI of it, the largest mean first, and `resolution` the
-    /// smallest difference from the runner-up the trials could have shown
-    /// (both CI half-widths plus the 1% floor of [`differ`]).
+    /// The largest mean is within the CI of another: `tied` are names
+    /// within CI of each other in every pair, the largest mean first, and
+    /// `resolution` the smallest difference from the runner-up the trials
+    /// could have shown (both CI half-widths plus the 1% floor of
+    /// [`differ`]).
     Within {
-        /// Names within CI of the largest, largest mean first.
+        /// Names within CI of each other, pair by pair, largest mean
+        /// first: each next name by mean that is within CI of every name
+        /// already taken (so a wide CI near the top cannot tie two names
+        /// that differ from each other).
         tied: Vec<&'a str>,
         /// The smallest difference that would have been seen.
         resolution: f64,
@@ -214,8 +221,8 @@ pub enum Largest<'a> {
 }
 
 /// Which of `items` (name, mean with CI; the x is ignored) is the largest:
-/// a clear first only beyond the CIs of the runner-up. `None` when there
-/// are no items.
+/// a clear first only beyond the CIs of every other. `None` when there are
+/// no items.
 pub fn largest<'a>(items: &[(&'a str, CurvePoint)]) -> Option<Largest<'a>> {
     let mut sorted: Vec<&(&str, CurvePoint)> = items.iter().collect();
     sorted.sort_by(|a, b| b.1.mean.total_cmp(&a.1.mean));
@@ -226,17 +233,19 @@ pub fn largest<'a>(items: &[(&'a str, CurvePoint)]) -> Option<Largest<'a>> {
             second: None,
         });
     };
-    if differ(&top, &next) {
+    if sorted[1..].iter().all(|(_, p)| differ(&top, p)) {
         return Some(Largest::Clear {
             first,
             second: Some(second),
         });
     }
-    let tied = sorted
-        .iter()
-        .filter(|(_, p)| !differ(&top, p))
-        .map(|(n, _)| *n)
-        .collect();
+    let mut taken: Vec<&(&str, CurvePoint)> = vec![sorted[0]];
+    for item in &sorted[1..] {
+        if taken.iter().all(|(_, p)| !differ(p, &item.1)) {
+            taken.push(item);
+        }
+    }
+    let tied = taken.iter().map(|(n, _)| *n).collect();
     Some(Largest::Within {
         tied,
         resolution: top.ci + next.ci + 0.01 * top.mean.abs().max(next.mean.abs()),
@@ -341,6 +350,46 @@ mod tests {
         v.iter()
             .map(|&(n, mean, ci)| (n, CurvePoint { x: 0.0, mean, ci }))
             .collect()
+    }
+
+    #[test]
+    fn a_ranking_is_decided_pair_by_pair() {
+        let p = |mean, ci| CurvePoint { x: 0.0, mean, ci };
+        // Issue 30's example: a wide CI at the top overlaps hops that
+        // differ from each other; they are not "within the CIs of each
+        // other".
+        let hops = [
+            ("send socket", p(300.0, 400.0)),
+            ("receive socket", p(145.0, 59.0)),
+            ("to IP input", p(13.9, 3.3)),
+            ("driver", p(0.483, 0.030)),
+        ];
+        let Some(Largest::Within { tied, .. }) = largest(&hops) else {
+            panic!("{:?}", largest(&hops))
+        };
+        for (i, a) in tied.iter().enumerate() {
+            for b in &tied[i + 1..] {
+                let pa = hops.iter().find(|h| h.0 == *a).unwrap().1;
+                let pb = hops.iter().find(|h| h.0 == *b).unwrap().1;
+                assert!(
+                    !differ(&pa, &pb),
+                    "{a} and {b} differ but are tied: {tied:?}"
+                );
+            }
+        }
+        assert_eq!(tied, ["send socket", "receive socket"]);
+        // Narrow CIs: every pair differs, the first is clear.
+        let narrow = [("a", p(10.0, 1.0)), ("b", p(5.0, 1.0)), ("c", p(1.0, 0.1))];
+        assert_eq!(
+            largest(&narrow),
+            Some(Largest::Clear {
+                first: "a",
+                second: Some("b")
+            })
+        );
+        // Beyond the runner-up but not beyond a wide third: not clear.
+        let wide = [("a", p(10.0, 1.0)), ("b", p(5.0, 1.0)), ("c", p(4.0, 6.0))];
+        assert!(matches!(largest(&wide), Some(Largest::Within { .. })));
     }
 
     #[test]

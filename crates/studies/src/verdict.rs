@@ -4,9 +4,13 @@
 //! as a mean with its 95% CI over the trials of one point, at the point of
 //! the run whose mean is largest:
 //!
-//! - **window and flow control**: time TCP_INFO counts as limited by the
-//!   receive window, as a share of the time data was outstanding, and the
-//!   sender's blocked (idle) share from the sched probe;
+//! - **the receive window**: time TCP_INFO counts as limited by the
+//!   receive window (`rwnd_limited`), as a share of the time data was
+//!   outstanding (`busy`);
+//! - **a blocked sender**: the share of the transfer the sender's thread
+//!   was blocked, from the sched probe. Blocked is not window-limited
+//!   (issue 30, rule 7): a sender waits as long on a slow link or a slow
+//!   receiver as on a closed window, so the two are separate candidates;
 //! - **the link**: a TCP point's mean throughput as a share of its emulated
 //!   link's calibrated line rate ([`crate::validity::best_link_share`], the
 //!   figure the study sections print; points whose mean is above the line rate
@@ -48,6 +52,12 @@ use analysis::findings::size_words;
 use analysis::path::analyse;
 use record::{CpuProfile, TestKind, ThreadRole, TrialParams, TrialRecord};
 use report::{measure, number, Section, Table, Unit};
+
+/// The candidate TCP_INFO's receive-window-limited time scores.
+pub const RECEIVE_WINDOW: &str = "the receive window";
+
+/// The candidate the sched probe's blocked time scores.
+pub const BLOCKED_SENDER: &str = "a blocked sender";
 
 /// One jiffy of TCP_INFO's chrono counters (`busy`, `rwnd_limited`), s.
 pub const TICK_S: f64 = 0.004;
@@ -243,6 +253,7 @@ pub use analysis::trial_cost::{role_samples, MIN_CPU_SAMPLES};
 /// (too few ticks, imposed, not measured) follow in that order.
 pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
     let mut window = Evidence::default();
+    let mut blocked = Evidence::default();
     let mut link = Evidence::default();
     let mut layers: Vec<LayerCandidate> = vec![
         ("data copy", &["copy"], Evidence::default()),
@@ -276,7 +287,7 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
             window_share(&mut window, p, &of_point);
             let link_name = of_point.iter().find_map(|t| shaped_link(t, p));
             blocked_share(
-                &mut window,
+                &mut blocked,
                 d,
                 p,
                 &of_point,
@@ -298,10 +309,11 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
     }
     let mut out = vec![
         judge(
-            "window and flow control",
+            RECEIVE_WINDOW,
             window,
-            "no TCP_INFO window accounting or sched probe in this run",
+            "no TCP_INFO window accounting in this run",
         ),
+        judge(BLOCKED_SENDER, blocked, "no sched probe in this run"),
         judge("the link", link, "no emulated link in this run"),
     ];
     for (name, _, ev) in layers {
@@ -340,7 +352,7 @@ fn on_tcplab_stack(p: &TrialParams) -> bool {
 /// The sender's blocked (idle) share of one point from the sched probe,
 /// over the point's probed trials.
 fn blocked_share(
-    window: &mut Evidence,
+    blocked: &mut Evidence,
     d: &StudyData,
     p: &TrialParams,
     trials: &[&TrialRecord],
@@ -360,9 +372,10 @@ fn blocked_share(
     let Some(e) = estimate(&idle) else {
         return;
     };
-    window.offer(limits, e, || {
+    blocked.offer(limits, e, || {
         format!(
-            "the sender was blocked {} of its transfer ({}, sched probe, {})",
+            "the sender was blocked {} of its transfer ({}, sched probe, {}; blocked, not \
+             window-limited: the wait may be for the link, the receiver or the window)",
             pct(&e),
             label(p),
             trial_count(e.n)

@@ -88,7 +88,7 @@ fn candidate<'a>(v: &'a [Bottleneck], name: &str) -> &'a Bottleneck {
 fn a_tcp_info_share_needs_enough_ticks_to_be_ranked() {
     // 3 × 20 ms = 60 ms of limited time: 15 ticks, under 25.
     let few = verdict(&window_run(stream(), 0.02, serde_json::Value::Null));
-    let w = candidate(&few, "window and flow control");
+    let w = candidate(&few, "the receive window");
     assert_eq!(w.standing, Standing::TooFewTicks { ticks: 15 }, "{few:#?}");
     assert_eq!(w.score, None);
     assert!(
@@ -103,7 +103,7 @@ fn a_tcp_info_share_needs_enough_ticks_to_be_ranked() {
     );
     // 3 × 40 ms = 120 ms: 30 ticks, ranked at the same kind of share.
     let enough = verdict(&window_run(stream(), 0.04, serde_json::Value::Null));
-    let w = candidate(&enough, "window and flow control");
+    let w = candidate(&enough, "the receive window");
     assert_eq!(w.standing, Standing::Ranked, "{enough:#?}");
     assert!((w.score.unwrap() - 0.04).abs() < 1e-9);
     assert!(
@@ -119,7 +119,7 @@ fn a_tcp_info_share_needs_enough_ticks_to_be_ranked() {
         serde_json::Value::Null,
     ));
     assert_eq!(
-        candidate(&edge, "window and flow control").standing,
+        candidate(&edge, "the receive window").standing,
         Standing::Ranked
     );
 }
@@ -127,11 +127,11 @@ fn a_tcp_info_share_needs_enough_ticks_to_be_ranked() {
 #[test]
 fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
     let host = verdict(&window_run(stream(), 0.6, serde_json::Value::Null));
-    assert_eq!(host[0].name, "window and flow control");
+    assert_eq!(host[0].name, "the receive window");
     assert_eq!(host[0].standing, Standing::Ranked);
     assert_eq!(host[0].imposed, None);
     assert!(closing_finding(&host)
-        .starts_with("The first bottleneck in this run is window and flow control, the only candidate ranked: 60.0 ± 0 %"));
+        .starts_with("The first bottleneck in this run is the receive window, the only candidate ranked: 60.0 ± 0 %"));
     let limits: [(&str, SetLimit); 3] = [
         ("a 4 KB receive buffer (--rcvbuf)", |p| {
             p.rcvbuf = Some(4096)
@@ -147,7 +147,7 @@ fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
         let mut p = stream();
         set(&mut p);
         let v = verdict(&window_run(p, 0.6, serde_json::Value::Null));
-        let w = candidate(&v, "window and flow control");
+        let w = candidate(&v, "the receive window");
         assert_eq!(w.standing, Standing::Imposed, "{words}: {v:#?}");
         assert_eq!(w.score, None);
         assert!(
@@ -165,7 +165,7 @@ fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
             "{f}"
         );
         assert!(
-            f.contains("only experiments that imposed them show window and flow control"),
+            f.contains("only experiments that imposed them show the receive window"),
             "{f}"
         );
     }
@@ -191,7 +191,7 @@ fn a_shaped_link_is_the_experiments_limit() {
     );
     // The window share on that link is the experiment's too.
     assert_eq!(
-        candidate(&v, "window and flow control").standing,
+        candidate(&v, "the receive window").standing,
         Standing::Imposed
     );
     // Off a shaped link there is no link evidence at all, and the window
@@ -199,7 +199,7 @@ fn a_shaped_link_is_the_experiments_limit() {
     let off = verdict(&window_run(stream(), 0.6, serde_json::Value::Null));
     assert_eq!(candidate(&off, "the link").standing, Standing::NotMeasured);
     assert_eq!(
-        candidate(&off, "window and flow control").standing,
+        candidate(&off, "the receive window").standing,
         Standing::Ranked
     );
 }
@@ -209,7 +209,7 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
     let v = verdict(&window_run(stream(), 0.04, serde_json::Value::Null));
     let f = closing_finding(&v);
     assert!(
-        f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is window and flow control at 4.00 ± 0 %"),
+        f.starts_with("No candidate accounts for 10% or more in this run, so none is named its bottleneck; the largest is the receive window at 4.00 ± 0 %"),
         "{f}"
     );
     // A share of zero is not "the largest" of anything: with every ranked
@@ -224,29 +224,29 @@ fn a_small_first_score_is_not_named_the_bottleneck() {
         imposed: None,
     };
     let zero = closing_finding(&[
-        ranked("window and flow control", 0.0),
+        ranked("the receive window", 0.0),
         ranked("the scheduler", 0.0),
     ]);
     assert_eq!(
         zero,
-        "No candidate accounts for 10% or more in this run, so none is named its bottleneck; every candidate ranked measured 0 (window and flow control, the scheduler). window and flow control: window and flow control measured 0."
+        "No candidate accounts for 10% or more in this run, so none is named its bottleneck; every candidate ranked measured 0 (the receive window, the scheduler). the receive window: the receive window measured 0."
     );
     let one = closing_finding(&[
-        ranked("window and flow control", 0.02),
+        ranked("the receive window", 0.02),
         ranked("the scheduler", 0.0),
     ]);
     assert!(
-        one.contains("; the largest is window and flow control at 2.00 ± 0 %"),
+        one.contains("; the largest is the receive window at 2.00 ± 0 %"),
         "{one}"
     );
     let big = verdict(&window_run(stream(), 0.25, serde_json::Value::Null));
     assert!(closing_finding(&big)
-        .starts_with("The first bottleneck in this run is window and flow control, the only candidate ranked: 25.0 ± 0 %"), "{}", closing_finding(&big));
+        .starts_with("The first bottleneck in this run is the receive window, the only candidate ranked: 25.0 ± 0 %"), "{}", closing_finding(&big));
     // The table ranks it only when it reaches the floor.
     let at = |v: &[Bottleneck]| {
         let i = v
             .iter()
-            .position(|b| b.name == "window and flow control")
+            .position(|b| b.name == "the receive window")
             .unwrap();
         rank_labels(v)[i].clone()
     };
@@ -376,7 +376,7 @@ fn window_against_copy(cpu_s: [f64; 3]) -> Vec<Bottleneck> {
 fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
     // Window 60 ± 12% against copy 30 ± 2.5%: the window, beyond the CIs.
     let v = window_against_copy([0.29, 0.30, 0.31]);
-    let w = candidate(&v, "window and flow control");
+    let w = candidate(&v, "the receive window");
     assert!(
         (w.score.unwrap() - 0.6).abs() < 1e-9 && w.trials == 3,
         "{w:#?}"
@@ -384,11 +384,11 @@ fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
     assert!(w.ci > 0.1 && w.ci < 0.13, "{w:#?}");
     let f = closing_finding(&v);
     assert!(
-        f.starts_with("The first bottleneck in this run is window and flow control: 60.0 ± 12.4 %"),
+        f.starts_with("The first bottleneck in this run is the receive window: 60.0 ± 12.4 %"),
         "{f}"
     );
     assert!(
-        f.contains("beyond both 95% CIs (window and flow control scores 60.0 ± 12.4 % against data copy's 30.0 ± 2.5 %)"),
+        f.contains("beyond both 95% CIs (the receive window scores 60.0 ± 12.4 % against data copy's 30.0 ± 2.5 %)"),
         "{f}"
     );
     // The data flip: copy at 90% is the first, the window the runner-up.
@@ -396,7 +396,7 @@ fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
     let f = closing_finding(&flipped);
     assert!(f.starts_with("The first bottleneck in this run is data copy: 100 ± 0 % of the sender's CPU time, which was busy 90.0 ± 2.5 %"), "{f}");
     assert!(
-        f.contains("against window and flow control's 60.0 ± 12.4 %"),
+        f.contains("against the receive window's 60.0 ± 12.4 %"),
         "{f}"
     );
     // Copy at 60 ± 25%: the top two within their CIs, neither named.
@@ -413,8 +413,8 @@ fn the_first_bottleneck_is_named_only_beyond_the_runner_ups_ci() {
         rank_labels(v)[i].clone()
     };
     assert_eq!(at(&tied, "data copy"), "1=");
-    assert_eq!(at(&tied, "window and flow control"), "1=");
-    assert_eq!(at(&v, "window and flow control"), "1");
+    assert_eq!(at(&tied, "the receive window"), "1=");
+    assert_eq!(at(&v, "the receive window"), "1");
     assert_eq!(at(&v, "data copy"), "2");
     // 12.4 + 24.8 points of CI plus 1% of 60%.
     assert!(
@@ -460,4 +460,56 @@ fn the_top_two_claim_follows_their_scores_and_trials() {
     let lone = [ranked("a", 0.5, f64::NAN, 1)];
     assert!(closing_finding(&lone)
         .starts_with("The first bottleneck in this run is a, the only candidate ranked"));
+}
+
+/// [`window_run`] with each trial's sender blocked `blocked_s` of a 1 s
+/// transfer (sched probe events), and no window-limited time.
+fn blocked_run(blocked_s: f64) -> StudyData {
+    use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
+    let d = window_run(stream(), 0.0, serde_json::Value::Null);
+    let ev = |probe: ProbeId, ts: u64, x: [u32; 4], len: u32| ProbeEvent {
+        ts_ns: ts,
+        id: 0,
+        len,
+        seq: 0,
+        ack: 0,
+        ifindex: 1,
+        x,
+        sport: 1000,
+        dport: 2000,
+        win: 0,
+        probe: probe as u8,
+        flags: tcp_flags::ACK,
+        cpu: 0,
+        tid: 7,
+    };
+    let off = 100_000_000;
+    let on = off + (blocked_s * 1e9) as u64;
+    let events: Vec<ProbeEvent> = vec![
+        ev(ProbeId::SendApp, 0, [0; 4], 1),
+        ev(ProbeId::SchedSwitch, off, [7, 0, 1, 0], 0),
+        ev(ProbeId::SchedSwitch, on, [0, 7, 0, 0], 0),
+        ev(ProbeId::SendApp, 1_000_000_000, [0; 4], 1),
+    ];
+    let ids: Vec<i64> = d.run.trials.iter().map(|t| t.id).collect();
+    let by_trial = ids.into_iter().map(|id| (id, events.clone())).collect();
+    let summaries = analysis::summarize_run(&d.run);
+    StudyData::new(d.run, summaries, by_trial, BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn a_blocked_sender_is_not_a_window_limited_one() {
+    // Issue 30, rule 7: the sched probe's blocked share is its own
+    // candidate; TCP_INFO's window-limited time is another.
+    let v = verdict(&blocked_run(0.8));
+    let b = candidate(&v, super::BLOCKED_SENDER);
+    assert_eq!(b.standing, Standing::Ranked, "{v:#?}");
+    assert!((b.score.unwrap() - 0.8).abs() < 1e-6, "{b:?}");
+    assert!(b.evidence.contains("not window-limited"), "{}", b.evidence);
+    let w = candidate(&v, super::RECEIVE_WINDOW);
+    assert_ne!(w.score, Some(0.8), "{w:?}");
+    // Less blocked, a smaller score: the data decide.
+    let less = verdict(&blocked_run(0.2));
+    let b2 = candidate(&less, super::BLOCKED_SENDER);
+    assert!((b2.score.unwrap() - 0.2).abs() < 1e-6, "{b2:?}");
 }

@@ -1,4 +1,5 @@
-//! How many ACKs the receiver sent per data segment with the smallest
+//! How many ACKs the receiver sent per data segment it received
+//! ([`crate::ratio::ACKS_PER_DATA_SEGMENT_RECEIVED`]) with the smallest
 //! buffers against the largest (Experiment 1): more or fewer only beyond
 //! both 95% CIs over the trials, else the same within them with the
 //! smallest difference the trials could have detected; one trial claims
@@ -20,7 +21,7 @@ pub(super) fn ack_ratio_sentence(
 ) -> String {
     let ratio = |r: f64| format!("{}×", number(r, Unit::Plain));
     let head = format!(
-        "On {place}, the receiver sent {} ACKs per data segment with {} buffers and {} with {}",
+        "On {place}, the receiver sent {} ACKs per data segment it received with {} buffers and {} with {}",
         small.words(Unit::Plain),
         size_words(small_size),
         large.words(Unit::Plain),

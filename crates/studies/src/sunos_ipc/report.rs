@@ -17,6 +17,7 @@ use super::steps::largest_step_sentence;
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
+use crate::ratio::ACKS_PER_DATA_SEGMENT_RECEIVED;
 use analysis::findings::{shape_finding, size_words, CurvePoint};
 use report::format::{column, number, throughput_of_bytes};
 use report::{measure, Figure, Point, Section, Series, SeriesStyle, Table, TickFormat, Unit};
@@ -42,8 +43,8 @@ pub(super) struct BufPoint {
     pub(super) throughput: CurvePoint,
     /// The calibrated base RTT of a place with a `--link`, s.
     pub(super) rtt_s: Option<f64>,
-    /// Receiver segments (ACKs) per data segment sent: mean ± 95% CI over
-    /// trials.
+    /// Receiver segments (ACKs) per data segment received
+    /// ([`ACKS_PER_DATA_SEGMENT_RECEIVED`]): mean ± 95% CI over trials.
     pub(super) acks_per_segment: Option<Estimate>,
 }
 
@@ -63,12 +64,7 @@ fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
                 .trials_of(&e.id)
                 .into_iter()
                 .filter(|(t, _)| t.point_id == p.point_id)
-                .filter_map(|(t, _)| {
-                    let m = &t.outcome.metrics;
-                    let acks = m.get("receiver_segs_out")?;
-                    let data = m.get("data_segs_out")?;
-                    (*data > 0.0).then(|| acks / data)
-                })
+                .filter_map(|(t, _)| ACKS_PER_DATA_SEGMENT_RECEIVED.of(&t.outcome.metrics))
                 .collect();
             out.push(BufPoint {
                 place: match &p.params.link {
@@ -157,9 +153,9 @@ fn sockbuf_section(d: &StudyData) -> Section {
         "buffers".into(),
         format!("throughput ({unit})"),
         "buffer/RTT (window-limited)".into(),
-        "ACKs per data segment".into(),
+        "ACKs per data segment received".into(),
     ])
-        .with_caption("Send and receive buffers set to the same size (setsockopt; Linux doubles the value for its bookkeeping)")
+        .with_caption(format!("Send and receive buffers set to the same size (setsockopt; Linux doubles the value for its bookkeeping). ACKs per data segment received: {} (TCP_INFO's segs_out over data_segs_in on the receiver; retransmissions the sender sent and the receiver never got are not counted)", ACKS_PER_DATA_SEGMENT_RECEIVED.words()))
         .key();
     for ((pl, p), cell) in rows.iter().zip(cells) {
         t.row([

@@ -494,7 +494,7 @@ fn the_ack_ratio_is_a_difference_only_beyond_the_cis() {
     // 0.71 against 0.53 with tight CIs: more with the small buffers.
     let more = say(&[0.70, 0.71, 0.72], &[0.52, 0.53, 0.54]);
     assert!(
-        more.starts_with("On veth, the receiver sent 0.710 ± 0.025 ACKs per data segment with 4 KB buffers and 0.530 ± 0.025 with 256 KB: 1.34× as many with the smaller buffers, beyond the 95% CIs"),
+        more.starts_with("On veth, the receiver sent 0.710 ± 0.025 ACKs per data segment it received with 4 KB buffers and 0.530 ± 0.025 with 256 KB: 1.34× as many with the smaller buffers, beyond the 95% CIs"),
         "{more}"
     );
     // The data flip: fewer with the small buffers, unlike the paper.
