@@ -140,6 +140,21 @@ impl StudyData {
             .find(|k| k.id.starts_with(prefix))
     }
 
+    /// Where a total or a fit over experiment `id` comes from (issue 30,
+    /// rule 1): the trials of its unprobed twin when the run has them (a
+    /// probe perturbs what it measures, so a probed trial gives shares,
+    /// not totals), else `id`'s own, marked [`TotalsSource::Probed`] so
+    /// the finding can say so.
+    pub fn totals_of(&self, id: &str) -> (Vec<(&TrialRecord, &TrialParams)>, TotalsSource) {
+        let twin = format!("{}{id}", crate::spec::UNPROBED_PREFIX);
+        let unprobed = self.trials_of(&twin);
+        if unprobed.is_empty() {
+            (self.trials_of(id), TotalsSource::Probed)
+        } else {
+            (unprobed, TotalsSource::Unprobed)
+        }
+    }
+
     /// The successful trials of an experiment, with their point's params.
     pub fn trials_of(&self, id: &str) -> Vec<(&TrialRecord, &TrialParams)> {
         let points = self.points_of(id);
@@ -200,4 +215,14 @@ impl StudyData {
         }
         out
     }
+}
+
+/// Whose trials a total or a fit came from ([`StudyData::totals_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TotalsSource {
+    /// The experiment's unprobed twin.
+    Unprobed,
+    /// The probed experiment itself (the run has no twin): its totals
+    /// carry the probe's cost.
+    Probed,
 }

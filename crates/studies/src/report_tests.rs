@@ -770,3 +770,68 @@ fn the_verdict_leaves_out_pathological_experiments() {
     let w = v.iter().find(|b| b.name == "the receive window").unwrap();
     assert!((w.score.unwrap() - 0.1).abs() < 1e-9, "{v:#?}");
 }
+
+#[test]
+fn huang_chen_totals_and_fits_come_from_the_unprobed_twin() {
+    // Issue 30, rule 1: the probed trials' sender CPU is flat across MSS
+    // (the sampler's own cost swamps it); the unprobed twin's falls with
+    // the segment count. The Fig. 8 curve and the fit follow the twin.
+    let point = |mss: u32, cpu_s: f64| {
+        let mut p = TrialParams::defaults(TestKind::TcpStream);
+        p.mss = Some(mss);
+        p.topology = "veth".into();
+        let bytes = 20e6;
+        (
+            p,
+            vec![
+                ("bytes", bytes),
+                ("data_segs_out", bytes / f64::from(mss)),
+                ("cpu_sender_s", cpu_s),
+                ("throughput_bps", 1e9),
+            ],
+        )
+    };
+    let probed = vec![point(256, 0.1), point(512, 0.1), point(1280, 0.1)];
+    let unprobed = vec![point(256, 0.114), point(512, 0.080), point(1280, 0.047)];
+    let texts = |d: &StudyData| -> Vec<String> {
+        crate::huang_chen::report(d)
+            .into_iter()
+            .flat_map(|s| s.blocks)
+            .filter_map(|b| match b {
+                report::Block::Finding { text } | report::Block::Paragraph(text) => Some(text),
+                _ => None,
+            })
+            .collect()
+    };
+    let with_twin = study_run(
+        "huang-chen",
+        vec![
+            ("mss-blocks", probed.clone()),
+            ("unprobed-mss-blocks", unprobed),
+        ],
+    );
+    let t = texts(&with_twin);
+    assert!(
+        t.iter()
+            .any(|x| x.contains("come from the MSS experiment's unprobed twin (9 trials")),
+        "{t:#?}"
+    );
+    let curve = t
+        .iter()
+        .find(|x| x.contains("sender CPU per 20 MB"))
+        .unwrap_or_else(|| panic!("{t:#?}"));
+    assert!(curve.contains("falls"), "{curve}");
+    // Without a twin the probed trials are used, and the report says so.
+    let alone = study_run("huang-chen", vec![("mss-blocks", probed)]);
+    let t = texts(&alone);
+    assert!(
+        t.iter()
+            .any(|x| x.contains("this run has no unprobed twin")),
+        "{t:#?}"
+    );
+    let curve = t
+        .iter()
+        .find(|x| x.contains("sender CPU per 20 MB"))
+        .unwrap_or_else(|| panic!("{t:#?}"));
+    assert!(!curve.contains("falls"), "{curve}");
+}

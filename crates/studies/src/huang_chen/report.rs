@@ -4,7 +4,7 @@
 //! routing table's cost; each also redone on tcplab's own stack. Every
 //! finding is computed from the run.
 
-use crate::data::StudyData;
+use crate::data::{StudyData, TotalsSource};
 use crate::figures::series;
 use analysis::cpu::{attribute, fit_packet_byte, CpuAttribution};
 use analysis::findings::CurvePoint;
@@ -78,6 +78,54 @@ const MSS_ARMS: [(bool, &str); 2] = [
     (true, "offloads off"),
     (false, "offloads as the devices have them"),
 ];
+
+/// One trial's totals for Figs 8–9: its MSS, bytes, data segments and
+/// the sender's CPU seconds (the engine's, from the thread's clock).
+pub(super) struct Total {
+    pub mss: f64,
+    pub bytes: f64,
+    pub packets: f64,
+    pub cpu_s: f64,
+    /// The trial switched offloads off (`--offload`).
+    pub offloads_off: bool,
+}
+
+/// The totals of experiment `id`, from its unprobed twin where the run has
+/// one ([`StudyData::totals_of`]).
+pub(super) fn totals(d: &StudyData, id: &str) -> (Vec<Total>, TotalsSource) {
+    let (trials, source) = d.totals_of(id);
+    let v = trials
+        .into_iter()
+        .filter_map(|(t, p)| {
+            let m = &t.outcome.metrics;
+            Some(Total {
+                mss: p.mss.map(f64::from).or_else(|| m.get("snd_mss").copied())?,
+                bytes: *m.get("bytes")?,
+                packets: *m.get("data_segs_out")?,
+                cpu_s: *m.get("cpu_sender_s")?,
+                offloads_off: p.offload.is_some(),
+            })
+        })
+        .filter(|t| t.bytes > 0.0 && t.packets > 0.0)
+        .collect();
+    (v, source)
+}
+
+/// Which trials the totals came from, in words.
+pub(super) fn totals_sentence(source: TotalsSource, n: usize) -> String {
+    match source {
+        TotalsSource::Unprobed => format!(
+            "Totals, the curve and the fit come from the MSS experiment's unprobed twin ({n} \
+             trials, the sender's CPU from its thread clock): the CPU sampler's own cost is not \
+             in them. The per-block shares elsewhere come from the sampled trials."
+        ),
+        TotalsSource::Probed => format!(
+            "Totals, the curve and the fit come from the CPU-sampled trials themselves ({n}; this \
+             run has no unprobed twin): they carry the sampler's own cost (11–16% of a CPU at \
+             10 kHz on this host)."
+        ),
+    }
+}
 
 /// The CPU-sampled trials of experiment `id`.
 pub(super) fn sampled(d: &StudyData, id: &str) -> Vec<Sampled> {
@@ -317,11 +365,13 @@ fn fit_section(d: &StudyData) -> Section {
         "Sender CPU time for 20 MB rose sharply at small segments (79.2 s at 256 against 41.0 s \
          at 1280) and was linear in the number of packets sent.",
     );
-    let all = sampled(d, "mss-blocks");
+    // Totals and the fit come from the unprobed twin (issue 30, rule 1).
+    let (all, source) = totals(d, "mss-blocks");
     if all.is_empty() {
-        s.warning("No CPU-sampled trial of the MSS experiment in this run.");
+        s.warning("No trial of the MSS experiment in this run.");
         return s;
     }
+    s.paragraph(totals_sentence(source, all.len()));
     let present: Vec<(bool, &str)> = MSS_ARMS
         .into_iter()
         .filter(|(off, _)| all.iter().any(|x| x.offloads_off == *off))
@@ -363,23 +413,14 @@ fn fit_section(d: &StudyData) -> Section {
     let mut findings = Vec::new();
     let mut warnings = Vec::new();
     for (off, label) in present {
-        let v: Vec<&Sampled> = all.iter().filter(|x| x.offloads_off == off).collect();
-        let obs: Vec<(f64, f64, f64)> = v
-            .iter()
-            .filter_map(|x| {
-                x.attribution
-                    .role(ThreadRole::Sender)
-                    .map(|r| (x.packets, x.bytes, r.cpu_s))
-            })
-            .collect();
+        let v: Vec<&Total> = all.iter().filter(|x| x.offloads_off == off).collect();
+        let obs: Vec<(f64, f64, f64)> = v.iter().map(|x| (x.packets, x.bytes, x.cpu_s)).collect();
         let mut by_mss: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
         for x in &v {
-            if let Some(r) = x.attribution.role(ThreadRole::Sender) {
-                by_mss.entry(x.mss as u64).or_default().push((
-                    r.cpu_s * PAPER_BYTES / x.bytes,
-                    x.packets * PAPER_BYTES / x.bytes,
-                ));
-            }
+            by_mss.entry(x.mss as u64).or_default().push((
+                x.cpu_s * PAPER_BYTES / x.bytes,
+                x.packets * PAPER_BYTES / x.bytes,
+            ));
         }
         let curve: Vec<CurvePoint> = by_mss
             .iter()
