@@ -189,6 +189,8 @@ mod tests {
 mod fixtures;
 #[cfg(test)]
 mod report_tests;
+#[cfg(test)]
+mod synthetic_findings_tests;
 
 #[cfg(test)]
 mod document_tests;

@@ -111,10 +111,8 @@ impl Calibration {
             }
             *slot = solved.clamp(1e-4, 1.0);
         }
-        ClassSpeeds::from_fractions(f).ok_or(HostModelError::TooSlow {
-            class: "some",
-            ratio: f64::NAN,
-        })
+        // Each speed was clamped into the range speeds are taken in.
+        Ok(ClassSpeeds::from_fractions(f).expect("speeds clamped to 0.0001..=1"))
     }
 
     /// The last transfer's slowed cost per class over the model's: 1 when
