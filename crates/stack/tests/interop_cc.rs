@@ -150,7 +150,25 @@ fn one_loss(subnet: u8, kind: CongestionControlKind) -> Option<(Run, Vec<usize>,
         congestion: kind,
         ..TcpConfig::default()
     };
-    let run = transfer(subnet, config, &[DROPPED], BYTES)?;
+    // The property needs a flight worth halving when the segment is lost.
+    // A sender held off the CPU (a loaded CI host) goes idle, and BSD's
+    // controllers restart after idle at one segment: the loss then meets a
+    // flight of 6 (seen once in CI, against 21-22 otherwise). Such a run
+    // cannot show the property, so it is run again, up to three times.
+    let mut tries = 0;
+    let run = loop {
+        tries += 1;
+        let run = transfer(subnet, config.clone(), &[DROPPED], BYTES)?;
+        let small = run
+            .trace
+            .first()
+            .is_some_and(|e| e.flight < 8 * run.data_mss);
+        if small && tries < 3 {
+            eprintln!("--cc {kind:?}: the loss met a flight under 8 segments; running again");
+            continue;
+        }
+        break run;
+    };
     assert_delivered(&run, BYTES);
     let (bursts, repaired_at) = bursts_after_retransmission(&run.log);
     let mss = run.data_mss;
