@@ -1,5 +1,5 @@
 //! Which measured points a report may show as data. A point whose mean
-//! throughput exceeds its place's calibrated line rate is impossible (the
+//! throughput exceeds its link's line rate is impossible (the
 //! link cannot carry more than its rate, and the rate counts headers and
 //! framing the goodput does not), and a UDP receive rate computed from a handful of datagrams says
 //! more about the first datagram's timing than about the path: both are
@@ -10,11 +10,11 @@
 //! over a few milliseconds the receiver sees more than the line rate. A UDP
 //! loss rate from fewer than a hundred datagrams sent is not given either.
 //!
-//! The line rate is the one the run stored with each trial, in the trial's
-//! `details.lab.calibration.line_rate_bps` (measured by `tcplab` when it
-//! set the place up); it is a physical cap only on a place with an
-//! emulated link (`details.lab.place.link` set), so only there is a point
-//! checked against it.
+//! The line rate is the rate the place's link is set to, stored with each
+//! trial in `details.lab.place.link.rate_bps` ([`LinkRates`] names it
+//! beside the payload ceiling and the calibrated goodput); it is a physical
+//! cap only on a place with an emulated link that sets a rate, so only
+//! there is a point checked against it.
 //!
 //! The studies apply these rules to their experiments; the run report,
 //! `tcplab compare` and the terminal table of `tcplab show` / `bench` apply
@@ -79,13 +79,13 @@ pub fn too_few_datagrams(received: f64) -> bool {
 /// Why a point's measure is not shown as data.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Invalid {
-    /// The mean exceeds the place's calibrated line rate.
+    /// The mean exceeds the link's line rate.
     AboveLineRate {
         /// Mean throughput, bit/s.
         mean_bps: f64,
         /// Its 95% CI half-width, bit/s.
         ci_bps: f64,
-        /// The place's calibrated line rate, bit/s.
+        /// The link's line rate, bit/s.
         line_rate_bps: f64,
     },
     /// A UDP receive rate from fewer than [`MIN_DATAGRAMS_FOR_RATE`]
@@ -129,8 +129,8 @@ impl Invalid {
                 ci_bps,
                 line_rate_bps,
             } => format!(
-                "invalid: {}: its mean exceeds the place's calibrated line rate of {}, which \
-                 goodput cannot reach (the line rate counts its headers and framing too)",
+                "invalid: {}: its mean exceeds the link's line rate of {}, which goodput \
+                 cannot reach (the line rate counts its headers and framing too)",
                 // The one number rule of bench and show (`report::format`).
                 report::measure(*mean_bps, Some(*ci_bps), report::Unit::Si("bit/s")),
                 rate_words(*line_rate_bps)
@@ -173,20 +173,61 @@ impl Invalid {
     }
 }
 
-/// The calibrated line rate of the place a point ran in, bit/s, when that
-/// place has an emulated link: read from the point's first successful
-/// trial of `trials` (all trials of a point share their place).
-pub fn line_rate_bps(trials: &[TrialRecord], point: &PointSummary) -> Option<f64> {
+/// Wire bytes per full-sized TCP segment beyond its payload, before the
+/// link's framing: Ethernet 14, IPv4 20, TCP 20, timestamps option 12.
+pub const TCP_HEADER_BYTES: f64 = 66.0;
+
+/// A shaped or emulated link's rates, each named once so that every
+/// report means the same by each word:
+/// - the **line rate**: what the link's shaper or emulator is set to
+///   (`details.lab.place.link.rate_bps`), counting every byte on the wire,
+///   headers and framing included; the physical cap every validity rule
+///   and every link share uses;
+/// - the **payload ceiling** at an MSS: the most TCP payload the line rate
+///   carries in full frames, line rate × MSS / (MSS + 66 + framing);
+/// - the **calibrated goodput**: what the place's own calibration transfer
+///   (a short cubic bulk transfer when the place was set up) delivered, a
+///   measurement, never a cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkRates {
+    /// The line rate, bit/s.
+    pub line_rate_bps: f64,
+    /// Framing bytes per frame beyond the frame (Ethernet's 24, or 0).
+    pub framing_bytes: f64,
+    /// The calibration transfer's goodput, bit/s (NaN if not stored).
+    pub calibrated_goodput_bps: f64,
+}
+
+impl LinkRates {
+    /// The payload ceiling at `mss`, bit/s.
+    pub fn payload_ceiling_bps(&self, mss: f64) -> f64 {
+        self.line_rate_bps * mss / (mss + TCP_HEADER_BYTES + self.framing_bytes)
+    }
+}
+
+/// The rates of the link of the place a point ran in, read from the point's
+/// first successful trial of `trials` (all trials of a point share their
+/// place): `None` on a place without an emulated link, or with a link
+/// that sets no rate (delay or loss only), which caps nothing.
+pub fn link_rates(trials: &[TrialRecord], point: &PointSummary) -> Option<LinkRates> {
     let t = trials
         .iter()
         .find(|t| t.point_id == point.point_id && t.status == TrialStatus::Ok)?;
     let lab = &t.outcome.details["lab"];
-    if lab["place"]["link"].is_null() {
-        return None;
-    }
-    lab["calibration"]["line_rate_bps"]
-        .as_f64()
-        .filter(|l| *l > 0.0)
+    let link = &lab["place"]["link"];
+    let line_rate_bps = link["rate_bps"].as_f64().filter(|l| *l > 0.0)?;
+    Some(LinkRates {
+        line_rate_bps,
+        framing_bytes: link["framing_bytes"].as_f64().unwrap_or(0.0),
+        calibrated_goodput_bps: lab["calibration"]["goodput_bps"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+    })
+}
+
+/// The line rate of the place a point ran in, bit/s ([`LinkRates`]).
+pub fn line_rate_bps(trials: &[TrialRecord], point: &PointSummary) -> Option<f64> {
+    link_rates(trials, point).map(|r| r.line_rate_bps)
 }
 
 /// Whether a point's `throughput_bps` may be shown, given its place's line

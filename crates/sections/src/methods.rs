@@ -184,9 +184,11 @@ fn places(trials: &[&TrialRecord]) -> String {
         if !link.is_null() {
             text += &format!(": {}", link_settings(link, mechanism));
         }
-        if let Some(r) = lab["calibration"]["line_rate_bps"].as_f64() {
+        // The line rate is the link's set rate (in `link_settings`); the
+        // calibration is a measurement beside it, never a second rate.
+        if let Some(r) = lab["calibration"]["goodput_bps"].as_f64() {
             text += &format!(
-                ", calibrated line rate {}",
+                ", calibrated goodput {} (a 2-3 s cubic bulk transfer when the place was set up)",
                 report::format::number(r, report::Unit::Si("bit/s"))
             );
         }

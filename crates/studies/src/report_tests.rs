@@ -211,8 +211,7 @@ fn the_verdict_ranks_what_the_data_shows() {
             t.outcome.metrics.insert("rwnd_limited_s".into(), rwnd);
             if let Some(share) = link_share {
                 t.outcome.details = serde_json::json!({"lab": {
-                    "calibration": {"line_rate_bps": 1e9 / share},
-                    "place": {"link": "ether10"}
+                    "place": {"link": {"rate_bps": 1e9 / share}}
                 }});
             }
         }
@@ -231,7 +230,7 @@ fn the_verdict_ranks_what_the_data_shows() {
     let (share, text) = link.imposed.clone().unwrap();
     assert!((share - 0.95).abs() < 1e-6, "{b:#?}");
     assert!(
-        text.contains("95.0 ± 2.4 % of the 1.05 Gbit/s line rate"),
+        text.contains("95.0 ± 2.4 % of the link's 1.05 Gbit/s line rate"),
         "{b:#?}"
     );
     // No CPU samples: the CPU candidates say so and rank last.

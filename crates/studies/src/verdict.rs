@@ -12,7 +12,7 @@
 //!   (issue 30, rule 7): a sender waits as long on a slow link or a slow
 //!   receiver as on a closed window, so the two are separate candidates;
 //! - **the link**: a TCP point's mean throughput as a share of its emulated
-//!   link's calibrated line rate ([`crate::validity::best_link_share`], the
+//!   link's line rate ([`crate::validity::best_link_share`], the
 //!   figure the study sections print; points whose mean is above the line rate
 //!   are invalid and left out);
 //! - **data copy**, **checksum**, **per-packet processing** (TCP, IP, device,

@@ -174,8 +174,7 @@ fn a_window_the_experiment_set_is_imposed_not_the_hosts() {
 #[test]
 fn a_shaped_link_is_the_experiments_limit() {
     let on_link = serde_json::json!({"lab": {
-        "calibration": {"line_rate_bps": 1e7},
-        "place": {"link": "ether10"}
+        "place": {"link": {"rate_bps": 1e7}}
     }});
     let mut p = stream();
     p.topology = "ether10".into();
@@ -184,7 +183,7 @@ fn a_shaped_link_is_the_experiments_limit() {
     assert_eq!(link.standing, Standing::Imposed, "{v:#?}");
     assert!(
         link.evidence
-            .contains("TCP reached 95.0 ± 0 % of the 10.0 Mbit/s line rate")
+            .contains("TCP reached 95.0 ± 0 % of the link's 10.0 Mbit/s line rate")
             && link.evidence.contains("a shaped link (ether10)"),
         "{}",
         link.evidence

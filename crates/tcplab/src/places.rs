@@ -157,18 +157,11 @@ fn add_side_cpu_metrics(
 pub struct Calibration {
     /// TCP goodput of a short bulk transfer (bits/s).
     pub goodput_bps: f64,
-    /// Goodput plus TCP/IP/Ethernet header overhead and the link's framing
-    /// (preamble, FCS, gap): the line rate (bits/s).
-    pub line_rate_bps: f64,
     /// Median round trip of 1-byte request/response (s).
     pub rtt_s: f64,
     /// MSS the calibration flow used.
     pub mss: f64,
 }
-
-/// Wire bytes per segment beyond the payload: Ethernet 14, IPv4 20, TCP 20,
-/// timestamps option 12.
-pub const HEADER_BYTES: f64 = 66.0;
 
 /// The control connection in `slot`, reconnected (with `hook` set, within
 /// `timeout`) if it is missing or broke in an earlier trial.
@@ -302,12 +295,6 @@ impl LivePlace {
         let m = self.run(&bulk, interrupt, None)?.metrics;
         let goodput = m.get("throughput_bps").copied().unwrap_or(0.0);
         let mss = m.get("snd_mss").copied().unwrap_or(1448.0);
-        let framing = self
-            .place
-            .info()
-            .link
-            .as_ref()
-            .map_or(0.0, |l| f64::from(l.framing_bytes));
         let mut rr = TrialParams::defaults(TestKind::TcpRr);
         rr.nodelay = true;
         // On a lossy link a lost SYN waits the 1 s initial RTO: a 0.5 s run
@@ -329,7 +316,6 @@ impl LivePlace {
         let r = self.run(&rr, interrupt, None)?.metrics;
         self.calibration = Some(Calibration {
             goodput_bps: goodput,
-            line_rate_bps: goodput * (mss + HEADER_BYTES + framing) / mss,
             rtt_s: r.get("latency_p50_s").copied().unwrap_or(f64::NAN),
             mss,
         });

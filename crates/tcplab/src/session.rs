@@ -177,10 +177,10 @@ impl Session {
                     .map_err(|e| anyhow::anyhow!("calibrating the {} place: {e}", spec.label))?
                     .clone();
                 status(&format!(
-                    "{}: {} — line rate {}, RTT {}",
+                    "{}: {} — calibrated goodput {}, RTT {}",
                     spec.label,
                     live.place().info().mechanism,
-                    report::format::number(c.line_rate_bps, report::format::Unit::Si("bit/s")),
+                    report::format::number(c.goodput_bps, report::format::Unit::Si("bit/s")),
                     report::format::number(c.rtt_s, report::format::Unit::Si("s"))
                 ));
             }

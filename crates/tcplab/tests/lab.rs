@@ -149,7 +149,8 @@ fn shaped_rate_is_within_5_percent_for_each_mechanism() {
     let lab = &full["trials"][0]["outcome"]["details"]["lab"];
     assert_eq!(lab["place"]["mechanism"], "emulator", "{lab}");
     assert!(
-        lab["calibration"]["line_rate_bps"].as_f64().unwrap() > 0.0,
+        lab["calibration"]["goodput_bps"].as_f64().unwrap() > 0.0
+            && lab["place"]["link"]["rate_bps"].as_f64().unwrap() > 0.0,
         "{lab}"
     );
     assert!(lab["calibration"]["rtt_s"].as_f64().unwrap() > 0.0, "{lab}");

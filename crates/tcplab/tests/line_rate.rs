@@ -2,7 +2,7 @@
 //! link profile (`lab::link::profiles`) is driven with TCP (256 KB
 //! transfers, the size whose bucket burst once gave 122 Mbit/s through
 //! lan100) and UDP (200 ms streams) at write sizes up to 64 KB, and every
-//! point's mean either stays within its calibrated line rate (whatever its
+//! point's mean either stays within its link's line rate (whatever its
 //! CI) or is left out by the studies' validity rules for a stated reason (too few
 //! datagrams, too short an interval) — never for being above the rate.
 //! Then `tcplab report` on these plain bench runs: its throughput figures
@@ -15,7 +15,7 @@ mod common;
 use analysis::validity::{above_line_rate, too_few_datagrams, too_short_interval};
 use analysis::PointSummary;
 use common::{stdout_of, tcplab, temp_db};
-use record::{Store, TestKind, TrialStatus};
+use record::{Store, TestKind};
 use std::path::Path;
 
 /// Why a point is not plotted, per the validity rules other than the line
@@ -37,8 +37,8 @@ fn no_plotted_throughput_exceeds_the_line_rate_on_any_profile() {
     if !testkit::need_root("namespaces and links need root") {
         return;
     }
-    // The rates are measured against each place's calibrated line rate,
-    // which a busy host measures wrong: one timed test at a time, and the
+    // The rates are held to each place's link's line rate, and a busy host
+    // measures rates wrong: one timed test at a time, and the
     // two runs (in a fresh database each attempt: runs 1 and 2) count when
     // they ran quietly.
     let _timing = testkit::timing_lock();
@@ -81,12 +81,8 @@ fn no_plotted_throughput_exceeds_the_line_rate_on_any_profile() {
                 eprintln!("{label}: no rate (n/a)");
                 continue;
             };
-            let line = run
-                .trials
-                .iter()
-                .find(|t| t.point_id == p.point_id && t.status == TrialStatus::Ok)
-                .and_then(|t| t.outcome.details["lab"]["calibration"]["line_rate_bps"].as_f64())
-                .unwrap_or_else(|| panic!("{label}: no calibrated line rate"));
+            let line = analysis::validity::line_rate_bps(&run.trials, &p)
+                .unwrap_or_else(|| panic!("{label}: no line rate stored with its link"));
             let seen = format!(
                 "{label}: {:.1} ± {:.1} Mbit/s, line rate {:.1} Mbit/s",
                 thr.mean / 1e6,

@@ -54,8 +54,8 @@ fn point(
     params.topology = place.into();
     let details = match line_rate {
         Some(l) => serde_json::json!({"lab": {
-            "calibration": {"line_rate_bps": l},
-            "place": {"link": place}
+            "calibration": {"goodput_bps": l * 0.94},
+            "place": {"link": {"rate_bps": l, "framing_bytes": 24}}
         }}),
         None => serde_json::json!({"lab": {"place": {"link": null}}}),
     };
@@ -187,9 +187,8 @@ fn reasons_state_the_numbers() {
     };
     assert_eq!(
         a.reason(),
-        "invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the place's calibrated line rate of \
-         10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing \
-         too)"
+        "invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the link's line rate of 10.0 Mbit/s, \
+         which goodput cannot reach (the line rate counts its headers and framing too)"
     );
     // A single trial has no CI: its mean alone, by the same rule.
     let one = Invalid::AboveLineRate {
@@ -216,4 +215,45 @@ fn reasons_state_the_numbers() {
     assert!(d
         .reason()
         .starts_with("n/a: the loss rate would rest on 40 datagrams sent per trial"));
+}
+
+/// Issue 30, rule 3: the line rate is the link's set rate, not the one a
+/// calibration's goodput implies; a link that sets no rate caps nothing;
+/// the payload ceiling is the line rate less headers and framing.
+#[test]
+fn the_line_rate_is_the_links_set_rate() {
+    let (mut trials, p) = point(
+        TestKind::TcpStream,
+        "ether10",
+        Some(10e6),
+        &[("throughput_bps", 9.9e6), ("delay_s", 1.0)],
+    );
+    for t in trials.iter_mut() {
+        t.outcome.details["lab"]["calibration"] =
+            serde_json::json!({"goodput_bps": 9.393e6, "line_rate_bps": 9.8e6});
+    }
+    let r = link_rates(&trials, &p).unwrap();
+    assert_eq!(r.line_rate_bps, 10e6);
+    assert_eq!(r.calibrated_goodput_bps, 9.393e6);
+    assert!((r.payload_ceiling_bps(1448.0) - 9.4148e6).abs() < 100.0);
+    // 9.9 Mbit/s is within the set 10 Mbit/s, though above the 9.8 the
+    // calibration stored.
+    assert_eq!(throughput_validity(&p, line_rate_bps(&trials, &p)), Ok(()));
+    // A link with a delay and no rate caps nothing.
+    for t in trials.iter_mut() {
+        t.outcome.details["lab"]["place"]["link"] =
+            serde_json::json!({"rate_bps": null, "delay_s": 0.03});
+    }
+    assert_eq!(link_rates(&trials, &p), None);
+    // Above the set rate: invalid.
+    let (trials, p) = point(
+        TestKind::TcpStream,
+        "ether10",
+        Some(10e6),
+        &[("throughput_bps", 10.1e6), ("delay_s", 1.0)],
+    );
+    assert!(matches!(
+        throughput_validity(&p, line_rate_bps(&trials, &p)),
+        Err(Invalid::AboveLineRate { .. })
+    ));
 }

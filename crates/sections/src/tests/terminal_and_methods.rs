@@ -258,7 +258,7 @@ fn the_methods_give_each_places_link_settings() {
         t.outcome.details["lab"] = if i < 2 {
             serde_json::json!({"place": {"label": "ether10", "mechanism": "tbf",
                 "link": link(Some(10_000_000), 0.01, 0.0, 32)},
-                "calibration": {"line_rate_bps": 9.99e6}})
+                "calibration": {"goodput_bps": 9.39e6}})
         } else {
             serde_json::json!({"place": {"label": "lossy", "mechanism": "netem",
                 "link": link(None, 0.0, 0.001, 100)}})
@@ -270,7 +270,7 @@ fn the_methods_give_each_places_link_settings() {
         p.contains(
             "ether10 via tbf: rate 10.0 Mbit/s, one-way delay 10.0 ms, no jitter, loss or \
              reordering, MTU 1500, queue 32 frames, 24 B framing per frame, token-bucket burst \
-             3028 B (two frames or 1 ms at the rate, the larger), calibrated line rate 9.99 Mbit/s"
+             3028 B (two frames or 1 ms at the rate, the larger), calibrated goodput 9.39 Mbit/s (a 2-3 s cubic bulk transfer when the place was set up)"
         ),
         "{p}"
     );

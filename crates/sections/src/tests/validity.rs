@@ -10,8 +10,8 @@ use super::*;
 /// three trials ran at about `bps` from first byte to last in `interval_s`.
 fn over_lan1g(write_size: u64, bps: f64, interval_s: f64) -> PointSpec {
     let details = serde_json::json!({"lab": {
-        "calibration": {"line_rate_bps": 1e9},
-        "place": {"link": "lan1g"}
+        "calibration": {"goodput_bps": 0.94e9},
+        "place": {"link": {"rate_bps": 1e9, "framing_bytes": 24}}
     }});
     PointSpec {
         write_size,

@@ -143,7 +143,7 @@ fn the_offload_explanation_needs_tcp_ahead() {
 type SyntheticPoint = (&'static str, TrialParams, Vec<BTreeMap<String, f64>>);
 
 /// A study run of abrams91 on `place`, each trial's lab details carrying
-/// the place's calibrated line rate (an emulated link).
+/// its link's line rate (an emulated link).
 fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyData {
     let mut experiments: Vec<ExperimentRecord> = Vec::new();
     let mut records = Vec::new();
@@ -173,8 +173,7 @@ fn run(place: &str, line_rate_bps: f64, points: Vec<SyntheticPoint>) -> StudyDat
                 ..TrialOutcome::default()
             };
             o.details = serde_json::json!({"lab": {
-                "calibration": {"line_rate_bps": line_rate_bps},
-                "place": {"link": place}
+                "place": {"link": {"rate_bps": line_rate_bps}}
             }});
             trials.push(ok_trial(&trials, pid, k, o));
         }
@@ -303,7 +302,7 @@ fn points_above_the_line_rate_are_left_out_with_their_reason() {
     assert!(udp_series(&impossible).is_empty());
     let w = warnings(&impossible);
     assert!(
-        w.iter().any(|w| w.starts_with("Left out of the figure, Table 2's rates and the findings on ether10: UDP at 512 B: invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the place's calibrated line rate of 10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing too); UDP at 8 KB: invalid")),
+        w.iter().any(|w| w.starts_with("Left out of the figure, Table 2's rates and the findings on ether10: UDP at 512 B: invalid: 11.70 ± 0.02 Mbit/s: its mean exceeds the link's line rate of 10.0 Mbit/s, which goodput cannot reach (the line rate counts its headers and framing too); UDP at 8 KB: invalid")),
         "{w:#?}"
     );
     let f = findings(&impossible);
@@ -376,7 +375,7 @@ fn the_verdict_states_the_sections_link_figure() {
     // The load point at 12 Mbit/s is invalid: the write-size point decides.
     let d = ether10([8.99e6, 9.0e6, 9.01e6], 500.0, [11.9e6, 12.0e6, 12.1e6]);
     let v = link_verdict(&d);
-    assert!(v.evidence.starts_with("TCP reached 96.8 ± 0.5 % of the 10.0 Mbit/s line rate (mean of 3 trials, tcp-stream 8 KB writes on ether10"), "{}", v.evidence);
+    assert!(v.evidence.starts_with("TCP reached 96.8 ± 0.5 % of the link's 10.0 Mbit/s line rate (9.70 Mbit/s; its payload ceiling at MSS 1448 is 9.58 Mbit/s, 1.2 % above it, more than"), "{}", v.evidence);
     assert!((v.share - 9.70e6 / 10.02e6).abs() < 1e-9, "{}", v.evidence);
     assert!(
         link_finding(&d).contains(&v.evidence),
@@ -406,7 +405,7 @@ fn the_verdict_states_the_sections_link_figure() {
     // its CI, so it gives no share and the write-size point decides.
     let d = ether10([8.99e6, 9.0e6, 9.01e6], 500.0, [10.5e6, 11.0e6, 11.9e6]);
     let v = link_verdict(&d);
-    assert!(v.evidence.starts_with("TCP reached 96.8 ± 0.5 % of the 10.0 Mbit/s line rate (mean of 3 trials, tcp-stream 8 KB writes on ether10"), "{}", v.evidence);
+    assert!(v.evidence.starts_with("TCP reached 96.8 ± 0.5 % of the link's 10.0 Mbit/s line rate (9.70 Mbit/s; its payload ceiling at MSS 1448 is 9.58 Mbit/s, 1.2 % above it, more than"), "{}", v.evidence);
     assert!(v.evidence.ends_with("writes on ether10)"), "{}", v.evidence);
     assert!(
         link_finding(&d).contains(&v.evidence),
