@@ -70,7 +70,11 @@ pub fn document(
     let verdict = verdict::section(&data);
     findings += count_findings(&verdict);
     r.push(verdict);
-    r.push(sections::methods::methods_section(&data.run, &data.points));
+    let mut methods = sections::methods::methods_section(&data.run, &data.points);
+    if let Some(cc) = crate::methods::cc_paragraph(&data.settings.experiments) {
+        methods.push(report::Block::Paragraph(cc));
+    }
+    r.push(methods);
     r.push(experiments_section(&data, warnings));
     let csv = {
         let mut v = Vec::new();

@@ -9,6 +9,7 @@ pub mod document;
 pub mod figures;
 pub mod huang_chen;
 pub mod markatos02;
+pub mod methods;
 pub mod openlink92;
 pub mod ratio;
 pub mod spec;
@@ -104,6 +105,7 @@ pub fn plan(name: &str, o: &PlanOptions) -> Result<StudyPlan, StudyError> {
     study(name).map(|s| {
         (s.plan)(o)
             .without_what_loopback_cannot_run()
+            .with_declared_cc()
             .with_unprobed_twins()
     })
 }
@@ -133,6 +135,50 @@ mod tests {
                 assert!(p.experiments.iter().all(|e| !e.args.is_empty()));
             }
         }
+    }
+
+    /// Issue 30, rule 2: congestion control is a declared factor of every
+    /// study experiment that runs over TCP, in every plan.
+    #[test]
+    fn every_tcp_experiment_declares_its_congestion_control() {
+        let mut tcp = 0;
+        for name in names() {
+            for quick in [false, true] {
+                for topology in [None, Some("veth".to_string()), Some("ether10".to_string())] {
+                    let p = plan(name, &PlanOptions { quick, topology }).unwrap();
+                    for e in &p.experiments {
+                        if spec::runs_tcp(e) {
+                            tcp += 1;
+                            let n = e.args.iter().filter(|a| *a == "--cc").count();
+                            assert_eq!(n, 1, "{name}: {}", e.command());
+                        } else {
+                            assert!(spec::declared_cc(e).is_none(), "{}", e.command());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(tcp > 100, "{tcp} TCP experiments");
+        // An experiment that compares controllers keeps its own.
+        let own = spec::StudyPlan {
+            study: "s".into(),
+            experiments: vec![
+                spec::Experiment::bench("a", "A", "tcp-stream --cc cubic,bbr"),
+                spec::Experiment::bench("b", "B", "tcp-rr --write-size 1"),
+                spec::Experiment::bench("c", "C", "udp-stream --write-size 1K"),
+            ],
+            skipped: Vec::new(),
+        }
+        .with_declared_cc();
+        assert_eq!(own.experiments[0].args, ["tcp-stream", "--cc", "cubic,bbr"]);
+        assert_eq!(
+            own.experiments[1].args,
+            ["tcp-rr", "--write-size", "1", "--cc", spec::STUDY_CC]
+        );
+        assert_eq!(
+            own.experiments[2].args,
+            ["udp-stream", "--write-size", "1K"]
+        );
     }
 
     #[test]

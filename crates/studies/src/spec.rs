@@ -162,6 +162,47 @@ impl StudyPlan {
     }
 }
 
+/// The congestion control every study's TCP experiment runs with unless it
+/// declares its own (issue 30, rule 2): the papers' hosts ran 4.3BSD-era
+/// TCP, whose congestion avoidance Linux's `reno` (NewReno) keeps, and
+/// tcplab's own stack offers it too.
+pub const STUDY_CC: &str = "reno";
+
+/// Why [`STUDY_CC`], as the methods print it.
+pub const STUDY_CC_WHY: &str = "the papers' hosts ran 4.3BSD-era TCP (slow start and \
+    congestion avoidance on loss, no pacing), which Linux's reno keeps; not this host's \
+    default, bbr, which models the path and paces what it sends (with a timer, as this kernel \
+    has no fq qdisc), as none of the papers' hosts did";
+
+/// The tests that run over TCP, and so have a congestion control.
+const TCP_TESTS: [&str; 4] = ["tcp-stream", "tcp-rr", "tcp-crr", "http"];
+
+/// The congestion control an experiment declares (`--cc`), if any.
+pub fn declared_cc(e: &Experiment) -> Option<&str> {
+    arg_of(e, "--cc")
+}
+
+/// Whether an experiment runs over TCP (and so needs a congestion control).
+pub fn runs_tcp(e: &Experiment) -> bool {
+    e.args
+        .first()
+        .is_some_and(|t| TCP_TESTS.contains(&t.as_str()))
+}
+
+impl StudyPlan {
+    /// The plan with every TCP experiment that declares no congestion
+    /// control given [`STUDY_CC`], so that no study runs on whatever the
+    /// host's default is (issue 30, rule 2).
+    pub fn with_declared_cc(mut self) -> StudyPlan {
+        for e in self.experiments.iter_mut() {
+            if runs_tcp(e) && declared_cc(e).is_none() {
+                e.args.extend(["--cc".to_string(), STUDY_CC.to_string()]);
+            }
+        }
+        self
+    }
+}
+
 /// The flags that change a place's namespaces (its devices' offloads,
 /// its routing table), which the host's own loopback never gets.
 const NAMESPACE_FLAGS: [&str; 3] = ["--offload", "--checksum-offload", "--routes"];
