@@ -251,6 +251,13 @@ fn tcp_info_metrics(m: &mut BTreeMap<String, f64>, snd: &[TcpInfo], rcv: &[TcpIn
         "retransmits",
         sum(snd, |i| Some(f64::from(i.total_retrans))),
     );
+    // Bytes beside segments: a retransmitted full segment and a resent
+    // byte weigh differently against the bytes moved (issue 30, rule 2).
+    put("bytes_sent", sum(snd, |i| i.bytes_sent.map(|b| b as f64)));
+    put(
+        "bytes_retrans",
+        sum(snd, |i| i.bytes_retrans.map(|b| b as f64)),
+    );
     put(
         "cwnd_segments",
         sum(snd, |i| Some(f64::from(i.snd_cwnd))).map(|s| s / n),

@@ -67,6 +67,14 @@ pub fn document(
         findings += count_findings(&s);
         r.push(s);
     }
+    let lossy = crate::lossy::lossy_place_warnings(&data);
+    if !lossy.is_empty() {
+        let mut loss = Section::new("Loss beside throughput");
+        for w in lossy {
+            loss.warning(w);
+        }
+        r.push(loss);
+    }
     let verdict = verdict::section(&data);
     findings += count_findings(&verdict);
     r.push(verdict);

@@ -8,6 +8,7 @@ pub mod data;
 pub mod document;
 pub mod figures;
 pub mod huang_chen;
+pub mod lossy;
 pub mod markatos02;
 pub mod methods;
 pub mod openlink92;

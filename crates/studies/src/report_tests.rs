@@ -472,3 +472,63 @@ fn the_ten_megabit_figure_carries_the_papers_curve_and_compares_with_it() {
     let g = findings(&on_ether10(4.2));
     assert!(g.iter().any(|s| s.contains("0.50×")), "{g:#?}");
 }
+
+/// Issue 30, rule 2: over a lossy place a throughput carries its loss, a
+/// comparison of throughputs says loss may explain it, and the report warns
+/// per place; with the same throughputs and nothing lost, none of it.
+#[test]
+fn loss_travels_with_the_ten_megabit_throughput() {
+    let sizes = [512u64, 1024, 8192];
+    let on_ether10 = |retrans: f64| {
+        let tcp: Vec<(u64, f64)> = sizes.iter().map(|&s| (s, 9.4e6)).collect();
+        let mut d = write_size_run(&tcp, &tcp);
+        for e in d.settings.experiments.iter_mut() {
+            e.id = e.id.replace("-fast", "-slow");
+        }
+        for p in d.run.points.iter_mut() {
+            p.params.topology = "ether10".into();
+        }
+        // UDP points read their loss from loss_rate (0 here), TCP's from
+        // these.
+        for t in d.run.trials.iter_mut() {
+            t.outcome.metrics.insert("bytes_retrans".into(), retrans);
+            t.outcome.metrics.insert("bytes_sent".into(), 820_024.0);
+        }
+        d.points = analysis::summarize_run(&d.run);
+        d
+    };
+    let lossy = on_ether10(308_024.0);
+    let f = findings(&lossy);
+    assert!(
+        f.iter().any(|s| s.contains(
+            "reaches up to 9.40 ± 0.23 Mbit/s (8 KB writes; 308,024 of 820,024 bytes \
+             retransmitted per trial, 37.6 %), 1.12×"
+        )),
+        "{f:#?}"
+    );
+    assert!(
+        f.iter().any(|s| s.starts_with("On ether10, TCP throughput")
+            && s.contains("Loss may explain part of this difference: tcp-stream")),
+        "{f:#?}"
+    );
+    let w = crate::lossy::lossy_place_warnings(&lossy);
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert!(
+        w[0].starts_with(
+            "Loss on ether10: 3 of this run's points there lost or resent data, the most \
+             308,024 of 820,024 bytes retransmitted per trial, 37.6 %"
+        ),
+        "{w:#?}"
+    );
+    let clean = on_ether10(0.0);
+    let f = findings(&clean);
+    assert!(
+        f.iter()
+            .all(|s| !s.contains("retransmitted") && !s.contains("Loss may")),
+        "{f:#?}"
+    );
+    assert!(f
+        .iter()
+        .any(|s| s.contains("reaches up to 9.40 ± 0.23 Mbit/s (8 KB writes)")));
+    assert!(crate::lossy::lossy_place_warnings(&clean).is_empty());
+}

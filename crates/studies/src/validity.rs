@@ -81,6 +81,9 @@ pub struct LinkShare {
     pub mss: f64,
     /// The place's calibrated goodput, bit/s (NaN when not stored).
     pub calibrated_goodput_bps: f64,
+    /// What the point lost or resent, in words, when it did (issue 30,
+    /// rule 2: loss travels with throughput).
+    pub loss: Option<String>,
     /// The point's params.
     pub params: TrialParams,
     /// Trials the mean is over.
@@ -106,6 +109,11 @@ impl LinkShare {
         // A mean a little above the ceiling is within the shaper's own rate
         // error (lab::shaper: within 1% on the development VM); say so
         // rather than let the two numbers contradict each other silently.
+        let loss = self
+            .loss
+            .as_ref()
+            .map(|l| format!("; {l}"))
+            .unwrap_or_default();
         let over = self.mean_bps / self.payload_ceiling_bps - 1.0;
         let above = if over > SHAPER_RATE_ERROR {
             format!(
@@ -123,7 +131,7 @@ impl LinkShare {
         };
         format!(
             "TCP reached {} of the link's {} line rate ({}; its payload ceiling at MSS {:.0} \
-             is {}{above}{calibrated}; mean of {} trials, {} {} writes on {})",
+             is {}{above}{calibrated}{loss}; mean of {} trials, {} {} writes on {})",
             measure(self.share, Some(self.share_ci), Unit::Percent),
             number(self.line_rate_bps, Unit::Si("bit/s")),
             number(self.mean_bps, Unit::Si("bit/s")),
@@ -156,6 +164,7 @@ pub fn link_share(d: &StudyData, point: &PointSummary) -> Option<LinkShare> {
         payload_ceiling_bps: rates.payload_ceiling_bps(mss),
         mss,
         calibrated_goodput_bps: rates.calibrated_goodput_bps,
+        loss: crate::lossy::loss_words(point),
         share: thr.mean / line,
         share_ci: if thr.ci95.is_finite() {
             thr.ci95 / line
@@ -277,11 +286,25 @@ mod tests {
             e.contains("is 9.41 Mbit/s, 0.4 % above it, within the shaper's own rate error"),
             "{e}"
         );
+        assert!(!e.contains("retransmitted"), "{e}");
         // Beyond the shaper's error: doubted in the same sentence.
         let (d, p) = point_over_ether10_at(3.0, 9.60e6);
         let e = link_share(&d, &p).unwrap().evidence();
         assert!(
             e.contains("2.0 % above it, more than the shaper's own rate error of about 1 % allows"),
+            "{e}"
+        );
+        // Rule 2: what the point resent travels with its share.
+        let (d, mut p) = point_over_ether10_at(3.0, 9.40e6);
+        p.metrics.insert(
+            "retransmits".into(),
+            analysis::summarize(&[5.0, 5.0, 5.0]).unwrap(),
+        );
+        let e = link_share(&d, &p).unwrap().evidence();
+        assert!(
+            e.contains(
+                "transfer delivered 9.39 Mbit/s; 5.0 segments retransmitted per trial; mean of 3"
+            ),
             "{e}"
         );
     }

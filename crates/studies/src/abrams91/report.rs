@@ -70,6 +70,8 @@ fn write_size_section(d: &StudyData) -> Section {
         if d.points_of(&tcp_id).is_empty() && d.points_of(&udp_id).is_empty() {
             continue;
         }
+        let tcp_points = d.points_of(&tcp_id);
+        let udp_points = d.points_of(&udp_id);
         let where_ = d
             .points_of(&tcp_id)
             .first()
@@ -114,25 +116,43 @@ fn write_size_section(d: &StudyData) -> Section {
         if ten_mbit {
             let big: Vec<&CurvePoint> = tcp.iter().filter(|p| p.x >= PAPER_FLAT_FROM).collect();
             if let Some(best) = big.iter().max_by(|a, b| a.mean.total_cmp(&b.mean)) {
+                // Loss travels with the figure (issue 30, rule 2).
+                let loss = tcp_points
+                    .iter()
+                    .find(|p| write_size(&p.params) == Some(best.x))
+                    .and_then(|p| crate::lossy::loss_words(p))
+                    .map(|l| format!("; {l}"))
+                    .unwrap_or_default();
                 s.finding(format!(
-                    "On {where_}, TCP with writes of 1 KB and more reaches up to {} ({} writes), \
-                     {:.2}× the paper's DECstation pair (8.4 Mbit/s) on the same 10 Mbit/s \
-                     medium.",
+                    "On {where_}, TCP with writes of 1 KB and more reaches up to {} ({} \
+                     writes{loss}), {:.2}× the paper's DECstation pair (8.4 Mbit/s) on the same \
+                     10 Mbit/s medium.",
                     measure(best.mean * 1e6, Some(best.ci * 1e6), Unit::Si("bit/s")),
                     size_words(best.x),
                     best.mean / PAPER_DEC_MBIT
                 ));
             }
         }
-        s.finding(shape_finding(
-            &format!("On {where_}, TCP throughput"),
-            "write size",
-            &tcp,
-            &size_words,
-            &|r| number(r * 1e6, Unit::Si("bit/s")),
+        // A comparison of throughputs says when loss may explain it.
+        let caveat =
+            |text: String, pts: &[&analysis::PointSummary]| match crate::lossy::loss_caveat(pts) {
+                Some(c) => format!("{text} {c}"),
+                None => text,
+            };
+        s.finding(caveat(
+            shape_finding(
+                &format!("On {where_}, TCP throughput"),
+                "write size",
+                &tcp,
+                &size_words,
+                &|r| number(r * 1e6, Unit::Si("bit/s")),
+            ),
+            &tcp_points,
         ));
         if let Some(c) = tcp_udp_sentence(&where_, &tcp, &udp) {
-            s.finding(c);
+            let both: Vec<&analysis::PointSummary> =
+                tcp_points.iter().chain(&udp_points).copied().collect();
+            s.finding(caveat(c, &both));
         }
         if let Some((t, finding)) = super::loss::unpaced_loss(d, &udp_id, &where_) {
             s.push(t);
