@@ -10,6 +10,7 @@ pub mod figures;
 pub mod huang_chen;
 pub mod markatos02;
 pub mod openlink92;
+pub mod paper_quote;
 pub mod ratio;
 pub mod spec;
 pub mod stack_accounting;
