@@ -73,8 +73,8 @@ pub(super) fn load_claim(rows: &[LoadRow]) -> Option<String> {
         .min_by(|a, b| a.detectable().total_cmp(&b.detectable()))?;
     Some(format!(
         "Three CPU-bound workers beside the sender slowed no row beyond the 95% CIs (the \
-         paper's slowest hosts: {}–{}× at {LOAD_WRITE}-byte writes); the smallest change the trials could \
-         have shown ranges from {:.0}% ({}) to {:.0}% ({}).",
+         paper's slowest host shown, the MacII: {}–{}× at {LOAD_WRITE}-byte writes); the \
+         smallest change the trials could have shown ranges from {:.0}% ({}) to {:.0}% ({}).",
         MACII_LOAD_ONE.value,
         MACII_LOAD_THREE.value,
         100.0 * tightest.detectable(),

@@ -170,7 +170,8 @@ fn load_section(d: &StudyData) -> Section {
     s.paper_finding(
         format!("{CITE}, Tables 3–5"),
         format!(
-            "On the slowest hosts a load of one and three doubled and quadrupled TCP delay at {LOAD_WRITE}-byte writes; from {} KB writes the increase \
+            "On the slowest host shown, the MacII, a load of one and three doubled and \
+             quadrupled TCP delay at {LOAD_WRITE}-byte writes; from {} KB writes the increase \
              was negligible. A {FILE_KB} KB file was insensitive to load, a {LOAD_FILE}-byte \
              file's delay more than doubled at load three.",
             LOAD_NEGLIGIBLE_FROM.value / 1024.0
