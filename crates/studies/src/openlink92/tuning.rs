@@ -401,7 +401,7 @@ pub(super) fn tuning_section(d: &StudyData) -> Section {
     s.paper_finding(
         format!("{CITE}, §§3–6, Table 1"),
         format!(
-            "The untuned OPEN-Link managed {SLOWEST} KB/s against every peer; SWS \
+            "The untuned OPEN-Link managed {SLOWEST} KB/s against every other TCP; SWS \
              avoidance, an ACK strategy built on a smoothed RTT, header prediction and a faster \
              checksum brought it to {TUNED_LOW}–{TUNED_HIGH} KB/s, while in some cases also \
              reducing CPU demands."
