@@ -12,6 +12,7 @@ pub mod lossy;
 pub mod markatos02;
 pub mod methods;
 pub mod openlink92;
+pub mod paper_quote;
 pub mod ratio;
 pub mod spec;
 pub mod stack_accounting;

@@ -8,6 +8,7 @@
 //! share states its ticks, and a share under [`MIN_TICKS`] ticks is not
 //! given. The sched probe gives the sending thread's blocked time.
 
+use super::paper::{FILE_KB, IDLE_PCT, RECEIVE_BUFFER_KB, WRITE_KB};
 use crate::data::StudyData;
 use crate::verdict::{MIN_TICKS, TICK_S};
 use analysis::findings::{largest, size_words, CurvePoint, Largest};
@@ -177,7 +178,7 @@ pub(crate) fn idle_sentence(
     if let Some(b) = blocked {
         out.push_str(&format!(
             " The sending thread was blocked (idle) {} of its time (sched probe; the paper's 80386 \
-             sender: 45.3%).",
+             sender: {IDLE_PCT}%).",
             measure(b.mean, Some(b.ci95), Unit::Percent)
         ));
     }
@@ -250,9 +251,12 @@ pub(super) fn timeline_section(d: &StudyData) -> Section {
     let mut s = Section::new("The sender's timeline and where its time went (§3.3, Fig. 5)");
     s.paper_finding(
         format!("{CITE}, §3.3"),
-        "Sending 40 KB in 1 KB writes with a 2 KB receive buffer, the sender was idle 45.3% of \
-         the transfer, blocked because no receive buffer space was available; the rest of the \
-         time the slow 80386 sender itself was busy (the bottleneck for part of its time).",
+        format!(
+            "Sending {FILE_KB} KB in {WRITE_KB} KB writes with a {RECEIVE_BUFFER_KB} KB receive \
+             buffer, the sender was idle {IDLE_PCT}% of the transfer, blocked because no receive \
+             buffer space was available; the rest of the time the slow 80386 sender itself was \
+             busy (the bottleneck for part of its time)."
+        ),
     );
     if let Some(k) = d.left_out("timeline") {
         s.warning(format!(

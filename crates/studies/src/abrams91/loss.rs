@@ -7,6 +7,7 @@
 //! the datagrams it rests on, and is n/a below
 //! [`MIN_DATAGRAMS_FOR_LOSS`] sent per trial.
 
+use super::paper::{LOSS_1024, LOSS_1460, LOSS_ELSEWHERE};
 use crate::data::StudyData;
 use crate::figures::write_size;
 use crate::validity::{too_few_for_loss, valid_curve, MIN_DATAGRAMS_FOR_LOSS};
@@ -101,12 +102,14 @@ pub(crate) fn receiver_loss_sentence(fast: &LossPoint, slow: &LossPoint) -> Stri
     if slow.loss - slow.ci > fast.loss + fast.ci {
         format!(
             "With the sender paced below the link's rate, loss came from the receiver's speed: at \
-             {size} writes {} lost {} against {} with {} (the paper's slow D310 receiver: 20.7% \
-             at 1 KB, 57% at 1460 B).",
+             {size} writes {} lost {} against {} with {} (the paper's slow D310 receiver: {}% \
+             at 1 KB, {}% at 1460 B).",
             work_words(slow.recv_work_ns),
             slow.words(),
             fast.words(),
-            work_words(fast.recv_work_ns)
+            work_words(fast.recv_work_ns),
+            LOSS_1024.value,
+            LOSS_1460.value
         )
     } else {
         format!(
@@ -126,8 +129,11 @@ pub(super) fn loss_section(d: &StudyData) -> Section {
     let mut s = Section::new("UDP loss against the receiver's speed (Table 2)");
     s.paper_finding(
         format!("{CITE}, Table 2"),
-        "Loss rates never exceeded 4% except from the fast PS/2 sender into the slow D310 \
-         receiver: 20.7% at 1024-byte and 57% at 1460-byte writes.",
+        format!(
+            "Loss rates never exceeded {LOSS_ELSEWHERE}% except from the fast PS/2 sender into the \
+             slow D310 receiver: {}% at 1024-byte and {}% at 1460-byte writes.",
+            LOSS_1024.value, LOSS_1460.value
+        ),
     );
     let pts: Vec<LossPoint> = d
         .points_of("udp-loss")

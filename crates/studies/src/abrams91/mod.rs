@@ -18,6 +18,7 @@ mod comparison;
 mod idle;
 mod load_claim;
 mod loss;
+pub(crate) mod paper;
 mod report;
 mod speeds;
 mod stack_account;

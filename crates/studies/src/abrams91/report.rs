@@ -4,6 +4,10 @@
 use super::api_claim::api_sentence;
 use super::comparison::tcp_udp_sentence;
 use super::load_claim::{load_claim, LoadRow};
+use super::paper::{
+    API_TCP_LOWER, API_TCP_WRITE, API_UDP_HIGHER, API_UDP_WRITE, DEC_FLAT_FROM, DEC_MBIT,
+    ETHERNET_MBIT, FILE_KB, LOAD_FILE, LOAD_NEGLIGIBLE_FROM, LOAD_WRITE,
+};
 use super::speeds::{mismatch_section, segment_cost_section};
 use crate::data::StudyData;
 use crate::figures::{at, auto_log_y, load_workers, place, series, throughput_y, write_size};
@@ -42,16 +46,19 @@ fn write_size_figure(title: &str) -> Figure {
 
 /// Abrams & Chen Fig. 1: the DECstation 5000 pair's TCP throughput,
 /// Mbit/s, flat from 1024-byte writes on 10 Mbit/s Ethernet.
-const PAPER_DEC_MBIT: f64 = 8.4;
+const PAPER_DEC_MBIT: f64 = DEC_MBIT.value;
 /// The write size, bytes, from which that pair was flat.
-const PAPER_FLAT_FROM: f64 = 1024.0;
+const PAPER_FLAT_FROM: f64 = DEC_FLAT_FROM.value;
 
 fn write_size_section(d: &StudyData) -> Section {
     let mut s = Section::new("Throughput against write size (Figs 1–3, Table 2)");
     s.paper_finding(
         format!("{CITE}, Fig. 1"),
-        "Larger writes give higher throughput, but only below 1 KB; the fastest host flattened \
-         at 8.4 Mbit/s from 1024-byte writes, limited by the 10 Mbit/s Ethernet.",
+        format!(
+            "Larger writes give higher throughput, but only below 1 KB; the fastest host \
+             flattened at {DEC_MBIT} Mbit/s from {DEC_FLAT_FROM}-byte writes, limited by the \
+             {ETHERNET_MBIT} Mbit/s Ethernet."
+        ),
     );
     s.paper_finding(
         format!("{CITE}, Fig. 4 and §2.4"),
@@ -85,7 +92,7 @@ fn write_size_section(d: &StudyData) -> Section {
         let ten_mbit = suffix == "slow" && where_ == "ether10";
         if ten_mbit {
             f.reference = Some(Series::new(
-                "paper: DECstation 5000 pair, 8.4 Mbit/s from 1 KB writes (Fig. 1)",
+                format!("paper: DECstation 5000 pair, {DEC_MBIT} Mbit/s from 1 KB writes (Fig. 1)"),
                 vec![
                     Point::new(PAPER_FLAT_FROM, PAPER_DEC_MBIT),
                     Point::new(65536.0, PAPER_DEC_MBIT),
@@ -125,8 +132,8 @@ fn write_size_section(d: &StudyData) -> Section {
                     .unwrap_or_default();
                 s.finding(format!(
                     "On {where_}, TCP with writes of 1 KB and more reaches up to {} ({} \
-                     writes{loss}), {:.2}× the paper's DECstation pair (8.4 Mbit/s) on the same \
-                     10 Mbit/s medium.",
+                     writes{loss}), {:.2}× the paper's DECstation pair ({DEC_MBIT} Mbit/s) on the \
+                     same {ETHERNET_MBIT} Mbit/s medium.",
                     measure(best.mean * 1e6, Some(best.ci * 1e6), Unit::Si("bit/s")),
                     size_words(best.x),
                     best.mean / PAPER_DEC_MBIT
@@ -182,9 +189,13 @@ fn load_section(d: &StudyData) -> Section {
     let mut s = Section::new("Delay against host load (Tables 3–5)");
     s.paper_finding(
         format!("{CITE}, Tables 3–5"),
-        "On the slowest hosts a load of one and three doubled and quadrupled TCP delay at \
-         10-byte writes; from 1 KB writes the increase was negligible. A 40 KB file was \
-         insensitive to load, a 512,000-byte file's delay more than doubled at load three.",
+        format!(
+            "On the slowest host shown, the MacII, a load of one and three doubled and \
+             quadrupled TCP delay at {LOAD_WRITE}-byte writes; from {} KB writes the increase \
+             was negligible. A {FILE_KB} KB file was insensitive to load, a {LOAD_FILE}-byte \
+             file's delay more than doubled at load three.",
+            LOAD_NEGLIGIBLE_FROM.value / 1024.0
+        ),
     );
     let mut t = Table::new([
         "protocol",
@@ -318,8 +329,11 @@ fn api_section(d: &StudyData) -> Section {
     let mut s = Section::new("Application programming interface (Fig. 4)");
     s.paper_finding(
         format!("{CITE}, Fig. 4"),
-        "The choice of interface mattered: with TCP at 100-byte writes the socket delay was 24% \
-         lower than TLI's; with UDP at 512 bytes it was 21% higher.",
+        format!(
+            "The choice of interface mattered: with TCP at {API_TCP_WRITE}-byte writes the socket \
+             delay was {API_TCP_LOWER}% lower than TLI's; with UDP at {API_UDP_WRITE} bytes it \
+             was {API_UDP_HIGHER}% higher."
+        ),
     );
     let apis = [Api::Write, Api::Sendmsg, Api::Sendfile, Api::Zerocopy];
     let curves: Vec<(Api, Vec<CurvePoint>)> = apis

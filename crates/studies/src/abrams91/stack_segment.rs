@@ -3,9 +3,13 @@
 //! size, beside the paper's per-segment costs and Linux's sender in this
 //! run's kernel segment-cost experiment.
 
+use super::paper::{
+    SENDER_US, T6_ACK_TOTAL, T6_IP_ACK, T6_IP_SEND, T6_SEND_TOTAL, T6_TCP_ACK, T6_TCP_SEND,
+};
 use super::stack_account::{accounted, impossible, Accounted};
 use super::stack_runs::SEGMENT_COST;
 use crate::data::StudyData;
+use crate::paper_quote::PaperQuote;
 use crate::sunos_ipc::change::{compare, Change, Estimate};
 use analysis::findings::size_words;
 use record::TrialRecord;
@@ -16,22 +20,24 @@ const CITE: &str = "Abrams & Chen 1991";
 
 /// The paper's sender per 1 KB data segment, µs: 647 to send it (TCP 523,
 /// IP 124) and half of the 409 an ACK cost (one ACK per two segments).
-pub(super) const PAPER_SENDER_US: f64 = 851.5;
+pub(super) const PAPER_SENDER_US: f64 = SENDER_US.value;
 
 /// The paper's Table 6 sender rows beside the stack's blocks: the block,
-/// and the paper's µs with what they timed.
-const PAPER_ROWS: [(&str, &str); 5] = [
-    ("tcp_output", "523 (TCP, send data)"),
-    ("ip_output", "124 (IP, send data)"),
+/// the paper's µs, and what they timed.
+const PAPER_ROWS: [(&str, PaperQuote, &str); 5] = [
+    ("tcp_output", T6_TCP_SEND, " (TCP, send data)"),
+    ("ip_output", T6_IP_SEND, " (IP, send data)"),
     (
         "tcp_input_fast",
-        "297 per ACK (TCP, processing ACK; fast path)",
+        T6_TCP_ACK,
+        " per ACK (TCP, processing ACK; fast path)",
     ),
     (
         "tcp_input_slow",
-        "297 per ACK (TCP, processing ACK; slow path)",
+        T6_TCP_ACK,
+        " per ACK (TCP, processing ACK; slow path)",
     ),
-    ("ip_input", "112 per ACK (IP, processing ACK)"),
+    ("ip_input", T6_IP_ACK, " per ACK (IP, processing ACK)"),
 ];
 
 /// µs, with its CI.
@@ -108,8 +114,8 @@ pub(super) fn segment_finding(
 ) -> String {
     let mut out = format!(
         "At {} writes tcplab's stack sender is busy {} per data segment sent (over {} trials, \
-         exact accounting{}){}: {:.0}× less than the paper's 851.5 µs per 1 KB segment on the \
-         D310 (647 µs to send it and half of a 409 µs ACK).",
+         exact accounting{}){}: {:.0}× less than the paper's {SENDER_US} µs per 1 KB segment on the \
+         D310 ({T6_SEND_TOTAL} µs to send it and half of a {T6_ACK_TOTAL} µs ACK).",
         size_words(write_size as f64),
         us(stack),
         stack.n,
@@ -190,8 +196,11 @@ pub(super) fn stack_segment_section(d: &StudyData) -> Section {
     let mut s = Section::new("On tcplab's stack: time per segment (Table 6)");
     s.paper_finding(
         format!("{CITE}, Table 6"),
-        "On the D310 the sender's TCP took 523 µs and its IP 124 µs to send a 1 KB data segment, \
-         and 297 µs and 112 µs to process an ACK: 851.5 µs per segment with an ACK for every two.",
+        format!(
+            "On the D310 the sender's TCP took {T6_TCP_SEND} µs and its IP {T6_IP_SEND} µs to send \
+             a 1 KB data segment, and {T6_TCP_ACK} µs and {T6_IP_ACK} µs to process an ACK: \
+             {SENDER_US} µs per segment with an ACK for every two."
+        ),
     );
     let rows = accounted(d, SEGMENT_COST);
     if rows.is_empty() {
@@ -236,8 +245,8 @@ pub(super) fn stack_segment_section(d: &StudyData) -> Section {
         row.push(
             PAPER_ROWS
                 .iter()
-                .find(|(b, _)| b == n)
-                .map_or("—".into(), |(_, p)| p.to_string()),
+                .find(|(b, _, _)| b == n)
+                .map_or("—".into(), |(_, p, what)| format!("{p}{what}")),
         );
         t.row(row);
     }

@@ -4,6 +4,7 @@
 //! largest busy block, beside the paper's 45.3% idle and Linux's sending
 //! thread in the kernel timeline experiment.
 
+use super::paper::{DELAY_CI_MS, DELAY_MS, FILE_KB, IDLE_CI_MS, IDLE_MS, IDLE_PCT, WRITE_KB};
 use super::stack_account::{accounted, impossible, Accounted, BRACKETS, UNATTRIBUTED};
 use super::stack_runs::TIMELINE;
 use crate::data::StudyData;
@@ -14,7 +15,7 @@ use report::{measure, Section, Table, Unit};
 const CITE: &str = "Abrams & Chen 1991";
 
 /// The paper's sender's idle share (156.491 ms of 345.452 ms).
-pub(super) const PAPER_IDLE: f64 = 0.453;
+pub(super) const PAPER_IDLE: f64 = IDLE_PCT.value / 100.0;
 
 /// A part of the sender's time, seconds, from its accounting.
 type Part = dyn Fn(&Accounted) -> f64;
@@ -43,21 +44,23 @@ pub(super) fn idle_finding(
 ) -> String {
     let diff = idle.mean - PAPER_IDLE;
     let against = if n < 2 {
-        "from one trial there is no CI, so nothing is claimed against the paper's 45.3%".to_string()
+        format!(
+            "from one trial there is no CI, so nothing is claimed against the paper's {IDLE_PCT}%"
+        )
     } else if diff.abs() <= idle.ci + 0.01 {
         format!(
-            "within its 95% CI of the paper's 45.3% (a difference under {} could not have been \
+            "within its 95% CI of the paper's {IDLE_PCT}% (a difference under {} could not have been \
              seen)",
             measure(idle.ci + 0.01, None, Unit::Percent)
         )
     } else if diff > 0.0 {
         format!(
-            "more idle than the paper's 80386 sender (45.3%) by {:.1} points beyond the 95% CI",
+            "more idle than the paper's 80386 sender ({IDLE_PCT}%) by {:.1} points beyond the 95% CI",
             diff * 100.0
         )
     } else {
         format!(
-            "less idle than the paper's 80386 sender (45.3%) by {:.1} points beyond the 95% CI",
+            "less idle than the paper's 80386 sender ({IDLE_PCT}%) by {:.1} points beyond the 95% CI",
             -diff * 100.0
         )
     };
@@ -141,9 +144,12 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
     let mut s = Section::new("On tcplab's stack: the sender's busy and idle time (Fig. 5)");
     s.paper_finding(
         format!("{CITE}, §3.3"),
-        "Instrumented to timestamp transitions between idle and busy, the 80386 sender of a 40 KB \
-         file in 1 KB writes was idle 156.491 ± 8.65 ms of 345.452 ± 16.00 ms: 45.3%, blocked \
-         because the receiver had no buffer space.",
+        format!(
+            "Instrumented to timestamp transitions between idle and busy, the 80386 sender of a \
+             {FILE_KB} KB file in {WRITE_KB} KB writes was idle {IDLE_MS} ± {IDLE_CI_MS} ms of \
+             {DELAY_MS} ± {DELAY_CI_MS} ms: {IDLE_PCT}%, blocked because the receiver had no \
+             buffer space."
+        ),
     );
     let rows = accounted(d, TIMELINE);
     if rows.is_empty() {
@@ -192,7 +198,7 @@ pub(super) fn stack_timeline_section(d: &StudyData) -> Section {
     t.row(["busy".to_string(), pct(&busy)]);
     t.row([
         "paper's 80386 sender, idle".to_string(),
-        "45.3 %".to_string(),
+        format!("{IDLE_PCT} %"),
     ]);
     s.push(t);
     let worst = ok.iter().map(|a| a.wall_error()).fold(0.0, f64::max);

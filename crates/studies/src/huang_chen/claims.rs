@@ -6,6 +6,7 @@
 //! checksum alone (turning transmit checksum offload off also turns off
 //! segmentation offload, TSO).
 
+use super::paper::{table1_column, ACK_SHARE, CHECKSUM_SHARE, TABLE1_SENDER_TOTAL, TRANSFER_MB};
 use analysis::findings::{differ, largest, CurvePoint, Largest};
 use report::{measure, Unit};
 
@@ -193,7 +194,7 @@ pub(super) fn ack_sentence(quick: &AckArm, delayed: &AckArm) -> String {
     };
     format!(
         "Quick ACKs made the receiver send {:.2}× the ACKs of delayed ACKs, {per_segment} ({} \
-         against {}){cost} (the paper: about 10% of all processing).",
+         against {}){cost} (the paper: about {ACK_SHARE}% of all processing).",
         q.mean / d.mean.max(1e-9),
         ack_counts(quick),
         ack_counts(delayed),
@@ -232,7 +233,7 @@ pub(super) fn checksum_sentences(
     if on.sender.is_some() || off.sender.is_some() {
         out.push(format!(
             "With checksum offload off, the sender spends {} of its CPU checksumming ({} with \
-             it on{}); the paper's 386 spent about 25%.",
+             it on{}); the paper's 386 spent about {CHECKSUM_SHARE}%.",
             share_words(off.sender.as_ref()),
             share_words(on.sender.as_ref()),
             if on.receiver.is_some() || off.receiver.is_some() {
@@ -402,10 +403,11 @@ pub(super) fn most_cpu_sentence(
                 measure(p.mean, (n > 1).then_some(p.ci), Unit::Percent)
             })
     };
+    let paper = TABLE1_SENDER_TOTAL[table1_column(1024).unwrap_or(3)];
     let total = format!(
-        "{} per 20 MB in all, {}× less than the paper's 386/33 sender's 43.4 s",
+        "{} per {TRANSFER_MB} MB in all, {}× less than the paper's 386/33 sender's {paper:.1} s",
         measure(seconds, None, Unit::Si("s")),
-        measure(43.39 / seconds, None, Unit::Plain)
+        measure(paper / seconds, None, Unit::Plain)
     );
     let at = format!("On the {side} at MSS {mss}");
     if n == 1 {

@@ -28,7 +28,7 @@ mod claims;
 mod control_tests;
 mod fit_claims;
 mod offloads;
-mod paper;
+pub(crate) mod paper;
 mod report;
 mod routes;
 mod samples;

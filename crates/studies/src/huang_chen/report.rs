@@ -19,6 +19,10 @@ use super::claims::{
 };
 use super::fit_claims;
 use super::offloads::{self, offload_states};
+use super::paper::{
+    table1_column, CHECKSUM_SHARE, CHECKSUM_TCPIP_SHARE, TABLE1, TABLE1_MSS, TABLE1_SENDER_TOTAL,
+    TRANSFER_MB,
+};
 use super::routes::routes_section;
 use super::samples::role_samples;
 use super::stack_ack_checksum::ack_checksum_section;
@@ -28,7 +32,7 @@ use super::stack_table1::table1_stack_section;
 const CITE: &str = "Huang & Chen";
 
 /// The paper's transfer: every block's time is scaled to 20 MB.
-const PAPER_BYTES: f64 = 20e6;
+const PAPER_BYTES: f64 = TRANSFER_MB.value * 1e6;
 
 /// The study's sections, in the paper's order.
 pub fn report(d: &StudyData) -> Vec<Section> {
@@ -47,17 +51,16 @@ pub fn report(d: &StudyData) -> Vec<Section> {
     ]
 }
 
+/// Table 1's column for MSS 1024.
+fn paper_1024() -> usize {
+    table1_column(1024).unwrap_or(3)
+}
+
 /// The blocks of the paper's Table 1, in its order, with its seconds for
 /// 20 MB at MSS 1024 on a 386/33 sender.
-const PAPER_1024: [(Block, f64); 7] = [
-    (Block::WriteSocket, 2.08),
-    (Block::TcpOutput, 13.68),
-    (Block::IpOutput, 1.52),
-    (Block::DriverOut, 20.72),
-    (Block::DriverInput, 1.55),
-    (Block::IpInput, 0.66),
-    (Block::TcpInput, 3.44),
-];
+fn paper_blocks_1024() -> impl Iterator<Item = (Block, f64)> {
+    TABLE1.iter().map(|r| (r.1, r.2[paper_1024()]))
+}
 
 /// One CPU-sampled trial: its MSS, attribution and counters.
 pub(super) struct Sampled {
@@ -203,12 +206,25 @@ fn fewest_per_mss(v: &[Sampled], role: ThreadRole) -> BTreeMap<u64, u64> {
 
 fn blocks_section(d: &StudyData) -> Section {
     let mut s = Section::new("CPU time per function block against MSS (Table 1, Figs 3–7)");
-    s.paper_finding(
-        format!("{CITE}, Table 1 and Fig. 3"),
-        "Sending 20 MB at MSS 1024 took 43.4 s of a 386/33's CPU: driver_out 20.7 s (48%, \
-         moving data to the card), tcp_output 13.7 s (32%), ip_output 1.5 s (4%); the time \
-         per block fell with larger segments except driver_out, a per-byte cost.",
-    );
+    s.paper_finding(format!("{CITE}, Table 1 and Fig. 3"), {
+        let (i, total) = (paper_1024(), TABLE1_SENDER_TOTAL[paper_1024()]);
+        let block = |b: Block| {
+            let s = TABLE1.iter().find(|r| r.1 == b).map_or(0.0, |r| r.2[i]);
+            (s, s / total * 100.0)
+        };
+        let (driver, tcp, ip) = (
+            block(Block::DriverOut),
+            block(Block::TcpOutput),
+            block(Block::IpOutput),
+        );
+        format!(
+            "Sending {TRANSFER_MB} MB at MSS {} took {total:.1} s of a 386/33's CPU: \
+                 driver_out {:.1} s ({:.0}%, moving data to the card), tcp_output {:.1} s \
+                 ({:.0}%), ip_output {:.1} s ({:.0}%); the time per block fell with larger \
+                 segments except driver_out, a per-byte cost.",
+            TABLE1_MSS[i], driver.0, driver.1, tcp.0, tcp.1, ip.0, ip.1
+        )
+    });
     let all = sampled(d, "mss-blocks");
     if all.is_empty() {
         s.warning(
@@ -329,7 +345,7 @@ fn blocks_section(d: &StudyData) -> Section {
                 .with_caption(format!(
                     "The paper's Table 1 at MSS 1024 against this host's sender at MSS {mss}"
                 ));
-            for (b, paper) in PAPER_1024 {
+            for (b, paper) in paper_blocks_1024() {
                 let here = blocks.iter().find(|x| x.0 == b).map_or(0.0, |x| x.1);
                 cmp.row([
                     b.name().to_string(),
@@ -362,8 +378,11 @@ fn fit_section(d: &StudyData) -> Section {
     let mut s = Section::new("CPU time against MSS and packet count (Figs 8–9)");
     s.paper_finding(
         format!("{CITE}, Figs 8–9"),
-        "Sender CPU time for 20 MB rose sharply at small segments (79.2 s at 256 against 41.0 s \
-         at 1280) and was linear in the number of packets sent.",
+        format!(
+            "Sender CPU time for {TRANSFER_MB} MB rose sharply at small segments ({:.1} s at {} \
+             against {:.1} s at {}) and was linear in the number of packets sent.",
+            TABLE1_SENDER_TOTAL[0], TABLE1_MSS[0], TABLE1_SENDER_TOTAL[4], TABLE1_MSS[4]
+        ),
     );
     // Totals and the fit come from the unprobed twin (issue 30, rule 1).
     let (all, source) = totals(d, "mss-blocks");
@@ -394,16 +413,11 @@ fn fit_section(d: &StudyData) -> Section {
     );
     f.reference = Some(Series::new(
         "paper: 386/33 sender (Table 1, s ÷ 100)",
-        [
-            (256.0, 79.20),
-            (512.0, 55.37),
-            (768.0, 47.40),
-            (1024.0, 43.39),
-            (1280.0, 41.03),
-        ]
-        .iter()
-        .map(|&(x, y)| Point::new(x, y / 100.0))
-        .collect(),
+        TABLE1_MSS
+            .iter()
+            .zip(TABLE1_SENDER_TOTAL)
+            .map(|(&x, y)| Point::new(f64::from(x), y / 100.0))
+            .collect(),
     ));
     let mut g = Figure::new(
         "Sender CPU seconds against data segments sent, per 20 MB (Fig. 9)",
@@ -624,8 +638,10 @@ fn checksum_section(d: &StudyData) -> Section {
     let mut s = Section::new("The checksum's cost, offload on and off (§3, Fig. 4)");
     s.paper_finding(
         format!("{CITE}, Fig. 4"),
-        "The TCP checksum, in assembly, took almost 25% of all the time, half of TCP/IP's \
-         processing; the authors urged doing it in hardware.",
+        format!(
+            "The TCP checksum, in assembly, took almost {CHECKSUM_SHARE}% of all the time, \
+             {CHECKSUM_TCPIP_SHARE} of TCP/IP's processing; the authors urged doing it in hardware."
+        ),
     );
     let mut t = Table::new([
         "segmentation offloads",

@@ -7,6 +7,7 @@
 
 use super::claims::{trial_share_words, TrialShares};
 use super::offloads::{controlled_sentence, offload_states};
+use super::paper::{TABLE2, TRANSFER_MB};
 use super::samples::count_stacks;
 use crate::data::StudyData;
 use crate::figures::series;
@@ -176,11 +177,17 @@ pub(super) fn trie_sentence(small: (f64, f64, f64, f64), large: (f64, f64, f64, 
 /// The section.
 pub(super) fn routes_section(d: &StudyData) -> Section {
     let mut s = Section::new("The routing table's size (Table 2)");
-    s.paper_finding(
-        "Huang & Chen, Table 2",
-        "With a linear route search, ip_output's time for 20 MB grew from 1.52 s with the \
-         destination first in the table to 2.92 s with it tenth: about 0.16 s per position.",
-    );
+    s.paper_finding("Huang & Chen, Table 2", {
+        let (first, last) = (TABLE2[0], TABLE2[TABLE2.len() - 1]);
+        format!(
+            "With a linear route search, ip_output's time for {TRANSFER_MB} MB grew from {:.2} \
+                 s with the destination first in the table to {:.2} s with it tenth: about {:.2} \
+                 s per position.",
+            first.1,
+            last.1,
+            (last.1 - first.1) / f64::from(last.0 - first.0)
+        )
+    });
     let arms = arms(d);
     if arms.is_empty() {
         s.warning("The routing-table experiment has no successful trials in this run.");

@@ -9,6 +9,7 @@
 //! patched none of its 34,000–77,000 segments per trial, and retransmitted
 //! none), so the stack-sender checksum experiment has no incremental arm.
 
+use super::paper::{CHECKSUM_SHARE, CHECKSUM_TCPIP_SHARE};
 use super::stack::{stack_trials, StackTrial, ACK_CHECKSUM};
 use super::stack_claims::change_clause;
 use super::stack_table1::{point, us_cell};
@@ -65,8 +66,11 @@ pub(super) fn ack_checksum_section(d: &StudyData) -> Section {
     );
     s.paper_finding(
         "Huang & Chen, §3 and Fig. 4",
-        "The checksum took almost 25% of the sender's time (half of TCP/IP's own), a per-byte \
-         cost; done in hardware it would save that share.",
+        format!(
+            "The checksum took almost {CHECKSUM_SHARE}% of the sender's time \
+             ({CHECKSUM_TCPIP_SHARE} of TCP/IP's own), a per-byte cost; done in hardware it would \
+             save that share."
+        ),
     );
     let all = stack_trials(d, ACK_CHECKSUM, false);
     let arm = |c: Checksum| -> Vec<&StackTrial> {

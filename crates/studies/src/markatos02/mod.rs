@@ -11,6 +11,7 @@ mod claims;
 mod host_claims;
 mod hosts;
 mod one_host;
+pub(crate) mod paper;
 mod prediction;
 mod report;
 #[cfg(test)]

@@ -2,6 +2,11 @@
 //! sender CPU-second across networks, latency, mileage, and the memory +
 //! CPU throughput model fitted across emulated CPU speeds.
 
+use super::paper::{
+    HTTP_SCALING, LOOPBACK_HIGH, LOOPBACK_LOW, MESSAGE_KB, NETWORK_HIGH, NETWORK_LOW, NEW_CYCLES,
+    NEW_MHZ, OLD_CYCLES, OLD_MHZ, PENTIUM_EARLY, PENTIUM_RECENT, PROCESSORS, SPARC_CONST,
+    SPARC_MP_EARLY, SPARC_MP_RECENT, SYSCALL_HIGH, SYSCALL_LOW,
+};
 use super::{claims, prediction};
 use crate::data::StudyData;
 use crate::figures::{place, sender_speed, series};
@@ -30,8 +35,11 @@ fn syscall_section(d: &StudyData) -> Section {
     let mut s = Section::new("Kernel entry and exit (§3.3, Fig. 1)");
     s.paper_finding(
         format!("{CITE}, §3.3"),
-        "An empty system call improved only 12–28% as fast as processors did: 150 cycles on a \
-         40 MHz SPARC 10, 780 cycles on a 600 MHz Sun Blade 1000.",
+        format!(
+            "An empty system call improved only {SYSCALL_LOW}–{SYSCALL_HIGH}% as fast as processors \
+             did: {OLD_CYCLES} cycles on a {OLD_MHZ} MHz SPARC 10, {NEW_CYCLES} cycles on a \
+             {NEW_MHZ} MHz Sun Blade 1000."
+        ),
     );
     match d.host.null_syscall_s {
         Some(t) => {
@@ -128,13 +136,19 @@ fn bandwidth_section(d: &StudyData) -> Section {
     let mut s = Section::new("Bandwidth and MB per CPU-second (§3.4–3.7, §4.1)");
     s.paper_finding(
         format!("{CITE}, §3.4–3.7"),
-        "Loopback TCP throughput with 64 KB messages grew 5–12× while processors grew 35×; on \
-         LAN, MAN and WAN, MB per sender CPU-second scaled 60–80% as fast as processors.",
+        format!(
+            "Loopback TCP throughput with {MESSAGE_KB} KB messages grew {LOOPBACK_LOW}–\
+             {LOOPBACK_HIGH}× while processors grew {PROCESSORS}×; on LAN, MAN and WAN, MB per \
+             sender CPU-second scaled {NETWORK_LOW}–{NETWORK_HIGH}% as fast as processors."
+        ),
     );
     s.paper_finding(
         format!("{CITE}, §4.1"),
-        "Mileage fell with processor speed: early Pentiums moved 5 MB per SPECmark-second, \
-         recent ones 2.5; SPARC multiprocessors went from 13 to 7.",
+        format!(
+            "Mileage fell with processor speed: early Pentiums moved {PENTIUM_EARLY} MB per \
+             SPECmark-second, recent ones {PENTIUM_RECENT}; SPARC multiprocessors went from \
+             {SPARC_MP_EARLY} to {SPARC_MP_RECENT}."
+        ),
     );
     let per = mb_per_sender_cpu_s(d, "mb-per-cpu");
     if per.is_empty() {
@@ -246,8 +260,10 @@ fn latency_section(d: &StudyData) -> Section {
     let mut s = Section::new("TCP and HTTP latency (§3.8–3.9)");
     s.paper_finding(
         format!("{CITE}, §3.8–3.9"),
-        "TCP latency between hosts barely improved with processor speed; lat_http's page load \
-         scaled about 30% as fast as processors.",
+        format!(
+            "TCP latency between hosts barely improved with processor speed; lat_http's page \
+             load scaled about {HTTP_SCALING}% as fast as processors."
+        ),
     );
     let mut t = Table::new(["test", "network", "p50", "p99", "transactions/s"])
         .with_caption("Latency per transaction, mean over trials ± 95% CI")
@@ -304,8 +320,11 @@ fn model_section(d: &StudyData) -> Section {
     let mut s = Section::new("Throughput against CPU speed: Markatos' model (§4.2)");
     s.paper_finding(
         format!("{CITE}, §4.2"),
-        "Throughput = 1 / (1/mem_band + Const/SPEC_rating), Const fitted per family (0.105 for \
-         SPARC uniprocessors), predicted the measured throughput of each family closely.",
+        format!(
+            "Throughput = 1 / (1/mem_band + Const/SPEC_rating), Const fitted per family \
+             ({SPARC_CONST} for SPARC uniprocessors), predicted the measured throughput of each \
+             family closely."
+        ),
     );
     let thr = d.curve(
         "cpu-speed",

@@ -13,6 +13,7 @@
 use crate::spec::{repeat, stack_duration, Experiment, PlanOptions, StudyPlan};
 
 mod merged;
+pub(crate) mod paper;
 mod report;
 mod stack_layers;
 mod trace;

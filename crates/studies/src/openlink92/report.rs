@@ -3,6 +3,10 @@
 //! pathological, smoothed RTT against measured RTT, and the matrix of the
 //! host's TCP implementations. Every finding is computed from the run.
 
+use super::paper::{
+    FASTEST, RTT_ACCURACY_MS, RTT_EVERY_MS, SLOWEST, TRANSFER_MB, TUNED_HIGH, TUNED_LOW,
+    UNTUNED_SELF,
+};
 use super::trace::{no_probes, sws_section, time_sequence_section};
 use super::CITE;
 use crate::data::StudyData;
@@ -323,9 +327,11 @@ fn rtt_section(d: &StudyData) -> Section {
     let mut s = Section::new("Smoothed RTT against measured RTT (§4)");
     s.paper_finding(
         format!("{CITE}, §4"),
-        "Their TCP kept a per-packet RTT and a smoothed RTT in integer arithmetic, updated at \
-         least every 16 ms and accurate to 30 ms, the cornerstone of its ACK and back-off \
-         strategy.",
+        format!(
+            "Their TCP kept a per-packet RTT and a smoothed RTT in integer arithmetic, updated at \
+             least every {RTT_EVERY_MS} ms and accurate to {RTT_ACCURACY_MS} ms, the cornerstone \
+             of its ACK and back-off strategy."
+        ),
     );
     // Per place, each probed trial's median srtt (s).
     let mut srtt: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -490,8 +496,12 @@ fn implementations_section(d: &StudyData) -> Section {
     );
     s.paper_finding(
         format!("{CITE}, Table 1"),
-        "A 2.5 MB binary transfer between eight vendors' TCPs ran from 5 to 250 KB/s; the \
-         untuned OPEN-Link release managed 5 KB/s against every peer, the tuned one 62–70.",
+        format!(
+            "A {TRANSFER_MB} MB binary transfer between eight vendors' TCPs ran from {SLOWEST} to \
+             {FASTEST} KB/s; the untuned OPEN-Link release managed {SLOWEST} KB/s against every \
+             other TCP ({UNTUNED_SELF} against itself), the tuned one {TUNED_LOW}–{TUNED_HIGH} \
+             against every peer but the untuned release."
+        ),
     );
     let mut pts = d.points_of("implementations");
     pts.extend(d.points_of(super::IMPLEMENTATIONS_STACK));
@@ -526,7 +536,7 @@ fn implementations_section(d: &StudyData) -> Section {
         .with_caption(format!(
             "{}; each row is a sender: Linux's TCP with one of its congestion-control modules, \
              or tcplab's own user-space stack with one of its own, a second real \
-             implementation. The paper compared eight vendors' TCPs (2.5 MB each). The stack \
+             implementation. The paper compared eight vendors' TCPs ({TRANSFER_MB} MB each). The stack \
              runs in a namespace of its own behind a plain TUN device (no offloads), not on \
              Linux's places, so its rows have their own column: {STACK_PLACE}.",
             transfer_amount(&pts)

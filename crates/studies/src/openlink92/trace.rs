@@ -4,6 +4,7 @@
 //! egress, in wire segments at the sender's MSS (see
 //! [`analysis::path::analyse_with_mss`]).
 
+use super::paper::{SWS_HIGH, SWS_LOW};
 use super::CITE;
 use crate::data::StudyData;
 use analysis::findings::{differ, CurvePoint};
@@ -246,9 +247,9 @@ pub(super) fn sws_section(d: &StudyData) -> Section {
     let mut s = Section::new("Silly window syndrome: healthy and pathological (§3)");
     s.paper_finding(
         format!("{CITE}, §2–3"),
-        "Against a UNIX receiver, their TCP ended up sending only 32–128-byte segments whatever \
-         the write size: silly window syndrome, fixed by the sender and receiver avoidance \
-         algorithms (RFC 1122 §4.2.3.3–4).",
+        format!("Against a UNIX receiver, their TCP ended up sending only {SWS_LOW}–{SWS_HIGH}-byte \
+         segments whatever the write size: silly window syndrome, fixed by the sender and receiver avoidance \
+         algorithms (RFC 1122 §4.2.3.3–4)."),
     );
     let mut t = Table::new([
         "flow",

@@ -4,6 +4,7 @@
 //! prediction, the checksum), each step its own timed stream, and for each
 //! change a claim on throughput and CPU per segment at both ends.
 
+use super::paper::{SLOWEST, TUNED_HIGH, TUNED_LOW};
 use super::CITE;
 use crate::data::StudyData;
 use crate::spec::{repeat, Experiment, PlanOptions};
@@ -399,9 +400,12 @@ pub(super) fn tuning_section(d: &StudyData) -> Section {
     let mut s = Section::new("The tuning story on tcplab's stack: each change in turn");
     s.paper_finding(
         format!("{CITE}, §§3–6, Table 1"),
-        "The untuned OPEN-Link managed 5 KB/s against every peer; SWS avoidance, an ACK \
-         strategy built on a smoothed RTT, header prediction and a faster checksum brought it \
-         to 62–70 KB/s, while in some cases also reducing CPU demands.",
+        format!(
+            "The untuned OPEN-Link managed {SLOWEST} KB/s against every other TCP; SWS \
+             avoidance, an ACK strategy built on a smoothed RTT, header prediction and a faster \
+             checksum brought it to {TUNED_LOW}–{TUNED_HIGH} KB/s, while in some cases also \
+             reducing CPU demands."
+        ),
     );
     let steps: Vec<Step> = (0..=CHANGES.len()).map(|i| step(d, &step_id(i))).collect();
     if steps.iter().all(|s| s.throughput.is_none()) {

@@ -2,6 +2,7 @@
 //! receiver's ACKs, with the share of ACKs that would have followed a read
 //! by chance beside the share that did.
 
+use super::paper::{DELACK_TIMER, EXPERIMENT3_MB};
 use super::probed::{all_probed, no_probes, richest};
 use super::CITE;
 use crate::data::StudyData;
@@ -77,10 +78,13 @@ pub(crate) fn ack_finding(t: &AckTally) -> Option<String> {
 pub(super) fn ack_section(d: &StudyData) -> Section {
     let mut s = Section::new("The receive socket queue and ACK generation (Experiment 3, Fig. 7)");
     s.paper_finding(
-        format!("{CITE}, §4.3"),
-        "In a 1 MB local transfer the receive socket queue grew by a window and drained to zero, \
-         and an ACK followed each drain; the delayed-ACK timer (200 ms) sent the others. Most \
-         ACKs came after the application emptied the receive buffer.",
+        format!("{CITE}, {}", DELACK_TIMER.source),
+        format!(
+            "In a {EXPERIMENT3_MB} MB local transfer the receive socket queue grew by a window \
+             and drained to zero, and an ACK followed each drain; the delayed-ACK timer \
+             ({DELACK_TIMER} ms) sent the others. Most ACKs came after the application emptied \
+             the receive buffer."
+        ),
     );
     let Some((seq, a)) = richest(d, "ack-local", |_| true) else {
         no_probes(&mut s, "local ACK");

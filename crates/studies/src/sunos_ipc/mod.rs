@@ -18,6 +18,7 @@ pub(crate) mod change;
 mod leaders;
 mod load;
 mod packet_queues;
+pub(crate) mod paper;
 mod probed;
 mod report;
 mod steps;

@@ -12,11 +12,17 @@ use super::leaders::{
 };
 use super::load::load_section;
 use super::packet_queues::packet_queues_finding;
+use super::paper::{
+    CHECKSUM_PER_COPY, COPY_RATE, DEFAULT_BUFFERS, ETHERNET_BEST, LARGEST_BUFFERS, LOCAL_BOUND,
+    LOCAL_IPC, LOCAL_SHARE, QUADRUPLED_BUFFERS, T1_INTERFACE_QUEUE, T1_IP_QUEUE,
+    T1_RECEIVE_PROTOCOL, T1_RECEIVE_SOCKET, T1_SEND_PROTOCOL, T1_SEND_SOCKET,
+};
 use super::probed::{all_probed, no_probes, queue_figure, richest};
 use super::steps::largest_step_sentence;
 use super::CITE;
 use crate::data::StudyData;
 use crate::figures::{place, series};
+use crate::paper_quote::PaperQuote;
 use crate::ratio::ACKS_PER_DATA_SEGMENT_RECEIVED;
 use analysis::findings::{shape_finding, size_words, CurvePoint};
 use report::format::{column, number, throughput_of_bytes};
@@ -98,10 +104,14 @@ fn sockbuf_points(d: &StudyData) -> Vec<BufPoint> {
 fn sockbuf_section(d: &StudyData) -> Section {
     let mut s = Section::new("Throughput against socket buffer size (Experiment 1)");
     s.paper_finding(
-        format!("{CITE}, §4.1"),
-        "Throughput rose with the socket buffers, to 7.5 Mbit/s at the largest (51 KB) on \
-         Ethernet; the largest gain came from quadrupling the 4 KB default to 16 KB. Local IPC \
-         reached about 9 Mbit/s. With 4 KB buffers the receiver sent roughly twice as many ACKs.",
+        format!("{CITE}, {}", ETHERNET_BEST.source),
+        format!(
+            "Throughput rose with the socket buffers, to {ETHERNET_BEST} Mbit/s at the largest \
+             ({LARGEST_BUFFERS} KB) on Ethernet; the largest gain came from quadrupling the \
+             {DEFAULT_BUFFERS} KB default to {QUADRUPLED_BUFFERS} KB. Local IPC reached about \
+             {LOCAL_IPC} Mbit/s. With {DEFAULT_BUFFERS} KB buffers the receiver sent roughly \
+             twice as many ACKs."
+        ),
     );
     if let Some(k) = d.left_out("sockbuf-delay-") {
         s.warning(format!(
@@ -264,11 +274,15 @@ pub(super) fn segment_units(d: &StudyData, id: &str) -> &'static str {
 fn memory_section(d: &StudyData) -> Section {
     let mut s = Section::new("Local throughput against memory bandwidth (§5)");
     s.paper_finding(
-        format!("{CITE}, §5"),
-        "Local IPC reached about 9 Mbit/s, \"about 43% of the memory bandwidth\" in the paper's \
-         words: its bound of 21 Mbit/s, a third of the 63 Mbit/s memory-to-memory copy rate \
-         (two copies and two checksums, a checksum taken as half a copy). Of the copy rate \
-         itself 9 Mbit/s is 14%.",
+        format!("{CITE}, {}", LOCAL_SHARE.source),
+        format!(
+            "Local IPC reached about {LOCAL_IPC} Mbit/s, \"about {LOCAL_SHARE}% of the memory \
+             bandwidth\" in the paper's words: its bound of {LOCAL_BOUND} Mbit/s, a third of the \
+             {COPY_RATE} Mbit/s memory-to-memory copy rate (two copies and two checksums, a \
+             checksum taken as {CHECKSUM_PER_COPY} a copy). Of the copy rate itself \
+             {LOCAL_IPC} Mbit/s is {:.0}%.",
+            sunos_copy_share()
+        ),
     );
     let best = sockbuf_points(d)
         .into_iter()
@@ -332,20 +346,22 @@ pub(crate) fn memory_finding(
              as the transfer's reused application buffers do) and {:.0}% of its DRAM copy rate \
              ({}, buffers far larger than the cache). The kernel's own copy rate is not \
              measured: the share lies between these two figures if it ran between the two \
-             rates, and two copies alone would bound it at 50% of that rate (SunOS reached 14% \
-             of its 63 Mbit/s copy rate, 43% of its 21 Mbit/s bound of two copies and two \
-             checksums).",
+             rates, and two copies alone would bound it at 50% of that rate (SunOS reached {:.0}% \
+             of its {COPY_RATE} Mbit/s copy rate, {LOCAL_SHARE}% of its {LOCAL_BOUND} Mbit/s \
+             bound of two copies and two checksums).",
             bytes_per_s / cache * 100.0,
             bps(cache),
             bytes_per_s / dram * 100.0,
-            bps(dram)
+            bps(dram),
+            sunos_copy_share()
         )),
         (Some(cache), None) => Ok(format!(
             "{head}: {:.1}% of this host's in-cache copy rate ({}); two copies alone would \
-             bound it at 50% (SunOS reached 14% of its 63 Mbit/s copy rate, 43% of its 21 \
-             Mbit/s bound of two copies and two checksums).",
+             bound it at 50% (SunOS reached {:.0}% of its {COPY_RATE} Mbit/s copy rate, \
+             {LOCAL_SHARE}% of its {LOCAL_BOUND} Mbit/s bound of two copies and two checksums).",
             bytes_per_s / cache * 100.0,
-            bps(cache)
+            bps(cache),
+            sunos_copy_share()
         )),
         (None, Some(dram)) => Ok(format!(
             "{head}: {:.0}% of this host's DRAM copy rate ({}), which measures copies of buffers \
@@ -417,14 +433,20 @@ fn queues_section(d: &StudyData) -> Section {
     s
 }
 
+/// SunOS's local IPC as a share of its memory-to-memory copy rate, %
+/// (the paper gives the two rates, not the share).
+fn sunos_copy_share() -> f64 {
+    LOCAL_IPC.value / COPY_RATE.value * 100.0
+}
+
 /// The paper's Table 1, stop-and-wait column (µs): component, delay.
-const PAPER_TABLE1: [(&str, f64); 6] = [
-    ("send socket (with copy)", 280.0),
-    ("protocol, sending side", 443.0),
-    ("interface queue", 40.0),
-    ("IP queue", 113.0),
-    ("protocol, receiving side", 253.0),
-    ("receive socket queue (with copy)", 412.0),
+const PAPER_TABLE1: [(&str, PaperQuote); 6] = [
+    ("send socket (with copy)", T1_SEND_SOCKET),
+    ("protocol, sending side", T1_SEND_PROTOCOL),
+    ("interface queue", T1_INTERFACE_QUEUE),
+    ("IP queue", T1_IP_QUEUE),
+    ("protocol, receiving side", T1_RECEIVE_PROTOCOL),
+    ("receive socket queue (with copy)", T1_RECEIVE_SOCKET),
 ];
 
 /// Which of the paper's components each measured hop spans.
@@ -460,13 +482,14 @@ fn path_rank(hop: &str) -> usize {
 
 fn stop_and_wait_section(d: &StudyData) -> Section {
     let mut s = Section::new("One packet at a time: delay per layer (Experiment 2, Table 1)");
-    let paper_total: f64 = PAPER_TABLE1.iter().map(|c| c.1).sum();
+    let paper_total: f64 = PAPER_TABLE1.iter().map(|c| c.1.value).sum();
     s.paper_finding(
-        format!("{CITE}, Table 1"),
+        format!("{CITE}, {}", T1_SEND_SOCKET.source),
         format!(
-            "Stop-and-wait, 1 KB: send socket with copy 280 µs, sending protocol 443, interface \
-             queue 40, IP queue 113, receiving protocol 253, receive socket with copy 412 — \
-             {paper_total:.0} µs in all on a SPARCstation 1."
+            "Stop-and-wait, 1 KB: send socket with copy {T1_SEND_SOCKET} µs, sending protocol \
+             {T1_SEND_PROTOCOL}, interface queue {T1_INTERFACE_QUEUE}, IP queue {T1_IP_QUEUE}, \
+             receiving protocol {T1_RECEIVE_PROTOCOL}, receive socket with copy \
+             {T1_RECEIVE_SOCKET} — {paper_total:.0} µs in all on a SPARCstation 1."
         ),
     );
     let runs = all_probed(d, "stop-and-wait", |_| true);

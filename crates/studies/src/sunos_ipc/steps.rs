@@ -3,6 +3,7 @@
 //! largest of them against the paper's 4 KB → 16 KB; or, when none did,
 //! the rise the trials could have missed.
 
+use super::paper::{DEFAULT_BUFFERS, QUADRUPLED_BUFFERS};
 use super::report::BufPoint;
 use analysis::findings::{differ, size_words};
 use report::{measure, Unit};
@@ -33,10 +34,10 @@ pub(super) fn largest_step_sentence(place: &str, v: &[&BufPoint]) -> Option<Stri
             size_words(a),
             size_words(b),
             measure(gain, None, Unit::Plain),
-            if a == 4096.0 && b <= 16384.0 {
-                ", where the paper found it"
+            if a == DEFAULT_BUFFERS.value * 1024.0 && b <= QUADRUPLED_BUFFERS.value * 1024.0 {
+                ", where the paper found it".to_string()
             } else {
-                "; the paper's was from 4 KB to 16 KB"
+                format!("; the paper's was from {DEFAULT_BUFFERS} KB to {QUADRUPLED_BUFFERS} KB")
             }
         ),
         None => {
