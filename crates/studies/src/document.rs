@@ -67,6 +67,9 @@ pub fn document(
         findings += count_findings(&s);
         r.push(s);
     }
+    if let Some(p) = crate::probe_effect::probe_effect_section(&data) {
+        r.push(p);
+    }
     let lossy = crate::lossy::lossy_place_warnings(&data);
     if !lossy.is_empty() {
         let mut loss = Section::new("Loss beside throughput");

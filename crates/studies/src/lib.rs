@@ -13,6 +13,7 @@ pub mod markatos02;
 pub mod methods;
 pub mod openlink92;
 pub mod paper_quote;
+pub mod probe_effect;
 pub mod ratio;
 pub mod spec;
 pub mod stack_accounting;

@@ -274,6 +274,9 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
         .filter(|e| !e.id.ends_with(PATHOLOGICAL))
     {
         let trials = d.trials_of(&e.id);
+        // CPU shares come from sampled trials: their evidence names what
+        // the sampling cost (issue 30, rule 1).
+        let effect = d.probe_effect(&e.id);
         for point in d.points_of(&e.id) {
             let of_point: Vec<&TrialRecord> = trials
                 .iter()
@@ -293,7 +296,7 @@ pub fn verdict(d: &StudyData) -> Vec<Bottleneck> {
                 &of_point,
                 &flow_limits(p, link_name.as_deref()),
             );
-            cpu_shares(&mut layers, d, p, &of_point);
+            cpu_shares(&mut layers, d, p, &of_point, effect.as_ref());
         }
     }
     // The link's figure is the one the study's section prints; it is never
@@ -391,7 +394,12 @@ fn cpu_shares(
     d: &StudyData,
     p: &TrialParams,
     trials: &[&TrialRecord],
+    effect: Option<&crate::probe_effect::ProbeEffect>,
 ) {
+    let cost = match effect {
+        Some(e) => format!("; {}", e.words()),
+        None => "; no unprobed twin measured what the sampling cost".to_string(),
+    };
     let imposed = cpu_limits(p);
     for (role, cpu_key, wall_key) in [
         (ThreadRole::Sender, "cpu_sender_s", "sender_wall_s"),
@@ -427,7 +435,7 @@ fn cpu_shares(
             ev.offer(&imposed, score, || {
                 format!(
                     "{} of the {side} CPU time, which was busy {} of the transfer ({}, {} \
-                     of {MIN_CPU_SAMPLES} or more samples)",
+                     of {MIN_CPU_SAMPLES} or more samples{cost})",
                     pct(&share),
                     pct(&busy),
                     label(p),

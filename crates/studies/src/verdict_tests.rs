@@ -512,3 +512,59 @@ fn a_blocked_sender_is_not_a_window_limited_one() {
     let b2 = candidate(&less, super::BLOCKED_SENDER);
     assert!((b2.score.unwrap() - 0.2).abs() < 1e-6, "{b2:?}");
 }
+
+/// Issue 30, rule 1: a CPU share from sampled trials names what the
+/// sampling cost, measured on the experiment's unprobed twin, or that no
+/// twin measured it.
+#[test]
+fn a_cpu_share_names_the_probe_effect_measured_on_its_trials() {
+    let evidence = |twin: bool| {
+        let d = window_run(stream(), 0.0, serde_json::Value::Null);
+        let mut run = d.run;
+        let mut settings = d.settings;
+        for t in run.trials.iter_mut() {
+            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
+            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
+        }
+        let profiles = run
+            .trials
+            .iter()
+            .map(|t| (t.id, copy_profile(MIN_CPU_SAMPLES)))
+            .collect();
+        if twin {
+            settings.experiments.push(ExperimentRecord {
+                id: "unprobed-stream".into(),
+                title: "twin".into(),
+                command: String::new(),
+                first_point: 1,
+                points: 1,
+            });
+            run.points.push(PointRecord {
+                id: 2,
+                index: 1,
+                params: stream(),
+                precision: None,
+            });
+            for k in 0..3 {
+                let mut o = TrialOutcome::default();
+                o.metrics.insert("throughput_bps".into(), 19e6);
+                run.trials
+                    .push(crate::fixtures::ok_trial(&run.trials, 2, k, o));
+            }
+            run.meta.settings = serde_json::json!({ crate::data::SETTINGS_KEY: settings });
+        }
+        let summaries = analysis::summarize_run(&run);
+        let v = verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap());
+        candidate(&v, "data copy").evidence.clone()
+    };
+    let with = evidence(true);
+    assert!(
+        with.contains("samples; the probes ran stream at 0.50× its unprobed twin's throughput"),
+        "{with}"
+    );
+    let without = evidence(false);
+    assert!(
+        without.contains("; no unprobed twin measured what the sampling cost"),
+        "{without}"
+    );
+}

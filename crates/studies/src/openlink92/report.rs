@@ -360,7 +360,23 @@ fn rtt_section(d: &StudyData) -> Section {
     )
     .key();
     let mut any = false;
-    for p in d.points_of("rtt") {
+    // The application's RTT is a total: from the unprobed twin where the
+    // run has one (issue 30, rule 1); srtt needs the probe.
+    let twin = d.points_of(&format!("{}rtt", crate::spec::UNPROBED_PREFIX));
+    let (app_points, app_source) = if twin.is_empty() {
+        (
+            d.points_of("rtt"),
+            "the probed trials (no unprobed twin in this run: their RTT carries the probe's cost)"
+                .to_string(),
+        )
+    } else {
+        let cost = d
+            .probe_effect("rtt")
+            .map(|e| format!("; {}", e.words()))
+            .unwrap_or_default();
+        (twin, format!("the unprobed twin trials{cost}"))
+    };
+    for p in app_points {
         let pl = place(&p.params);
         let Some(lat) = p.metrics.get("latency_p50_s") else {
             continue;
@@ -392,6 +408,9 @@ fn rtt_section(d: &StudyData) -> Section {
         return s;
     }
     s.push(t);
+    s.paragraph(format!(
+        "The kernel's srtt comes from the probed trials; the application's RTT from {app_source}."
+    ));
     s
 }
 
