@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 const V1_ROOT: &str = "/sys/fs/cgroup/cpu";
 const V2_ROOT: &str = "/sys/fs/cgroup";
-/// CFS period used for quotas.
-const PERIOD_US: u64 = 100_000;
+/// CFS period used for quotas, µs: a quota of F is F × this per period.
+pub const QUOTA_PERIOD_US: u64 = 100_000;
+const PERIOD_US: u64 = QUOTA_PERIOD_US;
 
 /// Which cgroup hierarchy carries the CPU controller here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -117,6 +117,11 @@ fn ioctl(ifname: &str, v: &mut EthtoolValue) -> Result<(), LabError> {
 
 /// Switches `offload` on `ifname` (in the calling thread's namespace).
 pub fn set(ifname: &str, offload: Offload, on: bool) -> Result<(), LabError> {
+    crate::cmd::note(format!(
+        "ethtool -K {ifname} {} {} (by ioctl, in {ifname}'s namespace)",
+        offload.name(),
+        if on { "on" } else { "off" }
+    ));
     let mut v = EthtoolValue {
         cmd: offload.set_cmd(),
         data: u32::from(on),

@@ -119,6 +119,14 @@ pub struct PlaceInfo {
     pub mechanism: String,
     /// Namespaces created.
     pub namespaces: Vec<String>,
+    /// The literal commands that built it, in order (an offload set by
+    /// ioctl as the `ethtool -K` that does it), for a reader to rerun.
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// `tc qdisc show` of every namespace once built, per device (veth's
+    /// default is noqueue: no queue can grow there).
+    #[serde(default)]
+    pub qdiscs: Vec<String>,
 }
 
 /// A built place; tears everything down when dropped (emulator first, then
@@ -170,6 +178,8 @@ impl Place {
                 link: spec.link.clone(),
                 mechanism: Mechanism::None.name().into(),
                 namespaces: Vec::new(),
+                commands: Vec::new(),
+                qdiscs: Vec::new(),
             },
             emulator: None,
             client_ns: None,
@@ -207,7 +217,29 @@ impl Place {
             Topology::Router => place.build_middle(&tag, &link, mech)?,
             Topology::Loopback => unreachable!("handled above"),
         }
+        // Every name the place created carries its tag.
+        place.info.commands = cmd::logged_mentioning(tag.as_str());
+        place.info.qdiscs = place.qdiscs();
         Ok(place)
+    }
+
+    /// Each device's root qdisc in each of the place's namespaces, as `tc
+    /// qdisc show` prints it, the namespace first ("tcplab-…-a: qdisc
+    /// noqueue 0: dev tcplab-…-a root refcnt 2"); loopback devices left
+    /// out. A namespace `tc` cannot read says so.
+    fn qdiscs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for ns in &self.info.namespaces {
+            match cmd::run("tc", &["-n", ns, "qdisc", "show"]) {
+                Ok(text) => out.extend(
+                    text.lines()
+                        .filter(|l| l.starts_with("qdisc") && !l.contains(" dev lo "))
+                        .map(|l| format!("{ns}: {}", l.trim())),
+                ),
+                Err(e) => out.push(format!("{ns}: not read ({e})")),
+            }
+        }
+        out
     }
 
     fn build_middle(
@@ -248,6 +280,14 @@ impl Place {
             let spec = link.clone();
             let seed = u64::from_str_radix(tag.as_str(), 16).unwrap_or(1);
             let (x, y) = (xn.clone(), yn.clone());
+            cmd::note(format!(
+                "# no command: tcplab's own link emulator bridges {xn} and {yn} in {rn} \
+                 (AF_PACKET; one thread per direction, each dropping frames with the loss \
+                 probability or when its {}-frame queue is full, serializing them at the \
+                 rate with {} B of framing each, holding them for the delay ± jitter; \
+                 its random draws from seed {seed})",
+                link.queue_frames, link.framing_bytes
+            ));
             let emu = ns_of(&rn).run_in(move || Emulator::start(&x, &y, &spec, seed))??;
             self.emulator = Some(emu);
         } else {

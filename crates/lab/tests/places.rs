@@ -114,3 +114,59 @@ fn bad_specs_are_refused() {
         veth_delay.check()
     );
 }
+
+/// Issue 30, rule 8: a place records the literal commands that built it
+/// and each device's qdisc, so a reader can rebuild it: plain veth ends with
+/// no queue of its own (noqueue), ether10 with a tbf at its rate.
+#[test]
+fn a_place_records_the_commands_that_built_it_and_its_qdiscs() {
+    if !testkit::need_root("namespaces, veth pairs and qdiscs") {
+        return;
+    }
+    let veth = Place::build(&PlaceSpec::parse(Some("veth"), None).unwrap()).unwrap();
+    let info = veth.info().clone();
+    let ns = &info.namespaces[0];
+    assert!(
+        info.commands
+            .iter()
+            .any(|c| c == &format!("ip netns add {ns}")),
+        "{:#?}",
+        info.commands
+    );
+    assert!(
+        info.commands.iter().any(|c| c.contains("type veth")),
+        "{:#?}",
+        info.commands
+    );
+    // Only this place's commands: every one names one of its namespaces.
+    assert!(info
+        .commands
+        .iter()
+        .all(|c| info.namespaces.iter().any(|n| c.contains(n.as_str()))));
+    assert!(
+        info.qdiscs
+            .iter()
+            .any(|q| q.starts_with(&format!("{ns}: qdisc noqueue"))),
+        "{:#?}",
+        info.qdiscs
+    );
+    drop(veth);
+    let ether10 = Place::build(&PlaceSpec::parse(Some("ether10"), None).unwrap()).unwrap();
+    let info = ether10.info().clone();
+    assert!(
+        info.commands
+            .iter()
+            .any(|c| c.contains(" tc qdisc") && c.contains("tbf")),
+        "{:#?}",
+        info.commands
+    );
+    assert!(
+        info.qdiscs
+            .iter()
+            .any(|q| q.contains("qdisc tbf") && q.contains("rate 10Mbit")),
+        "{:#?}",
+        info.qdiscs
+    );
+    eprintln!("{:#?}\n{:#?}", info.commands, info.qdiscs);
+    assert!(!info.qdiscs.iter().any(|q| q.contains(" dev lo ")));
+}

@@ -37,6 +37,7 @@ pub mod figures;
 pub mod host;
 pub mod left_out;
 pub mod methods;
+pub mod methods_rerun;
 pub mod metrics;
 pub mod path;
 pub mod path_source;

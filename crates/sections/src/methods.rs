@@ -43,6 +43,9 @@ pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
         ("probes".to_string(), probes(run, &trials)),
     ]);
     s.push(Block::KeyValues(kv));
+    for b in crate::methods_rerun::rerun_blocks(run, points, &trials) {
+        s.push(b);
+    }
     s
 }
 

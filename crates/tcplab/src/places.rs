@@ -384,6 +384,8 @@ impl LivePlace {
             "calibration": self.calibration,
             "emulator": emulator,
             "steering": self.steering(p),
+            // The quota's period, so a reader can rerun --host-speed.
+            "cpu_quota_period_us": p.host_speed.map(|_| lab::host::QUOTA_PERIOD_US),
         });
         Ok(o)
     }

@@ -127,7 +127,11 @@ pub fn run_meta(
         status: RunStatus::Running,
         host: HostFacts::collect(),
         settings,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        tool_version: format!(
+            "{} (git {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("TCPLAB_GIT_COMMIT")
+        ),
     }
 }
 

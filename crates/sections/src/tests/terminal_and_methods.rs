@@ -352,3 +352,80 @@ fn the_terminal_table_and_the_report_write_a_metric_alike_and_mark_small_wild_sa
     let text = crate::compare::compare_text(&runs, &cmp, &t);
     assert!(text.contains(report::format::SMALL_SAMPLE_NOTE), "{text}");
 }
+
+/// Issue 30, rule 8: the methods a reader reruns from: the tool and seed,
+/// the trial order as the sequence numbers show it (both ways), the
+/// sampler, and each place's commands and qdiscs.
+#[test]
+fn the_methods_give_what_a_rerun_needs() {
+    let (_dir, mut store) = store();
+    let mut run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[9e6, 9.1e6]), point(65536, &[5e6, 5.1e6])],
+    );
+    let kv = |run: &StoredRun, key: &str| {
+        let s = crate::methods::methods_section(run, &summaries(run));
+        method(&s, key)
+    };
+    assert_eq!(kv(&run, "tcplab"), "version test, run seed 7");
+    // store_run ran the points in the same order in both rounds.
+    assert!(
+        kv(&run, "trial order").starts_with(
+            "2 rounds of one trial per point, the points in the same order every round"
+        ),
+        "{}",
+        kv(&run, "trial order")
+    );
+    // Round 1 ran point 2 first: the order changed.
+    let seqs: Vec<u32> = run.trials.iter().map(|t| t.seq).collect();
+    let (p2r1, p1r1) = (
+        run.trials
+            .iter()
+            .position(|t| t.repetition == 1 && t.point_id == run.trials[2].point_id)
+            .unwrap(),
+        run.trials
+            .iter()
+            .position(|t| t.repetition == 1 && t.point_id == run.trials[0].point_id)
+            .unwrap(),
+    );
+    run.trials[p2r1].seq = seqs[p1r1];
+    run.trials[p1r1].seq = seqs[p2r1];
+    assert!(
+        kv(&run, "trial order").starts_with(
+            "2 rounds of one trial per point; the points' order changed between rounds"
+        ),
+        "{}",
+        kv(&run, "trial order")
+    );
+    // No sampled trial: no sampler line; no place commands: no heading.
+    let s = crate::methods::methods_section(&run, &summaries(&run));
+    assert!(!s.blocks.iter().any(|b| matches!(b, Block::Heading(_))));
+    for (i, t) in run.trials.iter_mut().enumerate() {
+        t.outcome.details["probe"]["cpu"] = serde_json::json!({"period_ns": 100_000,
+            "samples": 9000 + i, "broken_stacks": i, "lost_samples": 0});
+        t.outcome.details["lab"]["place"] = serde_json::json!({"label": "veth",
+            "commands": ["ip netns add tcplab-1-a", "ip netns add tcplab-1-b"],
+            "qdiscs": ["tcplab-1-a: qdisc noqueue 0: dev tcplab-1-a root refcnt 2"]});
+    }
+    let sampler = kv(&run, "CPU sampler");
+    assert!(
+        sampler.starts_with("the cpu-clock timer at 10000 Hz on every CPU (perf_event BPF, kernel and user stacks), 4 sampled trials; samples per trial 9000–9003, broken stacks per trial 0–3"),
+        "{sampler}"
+    );
+    let s = crate::methods::methods_section(&run, &summaries(&run));
+    let commands: Vec<&str> = s
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Command { line, .. } => Some(line.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        commands,
+        ["ip netns add tcplab-1-a", "ip netns add tcplab-1-b"]
+    );
+    assert!(s.blocks.iter().any(|b| matches!(b, Block::Paragraph(p)
+        if p == "veth: each device's root qdisc once built: tcplab-1-a: qdisc noqueue 0: dev tcplab-1-a root refcnt 2.")));
+}
