@@ -69,6 +69,21 @@ pub struct HostFacts {
     /// dearer. Absent in runs stored before it.
     #[serde(default)]
     pub cpu_vulnerabilities: BTreeMap<String, String>,
+    /// The CPU clock the kernel reports (first `cpu MHz` of
+    /// /proc/cpuinfo), MHz. Absent in runs stored before it.
+    #[serde(default)]
+    pub cpu_mhz: Option<f64>,
+    /// Simultaneous multithreading: /sys/devices/system/cpu/smt/control
+    /// (`on`, `off`, `forceoff`, `notsupported`, `notimplemented`), empty
+    /// when unreadable.
+    #[serde(default)]
+    pub smt: String,
+    /// Whether the CPU reports running under a hypervisor (its
+    /// `hypervisor` flag), with the DMI vendor and product when the
+    /// machine has them: guests lose time to steal and run their timers
+    /// late. Empty when /proc/cpuinfo is unreadable.
+    #[serde(default)]
+    pub hypervisor: String,
 }
 
 impl HostFacts {
@@ -95,6 +110,11 @@ impl HostFacts {
             sysctls,
             kernel_hz: kernel_hz(&fs),
             cpu_vulnerabilities: vulnerabilities(&fs),
+            cpu_mhz: cpuinfo(&fs, "cpu MHz").and_then(|v| v.parse().ok()),
+            smt: fs
+                .read("sys/devices/system/cpu/smt/control")
+                .unwrap_or_default(),
+            hypervisor: hypervisor(&fs),
         }
     }
 
@@ -160,6 +180,35 @@ fn vulnerabilities(fs: &Root) -> BTreeMap<String, String> {
             Some((name, v))
         })
         .collect()
+}
+
+/// The first value of `key` in /proc/cpuinfo.
+fn cpuinfo(fs: &Root, key: &str) -> Option<String> {
+    cpuinfo_field(&fs.read_raw("proc/cpuinfo")?, key)
+}
+
+/// "yes (…DMI vendor and product…)", "yes", "none reported", or empty
+/// when /proc/cpuinfo cannot be read.
+fn hypervisor(fs: &Root) -> String {
+    let Some(flags) = cpuinfo(fs, "flags") else {
+        return String::new();
+    };
+    if !flags.split_whitespace().any(|f| f == "hypervisor") {
+        return "none reported (the CPU has no hypervisor flag)".into();
+    }
+    let dmi: Vec<String> = [
+        "sys/class/dmi/id/sys_vendor",
+        "sys/class/dmi/id/product_name",
+    ]
+    .iter()
+    .filter_map(|r| fs.read(r))
+    .filter(|v| !v.is_empty())
+    .collect();
+    if dmi.is_empty() {
+        "yes (the CPU's hypervisor flag; no DMI vendor to name it)".into()
+    } else {
+        format!("yes (the CPU's hypervisor flag; DMI: {})", dmi.join(", "))
+    }
 }
 
 /// A file system root that facts are read under.
@@ -355,10 +404,41 @@ mod tests {
         fs::write(root.join("proc/config.gz"), gz.finish().unwrap()).unwrap();
         assert_eq!(kernel_has_under(&fs, "NET_SCH_FQ"), Some(true));
         assert_eq!(kernel_has_under(&fs, "NET_SCH_FQ_PIE"), Some(false));
+        // Clock, SMT and hypervisor, both ways.
+        write(
+            root,
+            "proc/cpuinfo",
+            "model name\t: Test CPU\ncpu MHz\t\t: 2596.144\nflags\t\t: fpu tsc hypervisor\n",
+        );
+        write(root, "sys/devices/system/cpu/smt/control", "notsupported\n");
+        let f = HostFacts::collect_under(root);
+        assert_eq!(f.cpu_mhz, Some(2596.144));
+        assert_eq!(f.smt, "notsupported");
+        assert_eq!(
+            f.hypervisor,
+            "yes (the CPU's hypervisor flag; no DMI vendor to name it)"
+        );
+        write(root, "sys/class/dmi/id/sys_vendor", "QEMU\n");
+        assert_eq!(
+            HostFacts::collect_under(root).hypervisor,
+            "yes (the CPU's hypervisor flag; DMI: QEMU)"
+        );
+        write(
+            root,
+            "proc/cpuinfo",
+            "model name\t: Test CPU\nflags\t\t: fpu tsc\n",
+        );
+        let f = HostFacts::collect_under(root);
+        assert_eq!(
+            f.hypervisor,
+            "none reported (the CPU has no hypervisor flag)"
+        );
+        assert_eq!(f.cpu_mhz, None);
         // Nothing to read: nothing claimed.
         let empty = tempfile::tempdir().unwrap();
         let f = HostFacts::collect_under(empty.path());
         assert_eq!((f.kernel_hz, f.mitigations().len()), (None, 0));
+        assert_eq!((f.smt.as_str(), f.hypervisor.as_str()), ("", ""));
         assert_eq!(
             kernel_has_under(&Root(empty.path().into()), "NET_SCH_FQ"),
             None

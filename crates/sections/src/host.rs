@@ -42,6 +42,26 @@ pub fn study_host_section(h: &HostFacts, profile: Option<&(i64, HostProfile)>) -
     let mut s = Section::new("This host");
     let mut kv = vec![
         ("CPU".to_string(), format!("{} × {}", h.cores, h.cpu_model)),
+        (
+            "CPU clock, SMT, hypervisor".to_string(),
+            format!(
+                "{}; SMT {}; hypervisor: {}",
+                h.cpu_mhz
+                    .map_or("clock not recorded".to_string(), |m| format!(
+                        "{m:.0} MHz as the kernel reports it"
+                    )),
+                if h.smt.is_empty() {
+                    "not recorded"
+                } else {
+                    &h.smt
+                },
+                if h.hypervisor.is_empty() {
+                    "not recorded"
+                } else {
+                    &h.hypervisor
+                }
+            ),
+        ),
         ("kernel".to_string(), h.kernel.clone()),
         ("system".to_string(), h.os.clone()),
         (
