@@ -133,6 +133,16 @@ pub fn with_loss(figure: String, p: &PointSummary) -> String {
     }
 }
 
+/// Where a point ran, for a loss sentence: its place, or tcplab's stack
+/// (which runs over TUN in a namespace of its own, whatever the place).
+fn where_words(p: &PointSummary) -> String {
+    if p.params.stack.is_tcplab() || p.params.server_stack.is_tcplab() {
+        "tcplab's stack".to_string()
+    } else {
+        p.params.topology.name().to_string()
+    }
+}
+
 /// A point in words for a loss sentence: "tcp-stream 512 B writes on
 /// ether10".
 fn point_words(p: &PointSummary) -> String {
@@ -140,7 +150,7 @@ fn point_words(p: &PointSummary) -> String {
         "{} {} writes on {}",
         p.params.test.name(),
         size_words(p.params.write_size as f64),
-        p.params.topology.name()
+        where_words(p)
     )
 }
 
@@ -190,7 +200,7 @@ pub fn lossy_place_warnings(d: &StudyData) -> Vec<String> {
         let Some(l) = PointLoss::of(p).filter(PointLoss::any) else {
             continue;
         };
-        let place = p.params.topology.name().to_string();
+        let place = where_words(p);
         let rank = |l: &PointLoss| l.share().unwrap_or(0.0);
         match worst.iter_mut().find(|(w, _, _)| *w == place) {
             Some(w) if rank(&l) > rank(&w.2) => {
@@ -207,13 +217,11 @@ pub fn lossy_place_warnings(d: &StudyData) -> Vec<String> {
             let count = d
                 .points
                 .iter()
-                .filter(|q| {
-                    q.params.topology.name() == place && PointLoss::of(q).is_some_and(|l| l.any())
-                })
+                .filter(|q| where_words(q) == place && PointLoss::of(q).is_some_and(|l| l.any()))
                 .count();
             format!(
                 "Loss on {place}: {count} of this run's points there lost or resent data, the \
-                 most {} ({}); a throughput on {place} is what arrived despite it.",
+                 most {} ({}); a throughput there is what arrived despite it.",
                 l.words(),
                 point_words(p)
             )

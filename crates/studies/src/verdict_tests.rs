@@ -288,6 +288,16 @@ fn copy_profile(samples: u64) -> record::CpuProfile {
 /// The verdict of a run of `p` whose sender was half busy for 1 s, every
 /// trial's CPU profile holding `samples` samples, all of them in copy.
 fn copy_run_verdict(p: TrialParams, samples: u64) -> Vec<Bottleneck> {
+    let (run, _, profiles) = copy_run(p, samples);
+    let summaries = analysis::summarize_run(&run);
+    verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+}
+
+/// The run of [`copy_run_verdict`], its settings and its CPU profiles.
+fn copy_run(
+    p: TrialParams,
+    samples: u64,
+) -> (StoredRun, StudySettings, BTreeMap<i64, record::CpuProfile>) {
     let d = window_run(p, 0.0, serde_json::Value::Null);
     let mut run = d.run;
     for t in run.trials.iter_mut() {
@@ -299,8 +309,7 @@ fn copy_run_verdict(p: TrialParams, samples: u64) -> Vec<Bottleneck> {
         .iter()
         .map(|t| (t.id, copy_profile(samples)))
         .collect();
-    let summaries = analysis::summarize_run(&run);
-    verdict(&StudyData::new(run, summaries, BTreeMap::new(), profiles).unwrap())
+    (run, d.settings, profiles)
 }
 
 #[test]
@@ -519,18 +528,7 @@ fn a_blocked_sender_is_not_a_window_limited_one() {
 #[test]
 fn a_cpu_share_names_the_probe_effect_measured_on_its_trials() {
     let evidence = |twin: bool| {
-        let d = window_run(stream(), 0.0, serde_json::Value::Null);
-        let mut run = d.run;
-        let mut settings = d.settings;
-        for t in run.trials.iter_mut() {
-            t.outcome.metrics.insert("cpu_sender_s".into(), 0.5);
-            t.outcome.metrics.insert("sender_wall_s".into(), 1.0);
-        }
-        let profiles = run
-            .trials
-            .iter()
-            .map(|t| (t.id, copy_profile(MIN_CPU_SAMPLES)))
-            .collect();
+        let (mut run, mut settings, profiles) = copy_run(stream(), MIN_CPU_SAMPLES);
         if twin {
             settings.experiments.push(ExperimentRecord {
                 id: "unprobed-stream".into(),
