@@ -31,11 +31,41 @@ impl CurvePoint {
 }
 
 /// Whether two means differ beyond their confidence intervals (intervals
-/// that do not overlap), with a small relative floor so that identical
-/// single trials are not called different.
+/// that do not overlap). Where neither has an interval (single trials, or
+/// trials that all read the same), a 1% floor stands in for one, so that
+/// two single trials a hair apart are not called different; with an
+/// interval on either side the intervals alone decide, as every sentence
+/// that says "beyond the 95% CIs" means.
 pub fn differ(a: &CurvePoint, b: &CurvePoint) -> bool {
-    let floor = 0.01 * a.mean.abs().max(b.mean.abs());
-    (a.mean - b.mean).abs() > a.ci + b.ci + floor
+    (a.mean - b.mean).abs() > a.ci + b.ci + no_interval_floor(a, b)
+}
+
+/// The smallest difference [`differ`] can see between two means with
+/// these CI half-widths: the half-widths, plus the 1% floor where neither
+/// has an interval. What a "no change" sentence gives as the change that
+/// could not have been seen.
+pub fn resolution_of(mean_a: f64, ci_a: f64, mean_b: f64, ci_b: f64) -> f64 {
+    let ci = |c: f64| if c.is_finite() { c } else { 0.0 };
+    let a = CurvePoint {
+        x: 0.0,
+        mean: mean_a,
+        ci: ci(ci_a),
+    };
+    let b = CurvePoint {
+        x: 0.0,
+        mean: mean_b,
+        ci: ci(ci_b),
+    };
+    a.ci + b.ci + no_interval_floor(&a, &b)
+}
+
+/// The 1% floor [`differ`] uses when neither point has an interval, else 0.
+fn no_interval_floor(a: &CurvePoint, b: &CurvePoint) -> f64 {
+    if a.ci > 0.0 || b.ci > 0.0 {
+        0.0
+    } else {
+        0.01 * a.mean.abs().max(b.mean.abs())
+    }
 }
 
 /// The shape of a curve over increasing x.
@@ -158,14 +188,15 @@ pub fn shape_sentence(
 }
 
 /// The largest difference from the curve's highest point that [`shape`]
-/// could have missed: a level's and the top's CI half-widths plus the 1%
-/// floor of [`differ`]. `None` for a curve of one point.
+/// could have missed: a level's and the top's CI half-widths (plus the 1%
+/// floor of [`differ`] where neither has an interval). `None` for a curve
+/// of one point.
 pub fn flat_resolution(curve: &[CurvePoint]) -> Option<f64> {
     let top = curve.iter().max_by(|a, b| a.mean.total_cmp(&b.mean))?;
     curve
         .iter()
         .filter(|q| q.x != top.x)
-        .map(|q| q.ci + top.ci + 0.01 * q.mean.abs().max(top.mean.abs()))
+        .map(|q| q.ci + top.ci + no_interval_floor(q, top))
         .max_by(f64::total_cmp)
 }
 
@@ -248,7 +279,7 @@ pub fn largest<'a>(items: &[(&'a str, CurvePoint)]) -> Option<Largest<'a>> {
     let tied = taken.iter().map(|(n, _)| *n).collect();
     Some(Largest::Within {
         tied,
-        resolution: top.ci + next.ci + 0.01 * top.mean.abs().max(next.mean.abs()),
+        resolution: top.ci + next.ci + no_interval_floor(&top, &next),
     })
 }
 
@@ -337,8 +368,27 @@ mod tests {
             format!("{y:.3} u")
         });
         assert!(s.contains("does not change with buffer"), "{s}");
-        // 0.02 + 0.01 + 1% of 9.41 at the widest pair.
-        assert!(s.contains("A change smaller than 0.124 u could not"), "{s}");
+        // 0.02 + 0.01 at the widest pair: the CIs alone decide.
+        assert!(s.contains("A change smaller than 0.030 u could not"), "{s}");
+        // Issue 30: disjoint CIs are a change, however small (0.4%); the
+        // 1% floor stands in only where no point has an interval.
+        let small = curve(&[
+            (4.0, 9.3635, 0.0153),
+            (16.0, 9.389, 0.0013),
+            (64.0, 9.3998, 0.0016),
+        ]);
+        let t = shape_finding("T", "buffer", &small, &|x| format!("{x}"), &|y| {
+            format!("{y}")
+        });
+        assert!(t.contains("rises with buffer"), "{t}");
+        let singles = curve(&[(4.0, 9.36, 0.0), (64.0, 9.40, 0.0)]);
+        let t = shape_finding("T", "buffer", &singles, &|x| format!("{x}"), &|y| {
+            format!("{y:.3} u")
+        });
+        assert!(
+            t.contains("does not change") && t.contains("0.094 u"),
+            "{t}"
+        );
         let rises = curve(&[(4.0, 1.0, 0.01), (16.0, 5.0, 0.02), (64.0, 9.0, 0.01)]);
         let t = shape_finding("T", "buffer", &rises, &|x| format!("{x}"), &|y| {
             format!("{y:.3} u")
@@ -407,7 +457,7 @@ mod tests {
         match largest(&wide) {
             Some(Largest::Within { tied, resolution }) => {
                 assert_eq!(tied, ["copy", "tcp"]);
-                assert!((resolution - (0.13 + 0.12 + 0.005)).abs() < 1e-12);
+                assert!((resolution - (0.13 + 0.12)).abs() < 1e-12);
             }
             other => panic!("{other:?}"),
         }

@@ -15,6 +15,42 @@ use report::{Block, Section};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// What a caller that knows more of the run than its trials says in place
+/// of a methods line (a study knows its experiments: which ran after which,
+/// and which is a probed experiment's unprobed twin).
+#[derive(Debug, Clone, Default)]
+pub struct MethodsOverrides {
+    /// In place of the "trial order" line.
+    pub trial_order: Option<String>,
+    /// In place of the "probes" line.
+    pub probes: Option<String>,
+}
+
+/// The "Methods" section of a run's report, with `overrides` in place of
+/// the lines they give.
+pub fn methods_section_with(
+    run: &StoredRun,
+    points: &[PointSummary],
+    overrides: &MethodsOverrides,
+) -> Section {
+    let mut s = methods_section(run, points);
+    for b in s.blocks.iter_mut() {
+        if let Block::KeyValues(kv) = b {
+            for (k, v) in kv.iter_mut() {
+                let by = match k.as_str() {
+                    "trial order" => overrides.trial_order.as_ref(),
+                    "probes" => overrides.probes.as_ref(),
+                    _ => None,
+                };
+                if let Some(text) = by {
+                    *v = text.clone();
+                }
+            }
+        }
+    }
+    s
+}
+
 /// The "Methods" section of a run's report.
 pub fn methods_section(run: &StoredRun, points: &[PointSummary]) -> Section {
     let mut s = Section::new("Methods");
@@ -93,12 +129,26 @@ fn pinning(points: &[PointSummary]) -> String {
             .iter()
             .filter_map(|p| p.params.pin.map(|x| x.to_string())),
     );
+    let unpinned = points.iter().filter(|p| p.params.pin.is_none()).count();
     if pins.is_empty() {
         "not pinned: the scheduler placed the endpoints (on loopback and veth the receiver's \
          softirq work runs on whichever CPU sent)"
             .into()
     } else {
-        format!("sender and receiver pinned: {}", pins.join("; "))
+        let pinned = format!(
+            "sender and receiver pinned: {} ({} of {} points)",
+            pins.join("; "),
+            points.len() - unpinned,
+            points.len()
+        );
+        if unpinned == 0 {
+            pinned
+        } else {
+            format!(
+                "{pinned}; the other {unpinned} points not pinned (the scheduler placed their \
+                 endpoints)"
+            )
+        }
     }
 }
 

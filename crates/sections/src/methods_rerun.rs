@@ -48,7 +48,57 @@ pub fn rerun_blocks(
     }
     let mut out = vec![Block::KeyValues(kv)];
     out.extend(place_commands(trials));
+    out.extend(stack_commands(trials));
     out
+}
+
+/// For tcplab's stack places: the commands that set up their namespace
+/// and TUN devices, once per distinct set.
+fn stack_commands(trials: &[&TrialRecord]) -> Vec<Block> {
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    let mut out = Vec::new();
+    for t in trials {
+        let stack = &t.outcome.details["stack"];
+        let commands: Vec<String> = stack["commands"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Each place has a fresh tag; compare the commands with it dropped.
+        let shape: Vec<String> = commands.iter().map(|c| untagged(c)).collect();
+        if commands.is_empty() || seen.contains(&shape) {
+            continue;
+        }
+        seen.push(shape);
+        out.push(Block::Heading(format!(
+            "tcplab's stack ({} → {}): the commands that set up its namespace and TUN devices",
+            stack["client"].as_str().unwrap_or("?"),
+            stack["server"].as_str().unwrap_or("?")
+        )));
+        out.extend(commands.into_iter().map(|line| Block::Command {
+            label: String::new(),
+            line,
+        }));
+    }
+    out
+}
+
+/// A command with every `tcplab-<tag>-` name's tag dropped.
+fn untagged(c: &str) -> String {
+    c.split(' ')
+        .map(|w| match w.strip_prefix("tcplab-") {
+            Some(rest) => match rest.split_once('-') {
+                Some((_, role)) => format!("tcplab-*-{role}"),
+                None => w.to_string(),
+            },
+            None => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn or_unrecorded(s: &str) -> &str {

@@ -60,6 +60,9 @@ struct End {
     /// Whether Linux's route to this end carries the `quickack 1` metric
     /// (`--quickack` with a Linux receiver: an ACK for every segment).
     quickack: bool,
+    /// The commands that set the end's device up, in order (opening the
+    /// TUN device as the system call it is), for a reader to rerun.
+    commands: Vec<String>,
 }
 
 /// One side of a running trial.
@@ -222,6 +225,16 @@ impl StackPlace {
             .map_err(|e| setup(&e))?
             .map_err(|e| setup(&format!("opening TUN device {device}: {e}")))?;
         let ns = self.ns.name();
+        let mut commands = vec![format!(
+            "# no command: open /dev/net/tun, ioctl TUNSETIFF {device} ({}) inside namespace {ns}",
+            match tun_kind {
+                TunKind::TunOffload => {
+                    "IFF_TUN | IFF_NO_PI | IFF_VNET_HDR, then TUNSETOFFLOAD TSO4, TSO6 and CSUM"
+                }
+                TunKind::Tap => "IFF_TAP | IFF_NO_PI",
+                TunKind::Tun => "IFF_TUN | IFF_NO_PI",
+            }
+        )];
         for args in [
             vec![
                 "-n",
@@ -243,6 +256,7 @@ impl StackPlace {
                 "up",
             ],
         ] {
+            commands.push(format!("ip {}", args.join(" ")));
             let out = std::process::Command::new("ip")
                 .args(&args)
                 .output()
@@ -277,7 +291,17 @@ impl StackPlace {
             ours,
             device,
             quickack: false,
+            commands,
         })
+    }
+
+    /// The commands that set this place up: its namespace's (from the
+    /// lab's log), then each end's device's.
+    fn commands(&self) -> Vec<String> {
+        let mut c = lab::cmd::logged_mentioning(self.ns.name());
+        c.retain(|l| l.starts_with("ip netns add") || l.contains(" link set lo up"));
+        c.extend(self.ends.iter().flatten().flat_map(|e| e.commands.clone()));
+        c
     }
 
     /// Sets (or clears) the `quickack 1` metric on Linux's route to end
@@ -511,6 +535,7 @@ impl StackPlace {
             "server_device": device_note(p.server_stack),
             "place": self.label(),
             "devices": self.ends.iter().flatten().map(|e| &e.device).collect::<Vec<_>>(),
+            "commands": self.commands(),
             "controlled": "Each user-space end runs on the trial's own thread; its device write()s run Linux's receive path inside the call, so that kernel work is charged to the user-space end's CPU. Metrics stack_* come from the stack's own counters (times in ns on its clock, not TCP_INFO jiffies).",
         });
         if p.recv_work_ns_per_kb.is_some() && receiver.is_some() {

@@ -151,6 +151,30 @@ fn offload_and_tap_devices_carry_every_byte_and_offloads_make_super_packets() {
             );
         }
         assert_eq!(o.details["stack"]["client"], c.name());
+        // What set the place up, for a reader to rerun (issue 30, rule 8):
+        // the namespace, each TUN device as its ioctl, its addresses.
+        let commands: Vec<&str> = o.details["stack"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert!(
+            commands
+                .iter()
+                .any(|l| l.starts_with("ip netns add tcplab-")),
+            "{commands:#?}"
+        );
+        assert!(
+            commands.iter().any(|l| l.contains("ioctl TUNSETIFF")),
+            "{commands:#?}"
+        );
+        assert!(
+            commands
+                .iter()
+                .any(|l| l.starts_with("ip -n tcplab-") && l.contains(" addr add 10.213.")),
+            "{commands:#?}"
+        );
         eprintln!("{c:?}→{s:?}: {:.0} Mbit/s", m["throughput_bps"] / 1e6);
     }
 }

@@ -81,7 +81,11 @@ pub fn document(
     let verdict = verdict::section(&data);
     findings += count_findings(&verdict);
     r.push(verdict);
-    let mut methods = sections::methods::methods_section(&data.run, &data.points);
+    let overrides = sections::methods::MethodsOverrides {
+        trial_order: crate::methods::trial_order(&data),
+        probes: crate::methods::probes_line(&data),
+    };
+    let mut methods = sections::methods::methods_section_with(&data.run, &data.points, &overrides);
     if let Some(cc) = crate::methods::cc_paragraph(&data.settings.experiments) {
         methods.push(report::Block::Paragraph(cc));
     }

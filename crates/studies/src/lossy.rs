@@ -158,9 +158,10 @@ fn point_words(p: &PointSummary) -> String {
 const CAVEAT_NAMED: usize = 3;
 
 /// The sentence a comparison of throughputs carries when any point it
-/// compares lost or resent data: "Loss may explain part of this
-/// difference: tcp-stream 512 B writes on ether10: 308,024 of …". `None`
-/// when none did, so loss cannot explain it.
+/// compares lost or resent data, whether the comparison found a difference
+/// or none: "These throughputs carry loss, which may explain part of a
+/// difference between them or hide one: tcp-stream 512 B writes on
+/// ether10: 308,024 of …". `None` when none did.
 pub fn loss_caveat(points: &[&PointSummary]) -> Option<String> {
     let mut lossy: Vec<(&PointSummary, PointLoss)> = points
         .iter()
@@ -186,7 +187,7 @@ pub fn loss_caveat(points: &[&PointSummary]) -> Option<String> {
         n => format!("; and {n} other points"),
     };
     Some(format!(
-        "Loss may explain part of this difference: {}{rest}.",
+        "These throughputs carry loss, which may explain part of a difference between them or hide one: {}{rest}.",
         named.join("; ")
     ))
 }
@@ -291,7 +292,8 @@ mod tests {
         let c = loss_caveat(&[&clean, &lossy]).unwrap();
         assert_eq!(
             c,
-            "Loss may explain part of this difference: tcp-stream 512 B writes on ether10: 3.0 \
+            "These throughputs carry loss, which may explain part of a difference between them or \
+             hide one: tcp-stream 512 B writes on ether10: 3.0 \
              segments retransmitted per trial."
         );
         assert_eq!(loss_caveat(&[&clean, &clean]), None);

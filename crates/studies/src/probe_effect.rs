@@ -140,58 +140,7 @@ pub fn probe_effect_section(d: &StudyData) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{ExperimentRecord, StudySettings};
-    use crate::fixtures::{ok_trial, stored_study_run};
-    use record::{PointRecord, TestKind, TrialOutcome, TrialParams};
-    use std::collections::BTreeMap;
-
-    /// A run of experiment "blocks" (one tcp-stream point per rate of
-    /// `probed`, 3 trials each) and, when `twin` is given, its unprobed
-    /// twin at those rates.
-    fn run(probed: &[f64], twin: Option<&[f64]>) -> StudyData {
-        let mut experiments = Vec::new();
-        let mut points = Vec::new();
-        let mut trials = Vec::new();
-        let sets: Vec<(&str, &[f64])> = std::iter::once(("blocks", probed))
-            .chain(twin.map(|t| ("unprobed-blocks", t)))
-            .collect();
-        for (id, rates) in sets {
-            experiments.push(ExperimentRecord {
-                id: id.into(),
-                title: id.into(),
-                command: String::new(),
-                first_point: points.len() as u32,
-                points: rates.len() as u32,
-            });
-            for (i, &bps) in rates.iter().enumerate() {
-                let mut params = TrialParams::defaults(TestKind::TcpStream);
-                params.mss = Some(256 * (i as u32 + 1));
-                let pid = points.len() as i64 + 1;
-                points.push(PointRecord {
-                    id: pid,
-                    index: points.len() as u32,
-                    params,
-                    precision: None,
-                });
-                for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
-                    let o = TrialOutcome {
-                        metrics: BTreeMap::from([("throughput_bps".to_string(), bps * f)]),
-                        ..TrialOutcome::default()
-                    };
-                    trials.push(ok_trial(&trials, pid, k, o));
-                }
-            }
-        }
-        let settings = StudySettings {
-            study: "huang-chen".into(),
-            quick: true,
-            experiments,
-            skipped: Vec::new(),
-        };
-        let run = stored_study_run(settings, "veth", points, trials);
-        let summaries = analysis::summarize_run(&run);
-        StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
-    }
+    use crate::fixtures::twin_run as run;
 
     #[test]
     fn a_probed_experiments_cost_is_measured_against_its_twin() {

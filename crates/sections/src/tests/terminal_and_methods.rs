@@ -206,7 +206,15 @@ fn the_methods_section_says_what_was_controlled_and_what_was_not_recorded() {
         o.contains("(1 trial)") && o.contains("3 trials as the host had them"),
         "{o}"
     );
-    assert!(method(&s, "pinning").contains("sender=0,receiver=1"));
+    // Only the first of the points was pinned: the line says which.
+    let pin = method(&s, "pinning");
+    assert!(
+        pin.starts_with(&format!(
+            "sender and receiver pinned: sender=0,receiver=1 (1 of {} points)",
+            points.len()
+        )) && (points.len() == 1 || pin.contains("points not pinned")),
+        "{pin}"
+    );
     let st = method(&s, "receive steering (RPS)");
     assert!(
         st.starts_with(
@@ -428,4 +436,25 @@ fn the_methods_give_what_a_rerun_needs() {
     );
     assert!(s.blocks.iter().any(|b| matches!(b, Block::Paragraph(p)
         if p == "veth: each device's root qdisc once built: tcplab-1-a: qdisc noqueue 0: dev tcplab-1-a root refcnt 2.")));
+    // A stack place's setup, once however many fresh tags its trials had.
+    for (i, t) in run.trials.iter_mut().enumerate() {
+        t.outcome.details["stack"] = serde_json::json!({"client": "tcplab", "server": "kernel",
+            "commands": [format!("ip netns add tcplab-{i}-u"), format!("ip -n tcplab-{i}-u addr add 10.213.1.1/24 dev tcplab-{i}-c")]});
+    }
+    let s = crate::methods::methods_section(&run, &summaries(&run));
+    let headings: Vec<&String> = s
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Heading(h) => Some(h),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "veth: the commands that built it, in order",
+            "tcplab's stack (tcplab → kernel): the commands that set up its namespace and TUN devices"
+        ]
+    );
 }

@@ -37,8 +37,7 @@ pub(super) fn api_sentence(
     let closest = others.iter().max_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
     match closest {
         Some((name, p)) => {
-            let ci = |c: f64| if c.is_finite() { c } else { 0.0 };
-            let detectable = ci(p.ci) + ci(write.ci) + 0.01 * p.mean.abs().max(write.mean.abs());
+            let detectable = analysis::findings::resolution_of(p.mean, p.ci, write.mean, write.ci);
             format!(
                 "{at} no interface beats write() ({}) beyond the 95% CIs: a difference smaller \
                  than {} from the nearest, {name} ({}), could not have been seen.",
@@ -78,7 +77,7 @@ mod tests {
         // The same means, wide CIs: no claim, with what could be seen.
         let s = api_sentence(8192.0, &p(1000.0, 300.0), &[("sendfile", p(1500.0, 300.0))]);
         assert!(
-            s.starts_with("At 8 KB writes no interface beats write() (1.00 ± 0.30 Gbit/s) beyond the 95% CIs: a difference smaller than 615 Mbit/s from the nearest, sendfile (1.50 ± 0.30 Gbit/s), could not have been seen."),
+            s.starts_with("At 8 KB writes no interface beats write() (1.00 ± 0.30 Gbit/s) beyond the 95% CIs: a difference smaller than 600 Mbit/s from the nearest, sendfile (1.50 ± 0.30 Gbit/s), could not have been seen."),
             "{s}"
         );
         // Slower than write() beyond CI is no beating either.

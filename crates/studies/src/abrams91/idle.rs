@@ -391,7 +391,7 @@ mod tests {
             s.contains(
                 "No one cause has the largest share: the receive window (rwnd_limited) and the \
                  link or congestion window (data in flight, neither limit) are within the 95% CIs"
-            ) && s.contains("a difference smaller than 2.88 % could not have been seen"),
+            ) && s.contains("a difference smaller than 2.40 % could not have been seen"),
             "{s}"
         );
         assert!(!s.contains("The largest share is"), "{s}");

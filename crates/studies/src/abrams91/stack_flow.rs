@@ -97,7 +97,7 @@ pub(super) fn arm_finding(a: &Arm) -> String {
         Verdict::At => format!(
             "at the bound within the 95% CIs (a difference under {} could not have been seen)",
             measure(
-                a.measured.ci + b.ci + 0.01 * a.measured.mean.max(b.mean),
+                analysis::findings::resolution_of(a.measured.mean, a.measured.ci, b.mean, b.ci),
                 None,
                 Unit::Si("bit/s")
             )

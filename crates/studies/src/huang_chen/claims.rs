@@ -182,7 +182,7 @@ pub(super) fn ack_sentence(quick: &AckArm, delayed: &AckArm) -> String {
                         .ack_share
                         .as_ref()
                         .map_or(String::new(), |s| s.words()),
-                    (a.ci + b.ci + 0.01 * a.mean.abs().max(b.mean.abs())) * 100.0
+                    (analysis::findings::resolution_of(a.mean, a.ci, b.mean, b.ci)) * 100.0
                 )
             }
         }
@@ -356,7 +356,7 @@ pub(super) fn nodelay_sentence(on: &CurvePoint, off: &CurvePoint) -> Option<Stri
             us(off)
         )
     } else {
-        let detectable = on.ci + off.ci + 0.01 * on.mean.abs().max(off.mean.abs());
+        let detectable = analysis::findings::resolution_of(on.mean, on.ci, off.mean, off.ci);
         format!(
             "At {:.0}-byte writes, NODELAY and Nagle's algorithm cost the sender the same CPU per \
              KB within the 95% CIs ({} and {}); a difference smaller than {} per KB could not \

@@ -151,7 +151,7 @@ pub(super) fn growth_sentence(small: &TrialShares, large: &TrialShares) -> Strin
             a.x,
             large.words(),
             b.x,
-            (a.ci + b.ci + 0.01 * a.mean.abs().max(b.mean.abs())) * 100.0
+            analysis::findings::resolution_of(a.mean, a.ci, b.mean, b.ci) * 100.0
         )
     }
 }

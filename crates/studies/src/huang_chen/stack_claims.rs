@@ -44,7 +44,7 @@ pub(super) fn largest_block_sentence(side: &str, rows: &[(String, CurvePoint)]) 
              could not have been seen).",
             us(p),
             us(q),
-            p.ci + q.ci + 0.01 * p.mean.abs().max(q.mean.abs())
+            analysis::findings::resolution_of(p.mean, p.ci, q.mean, q.ci)
         )
     })
 }
@@ -123,7 +123,8 @@ pub(super) fn change_clause(metric: &str, before: &CurvePoint, after: &CurvePoin
         format!(
             "{head}: no change beyond the 95% CIs (a change under {:.0}% could not have been \
              seen)",
-            (before.ci + after.ci + 0.01 * before.mean.abs().max(after.mean.abs())) / before.mean
+            (analysis::findings::resolution_of(before.mean, before.ci, after.mean, after.ci))
+                / before.mean
                 * 100.0
         )
     } else if after.mean < before.mean {
@@ -177,7 +178,7 @@ pub(super) fn route_growth_sentence(
         format!(
             "{head}: it does not grow beyond the 95% CIs (a change under {:.2} µs could not \
              have been seen).",
-            a.ci + b.ci + 0.01 * a.mean.abs().max(b.mean.abs())
+            analysis::findings::resolution_of(a.mean, a.ci, b.mean, b.ci)
         )
     }
 }
@@ -203,7 +204,7 @@ pub(super) fn total_sentence(
             format!(
                 "the two cannot be told apart by the 95% CIs (a difference under {:.2} µs \
                  could not have been seen)",
-                stack.ci + l.ci + 0.01 * stack.mean.abs().max(l.mean.abs())
+                analysis::findings::resolution_of(stack.mean, stack.ci, l.mean, l.ci)
             )
         } else if stack.mean < l.mean {
             format!(

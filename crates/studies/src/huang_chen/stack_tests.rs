@@ -270,7 +270,7 @@ fn delayed_acks_are_claimed_from_the_cis() {
         &cp(0.8, 0.05),
     );
     assert!(
-        none.contains("no change beyond the 95% CIs (a change under 21% could not"),
+        none.contains("no change beyond the 95% CIs (a change under 20% could not"),
         "{none}"
     );
 }

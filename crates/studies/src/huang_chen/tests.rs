@@ -138,7 +138,7 @@ fn a_flat_curve_states_the_smallest_change_it_could_have_seen() {
     let flat = [point(256.0, 1.0, 0.2), point(1280.0, 1.1, 0.1)];
     let s = shape_finding("CPU", "MSS", &flat, "s", &|x| format!("{x:.0} B"));
     assert!(
-        s.ends_with("A change smaller than 0.311 s could not have been seen (the CI half-widths)."),
+        s.ends_with("A change smaller than 0.300 s could not have been seen (the CI half-widths)."),
         "{s}"
     );
     let falls = [point(256.0, 2.0, 0.1), point(1280.0, 1.0, 0.1)];
@@ -228,7 +228,7 @@ fn quick_acks_that_took_effect_get_their_cost_from_enough_samples_only() {
     assert!(!t.contains("defer the regular ACK"), "{t}");
     assert!(
         t.contains(
-            "no difference beyond the 95% CIs (a change smaller than 4.04 percentage points"
+            "no difference beyond the 95% CIs (a change smaller than 4.00 percentage points"
         ),
         "{t}"
     );
@@ -367,7 +367,7 @@ fn nodelay_costs_more_only_beyond_the_cis() {
     let same = nodelay_sentence(&p(8.0, 4.0), &p(2.0, 2.5)).unwrap();
     assert!(
         same.contains("cost the sender the same CPU per KB within the 95% CIs")
-            && same.contains("a difference smaller than 6.58 µs per KB could not have been seen"),
+            && same.contains("a difference smaller than 6.50 µs per KB could not have been seen"),
         "{same}"
     );
     // Less CPU with NODELAY beyond the CIs is a ratio below one.

@@ -79,12 +79,12 @@ pub(crate) enum Change {
 }
 
 /// Compares `other` with `base` by the overlap of their 95% CIs (the rule
-/// of [`analysis::findings::differ`], with its 1% floor).
+/// of [`analysis::findings::differ`]).
 pub(crate) fn compare(base: &Estimate, other: &Estimate) -> Change {
     if base.n < 2 || other.n < 2 || !base.ci.is_finite() || !other.ci.is_finite() {
         return Change::TooFewTrials;
     }
-    let detectable = base.ci + other.ci + 0.01 * base.mean.abs().max(other.mean.abs());
+    let detectable = analysis::findings::resolution_of(base.mean, base.ci, other.mean, other.ci);
     let diff = other.mean - base.mean;
     if diff.abs() <= detectable {
         Change::Unchanged { detectable }

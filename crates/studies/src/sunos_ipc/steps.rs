@@ -45,7 +45,7 @@ pub(super) fn largest_step_sentence(place: &str, v: &[&BufPoint]) -> Option<Stri
                 .windows(2)
                 .map(|w| {
                     let (x, y) = (w[0].throughput, w[1].throughput);
-                    x.ci + y.ci + 0.01 * x.mean.abs().max(y.mean.abs())
+                    analysis::findings::resolution_of(x.mean, x.ci, y.mean, y.ci)
                 })
                 .fold(0.0, f64::max);
             format!(

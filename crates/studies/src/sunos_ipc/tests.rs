@@ -144,7 +144,7 @@ fn load_within_the_cis_is_no_change_with_the_smallest_detectable_change() {
         load_point(2, &[5206.0, 6817.0, 4821.0]),
     ]);
     assert!(
-        f.contains("with 2 workers on the receiver is unchanged within the 95% CIs (5.61 ± 2.63 Gbit/s; a change smaller than 3.13 Gbit/s (82% of the unloaded) could not have been seen)"),
+        f.contains("with 2 workers on the receiver is unchanged within the 95% CIs (5.61 ± 2.63 Gbit/s; a change smaller than 3.07 Gbit/s (81% of the unloaded) could not have been seen)"),
         "{f}"
     );
     assert!(
@@ -196,7 +196,7 @@ fn the_queue_finding_follows_the_data_in_kb_and_percent() {
     let same = [2000.0, 2150.0, 1900.0];
     let g = queue_finding(&unloaded, &same, (&pu, &pu)).unwrap();
     assert!(
-        g.contains("with receiver load (3 trials) it is unchanged within the 95% CIs (1.97 ± 0.31 KB; a change smaller than 0.573 KB"),
+        g.contains("with receiver load (3 trials) it is unchanged within the 95% CIs (1.97 ± 0.31 KB; a change smaller than 0.553 KB"),
         "{g}"
     );
     assert!(!g.contains("is higher"), "{g}");
@@ -556,7 +556,7 @@ fn the_largest_buffer_step_is_one_beyond_the_cis() {
     // No step beyond the CIs: none is named, with the rise that could be missed.
     let s = step(&buffers([(700.0, 100.0), (760.0, 100.0), (800.0, 100.0)])).unwrap();
     assert!(
-        s.starts_with("On veth, no step to a larger buffer raised throughput beyond the 95% CIs (a rise smaller than 208 Mbit/s"),
+        s.starts_with("On veth, no step to a larger buffer raised throughput beyond the 95% CIs (a rise smaller than 200 Mbit/s"),
         "{s}"
     );
     assert_eq!(step(&buffers([(1.0, 0.0); 3])[..1]), None);
