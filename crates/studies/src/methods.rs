@@ -67,6 +67,9 @@ pub fn cc_paragraph(experiments: &[ExperimentRecord]) -> Option<String> {
     Some(text)
 }
 
+/// A trial's sequence number, repetition (round) and point.
+type TrialPlace = (u32, u32, i64);
+
 /// How a study run ordered its trials, from the stored sequence numbers of
 /// each experiment's trials: whether the experiments ran as blocks one
 /// after another, how many rounds each had and whether its points' order
@@ -74,7 +77,7 @@ pub fn cc_paragraph(experiments: &[ExperimentRecord]) -> Option<String> {
 /// twin ran right after it. `None` for a run with no trials.
 pub fn trial_order(d: &StudyData) -> Option<String> {
     // Per experiment: its trials' (seq, repetition, point) in seq order.
-    let mut blocks: Vec<(&str, Vec<(u32, u32, i64)>)> = Vec::new();
+    let mut blocks: Vec<(&str, Vec<TrialPlace>)> = Vec::new();
     for e in &d.settings.experiments {
         let mut t: Vec<(u32, u32, i64)> = d
             .trials_of(&e.id)
