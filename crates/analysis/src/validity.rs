@@ -285,6 +285,43 @@ pub fn loss_validity(point: &PointSummary) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// How far a side's CPU time read from 10 ms /proc/stat ticks may stray
+/// from a time its threads' own clocks give, s: a tick counted or missed at
+/// each end of the trial.
+pub const TICK_SLACK_S: f64 = 0.02;
+
+/// Why a trial's CPU times for `side` ("sender" or "receiver") cannot be
+/// true, if they cannot: the side's whole CPU (its threads plus its CPU's
+/// softirq and interrupt time, from 10 ms ticks) below its threads' own CPU
+/// time, or above the side's wall time, by more than [`TICK_SLACK_S`]. The
+/// tick counts then covered another span than the trial's, and neither the
+/// whole figure nor anything divided by it may be shown. `None` when the
+/// figures agree or are not there.
+pub fn cpu_impossible(
+    metrics: &std::collections::BTreeMap<String, f64>,
+    side: &str,
+) -> Option<String> {
+    let get = |k: String| metrics.get(&k).copied().filter(|v| v.is_finite());
+    let whole = get(format!("cpu_{side}_whole_s"))?;
+    if let Some(threads) = get(format!("cpu_{side}_s")) {
+        if whole + TICK_SLACK_S < threads {
+            return Some(format!(
+                "the {side}'s whole CPU ({whole:.3} s, threads plus softirq from 10 ms ticks) is \
+                 below its threads' own {threads:.3} s"
+            ));
+        }
+    }
+    if let Some(wall) = get(format!("{side}_wall_s")) {
+        if whole > wall + TICK_SLACK_S {
+            return Some(format!(
+                "the {side}'s whole CPU ({whole:.3} s, from 10 ms ticks) exceeds its {wall:.3} s \
+                 of wall time"
+            ));
+        }
+    }
+    None
+}
+
 /// One measure a report leaves out: the point (index into the points it
 /// was computed over), the metric and why.
 #[derive(Debug, Clone, PartialEq)]

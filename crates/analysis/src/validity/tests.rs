@@ -257,3 +257,37 @@ fn the_line_rate_is_the_links_set_rate() {
         Err(Invalid::AboveLineRate { .. })
     ));
 }
+
+/// The brief's impossible CPU figures: whole CPU below the threads' own, or
+/// above wall time, by more than a tick at each end; within that, true.
+#[test]
+fn impossible_cpu_times_are_named() {
+    let m = |v: &[(&str, f64)]| -> BTreeMap<String, f64> {
+        v.iter().map(|(k, x)| (k.to_string(), *x)).collect()
+    };
+    let below = m(&[
+        ("cpu_sender_whole_s", 0.16),
+        ("cpu_sender_s", 0.187),
+        ("sender_wall_s", 1.0),
+    ]);
+    let why = cpu_impossible(&below, "sender").unwrap();
+    assert!(
+        why.contains("0.160 s") && why.contains("below its threads' own 0.187 s"),
+        "{why}"
+    );
+    let above = m(&[
+        ("cpu_sender_whole_s", 1.09),
+        ("cpu_sender_s", 0.9),
+        ("sender_wall_s", 1.0),
+    ]);
+    assert!(cpu_impossible(&above, "sender")
+        .unwrap()
+        .contains("exceeds its 1.000 s of wall time"));
+    let fine = m(&[
+        ("cpu_sender_whole_s", 0.18),
+        ("cpu_sender_s", 0.187),
+        ("sender_wall_s", 1.0),
+    ]);
+    assert_eq!(cpu_impossible(&fine, "sender"), None);
+    assert_eq!(cpu_impossible(&below, "receiver"), None);
+}

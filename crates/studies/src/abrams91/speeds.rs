@@ -58,6 +58,8 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
     .key();
     let mut rows: Vec<SegmentRow> = Vec::new();
     let (mut unsteered, mut shared) = (0, 0);
+    // Trials whose tick-counted CPU cannot be true, with the first reason.
+    let mut impossible: Vec<String> = Vec::new();
     // The unprobed twins when the run has them: the CPU sampler's own cost
     // would be charged to the sides otherwise.
     let twins = d.trials_of("unprobed-segment-cost");
@@ -79,6 +81,13 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
         };
         if !steered(tr) {
             unsteered += 1;
+            continue;
+        }
+        if let Some(why) = ["sender", "receiver"]
+            .iter()
+            .find_map(|side| analysis::validity::cpu_impossible(m, side))
+        {
+            impossible.push(format!("trial {}: {why}", tr.seq));
             continue;
         }
         let other =
@@ -119,6 +128,14 @@ pub(super) fn segment_cost_section(d: &StudyData) -> Section {
             mbit(bound),
             mbit(measured),
         ]);
+    }
+    if !impossible.is_empty() {
+        s.warning(format!(
+            "{} trials were left out: their CPU times cannot be true, the /proc/stat ticks having \
+             covered another span than the trial ({}).",
+            impossible.len(),
+            impossible.join("; ")
+        ));
     }
     if rows.is_empty() {
         s.warning(
@@ -660,6 +677,39 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// A whole-CPU figure below the threads' own clock is left out, with
+    /// why; the same trials with the clocks agreeing are used.
+    #[test]
+    fn a_segment_cost_from_impossible_cpu_ticks_is_left_out() {
+        let with_threads = |threads: f64| {
+            let mut d = segment_run(&[(1460, 0.1, 0.3)], true);
+            for t in d.run.trials.iter_mut() {
+                t.outcome.metrics.insert("cpu_sender_s".into(), threads);
+            }
+            d.points = analysis::summarize_run(&d.run);
+            texts(&segment_cost_section(&d))
+        };
+        let bad = with_threads(0.187);
+        assert!(
+            bad.iter().any(|w| w.starts_with("3 trials were left out: their CPU times cannot be true")
+                && w.contains("the sender's whole CPU (0.100 s, threads plus softirq from 10 ms ticks) is below its threads' own 0.187 s")),
+            "{bad:?}"
+        );
+        assert!(
+            !bad.iter().any(|f| f.contains("of the sender's CPU and")),
+            "{bad:?}"
+        );
+        let good = with_threads(0.09);
+        assert!(
+            !good.iter().any(|w| w.contains("cannot be true")),
+            "{good:?}"
+        );
+        assert!(
+            good.iter().any(|f| f.contains("of the sender's CPU and")),
+            "{good:?}"
+        );
     }
 
     #[test]

@@ -88,7 +88,7 @@ fn linux_sender(d: &StudyData) -> BTreeMap<u64, Vec<f64>> {
     let mut by: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for (t, p) in trials {
         let m = &t.outcome.metrics;
-        if !super::speeds::steered(t) {
+        if !super::speeds::steered(t) || analysis::validity::cpu_impossible(m, "sender").is_some() {
             continue;
         }
         if let (Some(cpu), Some(segs)) = (

@@ -62,13 +62,17 @@ fn syscall_section(d: &StudyData) -> Section {
 /// The sender's CPU time of a trial and where it came from: with the sides
 /// pinned to CPUs of their own and each end's receive processing steered
 /// to its endpoint's CPU, the sender's whole CPU (its threads plus the
-/// softirq time of its CPU); otherwise its threads' CPU time, which on
+/// softirq time of its CPU), unless its ticks cannot be true
+/// ([`analysis::validity::cpu_impossible`]); otherwise its threads' CPU time, which on
 /// loopback and veth includes whatever receive processing ran in its
 /// context and misses any that ran elsewhere.
 pub(super) fn sender_cpu_s(t: &record::TrialRecord) -> Option<(f64, SenderCpu)> {
     let m = &t.outcome.metrics;
     let st = &t.outcome.details["lab"]["steering"];
-    if st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64() {
+    // A whole-CPU figure whose ticks covered another span than the trial
+    // cannot be true: the threads' own clock stands in for it.
+    let whole_true = analysis::validity::cpu_impossible(m, "sender").is_none();
+    if st["sender_cpu"].is_u64() && st["receiver_cpu"].is_u64() && whole_true {
         if let (Some(w), Some(cpu)) = (m.get("cpu_sender_whole_s"), m.get("core_sender_index")) {
             return Some((*w, SenderCpu::Whole(*cpu as u32)));
         }
