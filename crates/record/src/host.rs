@@ -247,10 +247,22 @@ fn cpu_model(fs: &Root) -> String {
     let Some(info) = fs.read_raw("proc/cpuinfo") else {
         return String::new();
     };
-    ["model name", "Processor", "cpu model", "Hardware"]
+    let name = ["model name", "Processor", "cpu model", "Hardware"]
         .iter()
         .find_map(|key| cpuinfo_field(&info, key))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // A hypervisor may hide the model's number in its name ("AMD EPYC");
+    // x86's family, model and stepping still tell the part apart.
+    match (
+        cpuinfo_field(&info, "cpu family"),
+        cpuinfo_field(&info, "model"),
+        cpuinfo_field(&info, "stepping"),
+    ) {
+        (Some(f), Some(m), Some(st)) if !name.is_empty() => {
+            format!("{name} (x86 family {f}, model {m}, stepping {st})")
+        }
+        _ => name,
+    }
 }
 
 /// The first value of `key` in cpuinfo text.
@@ -413,6 +425,17 @@ mod tests {
         write(root, "sys/devices/system/cpu/smt/control", "notsupported\n");
         let f = HostFacts::collect_under(root);
         assert_eq!(f.cpu_mhz, Some(2596.144));
+        assert_eq!(f.cpu_model, "Test CPU");
+        write(
+            root,
+            "proc/cpuinfo",
+            "cpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\ncpu MHz\t\t: 2596.144\nflags\t\t: fpu tsc hypervisor\n",
+        );
+        let f = HostFacts::collect_under(root);
+        assert_eq!(
+            f.cpu_model,
+            "AMD EPYC (x86 family 25, model 17, stepping 1)"
+        );
         assert_eq!(f.smt, "notsupported");
         assert_eq!(
             f.hypervisor,
