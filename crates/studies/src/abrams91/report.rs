@@ -168,8 +168,9 @@ fn write_size_section(d: &StudyData) -> Section {
     }
     if let Some(l) = crate::verdict::link_share_of_run(d) {
         s.finding(format!(
-            "The closest a TCP point came to its link's line rate in this run (the verdict's \
-             figure): {}.",
+            "The share of its link's line rate this run's TCP points support best (the point \
+             whose 95% CI reaches highest at its low end, so that a noisy high mean does not \
+             outrank a precise one; the verdict's figure): {}.",
             l.evidence()
         ));
     }

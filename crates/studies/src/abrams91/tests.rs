@@ -349,7 +349,11 @@ fn the_verdict_states_the_sections_link_figure() {
     let link_finding = |d: &StudyData| {
         findings(d)
             .into_iter()
-            .find(|f| f.starts_with("The closest a TCP point came"))
+            .find(|f| {
+                f.starts_with(
+                    "The share of its link's line rate this run's TCP points support best",
+                )
+            })
             .unwrap()
     };
     // The link is the experiment's limit, never the host's: the verdict
