@@ -34,8 +34,14 @@ pub(super) fn largest_step_sentence(place: &str, v: &[&BufPoint]) -> Option<Stri
             size_words(a),
             size_words(b),
             measure(gain, None, Unit::Plain),
-            if a == DEFAULT_BUFFERS.value * 1024.0 && b <= QUADRUPLED_BUFFERS.value * 1024.0 {
+            if a == DEFAULT_BUFFERS.value * 1024.0 && b == QUADRUPLED_BUFFERS.value * 1024.0 {
                 ", where the paper found it".to_string()
+            } else if a == DEFAULT_BUFFERS.value * 1024.0 && b < QUADRUPLED_BUFFERS.value * 1024.0 {
+                // The sweep has sizes between: its step is a part of the paper's.
+                format!(
+                    ", the first part of the paper's step from {DEFAULT_BUFFERS} KB to \
+                     {QUADRUPLED_BUFFERS} KB"
+                )
             } else {
                 format!("; the paper's was from {DEFAULT_BUFFERS} KB to {QUADRUPLED_BUFFERS} KB")
             }

@@ -560,6 +560,17 @@ fn the_largest_buffer_step_is_one_beyond_the_cis() {
         "{s}"
     );
     assert_eq!(step(&buffers([(1.0, 0.0); 3])[..1]), None);
+    // A sweep with 8 KB between: a 4 → 8 KB step is only part of the
+    // paper's 4 → 16 KB one, and says so.
+    let mut v = buffers([(700.0, 20.0), (1900.0, 30.0), (1950.0, 40.0)]);
+    v[1].size = 8192.0;
+    let s = step(&v).unwrap();
+    assert!(
+        s.ends_with(
+            "(2.71×, beyond the 95% CIs), the first part of the paper's step from 4 KB to 16 KB."
+        ),
+        "{s}"
+    );
 }
 
 /// Three trials' values for two names.
