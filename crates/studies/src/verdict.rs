@@ -361,8 +361,11 @@ fn blocked_share(
     trials: &[&TrialRecord],
     limits: &[String],
 ) {
+    // Only a trial the sched probe watched says how long its sender was
+    // blocked: without its switch events every thread reads 0 blocked.
     let idle: Vec<f64> = trials
         .iter()
+        .filter(|t| sched_probed(t))
         .filter_map(|t| d.events.get(&t.id))
         .filter_map(|ev| {
             let a = analyse(ev);
@@ -384,6 +387,13 @@ fn blocked_share(
             trial_count(e.n)
         )
     });
+}
+
+/// Whether a trial ran with the sched probe group (`--probe …,sched`).
+fn sched_probed(t: &TrialRecord) -> bool {
+    t.outcome.details["probe"]["groups"]
+        .as_array()
+        .is_some_and(|g| g.iter().any(|x| x == "sched"))
 }
 
 /// Each CPU layer's score at one point, per side: the layer's share of the

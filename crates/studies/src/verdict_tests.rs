@@ -473,8 +473,17 @@ fn the_top_two_claim_follows_their_scores_and_trials() {
 /// [`window_run`] with each trial's sender blocked `blocked_s` of a 1 s
 /// transfer (sched probe events), and no window-limited time.
 fn blocked_run(blocked_s: f64) -> StudyData {
+    blocked_run_probed(blocked_s, &["queues", "tcp", "sched"])
+}
+
+/// [`blocked_run`] whose trials ran with these probe groups.
+fn blocked_run_probed(blocked_s: f64, groups: &[&str]) -> StudyData {
     use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-    let d = window_run(stream(), 0.0, serde_json::Value::Null);
+    let d = window_run(
+        stream(),
+        0.0,
+        serde_json::json!({"probe": {"groups": groups}}),
+    );
     let ev = |probe: ProbeId, ts: u64, x: [u32; 4], len: u32| ProbeEvent {
         ts_ns: ts,
         id: 0,
@@ -520,6 +529,11 @@ fn a_blocked_sender_is_not_a_window_limited_one() {
     let less = verdict(&blocked_run(0.2));
     let b2 = candidate(&less, super::BLOCKED_SENDER);
     assert!((b2.score.unwrap() - 0.2).abs() < 1e-6, "{b2:?}");
+    // Without the sched probe nothing says how long the sender was
+    // blocked: not measured, never 0 (openlink92's reviewers).
+    let unwatched = verdict(&blocked_run_probed(0.8, &["queues", "tcp"]));
+    let b3 = candidate(&unwatched, super::BLOCKED_SENDER);
+    assert_eq!(b3.standing, Standing::NotMeasured, "{b3:?}");
 }
 
 /// Issue 30, rule 1: a CPU share from sampled trials names what the
