@@ -89,7 +89,7 @@ pub fn plan(o: &PlanOptions) -> StudyPlan {
         ),
         Experiment::bench(
             "sws-healthy",
-            "SWS: a healthy flow, 8 KB writes and reads, default buffers",
+            "SWS: a healthy flow, 8 KB writes, reads of up to 512 KB (the default), default buffers",
             format!("tcp-stream --write-size 8192 --duration 0.1s --topology {fast} --probe queues,tcp --repeat {r}"),
         ),
         Experiment::bench(

@@ -271,7 +271,7 @@ pub(super) fn sws_section(d: &StudyData) -> Section {
     .key();
     let mut rows: Vec<(&str, CurvePoint)> = Vec::new();
     for (id, name) in [
-        ("sws-healthy", "healthy: 8 KB writes and reads"),
+        ("sws-healthy", "healthy: 8 KB writes, reads of up to 512 KB"),
         (
             "sws-pathological",
             "pathological: 2 KB receive buffer, 7-byte reads",
