@@ -108,14 +108,25 @@ fn trials_per_point(points: &[PointSummary]) -> String {
     t
 }
 
-/// The modules the points asked for, else the host's default.
+/// The modules the TCP points asked for, else the host's default (UDP and
+/// layer-rate points have none).
 fn congestion_control(run: &StoredRun, points: &[PointSummary]) -> String {
-    let asked = distinct(points.iter().filter_map(|p| p.params.cc.clone()));
+    use record::TestKind;
+    let tcp: Vec<&PointSummary> = points
+        .iter()
+        .filter(|p| {
+            matches!(
+                p.params.test,
+                TestKind::TcpStream | TestKind::TcpRr | TestKind::TcpCrr | TestKind::Http
+            )
+        })
+        .collect();
+    if tcp.is_empty() {
+        return "none: no point ran over TCP".into();
+    }
+    let asked = distinct(tcp.iter().filter_map(|p| p.params.cc.clone()));
     let host = &run.meta.host.congestion_control;
-    match (
-        asked.is_empty(),
-        points.iter().any(|p| p.params.cc.is_none()),
-    ) {
+    match (asked.is_empty(), tcp.iter().any(|p| p.params.cc.is_none())) {
         (true, _) => format!("the host's default, {host}"),
         (false, false) => asked.join(", "),
         (false, true) => format!("{} (and the host's default, {host})", asked.join(", ")),

@@ -209,7 +209,8 @@ pub fn loss_caveat(points: &[&PointSummary]) -> Option<String> {
         n => format!("; and {n} other points"),
     };
     Some(format!(
-        "These throughputs carry loss, which may explain part of a difference between them or hide one: {}{rest}.",
+        "These throughputs carry loss, which may explain part of a difference between them or \
+         hide one: {}{rest}.",
         named.join("; ")
     ))
 }

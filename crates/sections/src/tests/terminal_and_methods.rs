@@ -458,3 +458,35 @@ fn the_methods_give_what_a_rerun_needs() {
         ]
     );
 }
+
+/// Congestion control is a TCP point's: UDP points beside reno ones do not
+/// add "the host's default", and a run with no TCP point says so.
+#[test]
+fn the_methods_name_the_tcp_points_congestion_control() {
+    let (_dir, mut store) = store();
+    let run = store_run(
+        &mut store,
+        HOST,
+        vec![point(1024, &[9e6, 9.1e6]), point(65536, &[5e6, 5.1e6])],
+    );
+    let mut points = summaries(&run);
+    let cc = |points: &[PointSummary]| {
+        method(
+            &crate::methods::methods_section(&run, points),
+            "congestion control",
+        )
+    };
+    points[0].params.cc = Some("reno".into());
+    points[1].params.test = TestKind::UdpStream;
+    assert_eq!(cc(&points), "reno");
+    points[1].params.test = TestKind::TcpStream;
+    assert!(
+        cc(&points).starts_with("reno (and the host's default, "),
+        "{}",
+        cc(&points)
+    );
+    for p in points.iter_mut() {
+        p.params.test = TestKind::UdpStream;
+    }
+    assert_eq!(cc(&points), "none: no point ran over TCP");
+}
