@@ -105,6 +105,22 @@ impl StudyData {
     }
 }
 
+/// The sentence a finding from probed trials of experiment `id` carries
+/// (issue 30, rule 1): that its figures include what observing cost, and
+/// how much its twin says that was, or that no twin measured it.
+pub fn cost_sentence(d: &StudyData, id: &str) -> String {
+    match d.probe_effect(id) {
+        Some(e) => format!(
+            "These figures come from probed trials and carry what probing cost: {}.",
+            e.words()
+        ),
+        None => format!(
+            "These figures come from probed trials and carry what probing cost, which no \
+             unprobed twin of {id} measured in this run."
+        ),
+    }
+}
+
 /// The section listing each probed experiment's effect, so that every
 /// figure from a probed trial can be read with what observing it cost;
 /// `None` when the run has no probed experiment with a twin.
@@ -173,9 +189,16 @@ mod tests {
             })
             .unwrap();
         assert_eq!(t.rows[0], ["blocks", "throughput_bps", "2", "0.90–0.93×"]);
+        assert_eq!(
+            cost_sentence(&d, "blocks"),
+            "These figures come from probed trials and carry what probing cost: the probes ran \
+             blocks at 0.90–0.93× its unprobed twin's throughput over 2 points."
+        );
         // No twin: no effect, and no section.
         let d = run(&[9e9], None);
         assert_eq!(d.probe_effect("blocks"), None);
         assert!(probe_effect_section(&d).is_none());
+        assert!(cost_sentence(&d, "blocks")
+            .ends_with("which no unprobed twin of blocks measured in this run."));
     }
 }

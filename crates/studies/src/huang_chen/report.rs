@@ -332,12 +332,18 @@ fn blocks_section(d: &StudyData) -> Section {
                 .filter(|b| *b != Block::Other && *b != Block::Application)
                 .collect();
             let names: Vec<&str> = candidates.iter().map(|b| b.name()).collect();
-            s.finding(claims::most_cpu_sentence(
-                name,
-                *mss,
-                &names,
-                &block_shares(&v, role, *mss, &candidates),
-                tot,
+            // Shares and this total come from sampled trials: the finding
+            // names what sampling cost (issue 30, rule 1).
+            let cost = crate::probe_effect::cost_sentence(d, "mss-blocks");
+            s.finding(format!(
+                "{} {cost}",
+                claims::most_cpu_sentence(
+                    name,
+                    *mss,
+                    &names,
+                    &block_shares(&v, role, *mss, &candidates),
+                    tot,
+                )
             ));
         }
         if role == ThreadRole::Sender {
