@@ -72,30 +72,33 @@ pub fn finding_texts(sections: Vec<Section>) -> Vec<String> {
         .collect()
 }
 
-/// A run of experiment "blocks" (one tcp-stream point per rate of
-/// `probed`, 3 trials each) and, when `twin` is given, its unprobed
-/// twin at those rates.
-pub fn twin_run(probed: &[f64], twin: Option<&[f64]>) -> crate::data::StudyData {
+/// A point of a synthetic study experiment: its parameters and one
+/// outcome per trial.
+pub type OutcomePoint = (record::TrialParams, Vec<TrialOutcome>);
+
+/// A completed study run of `study` on `place`, built experiment by
+/// experiment (each a list of points with their trials' outcomes), with
+/// `events` given to trials by their 1-based id: the one builder the
+/// studies' synthetic-run tests share.
+pub fn study_run_of(
+    study: &str,
+    place: &str,
+    exps: Vec<(&str, Vec<OutcomePoint>)>,
+    events: std::collections::BTreeMap<i64, Vec<record::probe_event::ProbeEvent>>,
+) -> crate::data::StudyData {
     use crate::data::{ExperimentRecord, StudyData};
-    use record::{TestKind, TrialParams};
-    use std::collections::BTreeMap;
-    let mut experiments = Vec::new();
     let mut points = Vec::new();
     let mut trials = Vec::new();
-    let sets: Vec<(&str, &[f64])> = std::iter::once(("blocks", probed))
-        .chain(twin.map(|t| ("unprobed-blocks", t)))
-        .collect();
-    for (id, rates) in sets {
+    let mut experiments = Vec::new();
+    for (id, pts) in exps {
         experiments.push(ExperimentRecord {
             id: id.into(),
             title: id.into(),
             command: String::new(),
             first_point: points.len() as u32,
-            points: rates.len() as u32,
+            points: pts.len() as u32,
         });
-        for (i, &bps) in rates.iter().enumerate() {
-            let mut params = TrialParams::defaults(TestKind::TcpStream);
-            params.mss = Some(256 * (i as u32 + 1));
+        for (params, outcomes) in pts {
             let pid = points.len() as i64 + 1;
             points.push(PointRecord {
                 id: pid,
@@ -103,28 +106,69 @@ pub fn twin_run(probed: &[f64], twin: Option<&[f64]>) -> crate::data::StudyData 
                 params,
                 precision: None,
             });
-            for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
-                let o = TrialOutcome {
-                    metrics: BTreeMap::from([("throughput_bps".to_string(), bps * f)]),
-                    // The probed experiment's trials carry their probes.
-                    details: if id == "blocks" {
-                        serde_json::json!({"probe": {"groups": ["cpu"]}})
-                    } else {
-                        serde_json::Value::Null
-                    },
-                    ..TrialOutcome::default()
-                };
+            for (k, o) in outcomes.into_iter().enumerate() {
                 trials.push(ok_trial(&trials, pid, k, o));
             }
         }
     }
     let settings = StudySettings {
-        study: "huang-chen".into(),
+        study: study.into(),
         quick: true,
         experiments,
         skipped: Vec::new(),
     };
-    let run = stored_study_run(settings, "veth", points, trials);
+    let run = stored_study_run(settings, place, points, trials);
     let summaries = analysis::summarize_run(&run);
-    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+    StudyData::new(run, summaries, events, std::collections::BTreeMap::new()).unwrap()
+}
+
+/// A trial outcome with these metrics.
+pub fn outcome_of<'a>(metrics: impl IntoIterator<Item = (&'a str, f64)>) -> TrialOutcome {
+    let mut o = TrialOutcome::default();
+    for (k, v) in metrics {
+        o.metrics.insert(k.to_string(), v);
+    }
+    o
+}
+
+/// A run of experiment "blocks" (one tcp-stream point per rate of
+/// `probed`, 3 trials each) and, when `twin` is given, its unprobed
+/// twin at those rates.
+pub fn twin_run(probed: &[f64], twin: Option<&[f64]>) -> crate::data::StudyData {
+    use record::{TestKind, TrialParams};
+    let sets: Vec<(&str, &[f64])> = std::iter::once(("blocks", probed))
+        .chain(twin.map(|t| ("unprobed-blocks", t)))
+        .collect();
+    let exps = sets
+        .into_iter()
+        .map(|(id, rates)| {
+            let pts = rates
+                .iter()
+                .enumerate()
+                .map(|(i, &bps)| {
+                    let mut params = TrialParams::defaults(TestKind::TcpStream);
+                    params.mss = Some(256 * (i as u32 + 1));
+                    let outcomes = [0.99, 1.0, 1.01]
+                        .iter()
+                        .map(|f| {
+                            let mut o = outcome_of([("throughput_bps", bps * f)]);
+                            // The probed experiment's trials carry their probes.
+                            if id == "blocks" {
+                                o.details = serde_json::json!({"probe": {"groups": ["cpu"]}});
+                            }
+                            o
+                        })
+                        .collect();
+                    (params, outcomes)
+                })
+                .collect();
+            (id, pts)
+        })
+        .collect();
+    study_run_of(
+        "huang-chen",
+        "veth",
+        exps,
+        std::collections::BTreeMap::new(),
+    )
 }

@@ -2,58 +2,34 @@
 //! (sunos-ipc, openlink92, huang-chen, the verdict): each sentence checked
 //! on data that makes it read one way and on data that flips it.
 
-use crate::data::{ExperimentRecord, StudyData, StudySettings};
-use crate::fixtures::{ok_trial, study_meta};
-use record::{PointRecord, StoredRun, TestKind, TrialOutcome, TrialParams};
+use crate::data::StudyData;
+use crate::fixtures::{outcome_of, study_run_of};
+use record::{TestKind, TrialParams};
 use std::collections::BTreeMap;
 
-/// A study run of `study` from experiments, each a list of points with
-/// their metrics; three trials per point at ±1%.
 /// One point of a synthetic experiment: its parameters and metrics.
 type SyntheticPoint<'a> = (TrialParams, Vec<(&'a str, f64)>);
 
+/// A study run of `study` from experiments, each a list of points with
+/// their metrics; three trials per point at ±1%.
 fn study_run(study: &str, exps: Vec<(&str, Vec<SyntheticPoint>)>) -> StudyData {
-    let mut points = Vec::new();
-    let mut trials = Vec::new();
-    let mut experiments = Vec::new();
-    for (id, pts) in exps {
-        experiments.push(ExperimentRecord {
-            id: id.into(),
-            title: id.into(),
-            command: String::new(),
-            first_point: points.len() as u32,
-            points: pts.len() as u32,
-        });
-        for (params, metrics) in pts {
-            let pid = points.len() as i64 + 1;
-            points.push(PointRecord {
-                id: pid,
-                index: points.len() as u32,
-                params,
-                precision: None,
-            });
-            for (k, f) in [0.99, 1.0, 1.01].iter().enumerate() {
-                let mut o = TrialOutcome::default();
-                for (key, v) in &metrics {
-                    o.metrics.insert(key.to_string(), v * f);
-                }
-                trials.push(ok_trial(&trials, pid, k, o));
-            }
-        }
-    }
-    let settings = StudySettings {
-        study: study.into(),
-        quick: true,
-        experiments,
-        skipped: Vec::new(),
-    };
-    let run = StoredRun {
-        meta: study_meta(settings, ""),
-        points,
-        trials,
-    };
-    let summaries = analysis::summarize_run(&run);
-    StudyData::new(run, summaries, BTreeMap::new(), BTreeMap::new()).unwrap()
+    let exps = exps
+        .into_iter()
+        .map(|(id, pts)| {
+            let pts = pts
+                .into_iter()
+                .map(|(params, metrics)| {
+                    let outcomes = [0.99, 1.0, 1.01]
+                        .iter()
+                        .map(|f| outcome_of(metrics.iter().map(|(k, v)| (*k, v * f))))
+                        .collect();
+                    (params, outcomes)
+                })
+                .collect();
+            (id, pts)
+        })
+        .collect();
+    study_run_of(study, "", exps, BTreeMap::new())
 }
 
 fn all_findings(sections: Vec<report::Section>) -> Vec<String> {

@@ -7,10 +7,10 @@ use super::acks::{ack_finding, wilson95, AckTally};
 use super::change::{compare, Change, Estimate};
 use super::load::{queue_finding, throughput_finding};
 use super::report::memory_finding;
-use crate::data::{ExperimentRecord, StudyData, StudySettings};
-use crate::fixtures::{finding_texts, ok_trial, stored_study_run};
+use crate::data::StudyData;
+use crate::fixtures::{finding_texts, outcome_of, study_run_of};
 use record::probe_event::{tcp_flags, ProbeEvent, ProbeId};
-use record::{LoadSpec, PointRecord, TestKind, TrialOutcome, TrialParams};
+use record::{LoadSpec, TestKind, TrialParams};
 use std::collections::BTreeMap;
 
 /// One synthetic point: its parameters, and each trial's metrics.
@@ -19,43 +19,19 @@ type Point = (TrialParams, Vec<Vec<(&'static str, f64)>>);
 /// A sunos-ipc run of the given experiments; `events` gives probe records
 /// to trials by their 1-based id.
 fn run(exps: Vec<(&str, Vec<Point>)>, events: BTreeMap<i64, Vec<ProbeEvent>>) -> StudyData {
-    let mut points = Vec::new();
-    let mut trials = Vec::new();
-    let mut experiments = Vec::new();
-    for (id, pts) in exps {
-        experiments.push(ExperimentRecord {
-            id: id.into(),
-            title: id.into(),
-            command: String::new(),
-            first_point: points.len() as u32,
-            points: pts.len() as u32,
-        });
-        for (params, per_trial) in pts {
-            let pid = points.len() as i64 + 1;
-            points.push(PointRecord {
-                id: pid,
-                index: points.len() as u32,
-                params,
-                precision: None,
-            });
-            for (k, metrics) in per_trial.into_iter().enumerate() {
-                let mut o = TrialOutcome::default();
-                for (key, v) in metrics {
-                    o.metrics.insert(key.to_string(), v);
-                }
-                trials.push(ok_trial(&trials, pid, k, o));
-            }
-        }
-    }
-    let settings = StudySettings {
-        study: "sunos-ipc".into(),
-        quick: true,
-        experiments,
-        skipped: Vec::new(),
-    };
-    let run = stored_study_run(settings, "", points, trials);
-    let summaries = analysis::summarize_run(&run);
-    StudyData::new(run, summaries, events, BTreeMap::new()).unwrap()
+    let exps = exps
+        .into_iter()
+        .map(|(id, pts)| {
+            let pts = pts
+                .into_iter()
+                .map(|(params, per_trial)| {
+                    (params, per_trial.into_iter().map(outcome_of).collect())
+                })
+                .collect();
+            (id, pts)
+        })
+        .collect();
+    study_run_of("sunos-ipc", "", exps, events)
 }
 
 fn findings(d: &StudyData) -> Vec<String> {
