@@ -155,7 +155,10 @@ impl Captured {
             };
             match (in_flow(src, dst), status.trim()) {
                 (true, "1") => sums.good += 1,
-                (true, "0") => sums.bad += 1,
+                (true, "0") => {
+                    sums.bad += 1;
+                    sums.bad_in_flow.push(line.to_string());
+                }
                 (false, "0") => sums.bad_elsewhere.push(line.to_string()),
                 _ => {}
             }
@@ -171,6 +174,9 @@ pub struct TsharkChecksums {
     pub good: usize,
     /// Segments of the flow under test with a wrong one.
     pub bad: usize,
+    /// Those wrong ones as tshark's fields (frame, addresses, ports, flags,
+    /// length, status), so a failure says which side sent them.
+    pub bad_in_flow: Vec<String>,
     /// Other connections' segments with a wrong checksum, as tshark's
     /// fields (frame, addresses, ports, flags, length, status).
     pub bad_elsewhere: Vec<String>,
